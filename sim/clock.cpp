@@ -1,0 +1,78 @@
+// Clock model: local = offset + (1 + drift)·true + steps, in exact integer arithmetic (128-bit
+// intermediates), anchored so that changes of drift keep the reading continuous.
+#include "sim/clock.hpp"
+
+#include <algorithm>
+
+#include "sim/assert.hpp"
+
+namespace electsim::sim {
+namespace {
+constexpr std::int64_t kBillion = 1'000'000'000;
+__extension__ typedef __int128 Int128;  // exact products of ns and ppb
+
+// floor(a * b / c) for c > 0, without overflow for the magnitudes a run can reach.
+std::int64_t mul_div_floor(std::int64_t a, std::int64_t b, std::int64_t c) {
+  Int128 p = static_cast<Int128>(a) * b;
+  Int128 q = p / c;
+  if ((p % c != 0) && ((p < 0) != (c < 0))) --q;
+  return static_cast<std::int64_t>(q);
+}
+}  // namespace
+
+ClockModel::ClockModel(Duration offset, std::int64_t drift_ppb, std::vector<ClockStep> steps)
+    : anchor_local_(offset.count()), drift_ppb_(drift_ppb), steps_(std::move(steps)) {
+  ELECTSIM_ASSERT(drift_ppb > -kBillion, "a clock cannot run backwards or stand still");
+  std::stable_sort(steps_.begin(), steps_.end(),
+                   [](const ClockStep& a, const ClockStep& b) { return a.at < b.at; });
+}
+
+LocalTime ClockModel::local_at(Time t) const {
+  const std::int64_t elapsed = t.ns - anchor_true_.ns;
+  std::int64_t local = anchor_local_ + elapsed + mul_div_floor(elapsed, drift_ppb_, kBillion);
+  for (const ClockStep& step : steps_) {
+    if (step.at > t) break;
+    local += step.by.count();
+  }
+  return LocalTime(local);
+}
+
+Duration ClockModel::true_duration_for(Duration local) const {
+  ELECTSIM_ASSERT(local.count() >= 0, "timers are set for non-negative durations");
+  if (drift_ppb_ == 0) return local;
+  // Smallest true d with d + floor(d * drift / 1e9) >= local: start from the exact quotient, then
+  // correct for rounding by at most a step or two.
+  const std::int64_t rate = kBillion + drift_ppb_;
+  std::int64_t d = mul_div_floor(local.count(), kBillion, rate);
+  auto advanced = [&](std::int64_t x) { return x + mul_div_floor(x, drift_ppb_, kBillion); };
+  while (advanced(d) < local.count()) ++d;
+  while (d > 0 && advanced(d - 1) >= local.count()) --d;
+  return Duration(d);
+}
+
+void ClockModel::set_drift_at(Time at, std::int64_t drift_ppb) {
+  ELECTSIM_ASSERT(drift_ppb > -kBillion, "a clock cannot run backwards or stand still");
+  const LocalTime reading = local_at(at);
+  anchor_true_ = at;
+  anchor_local_ = reading.ns;
+  // Steps up to `at` are now part of the anchor.
+  steps_.erase(
+      std::remove_if(steps_.begin(), steps_.end(), [&](const ClockStep& s) { return s.at <= at; }),
+      steps_.end());
+  drift_ppb_ = drift_ppb;
+}
+
+void ClockModel::add_step(Time at, Duration by) {
+  ClockStep step{at, by};
+  auto pos = std::upper_bound(steps_.begin(), steps_.end(), step,
+                              [](const ClockStep& a, const ClockStep& b) { return a.at < b.at; });
+  steps_.insert(pos, step);
+}
+
+void ClockModel::set_offset_at(Time at, Duration offset) {
+  // The clock jumps so that it reads true time + offset from `at` on.
+  const LocalTime reading = local_at(at);
+  add_step(at, Duration(at.ns + offset.count() - reading.ns));
+}
+
+}  // namespace electsim::sim

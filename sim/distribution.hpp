@@ -1,0 +1,39 @@
+// Distributions of durations (message latency, work time, pause lengths), sampled from a pcg stream
+// with our own code. Every sample is rounded to whole nanoseconds, clamped at zero from below, and
+// optionally rounded to a multiple of `step` ("uniform whole milliseconds").
+#pragma once
+
+#include <string>
+
+#include "sim/rng.hpp"
+#include "sim/time.hpp"
+
+namespace electsim::sim {
+
+enum class DistributionKind { constant, uniform, normal, exponential, lognormal, pareto };
+
+struct Distribution {
+  DistributionKind kind = DistributionKind::constant;
+  Duration value{0};  // constant
+  Duration min{0};    // uniform: inclusive bounds
+  Duration max{0};
+  Duration mean{0};    // normal, exponential
+  Duration stddev{0};  // normal (truncated at 0 by redrawing)
+  Duration median{0};  // lognormal: exp(mu) = median
+  double sigma = 0;    // lognormal shape
+  Duration scale{0};   // pareto: minimum value x_m
+  double shape = 0;    // pareto: alpha > 0
+  Duration step{0};    // > 0: uniform draws whole multiples of step; others round to it
+
+  static Distribution constant_of(Duration d);
+  static Distribution uniform_of(Duration lo, Duration hi, Duration step = Duration(0));
+
+  Duration sample(Rng& rng) const;
+  // The mean where it is finite (for reports and validation messages); pareto with shape <= 1 gives
+  // Duration::max().
+  Duration expected() const;
+  // "uniform(1ms..10ms)", "lognormal(median 200ms, sigma 0.5)": for summaries and error messages.
+  std::string describe() const;
+};
+
+}  // namespace electsim::sim

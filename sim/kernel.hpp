@@ -1,0 +1,199 @@
+// The kernel: one simulated world as an object (never a global, so sweeps run many on threads).
+// A single event queue ordered by (true time, insertion sequence) drives nodes, their clocks, the
+// network, the store, the sink and the fault schedule; ties are FIFO (FoundationDB sim2, ns-3).
+// Protocols are driven through the Context of sim/protocol.hpp; observers see every event.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/clock.hpp"
+#include "sim/event.hpp"
+#include "sim/fault.hpp"
+#include "sim/message.hpp"
+#include "sim/network.hpp"
+#include "sim/protocol.hpp"
+#include "sim/rng.hpp"
+#include "sim/sink.hpp"
+#include "sim/store.hpp"
+#include "sim/store_types.hpp"
+#include "sim/time.hpp"
+
+namespace electsim::sim {
+
+struct ClockConfig {
+  Duration offset{0};
+  std::int64_t drift_ppb = 0;
+  std::vector<ClockStep> steps;
+};
+
+struct KernelLimits {
+  std::uint64_t max_events = 200'000'000;    // events processed in one run
+  std::size_t max_in_flight = 1'000'000;     // messages and requests queued in the network
+  std::size_t max_timers_per_node = 10'000;  // armed timers of one node
+};
+
+struct WorldConfig {
+  std::uint64_t seed = 1;
+  Duration duration = std::chrono::seconds(60);
+  std::size_t node_count = 5;
+  std::vector<ClockConfig> clocks;  // one per node (missing entries: a perfect clock)
+  ClockConfig store_clock;
+  NetworkConfig network;
+  StoreConfig store;
+  SinkConfig sink;
+  std::vector<FaultSpec> faults;  // any order; applied in time order, ties in list order
+  KernelLimits limits;
+};
+
+using ProtocolFactory = std::function<std::unique_ptr<Protocol>(NodeId self)>;
+
+struct RunStats {
+  Time end;
+  std::uint64_t events = 0;
+  std::uint64_t messages_sent = 0;
+  std::uint64_t messages_delivered = 0;
+  std::uint64_t timers_fired = 0;
+  bool hit_event_limit = false;
+};
+
+class Kernel {
+ public:
+  Kernel(WorldConfig config, ProtocolFactory factory);
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  // Observers are called for every event, in order; they must outlive the run.
+  void add_observer(Observer* observer);
+
+  // Runs from the start to the configured duration (or the event limit).
+  RunStats run();
+
+  // Stepping, for tests and fixtures: start() emits run_start and starts every node; run_until(t)
+  // processes every event due at or before t; finish() emits run_end at the configured duration.
+  void start();
+  void run_until(Time t);
+  void finish();
+  bool started() const { return started_; }
+
+  // Inject a fault at the current time (test fixtures: crash(), pause(), cut(), ...).
+  void inject(FaultSpec fault);
+
+  Time now() const { return now_; }
+  const WorldConfig& config() const { return config_; }
+  const Belief& belief(NodeId node) const;
+  bool node_up(NodeId node) const;
+  bool node_paused(NodeId node) const;
+  LocalTime local_now(NodeId node) const;
+  const Store& store() const { return store_; }
+  const Sink& sink() const { return sink_; }
+  const Network& network() const { return network_; }
+  const RunStats& stats() const { return stats_; }
+  // The protocol instance of a node (nullptr while crashed), for white-box tests.
+  Protocol* protocol(NodeId node);
+
+ private:
+  class NodeContext;
+  struct Node;
+  struct Entry;
+  struct QueueKey {
+    std::int64_t time;
+    std::uint64_t seq;
+    std::uint32_t slot;
+  };
+  enum class EntryKind : std::uint8_t;
+
+  std::uint32_t new_entry(EntryKind kind, NodeId node);
+  void push(Time at, std::uint32_t slot);
+  void free_entry(std::uint32_t slot);
+  void dispatch(std::uint32_t slot);
+  void dispatch_to_node(std::uint32_t slot, Entry& entry);
+  void emit(const Event& event) {
+    for (Observer* o : observers_) o->on_event(event);
+  }
+  void emit_simple(EventKind kind, NodeId node, std::int64_t a = 0, std::uint16_t code = 0);
+
+  // Node lifecycle.
+  void start_node(NodeId node);
+  void crash_node(NodeId node, bool graceful);
+  void restart_node(NodeId node);
+  void pause_node(NodeId node, Duration d);
+  void resume_node(NodeId node);
+  void announce(Node& node, const Belief& belief);
+
+  // Traffic.
+  void send_message(Node& from, NodeId to, const Message& message);
+  RequestId send_store_request(Node& from, StoreRequest request);
+  RequestId send_sink_write(Node& from, Token token, std::int64_t payload);
+  // Routes an entry over the network from `from` to `to`; false if it was lost at send.
+  bool route(Endpoint from, Endpoint to, std::uint32_t slot);
+  void store_arrive(std::uint32_t slot);
+  void store_emit_output(NodeId requester);
+  void schedule_store_expiry();
+  void sink_arrive(std::uint32_t slot);
+  void pause_store(Duration d);
+  void resume_store();
+  TimerId arm_timer(Node& node, Duration after_local, TimerTag tag);
+  void cancel_timer(Node& node, TimerId id);
+
+  // Faults.
+  void apply_fault(std::size_t index);
+  void end_fault(std::size_t index);
+  std::optional<NodeId> resolve_target(const Target& target);
+  ClockModel* clock_of(const Target& target, std::optional<NodeId> node);
+
+  WorldConfig config_;
+  ProtocolFactory factory_;
+  std::vector<Observer*> observers_;
+  bool started_ = false;
+  bool finished_ = false;
+  Time now_{};
+  std::uint64_t next_seq_ = 0;
+
+  std::vector<QueueKey> heap_;
+  std::vector<Entry> entries_;
+  std::vector<std::uint32_t> free_entries_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<NodeId> all_nodes_;
+
+  struct TimerSlot {
+    std::uint32_t generation = 1;
+    bool armed = false;
+    TimerTag tag = 0;
+  };
+  std::vector<TimerSlot> timers_;
+  std::vector<std::uint32_t> free_timers_;
+
+  Network network_;
+  Rng network_rng_;
+  Rng faults_rng_;
+  Store store_;
+  ClockModel store_clock_;
+  StoreOutput store_out_;
+  bool store_paused_ = false;
+  std::uint32_t store_pause_generation_ = 0;
+  Time store_paused_until_;
+  std::deque<std::uint32_t> store_parked_;
+  std::optional<Time> store_expiry_at_;
+  Sink sink_;
+  std::vector<FaultSpec> faults_;  // the schedule plus injected faults
+  struct FaultState {
+    Network::CutHandle cut = 0;
+    Network::SpikeHandle spike = 0;
+    std::optional<NodeId> target;
+  };
+  std::vector<FaultState> fault_state_;
+  std::size_t in_flight_ = 0;
+  RequestId next_request_ = 1;
+  RunStats stats_;
+  std::string text_scratch_;
+};
+
+}  // namespace electsim::sim

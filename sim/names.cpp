@@ -1,0 +1,154 @@
+// Names of the kernel's enumerations, as they appear in traces, reports and error messages. These
+// strings are part of the trace schema (docs/trace-format.md): never rename one.
+#include "sim/event.hpp"
+#include "sim/fault.hpp"
+#include "sim/protocol.hpp"
+#include "sim/store_types.hpp"
+
+namespace electsim::sim {
+
+const char* store_op_name(StoreOp op) {
+  switch (op) {
+    case StoreOp::get:
+      return "get";
+    case StoreOp::put:
+      return "put";
+    case StoreOp::del:
+      return "delete";
+    case StoreOp::txn:
+      return "txn";
+    case StoreOp::lease_grant:
+      return "lease_grant";
+    case StoreOp::lease_keepalive:
+      return "lease_keepalive";
+    case StoreOp::lease_revoke:
+      return "lease_revoke";
+    case StoreOp::watch:
+      return "watch";
+    case StoreOp::unwatch:
+      return "unwatch";
+  }
+  return "?";
+}
+
+const char* role_name(Role role) {
+  switch (role) {
+    case Role::follower:
+      return "follower";
+    case Role::candidate:
+      return "candidate";
+    case Role::leader:
+      return "leader";
+  }
+  return "?";
+}
+
+const char* event_kind_name(EventKind kind) {
+  switch (kind) {
+    case EventKind::run_start:
+      return "run_start";
+    case EventKind::run_end:
+      return "run_end";
+    case EventKind::fault:
+      return "fault";
+    case EventKind::belief:
+      return "belief";
+    case EventKind::crash:
+      return "crash";
+    case EventKind::restart:
+      return "restart";
+    case EventKind::pause:
+      return "pause";
+    case EventKind::resume:
+      return "resume";
+    case EventKind::clock_change:
+      return "clock_change";
+    case EventKind::timer_fire:
+      return "timer_fire";
+    case EventKind::msg_send:
+      return "msg_send";
+    case EventKind::msg_deliver:
+      return "msg_deliver";
+    case EventKind::msg_drop:
+      return "msg_drop";
+    case EventKind::store_request:
+      return "store_request";
+    case EventKind::store_apply:
+      return "store_apply";
+    case EventKind::store_change:
+      return "store_change";
+    case EventKind::lease_expire:
+      return "lease_expire";
+    case EventKind::store_reply:
+      return "store_reply";
+    case EventKind::watch_notify:
+      return "watch_notify";
+    case EventKind::sink_write:
+      return "sink_write";
+    case EventKind::sink_reply:
+      return "sink_reply";
+    case EventKind::store_pause:
+      return "store_pause";
+    case EventKind::store_resume:
+      return "store_resume";
+    case EventKind::network_change:
+      return "network_change";
+  }
+  return "?";
+}
+
+const char* drop_reason_name(DropReason reason) {
+  switch (reason) {
+    case DropReason::loss:
+      return "loss";
+    case DropReason::cut_at_send:
+      return "cut_at_send";
+    case DropReason::cut_on_arrival:
+      return "cut_on_arrival";
+    case DropReason::node_down:
+      return "node_down";
+    case DropReason::overload:
+      return "overload";
+  }
+  return "?";
+}
+
+const char* fault_kind_name(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::crash:
+      return "crash";
+    case FaultKind::restart:
+      return "restart";
+    case FaultKind::pause:
+      return "pause";
+    case FaultKind::partition:
+      return "partition";
+    case FaultKind::cut:
+      return "cut";
+    case FaultKind::isolate:
+      return "isolate";
+    case FaultKind::heal:
+      return "heal";
+    case FaultKind::loss:
+      return "loss";
+    case FaultKind::duplicate:
+      return "duplicate";
+    case FaultKind::latency_spike:
+      return "latency_spike";
+    case FaultKind::clock_offset:
+      return "clock_offset";
+    case FaultKind::clock_drift:
+      return "clock_drift";
+    case FaultKind::clock_step:
+      return "clock_step";
+    case FaultKind::store_pause:
+      return "store_pause";
+    case FaultKind::step_down:
+      return "step_down";
+    case FaultKind::stop:
+      return "stop";
+  }
+  return "?";
+}
+
+}  // namespace electsim::sim

@@ -1,0 +1,86 @@
+// The network model: per-message latency from a distribution (with per-link overrides), loss and
+// duplication as integer ppm, and link cuts (partitions, one-way cuts, isolation) kept as counts so
+// that overlapping faults heal independently. Endpoints are nodes 0..n-1, the store and the sink.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sim/distribution.hpp"
+#include "sim/event.hpp"
+#include "sim/fault.hpp"
+#include "sim/ids.hpp"
+#include "sim/rng.hpp"
+
+namespace electsim::sim {
+
+// What happens to a message already in flight when its link is cut.
+enum class InFlightPolicy : std::uint8_t {
+  drop_if_cut_on_arrival,  // default: the link is checked again when the message would arrive
+  deliver,                 // only the link state at send time matters
+};
+
+struct LinkLatency {
+  Endpoint from = kNoNode;
+  Endpoint to = kNoNode;
+  bool both_ways = true;
+  Distribution latency;
+};
+
+struct NetworkConfig {
+  Distribution latency = Distribution::constant_of(Duration(1'000'000));
+  std::vector<LinkLatency> links;  // later entries win
+  Ppm loss = 0;
+  Ppm duplicate = 0;
+  InFlightPolicy in_flight = InFlightPolicy::drop_if_cut_on_arrival;
+};
+
+class Network {
+ public:
+  Network(std::size_t node_count, NetworkConfig config);
+
+  bool link_up(Endpoint from, Endpoint to) const;
+  Duration sample_latency(Endpoint from, Endpoint to, Rng& rng) const;
+  bool draw_loss(Rng& rng) const;
+  bool draw_duplicate(Rng& rng) const;
+
+  // Link changes. Each returns a handle that heal_one() undoes; heal_all() ends every cut.
+  using CutHandle = std::uint32_t;
+  CutHandle partition(const std::vector<std::vector<Endpoint>>& groups);
+  CutHandle cut(Endpoint from, Endpoint to);
+  CutHandle isolate(Endpoint endpoint);
+  void heal_one(CutHandle handle);
+  void heal_all();
+
+  // Windows of extra loss, duplication and latency (faults with a duration).
+  void add_loss(Ppm extra) { extra_loss_ += extra; }
+  void remove_loss(Ppm extra) { extra_loss_ -= extra; }
+  void add_duplicate(Ppm extra) { extra_duplicate_ += extra; }
+  void remove_duplicate(Ppm extra) { extra_duplicate_ -= extra; }
+  using SpikeHandle = std::uint32_t;
+  SpikeHandle add_spike(const Distribution& extra);
+  void remove_spike(SpikeHandle handle);
+
+  InFlightPolicy in_flight() const { return config_.in_flight; }
+  std::size_t endpoint_count() const { return endpoints_; }
+
+ private:
+  std::size_t index_of(Endpoint e) const;
+  void apply(CutHandle handle, int delta);
+
+  std::size_t nodes_;
+  std::size_t endpoints_;
+  NetworkConfig config_;
+  std::vector<std::uint16_t> cut_count_;               // [from * endpoints_ + to]
+  std::vector<std::vector<std::uint32_t>> cut_links_;  // per handle: the link indexes it cut
+  std::vector<bool> cut_live_;
+  std::vector<const Distribution*> latency_of_;  // per link: override or nullptr
+  Ppm extra_loss_ = 0;
+  Ppm extra_duplicate_ = 0;
+  std::vector<Distribution> spikes_;
+  std::vector<bool> spike_live_;
+  std::size_t live_spikes_ = 0;
+};
+
+}  // namespace electsim::sim

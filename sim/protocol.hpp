@@ -1,0 +1,92 @@
+// The boundary between the kernel and an election protocol. A protocol is a pure state machine
+// (sans-IO, like etcd-io/raft's Step): it reacts to one input at a time and acts only through the
+// narrow Context it is handed for that call. It never sees the event queue, the faults or the
+// trace.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "sim/ids.hpp"
+#include "sim/message.hpp"
+#include "sim/rng.hpp"
+#include "sim/sink.hpp"
+#include "sim/store_types.hpp"
+#include "sim/time.hpp"
+
+namespace electsim::sim {
+
+enum class Role : std::uint8_t { follower = 0, candidate = 1, leader = 2 };
+const char* role_name(Role role);
+
+// What a node believes; the only thing the safety checkers know about a protocol.
+// Epoch: Raft term; lease: revision of the acquiring txn (the fencing token); Bully/Ring: the
+// coordinator's election number.
+struct Belief {
+  Role role = Role::follower;
+  Epoch epoch = 0;
+  NodeId known_leader = kNoNode;  // followers: who they think leads, if anyone
+
+  static Belief leader(Epoch e) { return {Role::leader, e, kNoNode}; }
+  static Belief candidate(Epoch e) { return {Role::candidate, e, kNoNode}; }
+  static Belief follower(NodeId leader, Epoch e) { return {Role::follower, e, leader}; }
+  bool operator==(const Belief&) const = default;
+};
+
+// State that survives a crash and restart (Raft's currentTerm and votedFor, a durable epoch).
+// Ordered map: iteration order never depends on hashing.
+class DurableState {
+ public:
+  std::int64_t get(std::string_view name, std::int64_t fallback = 0) const;
+  void set(std::string_view name, std::int64_t value);
+  bool empty() const { return values_.empty(); }
+
+ private:
+  std::map<std::string, std::int64_t, std::less<>> values_;
+};
+
+// Orders the kernel can give a node from outside (faults `step_down` and `stop`).
+enum class Command : std::uint8_t { step_down, stop };
+
+class Context {
+ public:
+  virtual ~Context() = default;
+  virtual NodeId self() const = 0;
+  virtual std::span<const NodeId> peers() const = 0;  // every other node, sorted
+  virtual std::size_t cluster_size() const = 0;       // configured nodes, including self
+  virtual LocalTime now() const = 0;                  // this node's clock
+  virtual void send(NodeId to, const Message& message) = 0;
+  virtual void broadcast(const Message& message) = 0;  // to every peer, in id order
+  // Fires after `after_local` has elapsed on this node's clock. Tags tell timers apart in on_timer.
+  virtual TimerId set_timer(Duration after_local, TimerTag tag) = 0;
+  virtual void cancel_timer(TimerId id) = 0;  // cancelling a fired or unknown timer is harmless
+  virtual Rng& rng() = 0;                     // this node's protocol stream
+  virtual Rng& workload_rng() = 0;            // this node's workload stream (work durations)
+  virtual DurableState& durable() = 0;        // survives crash and restart
+  // Sends a request to the store; the reply (if it arrives) comes to on_store_reply with this id.
+  virtual RequestId store(StoreRequest request) = 0;
+  // Writes to the sink with a fencing token; the reply comes to on_sink_reply.
+  virtual RequestId sink_write(Token token, std::int64_t payload) = 0;
+  // Announces a belief. Announcing the same belief again is a no-op.
+  virtual void announce(const Belief& belief) = 0;
+};
+
+class Protocol {
+ public:
+  virtual ~Protocol() = default;
+  virtual void on_start(Context& ctx) = 0;  // first start and every restart
+  virtual void on_message(Context& ctx, NodeId from, const Message& message) = 0;
+  virtual void on_timer(Context& ctx, TimerId id, TimerTag tag) = 0;
+  virtual void on_store_reply(Context& ctx, const StoreReply& reply) = 0;
+  virtual void on_watch(Context& ctx, const WatchEvent& event) = 0;
+  virtual void on_sink_reply(Context& ctx, const SinkReply& reply) = 0;
+  // step_down: give up leadership now (voluntary release); stop: release and shut down (the kernel
+  // takes the node down right after this call returns; messages sent during it still go out).
+  virtual void on_command(Context& ctx, Command command) = 0;
+};
+
+}  // namespace electsim::sim

@@ -1,0 +1,50 @@
+// Seeded randomness: one pcg32 stream per (purpose, index), derived from the run's root seed, so
+// that adding a node or a message never shifts the draws of another component (ns-3's stream
+// numbers). Distributions are written here on top of raw pcg draws: std::*_distribution differs
+// between standard libraries and would break g++/clang++ trace equality.
+#pragma once
+
+#include <cstdint>
+
+#include <pcg_random.hpp>
+
+namespace electsim::sim {
+
+// Who draws. The numeric values are part of the trace format's reproducibility: never renumber.
+enum class StreamPurpose : std::uint32_t {
+  network = 1,
+  node = 2,      // a protocol's own draws (election timeouts, jitter), index = node id
+  workload = 3,  // the leader's write workload, index = node id
+  faults = 4,    // role resolution (`random`, `follower`) and random fault schedules
+  store = 5,
+  bench = 6,
+};
+
+// Probabilities live as integer parts per million from load time on.
+using Ppm = std::uint32_t;
+inline constexpr Ppm kPpmOne = 1'000'000;
+
+class Rng {
+ public:
+  Rng(std::uint64_t seed, StreamPurpose purpose, std::uint64_t index);
+
+  std::uint32_t next_u32() { return engine_(); }
+  std::uint64_t next_u64();
+  // Uniform integer in [0, bound), unbiased; bound > 0.
+  std::uint64_t below(std::uint64_t bound);
+  // Uniform integer in [lo, hi], inclusive; lo <= hi.
+  std::int64_t between(std::int64_t lo, std::int64_t hi);
+  // True with probability ppm / 1e6.
+  bool chance(Ppm ppm);
+  // Uniform double in [0, 1) with 53 random bits.
+  double unit();
+  // Uniform double in (0, 1], safe for log().
+  double unit_open_zero();
+  // Standard normal by Box-Muller (no cached second value: the stream stays easy to reason about).
+  double standard_normal();
+
+ private:
+  pcg32 engine_;
+};
+
+}  // namespace electsim::sim

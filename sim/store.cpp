@@ -1,0 +1,368 @@
+// The store: an etcd v3 model (mvcc KV with one global revision, Txn with compares, leases,
+// watches), after etcd's server/mvcc and server/lease packages. A request takes effect inside
+// apply(); a request that writes takes exactly one revision however many keys it touches, and a
+// request that fails writes nothing (etcd applies a txn atomically).
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sim/assert.hpp"
+#include "sim/store.hpp"
+
+namespace electsim::sim {
+namespace {
+
+// etcd's compare against a key: a missing key reads as value "", revisions 0 and lease 0.
+bool compare_holds(const Compare& c, const KeyValue* kv) {
+  const auto judge = [&](auto actual, auto expected) {
+    switch (c.op) {
+      case Compare::Op::equal:
+        return actual == expected;
+      case Compare::Op::not_equal:
+        return actual != expected;
+      case Compare::Op::less:
+        return actual < expected;
+      case Compare::Op::greater:
+        return actual > expected;
+    }
+    return false;
+  };
+  switch (c.target) {
+    case Compare::Target::value:
+      return judge(kv != nullptr ? std::string_view(kv->value) : std::string_view(),
+                   std::string_view(c.text));
+    case Compare::Target::create_revision:
+      return judge(kv != nullptr ? kv->create_revision : Revision{0}, c.number);
+    case Compare::Target::mod_revision:
+      return judge(kv != nullptr ? kv->mod_revision : Revision{0}, c.number);
+    case Compare::Target::lease:
+      return judge(kv != nullptr ? kv->lease : kNoLease, c.number);
+  }
+  return false;
+}
+
+void insert_sorted(std::vector<std::string>& keys, const std::string& key) {
+  const auto it = std::lower_bound(keys.begin(), keys.end(), key);
+  if (it == keys.end() || *it != key) keys.insert(it, key);
+}
+
+void erase_sorted(std::vector<std::string>& keys, const std::string& key) {
+  const auto it = std::lower_bound(keys.begin(), keys.end(), key);
+  if (it != keys.end() && *it == key) keys.erase(it);
+}
+
+}  // namespace
+
+// The writes of one request. Every change it makes carries the revision after the store's; the
+// store's revision moves to it in finish(), and only if something was written.
+class Store::Batch {
+ public:
+  Batch(Store& store, StoreOutput& out, bool by_lease_expiry)
+      : store_(store),
+        out_(out),
+        revision_(store.revision_ + 1),
+        by_lease_expiry_(by_lease_expiry) {}
+
+  void put(const std::string& key, const std::string& value, LeaseId lease) {
+    auto it = store_.keys_.find(key);
+    if (it == store_.keys_.end()) {
+      KeyValue kv;
+      kv.key = key;
+      kv.create_revision = revision_;
+      it = store_.keys_.emplace(key, std::move(kv)).first;
+    }
+    KeyValue& kv = it->second;
+    if (kv.lease != lease) {
+      detach(kv);
+      if (lease != kNoLease) {
+        auto lease_it = store_.leases_.find(lease);
+        ELECTSIM_ASSERT(lease_it != store_.leases_.end(), "put attaches only to a live lease");
+        insert_sorted(lease_it->second.keys, key);
+      }
+      kv.lease = lease;
+    }
+    kv.value = value;
+    kv.mod_revision = revision_;
+    kv.version += 1;
+    wrote_ = true;
+    out_.changes.push_back(
+        StoreChange{revision_, WatchEvent::Kind::put, key, value, lease, by_lease_expiry_});
+    notify(WatchEvent::Kind::put, kv);
+  }
+
+  // Deletes the key if present; returns whether it was.
+  bool del(const std::string& key) {
+    auto it = store_.keys_.find(key);
+    if (it == store_.keys_.end()) return false;
+    const LeaseId lease = it->second.lease;
+    detach(it->second);
+    store_.keys_.erase(it);
+    wrote_ = true;
+    out_.changes.push_back(
+        StoreChange{revision_, WatchEvent::Kind::del, key, std::string(), lease, by_lease_expiry_});
+    // etcd's delete event carries the key and the deletion's revision only.
+    KeyValue gone;
+    gone.key = key;
+    gone.mod_revision = revision_;
+    notify(WatchEvent::Kind::del, gone);
+    return true;
+  }
+
+  // The request's revision becomes the store's if anything was written.
+  void finish() {
+    if (wrote_) store_.revision_ = revision_;
+  }
+
+ private:
+  void detach(const KeyValue& kv) {
+    if (kv.lease == kNoLease) return;
+    auto lease_it = store_.leases_.find(kv.lease);
+    if (lease_it != store_.leases_.end()) erase_sorted(lease_it->second.keys, kv.key);
+  }
+
+  void notify(WatchEvent::Kind kind, const KeyValue& kv) {
+    for (const auto& [id, watch] : store_.watches_) {
+      if (watch.key != kv.key) continue;
+      WatchNotification n;
+      n.to = watch.node;
+      n.event.watch_id = id;
+      n.event.kind = kind;
+      n.event.kv = kv;
+      n.event.revision = revision_;
+      n.event.by_lease_expiry = by_lease_expiry_;
+      out_.notifications.push_back(std::move(n));
+    }
+  }
+
+  Store& store_;
+  StoreOutput& out_;
+  Revision revision_;
+  bool by_lease_expiry_;
+  bool wrote_ = false;
+};
+
+Store::Store(StoreConfig config) : config_(config) {}
+
+std::optional<KeyValue> Store::peek(const std::string& key) const {
+  const auto it = keys_.find(key);
+  if (it == keys_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<LocalTime> Store::lease_deadline(LeaseId lease) const {
+  const auto it = leases_.find(lease);
+  if (it == leases_.end()) return std::nullopt;
+  return it->second.deadline;
+}
+
+std::optional<LocalTime> Store::next_lease_deadline() const {
+  std::optional<LocalTime> earliest;
+  for (const auto& [id, lease] : leases_) {
+    if (!earliest || lease.deadline < *earliest) earliest = lease.deadline;
+  }
+  return earliest;
+}
+
+void Store::drop_watches_of(NodeId node) {
+  std::erase_if(watches_, [node](const auto& entry) { return entry.second.node == node; });
+}
+
+// Checks, before anything is applied, that `ops` can run: every lease they name exists and the
+// key count stays within max_keys once they have run in order.
+StoreError Store::check_ops(const std::vector<TxnOp>& ops) const {
+  std::size_t puts = 0;
+  for (const TxnOp& op : ops) {
+    if (op.kind != TxnOp::Kind::put) continue;
+    ++puts;
+    if (op.lease != kNoLease && !leases_.contains(op.lease)) return StoreError::lease_not_found;
+  }
+  if (keys_.size() + puts <= config_.max_keys) return StoreError::none;
+  // Near the limit: follow the presence of each touched key through the ops.
+  std::map<std::string_view, bool> present;
+  std::size_t key_count = keys_.size();
+  for (const TxnOp& op : ops) {
+    if (op.kind == TxnOp::Kind::get) continue;
+    auto [it, inserted] = present.try_emplace(op.key, false);
+    if (inserted) it->second = keys_.contains(op.key);
+    if (op.kind == TxnOp::Kind::put && !it->second) {
+      it->second = true;
+      ++key_count;
+    } else if (op.kind == TxnOp::Kind::del && it->second) {
+      it->second = false;
+      --key_count;
+    }
+  }
+  return key_count > config_.max_keys ? StoreError::resource_exhausted : StoreError::none;
+}
+
+void Store::delete_lease_keys(LeaseId lease, bool by_lease_expiry, StoreOutput& out) {
+  auto it = leases_.find(lease);
+  ELECTSIM_ASSERT(it != leases_.end(), "deleting the keys of a live lease");
+  // A copy: deleting a key detaches it from the lease's list. The list is sorted, so the
+  // deletions (and their change records) come in key order.
+  const std::vector<std::string> keys = it->second.keys;
+  Batch batch(*this, out, by_lease_expiry);
+  for (const std::string& key : keys) {
+    const bool deleted = batch.del(key);
+    ELECTSIM_ASSERT(deleted, "a lease's key list names only live keys");
+  }
+  batch.finish();
+}
+
+StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now, StoreOutput& out) {
+  StoreReply reply;
+  reply.id = request.id;
+  reply.op = request.op;
+  const auto fail = [&](StoreError error) {
+    reply.error = error;
+    reply.succeeded = false;
+  };
+
+  switch (request.op) {
+    case StoreOp::get:
+      reply.kv = peek(request.key);
+      break;
+
+    case StoreOp::put: {
+      if (request.lease != kNoLease && !leases_.contains(request.lease)) {
+        fail(StoreError::lease_not_found);
+        break;
+      }
+      if (keys_.size() >= config_.max_keys && !keys_.contains(request.key)) {
+        fail(StoreError::resource_exhausted);
+        break;
+      }
+      Batch batch(*this, out, false);
+      batch.put(request.key, request.value, request.lease);
+      batch.finish();
+      break;
+    }
+
+    case StoreOp::del: {
+      Batch batch(*this, out, false);
+      batch.del(request.key);
+      batch.finish();
+      break;
+    }
+
+    case StoreOp::txn: {
+      bool holds = true;
+      for (const Compare& c : request.compares) {
+        const auto it = keys_.find(c.key);
+        if (!compare_holds(c, it != keys_.end() ? &it->second : nullptr)) {
+          holds = false;
+          break;
+        }
+      }
+      const std::vector<TxnOp>& ops = holds ? request.success : request.failure;
+      const StoreError error = check_ops(ops);
+      if (error != StoreError::none) {
+        fail(error);
+        break;
+      }
+      reply.succeeded = holds;
+      reply.responses.reserve(ops.size());
+      Batch batch(*this, out, false);
+      for (const TxnOp& op : ops) {
+        switch (op.kind) {
+          case TxnOp::Kind::get:
+            reply.responses.push_back(peek(op.key));
+            break;
+          case TxnOp::Kind::put:
+            batch.put(op.key, op.value, op.lease);
+            reply.responses.push_back(std::nullopt);
+            break;
+          case TxnOp::Kind::del:
+            batch.del(op.key);
+            reply.responses.push_back(std::nullopt);
+            break;
+        }
+      }
+      batch.finish();
+      break;
+    }
+
+    case StoreOp::lease_grant: {
+      if (leases_.size() >= config_.max_leases) {
+        fail(StoreError::resource_exhausted);
+        break;
+      }
+      const Duration ttl = std::max(request.ttl, config_.min_ttl);
+      const LeaseId id = next_lease_++;
+      leases_.emplace(id, Lease{ttl, now + ttl, {}});
+      reply.lease = id;
+      reply.ttl = ttl;
+      break;
+    }
+
+    case StoreOp::lease_keepalive: {
+      reply.lease = request.lease;
+      auto it = leases_.find(request.lease);
+      // etcd's lessor refuses to renew a lease whose deadline has passed even if its revocation
+      // has not run yet (Renew waits for the revoke and answers ErrLeaseNotFound).
+      if (it == leases_.end() || it->second.deadline <= now) {
+        fail(StoreError::lease_not_found);
+        break;
+      }
+      it->second.deadline = now + it->second.ttl;
+      reply.ttl = it->second.ttl;
+      break;
+    }
+
+    case StoreOp::lease_revoke: {
+      reply.lease = request.lease;
+      if (!leases_.contains(request.lease)) {
+        fail(StoreError::lease_not_found);
+        break;
+      }
+      delete_lease_keys(request.lease, false, out);
+      leases_.erase(request.lease);
+      break;
+    }
+
+    case StoreOp::watch: {
+      if (watches_.size() >= config_.max_watches) {
+        fail(StoreError::resource_exhausted);
+        break;
+      }
+      const std::int64_t id = next_watch_++;
+      watches_.emplace(id, Watch{from, request.key});
+      reply.watch_id = id;
+      break;
+    }
+
+    case StoreOp::unwatch: {
+      reply.watch_id = request.watch_id;
+      const auto it = watches_.find(request.watch_id);
+      // A watch belongs to the stream of the node that opened it.
+      if (it == watches_.end() || it->second.node != from) {
+        fail(StoreError::watch_not_found);
+        break;
+      }
+      watches_.erase(it);
+      break;
+    }
+  }
+  reply.revision = revision_;
+  return reply;
+}
+
+void Store::expire_leases(LocalTime now, StoreOutput& out) {
+  // Collected first: expiry erases from leases_. The map is ordered by id, so leases expire in id
+  // order whatever their deadlines.
+  std::vector<LeaseId> due;
+  for (const auto& [id, lease] : leases_) {
+    if (lease.deadline <= now) due.push_back(id);
+  }
+  for (LeaseId id : due) {
+    delete_lease_keys(id, true, out);
+    leases_.erase(id);
+    out.expired_leases.push_back(id);
+  }
+}
+
+}  // namespace electsim::sim

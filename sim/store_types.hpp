@@ -1,0 +1,97 @@
+// What travels between a node and the store: requests, replies and watch notifications of an etcd
+// v3 model (KV range/put/delete, Txn with compares, Lease grant/keepalive/revoke, Watch).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/ids.hpp"
+#include "sim/time.hpp"
+
+namespace electsim::sim {
+
+struct KeyValue {
+  std::string key;
+  std::string value;
+  Revision create_revision = 0;  // revision of the put that created the key (0: absent)
+  Revision mod_revision = 0;     // revision of the last put
+  std::int64_t version = 0;      // puts since creation
+  LeaseId lease = kNoLease;
+};
+
+// etcd's Compare: target (value, create_revision, mod_revision, lease) of a key against a constant.
+// A key that does not exist has create_revision = mod_revision = 0, lease 0 and value "".
+struct Compare {
+  enum class Target { value, create_revision, mod_revision, lease };
+  enum class Op { equal, not_equal, less, greater };
+  std::string key;
+  Target target = Target::create_revision;
+  Op op = Op::equal;
+  std::int64_t number = 0;  // revisions and lease ids
+  std::string text;         // values
+};
+
+struct TxnOp {
+  enum class Kind { get, put, del };
+  Kind kind = Kind::get;
+  std::string key;
+  std::string value;
+  LeaseId lease = kNoLease;
+};
+
+enum class StoreOp : std::uint8_t {
+  get,
+  put,
+  del,
+  txn,
+  lease_grant,
+  lease_keepalive,
+  lease_revoke,
+  watch,
+  unwatch,
+};
+inline constexpr int kStoreOpCount = 9;
+const char* store_op_name(StoreOp op);
+
+struct StoreRequest {
+  RequestId id = 0;  // set by the kernel when sent; replies carry it back
+  StoreOp op = StoreOp::get;
+  std::string key;                // get, put, del, watch
+  std::string value;              // put
+  LeaseId lease = kNoLease;       // put (attach), keepalive, revoke
+  Duration ttl{0};                // lease_grant
+  std::vector<Compare> compares;  // txn
+  std::vector<TxnOp> success;     // txn: run when every compare holds
+  std::vector<TxnOp> failure;     // txn: run otherwise
+  std::int64_t watch_id = 0;      // unwatch
+};
+
+// resource_exhausted: a StoreConfig limit (max_keys, max_leases, max_watches) would be exceeded;
+// nothing was applied.
+enum class StoreError : std::uint8_t { none, lease_not_found, watch_not_found, resource_exhausted };
+
+struct StoreReply {
+  RequestId id = 0;
+  StoreOp op = StoreOp::get;
+  StoreError error = StoreError::none;
+  Revision revision = 0;       // the store's revision after the request (etcd's header.revision)
+  bool succeeded = true;       // txn: whether the compares held
+  std::optional<KeyValue> kv;  // get: the key if present
+  std::vector<std::optional<KeyValue>> responses;  // txn: one per op run; gets carry the key
+  LeaseId lease = kNoLease;                        // lease_grant / keepalive / revoke
+  Duration ttl{0};            // lease_grant / keepalive: granted TTL (after min_ttl)
+  std::int64_t watch_id = 0;  // watch: the id of the new watch
+};
+
+// One change of a watched key, sent to each watcher (etcd WatchResponse with one event).
+struct WatchEvent {
+  std::int64_t watch_id = 0;
+  enum class Kind { put, del } kind = Kind::put;
+  KeyValue kv;            // for del: key and mod_revision (the deletion's revision) only
+  Revision revision = 0;  // revision of the change
+  bool by_lease_expiry = false;
+};
+
+}  // namespace electsim::sim

@@ -1,0 +1,480 @@
+// The kernel over a scriptable probe protocol: queue order, timers, message delivery, pauses,
+// crashes and restarts, partitions and the in-flight policy, the store over the network (and
+// paused), role-resolved fault targets, commands and determinism.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/kernel.hpp"
+
+using namespace electsim::sim;
+
+namespace {
+
+// What the probes saw, shared by all nodes of one world.
+struct Log {
+  struct Entry {
+    Time at;
+    NodeId node;
+    std::string what;
+    std::int64_t value;
+  };
+  std::vector<Entry> entries;
+  std::vector<std::string> lines(NodeId node = kNoNode) const {
+    std::vector<std::string> out;
+    for (const auto& e : entries) {
+      if (node == kNoNode || e.node == node) out.push_back(e.what + ":" + std::to_string(e.value));
+    }
+    return out;
+  }
+};
+
+// A protocol whose reactions are set by the test.
+struct Script {
+  std::function<void(Context&)> start;
+  std::function<void(Context&, NodeId, const Message&)> message;
+  std::function<void(Context&, TimerTag)> timer;
+  std::function<void(Context&, const StoreReply&)> store_reply;
+  std::function<void(Context&, const WatchEvent&)> watch;
+  std::function<void(Context&, Command)> command;
+};
+
+class Probe final : public Protocol {
+ public:
+  Probe(std::shared_ptr<Log> log, std::shared_ptr<Script> script, std::function<Time()> now)
+      : log_(std::move(log)), script_(std::move(script)), now_(std::move(now)) {}
+  void on_start(Context& ctx) override {
+    record(ctx, "start", ctx.durable().get("starts"));
+    ctx.durable().set("starts", ctx.durable().get("starts") + 1);
+    if (script_->start) script_->start(ctx);
+  }
+  void on_message(Context& ctx, NodeId from, const Message& m) override {
+    record(ctx, "msg" + std::to_string(m.type) + "<" + std::to_string(from), m.field[0]);
+    if (script_->message) script_->message(ctx, from, m);
+  }
+  void on_timer(Context& ctx, TimerId, TimerTag tag) override {
+    record(ctx, "timer", tag);
+    if (script_->timer) script_->timer(ctx, tag);
+  }
+  void on_store_reply(Context& ctx, const StoreReply& r) override {
+    record(ctx, std::string("reply_") + store_op_name(r.op), r.revision);
+    if (script_->store_reply) script_->store_reply(ctx, r);
+  }
+  void on_watch(Context& ctx, const WatchEvent& w) override {
+    record(ctx, w.kind == WatchEvent::Kind::put ? "watch_put" : "watch_del", w.revision);
+    if (script_->watch) script_->watch(ctx, w);
+  }
+  void on_sink_reply(Context& ctx, const SinkReply& r) override {
+    record(ctx, r.accepted ? "sink_ok" : "sink_rejected", r.token);
+  }
+  void on_command(Context& ctx, Command c) override {
+    record(ctx, c == Command::stop ? "stop" : "step_down", 0);
+    if (script_->command) script_->command(ctx, c);
+  }
+
+ private:
+  void record(Context& ctx, std::string what, std::int64_t value) {
+    log_->entries.push_back({now_(), ctx.self(), std::move(what), value});
+  }
+  std::shared_ptr<Log> log_;
+  std::shared_ptr<Script> script_;
+  std::function<Time()> now_;
+};
+
+// Collects every event for assertions.
+struct Recorder final : Observer {
+  std::vector<Event> events;
+  std::vector<std::string> texts;
+  void on_event(const Event& e) override {
+    events.push_back(e);
+    texts.emplace_back(e.text);
+  }
+  std::size_t count(EventKind kind) const {
+    std::size_t n = 0;
+    for (const auto& e : events) n += e.kind == kind ? 1 : 0;
+    return n;
+  }
+};
+
+WorldConfig world(std::size_t nodes, Duration latency = 10ms) {
+  WorldConfig c;
+  c.node_count = nodes;
+  c.duration = 60s;
+  c.network.latency = Distribution::constant_of(latency);
+  return c;
+}
+
+struct Fixture {
+  std::shared_ptr<Log> log = std::make_shared<Log>();
+  std::shared_ptr<Script> script = std::make_shared<Script>();
+  std::unique_ptr<Kernel> kernel;
+  Recorder recorder;
+
+  explicit Fixture(WorldConfig config) {
+    kernel = std::make_unique<Kernel>(std::move(config), [this](NodeId) {
+      return std::make_unique<Probe>(log, script, [this] { return kernel->now(); });
+    });
+    kernel->add_observer(&recorder);
+  }
+  void run_until(Duration t) { kernel->run_until(Time(t)); }
+};
+
+Message msg(MessageType type, std::int64_t value = 0) {
+  Message m;
+  m.type = type;
+  m.field[0] = value;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("kernel: timers due at the same time fire in the order they were set") {
+  Fixture f(world(1));
+  f.script->start = [](Context& ctx) {
+    for (TimerTag tag = 1; tag <= 5; ++tag) ctx.set_timer(100ms, tag);
+  };
+  f.kernel->start();
+  f.run_until(1s);
+  CHECK(f.log->lines(0) ==
+        std::vector<std::string>{"start:0", "timer:1", "timer:2", "timer:3", "timer:4", "timer:5"});
+}
+
+TEST_CASE("kernel: a cancelled timer never fires") {
+  Fixture f(world(1));
+  f.script->start = [](Context& ctx) {
+    const TimerId a = ctx.set_timer(100ms, 1);
+    ctx.set_timer(200ms, 2);
+    ctx.cancel_timer(a);
+    ctx.cancel_timer(a);  // twice is harmless
+  };
+  f.kernel->start();
+  f.run_until(1s);
+  CHECK(f.log->lines(0) == std::vector<std::string>{"start:0", "timer:2"});
+}
+
+TEST_CASE("kernel: a message arrives after exactly the network latency") {
+  Fixture f(world(2, 15ms));
+  f.script->start = [](Context& ctx) {
+    if (ctx.self() == 0) ctx.send(1, msg(3, 42));
+  };
+  f.kernel->start();
+  f.run_until(1s);
+  REQUIRE(f.log->entries.size() == 3);
+  CHECK(f.log->entries[2].what == "msg3<0");
+  CHECK(f.log->entries[2].value == 42);
+  CHECK(f.log->entries[2].at == Time(Duration(15ms)));
+}
+
+TEST_CASE("kernel: timers run on the node's drifting clock") {
+  WorldConfig c = world(1);
+  c.clocks = {ClockConfig{Duration(0), 1'000'000, {}}};  // +1000 ppm: fast clock, early timers
+  Fixture f(c);
+  f.script->start = [](Context& ctx) { ctx.set_timer(10s, 1); };
+  f.kernel->start();
+  f.run_until(20s);
+  REQUIRE(f.log->entries.size() == 2);
+  // 10 s of local time pass in 10 s / 1.001 of true time, rounded up to the nanosecond.
+  CHECK(f.log->entries[1].at.ns == 9'990'009'991);
+}
+
+TEST_CASE(
+    "kernel: a paused node handles timers and messages due during the pause at resume, in order") {
+  Fixture f(world(2, 10ms));
+  f.script->start = [](Context& ctx) {
+    if (ctx.self() == 1) {
+      ctx.set_timer(100ms, 7);
+    } else {
+      ctx.set_timer(150ms, 1);
+    }
+  };
+  f.script->timer = [](Context& ctx, TimerTag tag) {
+    if (ctx.self() == 0 && tag == 1) ctx.send(1, msg(9));
+  };
+  f.kernel->start();
+  f.run_until(50ms);
+  FaultSpec pause;
+  pause.kind = FaultKind::pause;
+  pause.target = {TargetKind::node, 1};
+  pause.duration = 500ms;
+  f.kernel->inject(pause);
+  CHECK(f.kernel->node_paused(1));
+  f.run_until(1s);
+  std::vector<Log::Entry> node1;
+  for (const auto& e : f.log->entries) {
+    if (e.node == 1) node1.push_back(e);
+  }
+  REQUIRE(node1.size() == 3);
+  CHECK(node1[1].what == "timer");  // due at 100 ms
+  CHECK(node1[1].at == Time(Duration(550ms)));
+  CHECK(node1[2].what == "msg9<0");  // due at 160 ms
+  CHECK(node1[2].at == Time(Duration(550ms)));
+  // The clock kept running through the pause.
+  CHECK(f.kernel->local_now(1).ns == Duration(1s).count());
+}
+
+TEST_CASE("kernel: a crash loses volatile state and timers; a restart keeps durable state") {
+  Fixture f(world(1));
+  f.script->start = [](Context& ctx) { ctx.set_timer(1s, 5); };
+  f.kernel->start();
+  f.run_until(100ms);
+  FaultSpec crash;
+  crash.kind = FaultKind::crash;
+  crash.target = {TargetKind::node, 0};
+  crash.duration = 2s;  // restarts after 2 s
+  f.kernel->inject(crash);
+  CHECK_FALSE(f.kernel->node_up(0));
+  CHECK(f.kernel->protocol(0) == nullptr);
+  f.run_until(2s);
+  CHECK(f.log->lines(0) == std::vector<std::string>{"start:0"});  // the timer died with the crash
+  f.run_until(4s);
+  CHECK(f.kernel->node_up(0));
+  // Durable state survived (second start saw starts=1); the new timer fired 1 s after restart.
+  CHECK(f.log->lines(0) == std::vector<std::string>{"start:0", "start:1", "timer:5"});
+  CHECK(f.log->entries.back().at == Time(Duration(3100ms)));
+  CHECK(f.recorder.count(EventKind::crash) == 1);
+  CHECK(f.recorder.count(EventKind::restart) == 1);
+}
+
+TEST_CASE("kernel: messages to a crashed node are dropped") {
+  Fixture f(world(2, 10ms));
+  f.script->start = [](Context& ctx) {
+    if (ctx.self() == 0) ctx.set_timer(100ms, 1);
+  };
+  f.script->timer = [](Context& ctx, TimerTag) { ctx.send(1, msg(1)); };
+  f.kernel->start();
+  FaultSpec crash;
+  crash.kind = FaultKind::crash;
+  crash.target = {TargetKind::node, 1};
+  f.kernel->inject(crash);
+  f.run_until(1s);
+  CHECK(f.log->lines(1) == std::vector<std::string>{"start:0"});
+  REQUIRE(f.recorder.count(EventKind::msg_drop) == 1);
+}
+
+TEST_CASE("kernel: in-flight messages across a new partition: dropped on arrival or delivered") {
+  auto [policy, delivered] = GENERATE(table<InFlightPolicy, bool>({
+      {InFlightPolicy::drop_if_cut_on_arrival, false},
+      {InFlightPolicy::deliver, true},
+  }));
+  WorldConfig c = world(2, 100ms);
+  c.network.in_flight = policy;
+  FaultSpec part;
+  part.at = Time(Duration(50ms));
+  part.kind = FaultKind::partition;
+  part.groups = {{0}, {1}};
+  c.faults = {part};
+  Fixture f(c);
+  f.script->start = [](Context& ctx) {
+    if (ctx.self() == 0) ctx.send(1, msg(1));  // in flight when the partition starts
+  };
+  f.kernel->start();
+  f.run_until(1s);
+  CHECK((f.log->lines(1).size() == 2) == delivered);
+}
+
+TEST_CASE("kernel: a partition drops messages sent across it until it heals") {
+  WorldConfig c = world(3, 5ms);
+  FaultSpec part;
+  part.at = Time(Duration(0));
+  part.kind = FaultKind::partition;
+  part.groups = {{0}, {1, 2}};
+  part.duration = 1s;
+  c.faults = {part};
+  Fixture f(c);
+  f.script->start = [](Context& ctx) {
+    if (ctx.self() == 0) {
+      ctx.set_timer(500ms, 1);
+      ctx.set_timer(1500ms, 2);
+    }
+  };
+  f.script->timer = [](Context& ctx, TimerTag tag) { ctx.broadcast(msg(1, tag)); };
+  f.kernel->start();
+  f.run_until(3s);
+  CHECK(f.log->lines(1) == std::vector<std::string>{"start:0", "msg1<0:2"});
+  CHECK(f.log->lines(2) == std::vector<std::string>{"start:0", "msg1<0:2"});
+}
+
+TEST_CASE("kernel: the store is reached over the network and answers after a round trip") {
+  Fixture f(world(1, 10ms));
+  f.script->start = [](Context& ctx) {
+    StoreRequest put;
+    put.op = StoreOp::put;
+    put.key = "k";
+    put.value = "0";
+    ctx.store(put);
+  };
+  f.kernel->start();
+  f.run_until(1s);
+  REQUIRE(f.log->lines(0) == std::vector<std::string>{"start:0", "reply_put:1"});
+  CHECK(f.log->entries[1].at == Time(Duration(20ms)));
+  CHECK(f.kernel->store().revision() == 1);
+}
+
+TEST_CASE("kernel: a paused store answers late, in arrival order") {
+  WorldConfig c = world(1, 10ms);
+  FaultSpec pause;
+  pause.at = Time(Duration(5ms));
+  pause.kind = FaultKind::store_pause;
+  pause.target = {TargetKind::store, kNoNode};
+  pause.duration = 1s;
+  c.faults = {pause};
+  Fixture f(c);
+  f.script->start = [](Context& ctx) {
+    for (const char* key : {"a", "b"}) {
+      StoreRequest put;
+      put.op = StoreOp::put;
+      put.key = key;
+      ctx.store(put);
+    }
+  };
+  f.kernel->start();
+  f.run_until(2s);
+  REQUIRE(f.log->lines(0) == std::vector<std::string>{"start:0", "reply_put:1", "reply_put:2"});
+  CHECK(f.log->entries[1].at == Time(Duration(1015ms)));  // resumed at 1.005 s, + 10 ms back
+}
+
+TEST_CASE("kernel: a lease expires on the store's clock, deletes its key and tells watchers") {
+  Fixture f(world(2, 10ms));
+  f.script->start = [](Context& ctx) {
+    if (ctx.self() == 0) {
+      StoreRequest grant;
+      grant.op = StoreOp::lease_grant;
+      grant.ttl = 1s;
+      ctx.store(grant);
+    } else {
+      StoreRequest watch;
+      watch.op = StoreOp::watch;
+      watch.key = "leader";
+      ctx.store(watch);
+    }
+  };
+  f.script->store_reply = [](Context& ctx, const StoreReply& r) {
+    if (r.op == StoreOp::lease_grant) {
+      StoreRequest put;
+      put.op = StoreOp::put;
+      put.key = "leader";
+      put.value = "0";
+      put.lease = r.lease;
+      ctx.store(put);
+    }
+  };
+  f.kernel->start();
+  f.run_until(3s);
+  // Granted at 10 ms (store time), expires at 1.010 s; the watcher hears 10 ms later.
+  CHECK(f.log->lines(1) ==
+        std::vector<std::string>{"start:0", "reply_watch:0", "watch_put:1", "watch_del:2"});
+  CHECK(f.log->entries.back().at == Time(Duration(1020ms)));
+  CHECK_FALSE(f.kernel->store().peek("leader").has_value());
+  CHECK(f.recorder.count(EventKind::lease_expire) == 1);
+}
+
+TEST_CASE("kernel: a fault aimed at the leader hits the node that announced leadership") {
+  WorldConfig c = world(3);
+  FaultSpec crash;
+  crash.at = Time(Duration(1s));
+  crash.kind = FaultKind::crash;
+  crash.target = {TargetKind::leader, kNoNode};
+  c.faults = {crash};
+  Fixture f(c);
+  f.script->start = [](Context& ctx) {
+    ctx.announce(ctx.self() == 2 ? Belief::leader(4) : Belief::follower(2, 4));
+  };
+  f.kernel->start();
+  f.run_until(2s);
+  CHECK(f.kernel->node_up(0));
+  CHECK(f.kernel->node_up(1));
+  CHECK_FALSE(f.kernel->node_up(2));
+}
+
+TEST_CASE("kernel: a role target with nobody to resolve to skips the fault") {
+  WorldConfig c = world(2);
+  FaultSpec crash;
+  crash.at = Time(Duration(1s));
+  crash.kind = FaultKind::crash;
+  crash.target = {TargetKind::leader, kNoNode};
+  c.faults = {crash};
+  Fixture f(c);
+  f.kernel->start();
+  f.run_until(2s);
+  CHECK(f.kernel->node_up(0));
+  CHECK(f.kernel->node_up(1));
+  REQUIRE(f.recorder.count(EventKind::fault) == 1);
+  for (const auto& e : f.recorder.events) {
+    if (e.kind == EventKind::fault) CHECK(e.c == 1);
+  }
+}
+
+TEST_CASE("kernel: stop delivers the command, then takes the node down") {
+  Fixture f(world(1));
+  f.kernel->start();
+  FaultSpec stop;
+  stop.kind = FaultKind::stop;
+  stop.target = {TargetKind::node, 0};
+  f.kernel->inject(stop);
+  CHECK(f.log->lines(0) == std::vector<std::string>{"start:0", "stop:0"});
+  CHECK_FALSE(f.kernel->node_up(0));
+}
+
+TEST_CASE("kernel: total loss drops every message; total duplication delivers each twice") {
+  auto [loss, duplicate, expected] = GENERATE(table<Ppm, Ppm, std::size_t>({
+      {kPpmOne, 0, 0},
+      {0, kPpmOne, 2},
+      {0, 0, 1},
+  }));
+  WorldConfig c = world(2);
+  c.network.loss = loss;
+  c.network.duplicate = duplicate;
+  Fixture f(c);
+  f.script->start = [](Context& ctx) {
+    if (ctx.self() == 0) ctx.send(1, msg(1));
+  };
+  f.kernel->start();
+  f.run_until(1s);
+  CHECK(f.log->lines(1).size() == 1 + expected);
+}
+
+TEST_CASE("kernel: beliefs are announced once per change") {
+  Fixture f(world(1));
+  f.script->start = [](Context& ctx) {
+    ctx.announce(Belief::candidate(1));
+    ctx.announce(Belief::candidate(1));
+    ctx.announce(Belief::leader(1));
+  };
+  f.kernel->start();
+  CHECK(f.recorder.count(EventKind::belief) == 2);
+  CHECK(f.kernel->belief(0) == Belief::leader(1));
+}
+
+TEST_CASE("kernel: the same seed gives the same event stream; another seed differs") {
+  auto run = [](std::uint64_t seed) {
+    WorldConfig c = world(4);
+    c.seed = seed;
+    c.network.latency = Distribution::uniform_of(1ms, 50ms);
+    c.network.loss = 100'000;
+    auto log = std::make_shared<Log>();
+    Recorder rec;
+    Kernel k(c, [](NodeId) {
+      auto script = std::make_shared<Script>();
+      script->start = [](Context& ctx) { ctx.set_timer(Duration(ctx.rng().between(1, 1000)), 1); };
+      script->timer = [](Context& ctx, TimerTag) {
+        ctx.broadcast(msg(1, ctx.self()));
+        ctx.set_timer(Duration(ctx.rng().between(1'000'000, 100'000'000)), 1);
+      };
+      return std::make_unique<Probe>(std::make_shared<Log>(), script, [] { return Time(); });
+    });
+    k.add_observer(&rec);
+    k.run();
+    std::vector<std::tuple<std::int64_t, int, int, int>> out;
+    for (const auto& e : rec.events) {
+      out.emplace_back(e.time.ns, static_cast<int>(e.kind), e.node, e.peer);
+    }
+    return out;
+  };
+  const auto a = run(11);
+  CHECK(a.size() > 1000);
+  CHECK(a == run(11));
+  CHECK(a != run(12));
+}
