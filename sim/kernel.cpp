@@ -48,8 +48,8 @@ constexpr std::uint32_t timer_generation(TimerId id) {
   return static_cast<std::uint32_t>(id >> 32);
 }
 
-bool heap_later(const auto& a, const auto& b) {
-  return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+bool earlier(const auto& a, const auto& b) {
+  return a.time != b.time ? a.time < b.time : a.order < b.order;
 }
 }  // namespace
 
@@ -60,9 +60,35 @@ struct Kernel::Entry {
   std::uint32_t incarnation = 0;  // of `node` when queued, for replies that die with a crash
   bool counts_in_flight = false;
   std::uint64_t payload = 0;
+  std::uint32_t body = kNoBody;  // index into bodies_ for store and sink traffic
+  std::int64_t queued_at = 0;    // the time it is queued for
   Message msg;
-  std::variant<std::monostate, StoreRequest, StoreReply, WatchEvent, SinkWrite, SinkReply> body;
+  static constexpr std::uint32_t kNoBody = UINT32_MAX;
 };
+
+struct Kernel::Body {
+  std::variant<std::monostate, StoreRequest, StoreReply, WatchEvent, SinkWrite, SinkReply> value;
+};
+
+template <typename T>
+void Kernel::set_body(std::uint32_t slot, T&& value) {
+  Entry& e = entries_[slot];
+  if (e.body == Entry::kNoBody) {
+    if (!free_bodies_.empty()) {
+      e.body = free_bodies_.back();
+      free_bodies_.pop_back();
+    } else {
+      e.body = static_cast<std::uint32_t>(bodies_.size());
+      bodies_.emplace_back();
+    }
+  }
+  bodies_[e.body].value = std::forward<T>(value);
+}
+
+template <typename T>
+T& Kernel::body_of(std::uint32_t slot) {
+  return std::get<T>(bodies_[entries_[slot].body].value);
+}
 
 class Kernel::NodeContext final : public Context {
  public:
@@ -104,6 +130,16 @@ struct Kernel::Node {
   std::vector<NodeId> peers;
   std::deque<std::uint32_t> parked;  // entries that came due during a pause, in order
   std::size_t armed_timers = 0;
+  // Queued entries of cancelled timers, with their queue times. Resetting a timer (cancel, then
+  // set a later one) adopts such an entry instead of queueing another: the entry surfaces at its
+  // old time and is re-queued at the new one with the sequence the new timer got when it was set,
+  // so the order of events is exactly as if it had been queued then.
+  struct Orphan {
+    std::uint32_t entry;
+    std::int64_t at;
+  };
+  static constexpr std::size_t kOrphansMax = 4;
+  std::vector<Orphan> orphans;
   NodeContext ctx;
 
   Node(Kernel& kernel, NodeId self, std::uint64_t seed, ClockModel clock_model)
@@ -232,15 +268,58 @@ void Kernel::free_entry(std::uint32_t slot) {
     --in_flight_;
     e.counts_in_flight = false;
   }
-  if (e.body.index() != 0) e.body = std::monostate{};
+  if (e.body != Entry::kNoBody) {
+    bodies_[e.body].value = std::monostate{};
+    free_bodies_.push_back(e.body);
+    e.body = Entry::kNoBody;
+  }
   free_entries_.push_back(slot);
 }
 
 void Kernel::push(Time at, std::uint32_t slot) {
   ELECTSIM_ASSERT(at >= now_, "events are never scheduled in the past");
-  heap_.push_back(QueueKey{at.ns, next_seq_++, slot});
-  std::push_heap(heap_.begin(), heap_.end(),
-                 [](const QueueKey& a, const QueueKey& b) { return heap_later(a, b); });
+  push_in_order(at.ns, next_seq_++, slot);
+}
+
+void Kernel::push_in_order(std::int64_t at, std::uint64_t seq, std::uint32_t slot) {
+  // A 4-ary min-heap on (time, seq): shallower than a binary heap, and its children share a line.
+  ELECTSIM_ASSERT(slot < (1u << 24),
+                  "at most 2^24 queued entries (the in-flight and timer limits)");
+  ELECTSIM_ASSERT(seq < (std::uint64_t{1} << 40), "at most 2^40 events are queued in a run");
+  const QueueKey key{at, (seq << 24) | slot};
+  entries_[slot].queued_at = at;
+  std::size_t i = heap_.size();
+  heap_.push_back(key);
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 4;
+    if (!earlier(key, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = key;
+}
+
+Kernel::QueueKey Kernel::pop_earliest() {
+  const QueueKey top = heap_.front();
+  const QueueKey last = heap_.back();
+  heap_.pop_back();
+  const std::size_t n = heap_.size();
+  if (n == 0) return top;
+  std::size_t i = 0;
+  for (;;) {
+    const std::size_t first = 4 * i + 1;
+    if (first >= n) break;
+    std::size_t best = first;
+    const std::size_t end = first + 4 < n ? first + 4 : n;
+    for (std::size_t c = first + 1; c < end; ++c) {
+      if (earlier(heap_[c], heap_[best])) best = c;
+    }
+    if (!earlier(heap_[best], last)) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = last;
+  return top;
 }
 
 void Kernel::emit_simple(EventKind kind, NodeId node, std::int64_t a, std::uint16_t code) {
@@ -292,13 +371,11 @@ void Kernel::run_until(Time t) {
       stats_.hit_event_limit = true;
       return;
     }
-    std::pop_heap(heap_.begin(), heap_.end(),
-                  [](const QueueKey& a, const QueueKey& b) { return heap_later(a, b); });
-    const QueueKey key = heap_.back();
-    heap_.pop_back();
+    const QueueKey key = pop_earliest();
     now_ = Time(key.time);
+    current_order_ = key.order >> 24;
     ++stats_.events;
-    dispatch(key.slot);
+    dispatch(key.slot());
   }
   if (now_ < t) now_ = t;
 }
@@ -432,7 +509,19 @@ void Kernel::dispatch_to_node(std::uint32_t slot, Entry& e) {
     // A cancelled timer is dropped here, without waking a paused node.
     const TimerSlot& t = timers_[timer_slot(e.payload)];
     if (!t.armed || t.generation != timer_generation(e.payload)) {
+      auto& orphans = node.orphans;
+      for (std::size_t i = 0; i < orphans.size(); ++i) {
+        if (orphans[i].entry == slot) {
+          orphans[i] = orphans.back();
+          orphans.pop_back();
+          break;
+        }
+      }
       free_entry(slot);
+      return;
+    }
+    if (t.due > now_.ns || (t.due == now_.ns && t.seq > current_order_)) {
+      push_in_order(t.due, t.seq, slot);  // an adopted entry: on to the timer's own place
       return;
     }
   }
@@ -490,7 +579,7 @@ void Kernel::dispatch_to_node(std::uint32_t slot, Entry& e) {
       return;
     }
     case EntryKind::store_reply: {
-      const StoreReply reply = std::get<StoreReply>(std::move(e.body));
+      const StoreReply reply = std::move(body_of<StoreReply>(slot));
       free_entry(slot);
       if (!observers_.empty()) {
         Event ev;
@@ -507,7 +596,7 @@ void Kernel::dispatch_to_node(std::uint32_t slot, Entry& e) {
       return;
     }
     case EntryKind::watch_arrive: {
-      const WatchEvent watch = std::get<WatchEvent>(std::move(e.body));
+      const WatchEvent watch = std::move(body_of<WatchEvent>(slot));
       free_entry(slot);
       if (!observers_.empty()) {
         Event ev;
@@ -523,7 +612,7 @@ void Kernel::dispatch_to_node(std::uint32_t slot, Entry& e) {
       return;
     }
     case EntryKind::sink_reply: {
-      const SinkReply reply = std::get<SinkReply>(e.body);
+      const SinkReply reply = body_of<SinkReply>(slot);
       free_entry(slot);
       if (!observers_.empty()) {
         Event ev;
@@ -600,6 +689,7 @@ void Kernel::crash_node(NodeId id, bool graceful) {
     free_entry(slot);
   }
   node.parked.clear();
+  node.orphans.clear();
   node.protocol.reset();
   node.has_belief = false;
   node.belief = Belief{};
@@ -665,14 +755,27 @@ TimerId Kernel::arm_timer(Node& node, Duration after_local, TimerTag tag) {
     index = static_cast<std::uint32_t>(timers_.size());
     timers_.emplace_back();
   }
+  const std::int64_t due = (now_ + node.clock.true_duration_for(after_local)).ns;
+  const std::uint64_t seq = next_seq_++;
   TimerSlot& t = timers_[index];
   t.armed = true;
   t.tag = tag;
+  t.due = due;
+  t.seq = seq;
   ++node.armed_timers;
   const TimerId id = make_timer_id(index, t.generation);
+  for (std::size_t i = 0; i < node.orphans.size(); ++i) {
+    if (node.orphans[i].at > due) continue;
+    t.entry = node.orphans[i].entry;
+    entries_[t.entry].payload = id;
+    node.orphans[i] = node.orphans.back();
+    node.orphans.pop_back();
+    return id;
+  }
   const std::uint32_t slot = new_entry(EntryKind::timer, node.id);
   entries_[slot].payload = id;
-  push(now_ + node.clock.true_duration_for(after_local), slot);
+  t.entry = slot;
+  push_in_order(due, seq, slot);
   return id;
 }
 
@@ -686,6 +789,8 @@ void Kernel::cancel_timer(Node& node, TimerId id) {
   ++t.generation;
   free_timers_.push_back(index);
   --node.armed_timers;
+  if (node.orphans.size() < Node::kOrphansMax)
+    node.orphans.push_back({t.entry, entries_[t.entry].queued_at});
 }
 
 // ---- Traffic
@@ -732,7 +837,10 @@ bool Kernel::route(Endpoint from, Endpoint to, std::uint32_t slot) {
     c.incarnation = original.incarnation;
     c.payload = original.payload;
     c.msg = original.msg;
-    c.body = original.body;
+    if (original.body != Entry::kNoBody) {
+      Body copied = bodies_[original.body];
+      set_body(copy, std::move(copied.value));
+    }
     c.counts_in_flight = true;
     ++in_flight_;
     push(now_ + network_.sample_latency(from, to, network_rng_), copy);
@@ -764,7 +872,7 @@ RequestId Kernel::send_store_request(Node& from, StoreRequest request) {
   emit_simple(EventKind::store_request, from.id, static_cast<std::int64_t>(id),
               static_cast<std::uint16_t>(request.op));
   const std::uint32_t slot = new_entry(EntryKind::store_arrive, from.id);
-  entries_[slot].body = std::move(request);
+  set_body(slot, std::move(request));
   route(from.id, kStoreEndpoint, slot);
   return id;
 }
@@ -772,7 +880,7 @@ RequestId Kernel::send_store_request(Node& from, StoreRequest request) {
 RequestId Kernel::send_sink_write(Node& from, Token token, std::int64_t payload) {
   const RequestId id = next_request_++;
   const std::uint32_t slot = new_entry(EntryKind::sink_arrive, from.id);
-  entries_[slot].body = SinkWrite{id, token, payload};
+  set_body(slot, SinkWrite{id, token, payload});
   route(from.id, kSinkEndpoint, slot);
   return id;
 }
@@ -784,7 +892,7 @@ void Kernel::store_arrive(std::uint32_t slot) {
       !network_.link_up(from, kStoreEndpoint)) {
     return;  // the caller frees the entry
   }
-  const StoreRequest& request = std::get<StoreRequest>(e.body);
+  const StoreRequest& request = body_of<StoreRequest>(slot);
   store_out_.clear();
   StoreReply reply = store_.apply(from, request, store_clock_.local_at(now_), store_out_);
   if (!observers_.empty()) {
@@ -804,7 +912,7 @@ void Kernel::store_arrive(std::uint32_t slot) {
   store_emit_output(from);
   const std::uint32_t reply_slot = new_entry(EntryKind::store_reply, from);
   entries_[reply_slot].incarnation = incarnation;
-  entries_[reply_slot].body = std::move(reply);
+  set_body(reply_slot, std::move(reply));
   route(kStoreEndpoint, from, reply_slot);
   schedule_store_expiry();
 }
@@ -839,7 +947,7 @@ void Kernel::store_emit_output(NodeId /*requester*/) {
   }
   for (WatchNotification& n : store_out_.notifications) {
     const std::uint32_t slot = new_entry(EntryKind::watch_arrive, n.to);
-    entries_[slot].body = std::move(n.event);
+    set_body(slot, std::move(n.event));
     route(kStoreEndpoint, n.to, slot);
   }
 }
@@ -863,7 +971,7 @@ void Kernel::sink_arrive(std::uint32_t slot) {
       !network_.link_up(writer, kSinkEndpoint)) {
     return;
   }
-  const SinkWrite write = std::get<SinkWrite>(e.body);
+  const SinkWrite write = body_of<SinkWrite>(slot);
   const Token highest_before = sink_.highest_accepted();
   SinkReply reply = sink_.write(now_, writer, write.id, write.token, write.payload);
   if (!observers_.empty()) {
@@ -880,7 +988,7 @@ void Kernel::sink_arrive(std::uint32_t slot) {
   const std::uint32_t incarnation = e.incarnation;
   const std::uint32_t reply_slot = new_entry(EntryKind::sink_reply, writer);
   entries_[reply_slot].incarnation = incarnation;
-  entries_[reply_slot].body = reply;
+  set_body(reply_slot, reply);
   route(kSinkEndpoint, writer, reply_slot);
 }
 

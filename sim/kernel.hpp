@@ -103,15 +103,21 @@ class Kernel {
   class NodeContext;
   struct Node;
   struct Entry;
+  struct Body;
+  // A queued event's place in the total order: true time, then insertion sequence (FIFO ties).
+  // The sequence number takes the high 40 bits of `order` and the entry's slot the low 24, so a
+  // key is 16 bytes and four children of the 4-ary heap share a cache line.
   struct QueueKey {
     std::int64_t time;
-    std::uint64_t seq;
-    std::uint32_t slot;
+    std::uint64_t order;
+    std::uint32_t slot() const { return static_cast<std::uint32_t>(order & 0xff'ffff); }
   };
   enum class EntryKind : std::uint8_t;
 
   std::uint32_t new_entry(EntryKind kind, NodeId node);
   void push(Time at, std::uint32_t slot);
+  void push_in_order(std::int64_t at, std::uint64_t seq, std::uint32_t slot);
+  QueueKey pop_earliest();
   void free_entry(std::uint32_t slot);
   void dispatch(std::uint32_t slot);
   void dispatch_to_node(std::uint32_t slot, Entry& entry);
@@ -156,10 +162,18 @@ class Kernel {
   bool finished_ = false;
   Time now_{};
   std::uint64_t next_seq_ = 0;
+  std::uint64_t current_order_ = 0;  // key of the entry being dispatched
 
   std::vector<QueueKey> heap_;
   std::vector<Entry> entries_;
   std::vector<std::uint32_t> free_entries_;
+  // Payloads of store and sink traffic, apart from the small entries that carry peer messages.
+  std::vector<Body> bodies_;
+  std::vector<std::uint32_t> free_bodies_;
+  template <typename T>
+  void set_body(std::uint32_t slot, T&& value);
+  template <typename T>
+  T& body_of(std::uint32_t slot);
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<NodeId> all_nodes_;
 
@@ -167,6 +181,9 @@ class Kernel {
     std::uint32_t generation = 1;
     bool armed = false;
     TimerTag tag = 0;
+    std::int64_t due = 0;     // true time it fires
+    std::uint64_t seq = 0;    // its place among equal-time events: the sequence when it was set
+    std::uint32_t entry = 0;  // the queued entry that carries it
   };
   std::vector<TimerSlot> timers_;
   std::vector<std::uint32_t> free_timers_;

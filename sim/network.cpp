@@ -20,17 +20,6 @@ Network::Network(std::size_t node_count, NetworkConfig config)
   }
 }
 
-std::size_t Network::index_of(Endpoint e) const {
-  if (e == kStoreEndpoint) return nodes_;
-  if (e == kSinkEndpoint) return nodes_ + 1;
-  ELECTSIM_ASSERT(e >= 0 && static_cast<std::size_t>(e) < nodes_, "endpoint is a known node");
-  return static_cast<std::size_t>(e);
-}
-
-bool Network::link_up(Endpoint from, Endpoint to) const {
-  return cut_count_[index_of(from) * endpoints_ + index_of(to)] == 0;
-}
-
 Duration Network::sample_latency(Endpoint from, Endpoint to, Rng& rng) const {
   const Distribution* d = latency_of_[index_of(from) * endpoints_ + index_of(to)];
   Duration latency = (d != nullptr ? *d : config_.latency).sample(rng);
@@ -40,16 +29,6 @@ Duration Network::sample_latency(Endpoint from, Endpoint to, Rng& rng) const {
     }
   }
   return latency;
-}
-
-bool Network::draw_loss(Rng& rng) const {
-  const Ppm p = std::min<Ppm>(kPpmOne, config_.loss + extra_loss_);
-  return p != 0 && rng.chance(p);
-}
-
-bool Network::draw_duplicate(Rng& rng) const {
-  const Ppm p = std::min<Ppm>(kPpmOne, config_.duplicate + extra_duplicate_);
-  return p != 0 && rng.chance(p);
 }
 
 void Network::apply(CutHandle handle, int delta) {

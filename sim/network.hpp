@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "sim/assert.hpp"
 #include "sim/distribution.hpp"
 #include "sim/event.hpp"
 #include "sim/fault.hpp"
@@ -40,10 +41,19 @@ class Network {
  public:
   Network(std::size_t node_count, NetworkConfig config);
 
-  bool link_up(Endpoint from, Endpoint to) const;
+  bool link_up(Endpoint from, Endpoint to) const {
+    return cut_count_[index_of(from) * endpoints_ + index_of(to)] == 0;
+  }
   Duration sample_latency(Endpoint from, Endpoint to, Rng& rng) const;
-  bool draw_loss(Rng& rng) const;
-  bool draw_duplicate(Rng& rng) const;
+  // One draw each only when the probability is not zero: a lossless network stays cheap.
+  bool draw_loss(Rng& rng) const {
+    const Ppm p = config_.loss + extra_loss_;
+    return p != 0 && rng.chance(p < kPpmOne ? p : kPpmOne);
+  }
+  bool draw_duplicate(Rng& rng) const {
+    const Ppm p = config_.duplicate + extra_duplicate_;
+    return p != 0 && rng.chance(p < kPpmOne ? p : kPpmOne);
+  }
 
   // Link changes. Each returns a handle that heal_one() undoes; heal_all() ends every cut.
   using CutHandle = std::uint32_t;
@@ -66,7 +76,14 @@ class Network {
   std::size_t endpoint_count() const { return endpoints_; }
 
  private:
-  std::size_t index_of(Endpoint e) const;
+  std::size_t index_of(Endpoint e) const {
+    if (e >= 0) {
+      ELECTSIM_ASSERT(static_cast<std::size_t>(e) < nodes_, "endpoint is a known node");
+      return static_cast<std::size_t>(e);
+    }
+    ELECTSIM_ASSERT(e == kStoreEndpoint || e == kSinkEndpoint, "endpoint is a node or a service");
+    return e == kStoreEndpoint ? nodes_ : nodes_ + 1;
+  }
   void apply(CutHandle handle, int delta);
 
   std::size_t nodes_;

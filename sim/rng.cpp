@@ -52,15 +52,16 @@ std::uint64_t Rng::next_u64() {
 
 std::uint64_t Rng::below(std::uint64_t bound) {
   ELECTSIM_ASSERT(bound > 0, "Rng::below needs a positive bound");
-  // Bounds that fit in 32 bits take one 32-bit draw per attempt; wider ones a 64-bit draw.
-  // Values below `threshold` are rejected so that every residue is equally likely.
   if (bound <= (std::uint64_t{1} << 32)) {
-    const std::uint64_t range = std::uint64_t{1} << 32;
-    const std::uint64_t threshold = range % bound;
-    for (;;) {
-      const std::uint64_t r = engine_();
-      if (r >= threshold) return r % bound;
+    // Lemire's nearly divisionless method (2019): one 32-bit draw per attempt, and a division only
+    // when the draw falls in the small band that must be rejected to keep residues equally likely.
+    const std::uint64_t b = bound;
+    std::uint64_t m = static_cast<std::uint64_t>(engine_()) * b;
+    if ((m & 0xffff'ffffu) < b) {
+      const std::uint64_t threshold = ((std::uint64_t{1} << 32) - b) % b;  // 2^32 mod bound
+      while ((m & 0xffff'ffffu) < threshold) m = static_cast<std::uint64_t>(engine_()) * b;
     }
+    return m >> 32;
   }
   const std::uint64_t threshold = (0 - bound) % bound;  // 2^64 mod bound
   for (;;) {

@@ -215,7 +215,7 @@ TEST_CASE(
   CHECK(f.kernel->local_now(1).ns == Duration(1s).count());
 }
 
-TEST_CASE("kernel: a crash loses volatile state and timers; a restart keeps durable state") {
+TEST_CASE("kernel: a crash loses volatile state and timers, a restart keeps durable state") {
   Fixture f(world(1));
   f.script->start = [](Context& ctx) { ctx.set_timer(1s, 5); };
   f.kernel->start();
@@ -418,7 +418,7 @@ TEST_CASE("kernel: stop delivers the command, then takes the node down") {
   CHECK_FALSE(f.kernel->node_up(0));
 }
 
-TEST_CASE("kernel: total loss drops every message; total duplication delivers each twice") {
+TEST_CASE("kernel: total loss drops every message, total duplication delivers each twice") {
   auto [loss, duplicate, expected] = GENERATE(table<Ppm, Ppm, std::size_t>({
       {kPpmOne, 0, 0},
       {0, kPpmOne, 2},
@@ -448,7 +448,7 @@ TEST_CASE("kernel: beliefs are announced once per change") {
   CHECK(f.kernel->belief(0) == Belief::leader(1));
 }
 
-TEST_CASE("kernel: the same seed gives the same event stream; another seed differs") {
+TEST_CASE("kernel: the same seed gives the same event stream, another seed differs") {
   auto run = [](std::uint64_t seed) {
     WorldConfig c = world(4);
     c.seed = seed;
@@ -477,4 +477,53 @@ TEST_CASE("kernel: the same seed gives the same event stream; another seed diffe
   CHECK(a.size() > 1000);
   CHECK(a == run(11));
   CHECK(a != run(12));
+}
+
+TEST_CASE("kernel: a reset timer fires once, at its new time") {
+  Fixture f(world(1));
+  auto election = std::make_shared<TimerId>(kNoTimer);
+  f.script->start = [election](Context& ctx) {
+    *election = ctx.set_timer(300ms, 9);
+    ctx.set_timer(100ms, 1);
+    ctx.set_timer(200ms, 1);
+  };
+  f.script->timer = [election](Context& ctx, TimerTag tag) {
+    if (tag != 1) return;
+    ctx.cancel_timer(*election);  // reset: cancel, then arm again 300 ms from now
+    *election = ctx.set_timer(300ms, 9);
+  };
+  f.kernel->start();
+  f.run_until(2s);
+  std::vector<std::pair<std::string, Time>> fired;
+  for (const auto& e : f.log->entries) fired.emplace_back(e.what + std::to_string(e.value), e.at);
+  CHECK(fired == std::vector<std::pair<std::string, Time>>{{"start0", Time(0)},
+                                                           {"timer1", Time(Duration(100ms))},
+                                                           {"timer1", Time(Duration(200ms))},
+                                                           {"timer9", Time(Duration(500ms))}});
+}
+
+TEST_CASE("kernel: a reset timer keeps the place its setting gave it among equal-time events") {
+  // Y is set at 0 for 200 ms; W at 50 ms for 150 ms; at 100 ms Y is reset to Z, also due at
+  // 200 ms. W was set before Z, so W fires first, whatever the queue did with Y's old entry.
+  Fixture f(world(1));
+  auto y = std::make_shared<TimerId>(kNoTimer);
+  f.script->start = [y](Context& ctx) {
+    *y = ctx.set_timer(200ms, 2);
+    ctx.set_timer(50ms, 10);
+    ctx.set_timer(100ms, 11);
+  };
+  f.script->timer = [y](Context& ctx, TimerTag tag) {
+    if (tag == 10) ctx.set_timer(150ms, 3);  // W
+    if (tag == 11) {
+      ctx.cancel_timer(*y);
+      ctx.set_timer(100ms, 4);  // Z
+    }
+  };
+  f.kernel->start();
+  f.run_until(1s);
+  CHECK(f.log->lines(0) ==
+        std::vector<std::string>{"start:0", "timer:10", "timer:11", "timer:3", "timer:4"});
+  for (const auto& e : f.log->entries) {
+    if (e.what == "timer" && (e.value == 3 || e.value == 4)) CHECK(e.at == Time(Duration(200ms)));
+  }
 }

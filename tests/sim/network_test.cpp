@@ -49,7 +49,7 @@ TEST_CASE("network: isolating a node cuts it from everyone, store and sink inclu
   CHECK(net.link_up(0, kStoreEndpoint));
 }
 
-TEST_CASE("network: overlapping cuts heal independently; heal_all ends them all") {
+TEST_CASE("network: overlapping cuts heal independently, heal_all ends them all") {
   Network net(3, constant_latency(1ms));
   const auto p = net.partition({{0}, {1, 2}});
   const auto c = net.cut(0, 1);

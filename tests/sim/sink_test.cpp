@@ -25,7 +25,7 @@ std::vector<bool> accepted_of(const Sink& sink) {
 
 }  // namespace
 
-TEST_CASE("sink: fencing on refuses lower tokens; fencing off accepts everything") {
+TEST_CASE("sink: fencing on refuses lower tokens, fencing off accepts everything") {
   auto [name, fencing, writes, accepted,
         highest] = GENERATE(table<std::string, bool, std::vector<Write>, std::vector<bool>, Token>({
       {"rising tokens", true, {{0, 1}, {1, 2}, {2, 3}}, {true, true, true}, 3},

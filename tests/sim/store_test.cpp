@@ -457,7 +457,7 @@ TEST_CASE("store: keepalive after the deadline fails even before expiry has run"
   CHECK_FALSE(c.store.peek("k").has_value());
 }
 
-TEST_CASE("store: revoke deletes the lease's keys at one revision; an unknown lease fails") {
+TEST_CASE("store: revoke deletes the lease's keys at one revision, an unknown lease fails") {
   Client c;
   const LeaseId lease = c.send(grant(10s)).lease;
   c.send(put("y", "1", lease));
@@ -555,7 +555,7 @@ TEST_CASE("store: watches fire once per change of their key, in watch-id order")
   CHECK(c.out.notifications.empty());
 }
 
-TEST_CASE("store: unwatch removes a watch; an unknown or foreign watch id fails") {
+TEST_CASE("store: unwatch removes a watch, an unknown or foreign watch id fails") {
   Client c;
   const std::int64_t w = c.send(watch("a"), 1).watch_id;
   const StoreReply foreign = c.send(unwatch(w), 2);

@@ -1,0 +1,446 @@
+// The online analyzer: leader intervals, split-brain, same-epoch leaders, stale writes, failover,
+// write outage, leaderless time and cost, computed in one pass over the event stream. Meanings
+// follow DESIGN.md ("Observables and their meaning") and docs/metrics.md. Memory grows with leader
+// intervals, elections and faults, never with messages or writes; finding lists are capped.
+#include "analysis/analyzer.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <string_view>
+#include <utility>
+
+#include "sim/assert.hpp"
+#include "sim/protocol.hpp"
+
+namespace electsim::analysis {
+
+namespace {
+
+constexpr std::size_t kFindingsKept = 100;  // per kind of finding; every one is still counted
+
+bool takes_node_away(sim::FaultKind kind) {
+  switch (kind) {
+    case sim::FaultKind::crash:
+    case sim::FaultKind::pause:
+    case sim::FaultKind::isolate:
+    case sim::FaultKind::stop:
+    case sim::FaultKind::step_down:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Parses one endpoint of a partition's text ("3", "store", "sink").
+std::optional<sim::Endpoint> parse_endpoint(std::string_view text) {
+  if (text == "store") return sim::kStoreEndpoint;
+  if (text == "sink") return sim::kSinkEndpoint;
+  sim::Endpoint value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+struct Analyzer::State {
+  // A failover not yet finished: waiting for another leader, then for its first accepted write.
+  struct PendingFailover {
+    std::size_t index = 0;  // into report.failovers
+    bool resolved = false;  // another node leads; waiting for its first accepted write
+    // First accepted write after the fault of each node other than the old leader, so the new
+    // leader's write counts even when it reached the sink before the takeover was observed.
+    std::vector<std::pair<NodeId, Time>> first_writes;
+    // When the fault's own effect ends (a pause's or a partition's duration): an accepted write by
+    // the old leader, in the same interval, after this shows that it rode the fault out.
+    Time effects_end;
+  };
+
+  AnalysisConfig config;
+  Report report;
+  std::size_t node_count = 0;
+
+  // Leadership.
+  std::vector<std::optional<std::size_t>> open;  // per node: its open interval in report.intervals
+  std::size_t open_count = 0;
+  Time accounted;         // split-brain and leaderless time are summed up to here
+  bool in_split = false;  // inside a split-brain episode of non-zero length
+  std::map<Epoch, std::vector<NodeId>> leaders_by_epoch;  // who announced leader in each epoch
+  std::optional<Epoch> newest_epoch;                      // highest leader epoch announced so far
+
+  // Writes.
+  std::uint64_t stale_accepted_kept = 0;
+  std::uint64_t stale_rejected_kept = 0;
+  std::vector<std::optional<Time>> last_accepted_write;  // per node
+  std::vector<PendingFailover> pending;
+
+  // Cost.
+  std::vector<std::uint64_t> sent_by_type;  // by sim::MessageType
+
+  Time last_event;
+  std::optional<Time> run_end;
+  bool finished = false;
+
+  void ensure_node(NodeId node) {
+    const auto size = static_cast<std::size_t>(node) + 1;
+    if (open.size() < size) open.resize(size);
+    if (last_accepted_write.size() < size) last_accepted_write.resize(size);
+  }
+  bool is_node(NodeId node) const { return node >= 0; }
+  bool is_leader(NodeId node) const {
+    return is_node(node) && static_cast<std::size_t>(node) < open.size() &&
+           open[static_cast<std::size_t>(node)].has_value();
+  }
+  const LeaderInterval& interval_of(NodeId node) const {
+    return report.intervals[*open[static_cast<std::size_t>(node)]];
+  }
+
+  // The leader with the highest epoch among the open intervals (ties: the lowest node id).
+  std::optional<NodeId> current_leader() const {
+    std::optional<NodeId> best;
+    for (std::size_t n = 0; n < open.size(); ++n) {
+      if (!open[n]) continue;
+      const Epoch e = report.intervals[*open[n]].epoch;
+      if (!best || e > interval_of(*best).epoch) best = static_cast<NodeId>(n);
+    }
+    return best;
+  }
+
+  // Sums the time since the last event into split-brain and leaderless time. Called before each
+  // event is applied, so a state that lasts zero time (two changes at one instant) counts nothing.
+  void advance(Time t) {
+    if (t <= accounted) return;
+    const Duration d = t - accounted;
+    if (open_count >= 2) {
+      if (!in_split) {
+        in_split = true;
+        ++report.split_brain_episodes;
+        if (!report.first_split_brain) record_first_split_brain();
+      }
+      report.split_brain_time += d;
+    } else {
+      in_split = false;
+    }
+    if (open_count == 0) report.leaderless_time += d;
+    accounted = t;
+  }
+
+  void record_first_split_brain() {
+    SplitBrainOccurrence occurrence;
+    occurrence.at = accounted;
+    for (std::size_t n = 0; n < open.size(); ++n) {
+      if (!open[n]) continue;
+      occurrence.nodes.push_back(static_cast<NodeId>(n));
+      occurrence.epochs.push_back(report.intervals[*open[n]].epoch);
+    }
+    report.first_split_brain = std::move(occurrence);
+  }
+
+  void close_interval(NodeId node, Time at) {
+    if (!is_leader(node)) return;
+    auto& slot = open[static_cast<std::size_t>(node)];
+    report.intervals[*slot].end = at;
+    slot.reset();
+    --open_count;
+  }
+
+  void open_interval(NodeId node, Epoch epoch, Time at) {
+    ensure_node(node);
+    LeaderInterval interval;
+    interval.node = node;
+    interval.epoch = epoch;
+    interval.start = at;
+    interval.end = at;
+    open[static_cast<std::size_t>(node)] = report.intervals.size();
+    report.intervals.push_back(interval);
+    ++open_count;
+    if (!report.first_leader_at) report.first_leader_at = at;
+    if (!newest_epoch || epoch > *newest_epoch) newest_epoch = epoch;
+
+    std::vector<NodeId>& leaders = leaders_by_epoch[epoch];
+    if (std::find(leaders.begin(), leaders.end(), node) == leaders.end()) {
+      ++report.elections;
+      for (NodeId other : leaders) {
+        ++report.same_epoch_leaders_total;
+        if (report.same_epoch_leaders.size() < kFindingsKept) {
+          report.same_epoch_leaders.push_back({at, epoch, other, node});
+        }
+      }
+      leaders.push_back(node);
+    }
+  }
+
+  void on_belief(const sim::Event& e) {
+    if (!is_node(e.node)) return;
+    const bool leader = e.code == static_cast<std::uint16_t>(sim::Role::leader);
+    if (!leader) {
+      close_interval(e.node, e.time);
+      return;
+    }
+    if (is_leader(e.node) && interval_of(e.node).epoch == e.a) return;  // nothing changed
+    close_interval(e.node, e.time);
+    open_interval(e.node, e.a, e.time);
+    if (!config.leader_key) resolve_failovers(e.node, e.time);
+  }
+
+  // Another node leads: every failover waiting for a leader other than its old one ends now.
+  void resolve_failovers(NodeId new_leader, Time at) {
+    for (std::size_t i = 0; i < pending.size();) {
+      PendingFailover& p = pending[i];
+      Failover& f = report.failovers[p.index];
+      if (p.resolved || f.old_leader == new_leader) {
+        ++i;
+        continue;
+      }
+      f.new_leader_at = at;
+      f.new_leader = new_leader;
+      f.failover = at - f.fault_at;
+      p.resolved = true;
+      for (const auto& [writer, first] : p.first_writes) {
+        if (writer == new_leader) set_first_new_write(f, first);
+      }
+      p.first_writes = {};
+      if (f.first_new_write) {
+        pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  static void set_first_new_write(Failover& f, Time at) {
+    f.first_new_write = at;
+    if (f.last_old_write) f.write_outage = at - *f.last_old_write;
+  }
+
+  void on_sink_write(const sim::Event& e) {
+    ++report.sink_writes;
+    const bool accepted = e.c != 0;
+    if (accepted) {
+      ++report.writes_accepted;
+    } else {
+      ++report.writes_rejected;
+    }
+    if (newest_epoch && e.a < *newest_epoch) {
+      std::uint64_t& kept = accepted ? stale_accepted_kept : stale_rejected_kept;
+      ++(accepted ? report.stale_writes_accepted : report.stale_writes_rejected);
+      if (kept < kFindingsKept) {
+        ++kept;
+        report.stale_writes.push_back({e.time, e.node, e.a, *newest_epoch, accepted});
+      }
+    }
+    if (!accepted || !is_node(e.node)) return;
+    ensure_node(e.node);
+    settle_ridden_out(e.node, e.time);
+    last_accepted_write[static_cast<std::size_t>(e.node)] = e.time;
+    for (std::size_t i = 0; i < pending.size();) {
+      PendingFailover& p = pending[i];
+      Failover& f = report.failovers[p.index];
+      if (p.resolved) {
+        if (e.node == f.new_leader) {
+          set_first_new_write(f, e.time);
+          pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
+          continue;
+        }
+      } else if (e.node != f.old_leader) {
+        const bool seen = std::any_of(p.first_writes.begin(), p.first_writes.end(),
+                                      [&](const auto& w) { return w.first == e.node; });
+        if (!seen) p.first_writes.emplace_back(e.node, e.time);
+      }
+      ++i;
+    }
+  }
+
+  void on_store_change(const sim::Event& e) {
+    if (!config.leader_key || e.code != 0 || !is_node(e.node)) return;
+    if (e.text != *config.leader_key) return;
+    resolve_failovers(e.node, e.time);
+  }
+
+  // Whether a partition given as "0,1|2,3,store" leaves `leader` without a strict majority of the
+  // nodes it can reach, or (when the protocol needs the store) without the store. Endpoints in no
+  // group keep all their links, so they count as reachable from every group.
+  bool partition_takes_away(std::string_view text, NodeId leader) const {
+    std::vector<std::vector<sim::Endpoint>> groups(1);
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+      if (i < text.size() && text[i] != ',' && text[i] != '|') continue;
+      const std::string_view token = text.substr(start, i - start);
+      if (!token.empty()) {
+        if (const auto endpoint = parse_endpoint(token)) groups.back().push_back(*endpoint);
+      }
+      if (i < text.size() && text[i] == '|') groups.emplace_back();
+      start = i + 1;
+    }
+    std::optional<std::size_t> leader_group;
+    std::optional<std::size_t> store_group;
+    std::vector<bool> grouped(node_count, false);
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      for (sim::Endpoint e : groups[g]) {
+        if (e == leader) leader_group = g;
+        if (e == sim::kStoreEndpoint) store_group = g;
+        if (e >= 0 && static_cast<std::size_t>(e) < node_count)
+          grouped[static_cast<std::size_t>(e)] = true;
+      }
+    }
+    if (!leader_group) return false;  // the leader keeps all its links
+    std::size_t reachable = 0;
+    for (std::size_t n = 0; n < node_count; ++n) {
+      if (!grouped[n]) ++reachable;
+    }
+    for (sim::Endpoint e : groups[*leader_group]) {
+      if (e >= 0 && static_cast<std::size_t>(e) < node_count) ++reachable;
+    }
+    if (2 * reachable <= node_count) return true;
+    return config.uses_store && store_group && *store_group != *leader_group;
+  }
+
+  // Whether the old leader of a waiting record still holds the very interval it held at the fault.
+  bool kept_interval(const Failover& f) const {
+    return is_leader(f.old_leader) && interval_of(f.old_leader).epoch == f.old_epoch &&
+           interval_of(f.old_leader).start <= f.fault_at;
+  }
+
+  // Records still waiting whose old leader holds the very interval it held at the fault and has
+  // written since the fault's effect ended (or the run ended): it rode the fault out. Settling them
+  // keeps a much later, unrelated change of leader from being taken for this fault's failover.
+  void settle_ridden_out(std::optional<NodeId> writer, Time at) {
+    for (std::size_t i = 0; i < pending.size();) {
+      Failover& f = report.failovers[pending[i].index];
+      const bool by_write = writer && *writer == f.old_leader && at > pending[i].effects_end;
+      const bool same_interval = !pending[i].resolved && (!writer || by_write) && kept_interval(f);
+      if (same_interval) {
+        f.ridden_out = true;
+        pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  void on_fault(const sim::Event& e) {
+    if (e.c != 0) return;  // skipped: the role target resolved to nobody
+    const auto kind = static_cast<sim::FaultKind>(e.code);
+    const std::optional<NodeId> leader = current_leader();
+    if (!leader) return;
+    std::optional<NodeId> taken;
+    if (takes_node_away(kind)) {
+      // The target counts when it holds the newest epoch (a deposed leader is not the leader).
+      if (is_leader(e.node) && interval_of(e.node).epoch == interval_of(*leader).epoch) {
+        taken = e.node;
+      }
+    } else if (kind == sim::FaultKind::partition) {
+      if (partition_takes_away(e.text, *leader)) taken = leader;
+    } else if (kind == sim::FaultKind::cut) {
+      if (config.uses_store && e.node == *leader && e.peer == sim::kStoreEndpoint) taken = leader;
+    }
+    if (!taken) return;
+    Failover f;
+    f.fault_index = static_cast<std::size_t>(e.a);
+    f.fault = kind;
+    f.fault_at = e.time;
+    f.old_leader = *taken;
+    f.old_epoch = interval_of(*taken).epoch;
+    f.last_old_write = last_accepted_write[static_cast<std::size_t>(*taken)];
+    pending.push_back({report.failovers.size(), false, {}, e.time + Duration(e.b)});
+    report.failovers.push_back(f);
+  }
+};
+
+Analyzer::Analyzer(AnalysisConfig config) : state_(std::make_unique<State>()) {
+  state_->node_count = config.node_count;
+  state_->config = std::move(config);
+  state_->report.node_count = state_->node_count;
+  if (state_->node_count > 0) state_->ensure_node(static_cast<NodeId>(state_->node_count - 1));
+}
+
+Analyzer::~Analyzer() = default;
+
+void Analyzer::on_event(const sim::Event& event) {
+  State& s = *state_;
+  if (s.finished || s.run_end) return;
+  ELECTSIM_ASSERT(event.time >= s.last_event, "events arrive in time order");
+  s.last_event = event.time;
+  ++s.report.events;
+  s.advance(event.time);
+  switch (event.kind) {
+    case sim::EventKind::run_start:
+      if (s.node_count == 0 && event.a > 0) {
+        s.node_count = static_cast<std::size_t>(event.a);
+        s.report.node_count = s.node_count;
+        s.ensure_node(static_cast<NodeId>(s.node_count - 1));
+      }
+      break;
+    case sim::EventKind::run_end:
+      s.run_end = event.time;
+      break;
+    case sim::EventKind::belief:
+      s.on_belief(event);
+      break;
+    case sim::EventKind::crash:
+      s.close_interval(event.node, event.time);
+      break;
+    case sim::EventKind::fault:
+      s.on_fault(event);
+      break;
+    case sim::EventKind::sink_write:
+      s.on_sink_write(event);
+      break;
+    case sim::EventKind::store_change:
+      s.on_store_change(event);
+      break;
+    case sim::EventKind::msg_send:
+      ++s.report.messages_sent;
+      if (s.sent_by_type.size() <= event.code) s.sent_by_type.resize(event.code + 1u);
+      ++s.sent_by_type[event.code];
+      break;
+    case sim::EventKind::msg_deliver:
+      ++s.report.messages_delivered;
+      break;
+    case sim::EventKind::msg_drop:
+      ++s.report.messages_dropped;
+      break;
+    case sim::EventKind::store_request:
+      ++s.report.store_requests_total;
+      if (event.code < sim::kStoreOpCount) ++s.report.store_requests[event.code];
+      break;
+    default:
+      break;
+  }
+}
+
+Report Analyzer::finish() {
+  State& s = *state_;
+  if (s.finished) return s.report;
+  s.finished = true;
+  // Without run_end (a stream cut short) the run is judged up to its configured end or its last
+  // event, whichever is later.
+  const Time end = s.run_end ? *s.run_end : std::max(s.last_event, Time(s.config.duration));
+  s.advance(end);
+  s.settle_ridden_out(std::nullopt, end);
+  for (std::size_t n = 0; n < s.open.size(); ++n) {
+    if (!s.open[n]) continue;
+    LeaderInterval& interval = s.report.intervals[*s.open[n]];
+    interval.end = end;
+    interval.open_at_end = true;
+  }
+  Report& r = s.report;
+  r.duration = end.since_start();
+  if (r.duration.count() > 0) {
+    r.leaderless_fraction =
+        static_cast<double>(r.leaderless_time.count()) / static_cast<double>(r.duration.count());
+    r.store_requests_per_second = static_cast<double>(r.store_requests_total) /
+                                  (static_cast<double>(r.duration.count()) * 1e-9);
+  }
+  for (std::size_t code = 0; code < s.sent_by_type.size(); ++code) {
+    if (s.sent_by_type[code] == 0) continue;
+    const bool named =
+        code < s.config.message_types.size() && !s.config.message_types[code].empty();
+    const std::string name = named ? s.config.message_types[code] : "type_" + std::to_string(code);
+    r.messages_by_type[name] += s.sent_by_type[code];
+  }
+  return r;
+}
+
+}  // namespace electsim::analysis

@@ -1,0 +1,39 @@
+// All observers of DESIGN.md in one: fed every kernel event (live, or read back from a saved
+// trace), it keeps only what the metrics need (no whole-trace memory) and produces a Report at
+// run_end.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/report.hpp"
+#include "sim/event.hpp"
+
+namespace electsim::analysis {
+
+struct AnalysisConfig {
+  std::size_t node_count = 0;
+  Duration duration{0};
+  std::vector<std::string> message_types;  // names by sim::MessageType
+  // Lease-style protocols: leadership lives in this store key; failover ends when another node
+  // holds it (the store_change event's node is the holder).
+  std::optional<std::string> leader_key;
+  bool uses_store = false;  // a partition cutting the leader from the store takes it away
+};
+
+class Analyzer : public sim::Observer {
+ public:
+  explicit Analyzer(AnalysisConfig config);
+  ~Analyzer() override;
+  void on_event(const sim::Event& event) override;
+  // Closes open intervals at the last event time (run_end) and returns the report.
+  Report finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace electsim::analysis

@@ -1,0 +1,269 @@
+// Expectations: the catalogue of metric names a scenario may bound, their values in a Report, and
+// the verdict. A breach says which bound broke, by how much in the metric's unit, and when the
+// finding first happened, so a failing regression scenario explains itself (docs/metrics.md).
+#include "analysis/expect.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "sim/fault.hpp"
+#include "sim/time.hpp"
+
+namespace electsim::analysis {
+
+namespace {
+
+const std::vector<MetricInfo>& catalogue() {
+  static const std::vector<MetricInfo> metrics = {
+      {"split_brain_time", MetricUnit::duration,
+       "total time two or more nodes believed they were leader"},
+      {"split_brain_episodes", MetricUnit::count,
+       "stretches of non-zero length with two or more leaders"},
+      {"same_epoch_leaders", MetricUnit::count,
+       "pairs of different nodes that were leader in the same epoch"},
+      {"stale_writes_accepted", MetricUnit::count,
+       "sink writes accepted with a token below the newest leader epoch (data corrupted)"},
+      {"stale_writes_rejected", MetricUnit::count,
+       "sink writes with a stale token that fencing rejected"},
+      {"writes_accepted", MetricUnit::count, "sink writes accepted"},
+      {"writes_rejected", MetricUnit::count, "sink writes rejected"},
+      {"failovers", MetricUnit::count,
+       "faults that took the leader away and after which another node led"},
+      {"failovers_unresolved", MetricUnit::count,
+       "faults that took the leader away with no other leader by the run's end (faults the old "
+       "leader rode out, keeping its interval, are not counted)"},
+      {"failover_max", MetricUnit::duration,
+       "longest time from such a fault to another node leading (unobserved: no failover)"},
+      {"failover_median", MetricUnit::duration,
+       "median time from such a fault to another node leading (unobserved: no failover)"},
+      {"write_outage_max", MetricUnit::duration,
+       "longest time from the old leader's last accepted write to the new leader's first"},
+      {"leaderless_fraction", MetricUnit::fraction, "share of the run with no leader"},
+      {"leaderless_time", MetricUnit::duration, "time with no leader"},
+      {"first_leader_at", MetricUnit::duration,
+       "when the first leader announced itself (unobserved: never)"},
+      {"elections", MetricUnit::count, "distinct (node, epoch) leader announcements"},
+      {"messages_sent", MetricUnit::count, "peer-to-peer messages sent"},
+      {"messages_dropped", MetricUnit::count, "peer-to-peer messages lost, cut or refused"},
+      {"messages_per_election", MetricUnit::rate,
+       "messages sent per election (unobserved: no election)"},
+      {"store_requests", MetricUnit::count, "requests sent to the store"},
+      {"store_requests_per_second", MetricUnit::rate, "store requests per simulated second"},
+      {"sink_writes", MetricUnit::count, "writes that reached the sink"},
+  };
+  return metrics;
+}
+
+std::vector<const Failover*> observed_failovers(const Report& r) {
+  std::vector<const Failover*> out;
+  for (const Failover& f : r.failovers) {
+    if (f.failover) out.push_back(&f);
+  }
+  return out;
+}
+
+// The observed failover with the longest failover (the first of equals).
+const Failover* longest_failover(const Report& r) {
+  const Failover* best = nullptr;
+  for (const Failover& f : r.failovers) {
+    if (f.failover && (!best || *f.failover > *best->failover)) best = &f;
+  }
+  return best;
+}
+
+const Failover* longest_write_outage(const Report& r) {
+  const Failover* best = nullptr;
+  for (const Failover& f : r.failovers) {
+    if (f.write_outage && (!best || *f.write_outage > *best->write_outage)) best = &f;
+  }
+  return best;
+}
+
+std::string format_value(MetricUnit unit, double value) {
+  switch (unit) {
+    case MetricUnit::duration:
+      return sim::format_duration(Duration(std::llround(value)));
+    case MetricUnit::count:
+      return fmt::format("{}", std::llround(value));
+    case MetricUnit::fraction:
+    case MetricUnit::rate:
+      return fmt::format("{:.4g}", value);
+  }
+  return fmt::format("{}", value);
+}
+
+std::string node_list(const std::vector<NodeId>& nodes, const std::vector<Epoch>& epochs) {
+  std::string out;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += fmt::format("node {} epoch {}", nodes[i], i < epochs.size() ? epochs[i] : 0);
+  }
+  return out;
+}
+
+std::string describe_failover(const Failover& f) {
+  std::string text =
+      fmt::format("{} of node {} (epoch {}) at {}", sim::fault_kind_name(f.fault), f.old_leader,
+                  f.old_epoch, sim::format_seconds(f.fault_at.since_start()));
+  if (f.new_leader_at) {
+    text += fmt::format(", node {} leading at {}", f.new_leader,
+                        sim::format_seconds(f.new_leader_at->since_start()));
+  } else {
+    text += ", no other leader by the run's end";
+  }
+  return text;
+}
+
+const StaleWrite* first_stale(const Report& r, bool accepted) {
+  for (const StaleWrite& w : r.stale_writes) {
+    if (w.accepted == accepted) return &w;
+  }
+  return nullptr;
+}
+
+// When the finding behind a metric first happened, as "; first at ..." (empty when no time fits).
+std::string when(const Report& r, std::string_view metric) {
+  if (metric == "split_brain_time" || metric == "split_brain_episodes") {
+    if (!r.first_split_brain) return {};
+    return fmt::format("; first at {} ({})",
+                       sim::format_seconds(r.first_split_brain->at.since_start()),
+                       node_list(r.first_split_brain->nodes, r.first_split_brain->epochs));
+  }
+  if (metric == "same_epoch_leaders") {
+    if (r.same_epoch_leaders.empty()) return {};
+    const SameEpochLeaders& s = r.same_epoch_leaders.front();
+    return fmt::format("; first at {} (nodes {} and {} in epoch {})",
+                       sim::format_seconds(s.at.since_start()), s.first, s.second, s.epoch);
+  }
+  if (metric == "stale_writes_accepted" || metric == "stale_writes_rejected") {
+    const StaleWrite* w = first_stale(r, metric == "stale_writes_accepted");
+    if (w == nullptr) return {};
+    return fmt::format("; first at {} (node {} wrote token {} after epoch {} was announced)",
+                       sim::format_seconds(w->at.since_start()), w->writer, w->token,
+                       w->newest_epoch);
+  }
+  if (metric == "failover_max") {
+    const Failover* f = longest_failover(r);
+    return f ? "; after " + describe_failover(*f) : std::string();
+  }
+  if (metric == "write_outage_max") {
+    const Failover* f = longest_write_outage(r);
+    return f ? "; after " + describe_failover(*f) : std::string();
+  }
+  if (metric == "failovers_unresolved") {
+    for (const Failover& f : r.failovers) {
+      if (!f.failover && !f.ridden_out) return "; first after " + describe_failover(f);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::span<const MetricInfo> metric_catalogue() {
+  return catalogue();
+}
+
+const MetricInfo* find_metric(std::string_view name) {
+  for (const MetricInfo& m : catalogue()) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+std::optional<double> metric_value(const Report& r, std::string_view name) {
+  auto ns = [](Duration d) { return static_cast<double>(d.count()); };
+  auto count = [](std::uint64_t n) { return static_cast<double>(n); };
+  if (name == "split_brain_time") return ns(r.split_brain_time);
+  if (name == "split_brain_episodes") return count(r.split_brain_episodes);
+  if (name == "same_epoch_leaders") return count(r.same_epoch_leaders_total);
+  if (name == "stale_writes_accepted") return count(r.stale_writes_accepted);
+  if (name == "stale_writes_rejected") return count(r.stale_writes_rejected);
+  if (name == "writes_accepted") return count(r.writes_accepted);
+  if (name == "writes_rejected") return count(r.writes_rejected);
+  if (name == "failovers") return count(observed_failovers(r).size());
+  if (name == "failovers_unresolved") {
+    std::size_t unresolved = 0;
+    for (const Failover& f : r.failovers) unresolved += !f.failover && !f.ridden_out ? 1 : 0;
+    return count(unresolved);
+  }
+  if (name == "failover_max") {
+    const Failover* f = longest_failover(r);
+    if (f == nullptr) return std::nullopt;
+    return ns(*f->failover);
+  }
+  if (name == "failover_median") {
+    std::vector<std::int64_t> values;
+    for (const Failover* f : observed_failovers(r)) values.push_back(f->failover->count());
+    if (values.empty()) return std::nullopt;
+    std::sort(values.begin(), values.end());
+    const std::size_t mid = values.size() / 2;
+    if (values.size() % 2 == 1) return static_cast<double>(values[mid]);
+    // Even count: the mean of the two middle values, in whole nanoseconds.
+    return static_cast<double>(values[mid - 1] + (values[mid] - values[mid - 1]) / 2);
+  }
+  if (name == "write_outage_max") {
+    const Failover* f = longest_write_outage(r);
+    if (f == nullptr) return std::nullopt;
+    return ns(*f->write_outage);
+  }
+  if (name == "leaderless_fraction") return r.leaderless_fraction;
+  if (name == "leaderless_time") return ns(r.leaderless_time);
+  if (name == "first_leader_at") {
+    if (!r.first_leader_at) return std::nullopt;
+    return ns(r.first_leader_at->since_start());
+  }
+  if (name == "elections") return count(r.elections);
+  if (name == "messages_sent") return count(r.messages_sent);
+  if (name == "messages_dropped") return count(r.messages_dropped);
+  if (name == "messages_per_election") {
+    if (r.elections == 0) return std::nullopt;
+    return count(r.messages_sent) / count(r.elections);
+  }
+  if (name == "store_requests") return count(r.store_requests_total);
+  if (name == "store_requests_per_second") return r.store_requests_per_second;
+  if (name == "sink_writes") return count(r.sink_writes);
+  return std::nullopt;
+}
+
+Verdict check(const Report& report, std::span<const Expectation> expectations) {
+  Verdict verdict;
+  for (const Expectation& e : expectations) {
+    const MetricInfo* info = find_metric(e.metric);
+    if (info == nullptr) {
+      verdict.breaches.push_back({e, std::nullopt, fmt::format("unknown metric '{}'", e.metric)});
+      continue;
+    }
+    const std::optional<double> actual = metric_value(report, e.metric);
+    if (!actual) {
+      if (e.require_observed) {
+        verdict.breaches.push_back(
+            {e, std::nullopt,
+             fmt::format("{} was not observed in this run, but the scenario requires it",
+                         e.metric)});
+      }
+      continue;
+    }
+    const MetricUnit unit = info->unit;
+    std::string message;
+    if (e.max && *actual > *e.max) {
+      message = fmt::format("{} = {}, above max {} by {}", e.metric, format_value(unit, *actual),
+                            format_value(unit, *e.max), format_value(unit, *actual - *e.max));
+    } else if (e.min && *actual < *e.min) {
+      message = fmt::format("{} = {}, below min {} by {}", e.metric, format_value(unit, *actual),
+                            format_value(unit, *e.min), format_value(unit, *e.min - *actual));
+    } else {
+      continue;
+    }
+    message += when(report, e.metric);
+    verdict.breaches.push_back({e, actual, std::move(message)});
+  }
+  return verdict;
+}
+
+}  // namespace electsim::analysis

@@ -1,0 +1,51 @@
+// Expectations: bounds a scenario states on the report's metrics, and the verdict that says which
+// bound broke, by how much, and when. The catalogue of metric names is here so that the scenario
+// loader can reject unknown ones with a suggestion.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "analysis/report.hpp"
+
+namespace electsim::analysis {
+
+enum class MetricUnit { duration, count, fraction, rate };
+
+struct MetricInfo {
+  std::string name;
+  MetricUnit unit = MetricUnit::count;
+  std::string meaning;
+};
+std::span<const MetricInfo> metric_catalogue();
+const MetricInfo* find_metric(std::string_view name);
+
+// A metric's value in a report, in its unit (durations in nanoseconds). Metrics that were not
+// observed (no failover happened) return nullopt.
+std::optional<double> metric_value(const Report& report, std::string_view name);
+
+struct Expectation {
+  std::string metric;
+  std::optional<double> min;      // inclusive; durations in ns
+  std::optional<double> max;      // inclusive
+  bool require_observed = false;  // fail when the metric was not observed at all
+  std::string pointer;            // where in the scenario file it was stated
+};
+
+struct Breach {
+  Expectation expectation;
+  std::optional<double> actual;
+  std::string
+      message;  // "split_brain_time = 1.2s, above max 0s by 1.2s; first at 12.345s (nodes 0, 3)"
+};
+
+struct Verdict {
+  std::vector<Breach> breaches;
+  bool ok() const { return breaches.empty(); }
+};
+
+Verdict check(const Report& report, std::span<const Expectation> expectations);
+
+}  // namespace electsim::analysis

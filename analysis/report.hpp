@@ -1,0 +1,115 @@
+// What analysis measures about one run: safety findings (split-brain, same-epoch leaders, stale
+// writes) and liveness and cost metrics (failover, write outage, leaderless time, messages, store
+// requests). Every figure is in true time and computed online from the event stream
+// (analysis/analyzer.hpp); the meaning of each is fixed by DESIGN.md and docs/metrics.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/event.hpp"
+#include "sim/fault.hpp"
+#include "sim/ids.hpp"
+#include "sim/store_types.hpp"
+#include "sim/time.hpp"
+
+namespace electsim::analysis {
+
+using sim::Duration;
+using sim::Epoch;
+using sim::NodeId;
+using sim::Time;
+
+struct LeaderInterval {
+  NodeId node = sim::kNoNode;
+  Epoch epoch = 0;
+  Time start;
+  Time end;
+  bool open_at_end = false;  // still leader when the run ended
+};
+
+struct SplitBrainOccurrence {
+  Time at;
+  std::vector<NodeId> nodes;  // sorted
+  std::vector<Epoch> epochs;  // same order as nodes
+};
+
+struct SameEpochLeaders {
+  Time at;  // when the second node announced
+  Epoch epoch = 0;
+  NodeId first = sim::kNoNode;
+  NodeId second = sim::kNoNode;
+};
+
+struct StaleWrite {
+  Time at;
+  NodeId writer = sim::kNoNode;
+  sim::Token token = 0;
+  Epoch newest_epoch = 0;  // the newest leader epoch announced before the write reached the sink
+  bool accepted = false;
+};
+
+// One fault that took the current leader away (crash, pause, isolate, stop, step_down of the
+// leader; a partition that leaves the leader without a majority of nodes or without the store it
+// needs).
+struct Failover {
+  std::size_t fault_index = 0;
+  sim::FaultKind fault = sim::FaultKind::crash;
+  Time fault_at;
+  NodeId old_leader = sim::kNoNode;
+  Epoch old_epoch = 0;
+  std::optional<Time> new_leader_at;  // another node leads (lease: holds the key in the store)
+  NodeId new_leader = sim::kNoNode;
+  std::optional<Duration> failover;      // new_leader_at - fault_at
+  std::optional<Time> last_old_write;    // the old leader's last accepted write before the fault
+  std::optional<Time> first_new_write;   // the new leader's first accepted write after the fault
+  std::optional<Duration> write_outage;  // first_new_write - last_old_write
+  // The old leader kept the same leader interval, with no other leader, until the next fault that
+  // took a leader away or the run's end: the cluster rode the fault out and no failover happened
+  // (a GC pause shorter than the lease). Such a record is neither observed nor unresolved.
+  bool ridden_out = false;
+};
+
+struct Report {
+  std::size_t node_count = 0;
+  Duration duration{0};
+
+  // Leadership.
+  std::vector<LeaderInterval> intervals;
+  std::optional<Time> first_leader_at;
+  std::uint64_t elections = 0;  // distinct (node, epoch) leader announcements
+  Duration leaderless_time{0};
+  double leaderless_fraction = 0;
+
+  // Safety.
+  Duration split_brain_time{0};
+  std::uint64_t split_brain_episodes = 0;  // maximal stretches of non-zero length with >= 2 leaders
+  std::optional<SplitBrainOccurrence> first_split_brain;
+  std::vector<SameEpochLeaders> same_epoch_leaders;  // first 100 pairs
+  std::uint64_t same_epoch_leaders_total = 0;        // every (epoch, pair of nodes), once
+  std::uint64_t writes_accepted = 0;
+  std::uint64_t writes_rejected = 0;
+  std::uint64_t stale_writes_accepted = 0;
+  std::uint64_t stale_writes_rejected = 0;
+  std::vector<StaleWrite> stale_writes;  // first 100 of each kind (accepted, rejected), in order
+
+  // Liveness.
+  std::vector<Failover> failovers;
+
+  // Cost.
+  std::uint64_t messages_sent = 0;
+  std::uint64_t messages_delivered = 0;
+  std::uint64_t messages_dropped = 0;
+  std::map<std::string, std::uint64_t> messages_by_type;           // sent, by protocol message name
+  std::array<std::uint64_t, sim::kStoreOpCount> store_requests{};  // sent, by StoreOp
+  std::uint64_t store_requests_total = 0;
+  double store_requests_per_second = 0;
+  std::uint64_t sink_writes = 0;
+  std::uint64_t events = 0;
+};
+
+}  // namespace electsim::analysis

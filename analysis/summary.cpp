@@ -1,0 +1,340 @@
+// The human and the machine summary of a run. The text reads top to bottom the way a run is
+// debugged: the seed to replay it, who led when, what went wrong (safety), how fast it recovered
+// (liveness), what it cost, the verdict, and the trace hash last (TigerBeetle VOPR's order).
+#include "analysis/summary.hpp"
+
+#include <fmt/format.h>
+
+#include <iterator>
+#include <string>
+
+#include "sim/fault.hpp"
+#include "sim/store_types.hpp"
+#include "sim/time.hpp"
+
+namespace electsim::analysis {
+
+namespace {
+
+constexpr std::size_t kIntervalsShown = 50;
+constexpr std::size_t kFailoversShown = 50;
+
+std::string secs(Time t) {
+  return sim::format_seconds(t.since_start());
+}
+std::string secs(Duration d) {
+  return sim::format_seconds(d);
+}
+
+std::string percent(double fraction) {
+  return fmt::format("{:.2f}%", fraction * 100.0);
+}
+
+std::string describe_fault(const Failover& f) {
+  return fmt::format("{} of node {} (epoch {}) at {}", sim::fault_kind_name(f.fault), f.old_leader,
+                     f.old_epoch, secs(f.fault_at));
+}
+
+void leaders_section(std::string& out, const Report& r) {
+  auto it = std::back_inserter(out);
+  out += "\nleaders\n";
+  if (r.intervals.empty()) out += "  no node was ever leader\n";
+  const std::size_t shown = std::min(r.intervals.size(), kIntervalsShown);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const LeaderInterval& li = r.intervals[i];
+    fmt::format_to(it, "  {:>10} - {:<10} node {:<3} epoch {:<6} ({}{})\n", secs(li.start),
+                   li.open_at_end ? "end" : secs(li.end), li.node, li.epoch,
+                   secs(li.end - li.start), li.open_at_end ? ", still leader" : "");
+  }
+  if (r.intervals.size() > shown) {
+    fmt::format_to(it, "  ... and {} more intervals\n", r.intervals.size() - shown);
+  }
+  if (r.first_leader_at) {
+    fmt::format_to(it, "  first leader at {}; {} election{}\n", secs(*r.first_leader_at),
+                   r.elections, r.elections == 1 ? "" : "s");
+  }
+}
+
+void safety_section(std::string& out, const Report& r) {
+  auto it = std::back_inserter(out);
+  out += "\nsafety\n";
+  if (r.split_brain_time.count() == 0) {
+    out += "  split brain: none\n";
+  } else {
+    fmt::format_to(it, "  split brain: {} in {} episode{}", secs(r.split_brain_time),
+                   r.split_brain_episodes, r.split_brain_episodes == 1 ? "" : "s");
+    if (r.first_split_brain) {
+      fmt::format_to(it, "; first at {}:", secs(r.first_split_brain->at));
+      for (std::size_t i = 0; i < r.first_split_brain->nodes.size(); ++i) {
+        fmt::format_to(it, "{} node {} (epoch {})", i == 0 ? "" : ",",
+                       r.first_split_brain->nodes[i], r.first_split_brain->epochs[i]);
+      }
+    }
+    out += '\n';
+  }
+  if (r.same_epoch_leaders_total == 0) {
+    out += "  same-epoch leaders: none\n";
+  } else {
+    const SameEpochLeaders& s = r.same_epoch_leaders.front();
+    fmt::format_to(it, "  same-epoch leaders: {}; first at {}: nodes {} and {} in epoch {}\n",
+                   r.same_epoch_leaders_total, secs(s.at), s.first, s.second, s.epoch);
+  }
+  fmt::format_to(it, "  stale writes: {} accepted, {} rejected by fencing\n",
+                 r.stale_writes_accepted, r.stale_writes_rejected);
+  for (const bool accepted : {true, false}) {
+    for (const StaleWrite& w : r.stale_writes) {
+      if (w.accepted != accepted) continue;
+      fmt::format_to(it, "    first {} at {}: node {} wrote token {} after epoch {}{}\n",
+                     accepted ? "accepted" : "rejected", secs(w.at), w.writer, w.token,
+                     w.newest_epoch, accepted ? " (corruption)" : "");
+      break;
+    }
+  }
+  fmt::format_to(it, "  writes at the sink: {} accepted, {} rejected\n", r.writes_accepted,
+                 r.writes_rejected);
+}
+
+void liveness_section(std::string& out, const Report& r) {
+  auto it = std::back_inserter(out);
+  out += "\nliveness\n";
+  if (r.failovers.empty()) out += "  no fault took the leader away\n";
+  const std::size_t shown = std::min(r.failovers.size(), kFailoversShown);
+  std::size_t observed = 0;
+  std::size_t ridden_out = 0;
+  for (const Failover& f : r.failovers) {
+    observed += f.failover ? 1 : 0;
+    ridden_out += f.ridden_out ? 1 : 0;
+  }
+  for (std::size_t i = 0; i < shown; ++i) {
+    const Failover& f = r.failovers[i];
+    fmt::format_to(it, "  {}: ", describe_fault(f));
+    if (f.failover) {
+      fmt::format_to(it, "node {} leads at {}, failover {}", f.new_leader, secs(*f.new_leader_at),
+                     secs(*f.failover));
+    } else if (f.ridden_out) {
+      fmt::format_to(it, "node {} rode it out and kept leading (no failover)", f.old_leader);
+    } else {
+      out += "no other leader by the run's end";
+    }
+    if (f.write_outage) {
+      fmt::format_to(it, "; write outage {} ({} to {})", secs(*f.write_outage),
+                     secs(*f.last_old_write), secs(*f.first_new_write));
+    }
+    out += '\n';
+  }
+  if (r.failovers.size() > shown) {
+    fmt::format_to(it, "  ... and {} more failovers\n", r.failovers.size() - shown);
+  }
+  if (!r.failovers.empty()) {
+    fmt::format_to(it, "  failovers: {} observed, {} ridden out, {} unresolved\n", observed,
+                   ridden_out, r.failovers.size() - observed - ridden_out);
+  }
+  fmt::format_to(it, "  leaderless: {} ({} of the run)\n", secs(r.leaderless_time),
+                 percent(r.leaderless_fraction));
+}
+
+void cost_section(std::string& out, const Report& r) {
+  auto it = std::back_inserter(out);
+  out += "\ncost\n";
+  fmt::format_to(it, "  messages: {} sent, {} delivered, {} dropped", r.messages_sent,
+                 r.messages_delivered, r.messages_dropped);
+  if (r.elections > 0) {
+    fmt::format_to(it, "; {:.1f} per election",
+                   static_cast<double>(r.messages_sent) / static_cast<double>(r.elections));
+  }
+  out += '\n';
+  for (const auto& [name, n] : r.messages_by_type) fmt::format_to(it, "    {:<24} {}\n", name, n);
+  fmt::format_to(it, "  store requests: {} ({:.2f}/s)", r.store_requests_total,
+                 r.store_requests_per_second);
+  bool first = true;
+  for (int op = 0; op < sim::kStoreOpCount; ++op) {
+    const std::uint64_t n = r.store_requests[static_cast<std::size_t>(op)];
+    if (n == 0) continue;
+    fmt::format_to(it, "{} {} {}", first ? ":" : ",",
+                   sim::store_op_name(static_cast<sim::StoreOp>(op)), n);
+    first = false;
+  }
+  out += '\n';
+  fmt::format_to(it, "  sink writes: {}\n", r.sink_writes);
+}
+
+nlohmann::json optional_number(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// Puts `<name>_ns` and `<name>_s` (null, null when absent).
+void put_duration(nlohmann::json& j, const std::string& name, std::optional<Duration> d) {
+  if (d) {
+    j[name + "_ns"] = d->count();
+    j[name + "_s"] = static_cast<double>(d->count()) * 1e-9;
+  } else {
+    j[name + "_ns"] = nullptr;
+    j[name + "_s"] = nullptr;
+  }
+}
+void put_time(nlohmann::json& j, const std::string& name, std::optional<Time> t) {
+  put_duration(j, name, t ? std::optional<Duration>(t->since_start()) : std::nullopt);
+}
+
+}  // namespace
+
+std::string format_summary(const RunInfo& info, const Report& r, const Verdict& verdict) {
+  std::string out;
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "seed {}\n", info.seed);
+  fmt::format_to(it, "scenario {}{}, protocol {}, {} nodes\n", info.scenario,
+                 info.variant.empty() ? "" : " (variant " + info.variant + ")", info.protocol,
+                 r.node_count);
+  fmt::format_to(it, "simulated {}, {} events\n", sim::format_duration(info.duration),
+                 info.events_processed);
+  leaders_section(out, r);
+  safety_section(out, r);
+  liveness_section(out, r);
+  cost_section(out, r);
+  out += '\n';
+  if (verdict.ok()) {
+    out += "verdict: PASS\n";
+  } else {
+    fmt::format_to(it, "verdict: FAIL, {} expectation{} broke\n", verdict.breaches.size(),
+                   verdict.breaches.size() == 1 ? "" : "s");
+    for (const Breach& b : verdict.breaches) {
+      fmt::format_to(it, "  {}{}\n", b.message,
+                     b.expectation.pointer.empty() ? "" : " [" + b.expectation.pointer + "]");
+    }
+  }
+  fmt::format_to(it, "trace hash {}\n", info.trace_hash);
+  return out;
+}
+
+nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict& verdict) {
+  using nlohmann::json;
+  json j = json::object();
+  j["seed"] = info.seed;
+  j["scenario"] = info.scenario;
+  j["variant"] = info.variant;
+  j["protocol"] = info.protocol;
+  j["nodes"] = r.node_count;
+  j["events_processed"] = info.events_processed;
+  put_duration(j, "duration", info.duration);
+  j["trace_hash"] = info.trace_hash;
+
+  json leadership = json::object();
+  json intervals = json::array();
+  for (const LeaderInterval& li : r.intervals) {
+    json x = {{"node", li.node}, {"epoch", li.epoch}, {"open_at_end", li.open_at_end}};
+    put_time(x, "start", li.start);
+    put_time(x, "end", li.end);
+    intervals.push_back(std::move(x));
+  }
+  leadership["intervals"] = std::move(intervals);
+  put_time(leadership, "first_leader_at", r.first_leader_at);
+  leadership["elections"] = r.elections;
+  put_duration(leadership, "leaderless_time", r.leaderless_time);
+  leadership["leaderless_fraction"] = r.leaderless_fraction;
+  j["leadership"] = std::move(leadership);
+
+  json safety = json::object();
+  put_duration(safety, "split_brain_time", r.split_brain_time);
+  safety["split_brain_episodes"] = r.split_brain_episodes;
+  if (r.first_split_brain) {
+    json x = {{"nodes", r.first_split_brain->nodes}, {"epochs", r.first_split_brain->epochs}};
+    put_time(x, "at", r.first_split_brain->at);
+    safety["first_split_brain"] = std::move(x);
+  } else {
+    safety["first_split_brain"] = nullptr;
+  }
+  safety["same_epoch_leaders"] = r.same_epoch_leaders_total;
+  json pairs = json::array();
+  for (const SameEpochLeaders& s : r.same_epoch_leaders) {
+    json x = {{"epoch", s.epoch}, {"first", s.first}, {"second", s.second}};
+    put_time(x, "at", s.at);
+    pairs.push_back(std::move(x));
+  }
+  safety["same_epoch_leader_pairs"] = std::move(pairs);
+  safety["writes_accepted"] = r.writes_accepted;
+  safety["writes_rejected"] = r.writes_rejected;
+  safety["stale_writes_accepted"] = r.stale_writes_accepted;
+  safety["stale_writes_rejected"] = r.stale_writes_rejected;
+  json stale = json::array();
+  for (const StaleWrite& w : r.stale_writes) {
+    json x = {{"writer", w.writer},
+              {"token", w.token},
+              {"newest_epoch", w.newest_epoch},
+              {"accepted", w.accepted}};
+    put_time(x, "at", w.at);
+    stale.push_back(std::move(x));
+  }
+  safety["stale_writes"] = std::move(stale);
+  j["safety"] = std::move(safety);
+
+  json liveness = json::object();
+  json failovers = json::array();
+  for (const Failover& f : r.failovers) {
+    json x = {{"fault_index", f.fault_index},
+              {"fault", sim::fault_kind_name(f.fault)},
+              {"old_leader", f.old_leader},
+              {"old_epoch", f.old_epoch}};
+    x["new_leader"] = f.new_leader_at ? json(f.new_leader) : json(nullptr);
+    put_time(x, "fault_at", f.fault_at);
+    put_time(x, "new_leader_at", f.new_leader_at);
+    put_duration(x, "failover", f.failover);
+    put_time(x, "last_old_write", f.last_old_write);
+    put_time(x, "first_new_write", f.first_new_write);
+    put_duration(x, "write_outage", f.write_outage);
+    x["ridden_out"] = f.ridden_out;
+    failovers.push_back(std::move(x));
+  }
+  liveness["failovers"] = std::move(failovers);
+  auto as_duration = [&](const char* metric) -> std::optional<Duration> {
+    const std::optional<double> v = metric_value(r, metric);
+    if (!v) return std::nullopt;
+    return Duration(static_cast<std::int64_t>(*v));
+  };
+  liveness["failovers_observed"] = static_cast<std::uint64_t>(*metric_value(r, "failovers"));
+  liveness["failovers_unresolved"] =
+      static_cast<std::uint64_t>(*metric_value(r, "failovers_unresolved"));
+  put_duration(liveness, "failover_max", as_duration("failover_max"));
+  put_duration(liveness, "failover_median", as_duration("failover_median"));
+  put_duration(liveness, "write_outage_max", as_duration("write_outage_max"));
+  j["liveness"] = std::move(liveness);
+
+  json cost = json::object();
+  cost["messages_sent"] = r.messages_sent;
+  cost["messages_delivered"] = r.messages_delivered;
+  cost["messages_dropped"] = r.messages_dropped;
+  cost["messages_by_type"] = r.messages_by_type;
+  cost["messages_per_election"] = optional_number(metric_value(r, "messages_per_election"));
+  json ops = json::object();
+  for (int op = 0; op < sim::kStoreOpCount; ++op) {
+    ops[sim::store_op_name(static_cast<sim::StoreOp>(op))] =
+        r.store_requests[static_cast<std::size_t>(op)];
+  }
+  cost["store_requests"] = std::move(ops);
+  cost["store_requests_total"] = r.store_requests_total;
+  cost["store_requests_per_second"] = r.store_requests_per_second;
+  cost["sink_writes"] = r.sink_writes;
+  cost["events"] = r.events;
+  j["cost"] = std::move(cost);
+
+  json metrics = json::object();
+  for (const MetricInfo& m : metric_catalogue()) {
+    metrics[m.name] = optional_number(metric_value(r, m.name));
+  }
+  j["metrics"] = std::move(metrics);
+
+  json breaches = json::array();
+  for (const Breach& b : verdict.breaches) {
+    json x = {{"metric", b.expectation.metric},
+              {"pointer", b.expectation.pointer},
+              {"min", optional_number(b.expectation.min)},
+              {"max", optional_number(b.expectation.max)},
+              {"require_observed", b.expectation.require_observed},
+              {"actual", optional_number(b.actual)},
+              {"message", b.message}};
+    breaches.push_back(std::move(x));
+  }
+  j["verdict"] = {{"ok", verdict.ok()}, {"breaches", std::move(breaches)}};
+  return j;
+}
+
+}  // namespace electsim::analysis

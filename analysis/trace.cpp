@@ -1,0 +1,773 @@
+// JSON Lines traces (docs/trace-format.md): a header line, then one object per kernel event with
+// named, kind-specific fields. Lines are formatted by hand with fmt (no JSON library per event);
+// every field of an Event survives the round trip, so a trace read back replays into the same
+// Report and the same hash. The file is written under a temporary name and renamed when whole.
+#include "analysis/trace.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <utility>
+
+#include "sim/assert.hpp"
+#include "sim/fault.hpp"
+#include "sim/protocol.hpp"
+#include "sim/store_types.hpp"
+
+namespace electsim::analysis {
+
+namespace {
+
+constexpr std::size_t kFlushBytes = 1 << 20;
+
+// ---- The schema: which Event slot each kind names, and how its value is written.
+
+enum class Slot : std::uint8_t { code, node, peer, a, b, c, d, text };
+inline constexpr int kSlotCount = 8;
+
+enum class Format : std::uint8_t {
+  integer,        // a JSON number
+  unsigned_bits,  // an int64 slot holding unsigned bits (the seed), written unsigned
+  boolean,        // true/false (a number if the slot holds anything but 0 or 1)
+  endpoint,       // node id; "store", "sink"; null for none
+  role,
+  fault,
+  store_op,
+  drop_reason,
+  change,      // "put" / "delete"
+  clock_what,  // "drift" / "step" / "offset"
+  message_type,
+  text,
+};
+
+struct Field {
+  Slot slot;
+  const char* name;
+  Format format;
+  bool optional = false;  // written only when it differs from the slot's default
+};
+
+struct KindSchema {
+  std::vector<Field> fields;
+};
+
+const std::array<KindSchema, sim::kEventKindCount>& schema() {
+  using F = Format;
+  using S = Slot;
+  static const std::array<KindSchema, sim::kEventKindCount> table = [] {
+    std::array<KindSchema, sim::kEventKindCount> t{};
+    auto set = [&t](sim::EventKind kind, std::vector<Field> fields) {
+      t[static_cast<std::size_t>(kind)].fields = std::move(fields);
+    };
+    set(sim::EventKind::run_start, {{S::a, "nodes", F::integer}, {S::b, "seed", F::unsigned_bits}});
+    set(sim::EventKind::run_end, {});
+    set(sim::EventKind::fault, {{S::code, "fault", F::fault},
+                                {S::node, "node", F::endpoint},
+                                {S::peer, "peer", F::endpoint, true},
+                                {S::a, "index", F::integer},
+                                {S::b, "duration_ns", F::integer},
+                                {S::c, "skipped", F::boolean},
+                                {S::text, "groups", F::text, true}});
+    set(sim::EventKind::belief, {{S::node, "node", F::endpoint},
+                                 {S::code, "role", F::role},
+                                 {S::a, "epoch", F::integer},
+                                 {S::b, "leader", F::endpoint}});
+    set(sim::EventKind::crash, {{S::node, "node", F::endpoint}, {S::a, "graceful", F::boolean}});
+    set(sim::EventKind::restart, {{S::node, "node", F::endpoint}});
+    set(sim::EventKind::pause, {{S::node, "node", F::endpoint}, {S::a, "duration_ns", F::integer}});
+    set(sim::EventKind::resume, {{S::node, "node", F::endpoint}});
+    set(sim::EventKind::clock_change, {{S::node, "node", F::endpoint},
+                                       {S::code, "what", F::clock_what},
+                                       {S::a, "drift_ppb", F::integer},
+                                       {S::b, "amount_ns", F::integer}});
+    set(sim::EventKind::timer_fire, {{S::node, "node", F::endpoint}, {S::a, "tag", F::integer}});
+    set(sim::EventKind::msg_send, {{S::node, "from", F::endpoint},
+                                   {S::peer, "to", F::endpoint},
+                                   {S::code, "type", F::message_type}});
+    set(sim::EventKind::msg_deliver, {{S::node, "to", F::endpoint},
+                                      {S::peer, "from", F::endpoint},
+                                      {S::code, "type", F::message_type}});
+    set(sim::EventKind::msg_drop, {{S::node, "from", F::endpoint},
+                                   {S::peer, "to", F::endpoint},
+                                   {S::code, "type", F::message_type},
+                                   {S::a, "reason", F::drop_reason}});
+    set(sim::EventKind::store_request, {{S::node, "node", F::endpoint},
+                                        {S::code, "op", F::store_op},
+                                        {S::a, "request", F::integer}});
+    set(sim::EventKind::store_apply, {{S::node, "node", F::endpoint},
+                                      {S::code, "op", F::store_op},
+                                      {S::a, "revision", F::integer},
+                                      {S::b, "succeeded", F::boolean},
+                                      {S::c, "lease", F::integer},
+                                      {S::d, "request", F::integer}});
+    set(sim::EventKind::store_change, {{S::text, "key", F::text},
+                                       {S::code, "change", F::change},
+                                       {S::a, "revision", F::integer},
+                                       {S::node, "owner", F::endpoint},
+                                       {S::b, "lease", F::integer},
+                                       {S::c, "expired", F::boolean}});
+    set(sim::EventKind::lease_expire, {{S::a, "lease", F::integer}});
+    set(sim::EventKind::store_reply, {{S::node, "node", F::endpoint},
+                                      {S::code, "op", F::store_op},
+                                      {S::a, "revision", F::integer},
+                                      {S::b, "succeeded", F::boolean},
+                                      {S::c, "error", F::integer}});
+    set(sim::EventKind::watch_notify, {{S::node, "node", F::endpoint},
+                                       {S::text, "key", F::text},
+                                       {S::code, "change", F::change},
+                                       {S::a, "revision", F::integer}});
+    set(sim::EventKind::sink_write, {{S::node, "writer", F::endpoint},
+                                     {S::a, "token", F::integer},
+                                     {S::b, "payload", F::integer},
+                                     {S::c, "accepted", F::boolean},
+                                     {S::d, "highest_before", F::integer}});
+    set(sim::EventKind::sink_reply, {{S::node, "node", F::endpoint},
+                                     {S::a, "token", F::integer},
+                                     {S::c, "accepted", F::boolean}});
+    set(sim::EventKind::store_pause, {{S::a, "duration_ns", F::integer}});
+    set(sim::EventKind::store_resume, {});
+    set(sim::EventKind::network_change,
+        {{S::code, "fault", F::fault}, {S::a, "index", F::integer}});
+    return t;
+  }();
+  return table;
+}
+
+// Slots a kind does not name are still written (under these names) when they are not at their
+// default, so that no field of an event is ever lost.
+constexpr std::array<const char*, kSlotCount> kGenericNames = {"code", "node", "peer", "a",
+                                                               "b",    "c",    "d",    "text"};
+constexpr std::array<Format, kSlotCount> kGenericFormats = {
+    Format::integer, Format::endpoint, Format::endpoint, Format::integer,
+    Format::integer, Format::integer,  Format::integer,  Format::text};
+
+std::int64_t slot_value(const sim::Event& e, Slot slot) {
+  switch (slot) {
+    case Slot::code:
+      return e.code;
+    case Slot::node:
+      return e.node;
+    case Slot::peer:
+      return e.peer;
+    case Slot::a:
+      return e.a;
+    case Slot::b:
+      return e.b;
+    case Slot::c:
+      return e.c;
+    case Slot::d:
+      return e.d;
+    case Slot::text:
+      return 0;
+  }
+  return 0;
+}
+
+bool slot_is_default(const sim::Event& e, Slot slot) {
+  switch (slot) {
+    case Slot::node:
+      return e.node == sim::kNoNode;
+    case Slot::peer:
+      return e.peer == sim::kNoNode;
+    case Slot::text:
+      return e.text.empty();
+    default:
+      return slot_value(e, slot) == 0;
+  }
+}
+
+// Enumerations written by name; a value outside the enumeration is written as its number.
+template <typename Enum>
+const char* enum_name(std::int64_t value, int count, const char* (*name)(Enum)) {
+  if (value < 0 || value >= count) return nullptr;
+  return name(static_cast<Enum>(value));
+}
+
+const char* change_name(std::int64_t v) {
+  return v == 0 ? "put" : v == 1 ? "delete" : nullptr;
+}
+const char* clock_what_name(std::int64_t v) {
+  return v == 0 ? "drift" : v == 1 ? "step" : v == 2 ? "offset" : nullptr;
+}
+
+const char* name_of(Format format, std::int64_t v) {
+  switch (format) {
+    case Format::role:
+      return enum_name<sim::Role>(v, 3, sim::role_name);
+    case Format::fault:
+      return enum_name<sim::FaultKind>(v, sim::kFaultKindCount, sim::fault_kind_name);
+    case Format::store_op:
+      return enum_name<sim::StoreOp>(v, sim::kStoreOpCount, sim::store_op_name);
+    case Format::drop_reason:
+      return enum_name<sim::DropReason>(v, 5, sim::drop_reason_name);
+    case Format::change:
+      return change_name(v);
+    case Format::clock_what:
+      return clock_what_name(v);
+    default:
+      return nullptr;
+  }
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (const char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (u < 0x20) {
+      fmt::format_to(std::back_inserter(out), "\\u{:04x}", u);
+    } else {
+      out += ch;
+    }
+  }
+  out += '"';
+}
+
+// Message type names as written: the protocol's name when it names exactly one type, else
+// "type_<n>" (so that the reader maps each name back to one code).
+std::vector<std::string> usable_type_names(const std::vector<std::string>& names) {
+  std::vector<std::string> out(names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const bool unique = !names[i].empty() && std::count(names.begin(), names.end(), names[i]) == 1;
+    const bool looks_generic = names[i].rfind("type_", 0) == 0;
+    if (unique && !looks_generic) out[i] = names[i];
+  }
+  return out;
+}
+
+void append_value(std::string& out, const sim::Event& e, Slot slot, Format format,
+                  const std::vector<std::string>& type_names) {
+  if (slot == Slot::text) {
+    append_json_string(out, e.text);
+    return;
+  }
+  const std::int64_t v = slot_value(e, slot);
+  auto it = std::back_inserter(out);
+  switch (format) {
+    case Format::integer:
+      fmt::format_to(it, "{}", v);
+      return;
+    case Format::unsigned_bits:
+      fmt::format_to(it, "{}", static_cast<std::uint64_t>(v));
+      return;
+    case Format::boolean:
+      if (v == 0 || v == 1) {
+        out += v == 1 ? "true" : "false";
+      } else {
+        fmt::format_to(it, "{}", v);
+      }
+      return;
+    case Format::endpoint:
+      if (v == sim::kNoNode) {
+        out += "null";
+      } else if (v == sim::kStoreEndpoint) {
+        out += "\"store\"";
+      } else if (v == sim::kSinkEndpoint) {
+        out += "\"sink\"";
+      } else {
+        fmt::format_to(it, "{}", v);
+      }
+      return;
+    case Format::message_type:
+      if (v >= 0 && static_cast<std::size_t>(v) < type_names.size() &&
+          !type_names[static_cast<std::size_t>(v)].empty()) {
+        append_json_string(out, type_names[static_cast<std::size_t>(v)]);
+      } else {
+        fmt::format_to(it, "\"type_{}\"", v);
+      }
+      return;
+    case Format::text:
+      return;
+    default:
+      if (const char* name = name_of(format, v)) {
+        out += '"';
+        out += name;
+        out += '"';
+      } else {
+        fmt::format_to(it, "{}", v);
+      }
+      return;
+  }
+}
+
+void append_event(std::string& out, const sim::Event& e,
+                  const std::vector<std::string>& type_names) {
+  const auto kind = static_cast<std::size_t>(e.kind);
+  ELECTSIM_ASSERT(kind < schema().size(), "events have a known kind");
+  fmt::format_to(std::back_inserter(out), "{{\"t\":{},\"ev\":\"{}\"", e.time.ns,
+                 sim::event_kind_name(e.kind));
+  std::array<bool, kSlotCount> named{};
+  for (const Field& f : schema()[kind].fields) {
+    named[static_cast<std::size_t>(f.slot)] = true;
+    if (f.optional && slot_is_default(e, f.slot)) continue;
+    out += ",\"";
+    out += f.name;
+    out += "\":";
+    append_value(out, e, f.slot, f.format, type_names);
+  }
+  for (int s = 0; s < kSlotCount; ++s) {
+    const auto slot = static_cast<Slot>(s);
+    if (named[static_cast<std::size_t>(s)] || slot_is_default(e, slot)) continue;
+    out += ",\"";
+    out += kGenericNames[static_cast<std::size_t>(s)];
+    out += "\":";
+    append_value(out, e, slot, kGenericFormats[static_cast<std::size_t>(s)], type_names);
+  }
+  out += '}';
+}
+
+nlohmann::json header_json(const TraceHeader& h) {
+  nlohmann::json j = nlohmann::json::object();
+  j["electsim_trace"] = h.schema_version;
+  j["scenario"] = h.scenario;
+  j["variant"] = h.variant;
+  j["protocol"] = h.protocol;
+  j["seed"] = h.seed;
+  j["nodes"] = h.node_count;
+  j["duration_ns"] = h.duration.count();
+  j["message_types"] = h.message_types;
+  j["leader_key"] = h.leader_key ? nlohmann::json(*h.leader_key) : nlohmann::json(nullptr);
+  j["uses_store"] = h.uses_store;
+  return j;
+}
+
+void put_le(std::uint8_t*& p, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) *p++ = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+}  // namespace
+
+// ---- Header
+
+AnalysisConfig TraceHeader::analysis_config() const {
+  AnalysisConfig config;
+  config.node_count = node_count;
+  config.duration = duration;
+  config.message_types = message_types;
+  config.leader_key = leader_key;
+  config.uses_store = uses_store;
+  return config;
+}
+
+// ---- Hasher
+
+void TraceHasher::on_event(const sim::Event& e) {
+  std::array<std::uint8_t, 55> fixed{};
+  std::uint8_t* p = fixed.data();
+  put_le(p, static_cast<std::uint64_t>(e.time.ns), 8);
+  put_le(p, static_cast<std::uint64_t>(e.kind), 1);
+  put_le(p, e.code, 2);
+  put_le(p, static_cast<std::uint32_t>(e.node), 4);
+  put_le(p, static_cast<std::uint32_t>(e.peer), 4);
+  put_le(p, static_cast<std::uint64_t>(e.a), 8);
+  put_le(p, static_cast<std::uint64_t>(e.b), 8);
+  put_le(p, static_cast<std::uint64_t>(e.c), 8);
+  put_le(p, static_cast<std::uint64_t>(e.d), 8);
+  put_le(p, static_cast<std::uint32_t>(e.text.size()), 4);
+  ELECTSIM_ASSERT(p == fixed.data() + fixed.size(), "the hash layout fills its buffer");
+  constexpr std::uint64_t kPrime = 0x100000001b3ull;
+  std::uint64_t h = hash_;
+  for (const std::uint8_t byte : fixed) h = (h ^ byte) * kPrime;
+  for (const char ch : e.text) h = (h ^ static_cast<std::uint8_t>(ch)) * kPrime;
+  hash_ = h;
+}
+
+std::string TraceHasher::hex() const {
+  return fmt::format("{:016x}", hash_);
+}
+
+// ---- Writer
+
+TraceWriter::TraceWriter(std::string path, const TraceHeader& header, std::uint64_t max_bytes)
+    : path_(std::move(path)),
+      tmp_path_(path_ + ".tmp"),
+      max_bytes_(max_bytes),
+      type_names_(usable_type_names(header.message_types)) {
+  file_ = std::fopen(tmp_path_.c_str(), "wb");
+  if (file_ == nullptr) {
+    error_ = fmt::format("cannot write trace {}: {}", tmp_path_, std::strerror(errno));
+    return;
+  }
+  buffer_.reserve(kFlushBytes + 4096);
+  buffer_ = header_json(header).dump();
+  buffer_ += '\n';
+  if (buffer_.size() > max_bytes_) {
+    buffer_.clear();
+    fail(fmt::format("trace larger than the limit of {} bytes; not written", max_bytes_));
+    return;
+  }
+  bytes_ = buffer_.size();
+}
+
+TraceWriter::~TraceWriter() {
+  if (file_ != nullptr) {
+    std::fclose(file_);
+    file_ = nullptr;
+    std::remove(tmp_path_.c_str());
+  }
+}
+
+void TraceWriter::fail(std::string message) {
+  if (error_.empty()) error_ = std::move(message);
+  buffer_.clear();
+  if (file_ != nullptr) {
+    std::fclose(file_);
+    file_ = nullptr;
+    std::remove(tmp_path_.c_str());
+  }
+}
+
+void TraceWriter::flush_buffer() {
+  if (file_ == nullptr || buffer_.empty()) return;
+  const std::size_t written = std::fwrite(buffer_.data(), 1, buffer_.size(), file_);
+  if (written != buffer_.size()) {
+    fail(fmt::format("cannot write trace {}: {}", tmp_path_, std::strerror(errno)));
+    return;
+  }
+  buffer_.clear();
+}
+
+void TraceWriter::on_event(const sim::Event& event) {
+  if (file_ == nullptr || closed_) return;
+  const std::size_t before = buffer_.size();
+  append_event(buffer_, event, type_names_);
+  buffer_ += '\n';
+  const std::uint64_t line = buffer_.size() - before;
+  if (bytes_ + line > max_bytes_) {
+    fail(fmt::format("trace larger than the limit of {} bytes; not written", max_bytes_));
+    return;
+  }
+  bytes_ += line;
+  if (buffer_.size() >= kFlushBytes) flush_buffer();
+}
+
+bool TraceWriter::close() {
+  if (closed_) return ok();
+  closed_ = true;
+  if (file_ == nullptr) return false;
+  flush_buffer();
+  if (file_ == nullptr) return false;
+  const bool flushed = std::fflush(file_) == 0;
+  const bool closed = std::fclose(file_) == 0;
+  file_ = nullptr;
+  if (!flushed || !closed) {
+    std::remove(tmp_path_.c_str());
+    error_ = fmt::format("cannot write trace {}", tmp_path_);
+    return false;
+  }
+  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+    error_ =
+        fmt::format("cannot rename trace {} to {}: {}", tmp_path_, path_, std::strerror(errno));
+    std::remove(tmp_path_.c_str());
+    return false;
+  }
+  return true;
+}
+
+std::string format_trace_event(const sim::Event& event,
+                               const std::vector<std::string>& message_types) {
+  std::string out;
+  append_event(out, event, usable_type_names(message_types));
+  return out;
+}
+
+// ---- Reader
+
+namespace {
+
+struct FieldRef {
+  Slot slot;
+  Format format;
+};
+
+class LineDecoder {
+ public:
+  explicit LineDecoder(const TraceHeader& header) : node_count_(header.node_count) {
+    const std::vector<std::string> names = usable_type_names(header.message_types);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (!names[i].empty()) type_codes_[names[i]] = static_cast<std::int64_t>(i);
+    }
+    for (int k = 0; k < sim::kEventKindCount; ++k) {
+      kinds_[sim::event_kind_name(static_cast<sim::EventKind>(k))] = static_cast<sim::EventKind>(k);
+    }
+  }
+
+  // Fills `event` (and `text`, which event.text then views) from one line; "" or what is wrong.
+  std::string decode(const nlohmann::json& j, sim::Event& event, std::string& text) const {
+    if (!j.is_object()) return "expected a JSON object";
+    const auto t = j.find("t");
+    const auto ev = j.find("ev");
+    if (t == j.end() || ev == j.end()) return "expected fields \"t\" and \"ev\"";
+    std::int64_t time = 0;
+    if (!as_int64(*t, time) || time < 0) return "\"t\" must be a non-negative integer (ns)";
+    if (!ev->is_string()) return "\"ev\" must be an event kind name";
+    const auto kind = kinds_.find(ev->get<std::string>());
+    if (kind == kinds_.end())
+      return fmt::format("unknown event kind \"{}\"", ev->get<std::string>());
+    event = sim::Event{};
+    event.time = sim::Time(time);
+    event.kind = kind->second;
+    text.clear();
+    const KindSchema& ks = schema()[static_cast<std::size_t>(event.kind)];
+    for (const auto& [key, value] : j.items()) {
+      if (key == "t" || key == "ev") continue;
+      std::optional<FieldRef> ref;
+      for (const Field& f : ks.fields) {
+        if (key == f.name) ref = FieldRef{f.slot, f.format};
+      }
+      if (!ref) {
+        for (int s = 0; s < kSlotCount; ++s) {
+          if (key == kGenericNames[static_cast<std::size_t>(s)]) {
+            ref = FieldRef{static_cast<Slot>(s), kGenericFormats[static_cast<std::size_t>(s)]};
+          }
+        }
+      }
+      if (!ref)
+        return fmt::format("unknown field \"{}\" in a {} event", key, ev->get<std::string>());
+      if (std::string problem = decode_field(*ref, value, event, text); !problem.empty()) {
+        return fmt::format("field \"{}\": {}", key, problem);
+      }
+    }
+    return {};
+  }
+
+ private:
+  static bool as_int64(const nlohmann::json& v, std::int64_t& out) {
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<std::uint64_t>();
+      if (u > static_cast<std::uint64_t>(INT64_MAX)) return false;
+      out = static_cast<std::int64_t>(u);
+      return true;
+    }
+    if (v.is_number_integer()) {
+      out = v.get<std::int64_t>();
+      return true;
+    }
+    return false;
+  }
+
+  std::string decode_field(FieldRef ref, const nlohmann::json& v, sim::Event& e,
+                           std::string& text) const {
+    std::int64_t value = 0;
+    switch (ref.format) {
+      case Format::text:
+        if (!v.is_string()) return "expected a string";
+        text = v.get<std::string>();
+        return {};
+      case Format::integer:
+        if (!as_int64(v, value)) return "expected an integer";
+        break;
+      case Format::unsigned_bits:
+        if (v.is_number_unsigned()) {
+          value = static_cast<std::int64_t>(v.get<std::uint64_t>());
+        } else if (!as_int64(v, value)) {
+          return "expected an unsigned integer";
+        }
+        break;
+      case Format::boolean:
+        if (v.is_boolean()) {
+          value = v.get<bool>() ? 1 : 0;
+        } else if (!as_int64(v, value)) {
+          return "expected true or false";
+        }
+        break;
+      case Format::endpoint:
+        if (v.is_null()) {
+          value = sim::kNoNode;
+        } else if (v.is_string() && v.get<std::string>() == "store") {
+          value = sim::kStoreEndpoint;
+        } else if (v.is_string() && v.get<std::string>() == "sink") {
+          value = sim::kSinkEndpoint;
+        } else if (!as_int64(v, value)) {
+          return "expected a node id, \"store\", \"sink\" or null";
+        }
+        break;
+      case Format::message_type:
+        if (v.is_string()) {
+          const std::string name = v.get<std::string>();
+          if (const auto it = type_codes_.find(name); it != type_codes_.end()) {
+            value = it->second;
+          } else if (name.rfind("type_", 0) == 0) {
+            const char* begin = name.data() + 5;
+            const char* end = name.data() + name.size();
+            const auto [ptr, ec] = std::from_chars(begin, end, value);
+            if (ec != std::errc{} || ptr != end || begin == end) {
+              return fmt::format("unknown message type \"{}\"", name);
+            }
+          } else {
+            return fmt::format("unknown message type \"{}\" (not in the header)", name);
+          }
+        } else if (!as_int64(v, value)) {
+          return "expected a message type name";
+        }
+        break;
+      default:
+        if (v.is_string()) {
+          const std::string name = v.get<std::string>();
+          bool found = false;
+          for (std::int64_t code = 0; code < 64 && !found; ++code) {
+            const char* n = name_of(ref.format, code);
+            if (n != nullptr && name == n) {
+              value = code;
+              found = true;
+            }
+          }
+          if (!found) return fmt::format("unknown name \"{}\"", name);
+        } else if (!as_int64(v, value)) {
+          return "expected a name";
+        }
+        break;
+    }
+    switch (ref.slot) {
+      case Slot::code:
+        if (value < 0 || value > UINT16_MAX) return "out of range";
+        e.code = static_cast<std::uint16_t>(value);
+        break;
+      case Slot::node:
+      case Slot::peer:
+        if (value < sim::kSinkEndpoint || value >= static_cast<std::int64_t>(node_count_)) {
+          return fmt::format("{} is not a node of this trace's {} or an endpoint", value,
+                             node_count_);
+        }
+        (ref.slot == Slot::node ? e.node : e.peer) = static_cast<sim::NodeId>(value);
+        break;
+      case Slot::a:
+        e.a = value;
+        break;
+      case Slot::b:
+        e.b = value;
+        break;
+      case Slot::c:
+        e.c = value;
+        break;
+      case Slot::d:
+        e.d = value;
+        break;
+      case Slot::text:
+        break;
+    }
+    return {};
+  }
+
+  std::size_t node_count_;
+  std::map<std::string, std::int64_t> type_codes_;
+  std::map<std::string, sim::EventKind> kinds_;
+};
+
+std::string read_header(const nlohmann::json& j, TraceHeader& h) {
+  if (!j.is_object() || !j.contains("electsim_trace")) {
+    return "expected the trace header {\"electsim_trace\": 1, ...}";
+  }
+  try {
+    h.schema_version = j.at("electsim_trace").get<int>();
+    if (h.schema_version != kTraceSchemaVersion) {
+      return fmt::format("trace schema version {} is not supported (this electsim reads {})",
+                         h.schema_version, kTraceSchemaVersion);
+    }
+    h.scenario = j.value("scenario", std::string());
+    h.variant = j.value("variant", std::string());
+    h.protocol = j.value("protocol", std::string());
+    h.seed = j.at("seed").get<std::uint64_t>();
+    const std::int64_t nodes = j.at("nodes").get<std::int64_t>();
+    if (nodes < 0 || nodes > 1'000'000) return "header field \"nodes\" is out of range";
+    h.node_count = static_cast<std::size_t>(nodes);
+    h.duration = Duration(j.at("duration_ns").get<std::int64_t>());
+    h.message_types = j.value("message_types", std::vector<std::string>());
+    const nlohmann::json& key = j.value("leader_key", nlohmann::json(nullptr));
+    if (key.is_string()) h.leader_key = key.get<std::string>();
+    h.uses_store = j.value("uses_store", false);
+  } catch (const nlohmann::json::exception& e) {
+    return fmt::format("bad trace header: {}", e.what());
+  }
+  return {};
+}
+
+}  // namespace
+
+TraceReadResult read_trace(std::istream& in, sim::Observer* also) {
+  TraceReadResult result;
+  std::string line;
+  std::size_t line_no = 0;
+  auto failed = [&](const std::string& what) {
+    result.error = fmt::format("line {}: {}", line_no, what);
+    return result;
+  };
+  auto parse = [&](nlohmann::json& out) -> std::string {
+    try {
+      out = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      return fmt::format("not JSON ({})", e.what());
+    }
+    return {};
+  };
+
+  if (!std::getline(in, line)) {
+    line_no = 1;
+    return failed("empty trace: expected the header line");
+  }
+  line_no = 1;
+  nlohmann::json j;
+  if (std::string problem = parse(j); !problem.empty()) return failed(problem);
+  if (std::string problem = read_header(j, result.header); !problem.empty()) return failed(problem);
+
+  Analyzer analyzer(result.header.analysis_config());
+  TraceHasher hasher;
+  const LineDecoder decoder(result.header);
+  sim::Event event;
+  std::string text;
+  sim::Time last;
+  bool ended = false;
+  std::uint64_t events = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (ended) return failed("events after run_end");
+    if (std::string problem = parse(j); !problem.empty()) return failed(problem);
+    if (std::string problem = decoder.decode(j, event, text); !problem.empty()) {
+      return failed(problem);
+    }
+    event.text = text;
+    if (event.time < last) return failed("time goes backwards");
+    last = event.time;
+    analyzer.on_event(event);
+    hasher.on_event(event);
+    if (also != nullptr) also->on_event(event);
+    ++events;
+    ended = event.kind == sim::EventKind::run_end;
+  }
+  if (in.bad()) return failed("read error");
+  if (!ended) return failed("the trace ends without run_end (incomplete)");
+
+  result.report = analyzer.finish();
+  result.info.scenario = result.header.scenario;
+  result.info.variant = result.header.variant;
+  result.info.protocol = result.header.protocol;
+  result.info.seed = result.header.seed;
+  result.info.trace_hash = hasher.hex();
+  result.info.events_processed = events;
+  result.info.duration = result.report.duration;
+  return result;
+}
+
+TraceReadResult read_trace_file(const std::string& path, sim::Observer* also) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    TraceReadResult result;
+    result.error = fmt::format("cannot open trace: {}", std::strerror(errno));
+    return result;
+  }
+  return read_trace(in, also);
+}
+
+}  // namespace electsim::analysis

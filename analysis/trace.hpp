@@ -1,0 +1,101 @@
+// Traces: the event stream as JSON Lines (schema in docs/trace-format.md), a hash of the stream
+// that does not depend on whether a file is written, and a reader that replays a saved trace into
+// the same Analyzer a live run uses, so `electsim check` reports exactly what the run reported.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <istream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/analyzer.hpp"
+#include "analysis/report.hpp"
+#include "analysis/summary.hpp"
+#include "sim/event.hpp"
+
+namespace electsim::analysis {
+
+inline constexpr int kTraceSchemaVersion = 1;
+
+// The first line of a trace: what an offline analysis needs to judge the events that follow.
+struct TraceHeader {
+  int schema_version = kTraceSchemaVersion;
+  std::string scenario;
+  std::string variant;
+  std::string protocol;
+  std::uint64_t seed = 0;
+  std::size_t node_count = 0;
+  Duration duration{0};
+  std::vector<std::string> message_types;  // names by sim::MessageType
+  std::optional<std::string> leader_key;
+  bool uses_store = false;
+
+  AnalysisConfig analysis_config() const;
+};
+
+// FNV-1a 64 over every event in a fixed little-endian layout: time i64, kind u8, code u16, node
+// i32, peer i32, a, b, c, d i64, text length u32, text bytes. Cheap enough to run on every run.
+class TraceHasher : public sim::Observer {
+ public:
+  void on_event(const sim::Event& event) override;
+  std::uint64_t value() const { return hash_; }
+  std::string hex() const;  // 16 lowercase hex digits
+
+ private:
+  std::uint64_t hash_ = 0xcbf29ce484222325ull;
+};
+
+// Writes the trace to "<path>.tmp" and renames it onto `path` only in close(): a trace is whole
+// or absent. Past `max_bytes` it stops writing and close() fails with an error naming the limit.
+class TraceWriter : public sim::Observer {
+ public:
+  TraceWriter(std::string path, const TraceHeader& header,
+              std::uint64_t max_bytes = std::numeric_limits<std::uint64_t>::max());
+  ~TraceWriter() override;  // without a successful close(): removes the temporary file
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  void on_event(const sim::Event& event) override;
+  // Flushes and renames. False (and error() says why) if anything failed; the file is then absent.
+  bool close();
+
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  std::uint64_t bytes() const { return bytes_; }  // bytes of the trace so far, header included
+
+ private:
+  void fail(std::string message);
+  void flush_buffer();
+
+  std::string path_;
+  std::string tmp_path_;
+  std::FILE* file_ = nullptr;
+  std::uint64_t max_bytes_;
+  std::uint64_t bytes_ = 0;
+  std::string buffer_;
+  std::string error_;
+  bool closed_ = false;
+  std::vector<std::string> type_names_;  // message type names usable in the trace (unique)
+};
+
+struct TraceReadResult {
+  TraceHeader header;
+  RunInfo info;  // from the header; trace_hash recomputed, events_processed = events read
+  Report report;
+  std::string error;  // "" when the trace was read whole; else "line N: what was wrong"
+  bool ok() const { return error.empty(); }
+};
+
+// Replays a trace into an Analyzer configured from its header (and into `also`, if given, e.g. a
+// timeline exporter). Errors are values carrying the line number; nothing throws.
+TraceReadResult read_trace(std::istream& in, sim::Observer* also = nullptr);
+TraceReadResult read_trace_file(const std::string& path, sim::Observer* also = nullptr);
+
+// One event as its trace line (without the newline), for tools and tests.
+std::string format_trace_event(const sim::Event& event,
+                               const std::vector<std::string>& message_types);
+
+}  // namespace electsim::analysis

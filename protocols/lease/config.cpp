@@ -1,0 +1,241 @@
+// Parameters of the lease protocol (protocols/lease/config.hpp). Store mode derives its timings
+// from the TTL as etcd's concurrency.Session does (keepalive every TTL/3); client mode uses
+// Kubernetes client-go leaderelection's defaults (LeaseDuration 15s, RenewDeadline 10s,
+// RetryPeriod 2s, JitterFactor 1.2). Cross-field problems are reported at the dependent field.
+#include "protocols/lease/config.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace electsim::protocols::lease {
+namespace {
+
+// A bound on the jitter factor: beyond it retries would be too irregular to reason about.
+constexpr double kJitterMax = 10.0;
+constexpr std::size_t kKeyLengthMax = 1024;
+
+const std::vector<ParamSpec>& specs() {
+  static const std::vector<ParamSpec> table = {
+      {"ttl",
+       ParamType::duration,
+       "2s (store) / 15s (client)",
+       "duration",
+       "how long a claim lasts without renewal (etcd lease TTL / Kubernetes LeaseDuration)",
+       {},
+       false},
+      {"renew_interval",
+       ParamType::duration,
+       "ttl/3 (store) / 2s (client)",
+       "duration",
+       "the holder renews (keepalive or record update) this often",
+       {},
+       false},
+      {"renew_deadline",
+       ParamType::duration,
+       "ttl*2/3 (store) / 10s (client)",
+       "duration",
+       "the holder stops believing it leads this long after its last confirmed renewal, by its "
+       "own clock",
+       {},
+       false},
+      {"retry_interval",
+       ParamType::duration,
+       "ttl/3 (store) / 2s (client)",
+       "duration",
+       "followers retry acquiring (store mode) or poll the record (client mode) this often",
+       {},
+       false},
+      {"fencing",
+       ParamType::boolean,
+       "true",
+       "",
+       "the sink rejects writes whose token is lower than the highest it accepted",
+       {},
+       false},
+      {"expiry",
+       ParamType::choice,
+       "store",
+       "",
+       "store: the store's clock expires a lease (etcd); client: followers judge expiry on their "
+       "own clocks (Kubernetes Lease)",
+       {"store", "client"},
+       false},
+      {"recheck_before_write",
+       ParamType::boolean,
+       "true",
+       "",
+       "the holder checks its deadline just before each write (false: the careless client)",
+       {},
+       false},
+      {"jitter",
+       ParamType::number,
+       "1.0 (store) / 1.2 (client)",
+       "factor",
+       "retry intervals are multiplied by a factor drawn uniformly from [1, jitter]",
+       {},
+       false},
+      {"key",
+       ParamType::text,
+       "/electsim/leader",
+       "key",
+       "the store key the holder owns",
+       {},
+       false},
+  };
+  return table;
+}
+
+void add_problem(Problems& problems, std::string pointer, std::string expected, std::string found,
+                 std::string hint) {
+  Problem p;
+  p.pointer = std::move(pointer);
+  p.expected = std::move(expected);
+  p.found = std::move(found);
+  p.hint = std::move(hint);
+  problems.push_back(std::move(p));
+}
+
+const char* mode_name(Expiry expiry) {
+  return expiry == Expiry::store ? "store" : "client";
+}
+
+}  // namespace
+
+LeaseConfig default_config(Expiry expiry) {
+  LeaseConfig c;
+  c.expiry = expiry;
+  if (expiry == Expiry::store) {
+    // etcd's concurrency.Session keeps its lease alive every TTL/3; the deadline leaves the last
+    // third of the TTL as a margin for latency and clock drift.
+    c.ttl = std::chrono::seconds(2);
+    c.renew_interval = c.ttl / 3;
+    c.renew_deadline = c.ttl * 2 / 3;
+    c.retry_interval = c.ttl / 3;
+    c.jitter_ppm = sim::kPpmOne;
+  } else {
+    // client-go leaderelection: LeaseDuration 15s, RenewDeadline 10s, RetryPeriod 2s, and
+    // wait.JitterUntil with JitterFactor 1.2 for the followers' polling.
+    c.ttl = std::chrono::seconds(15);
+    c.renew_interval = std::chrono::seconds(2);
+    c.renew_deadline = std::chrono::seconds(10);
+    c.retry_interval = std::chrono::seconds(2);
+    c.jitter_ppm = 1'200'000;
+  }
+  return c;
+}
+
+std::span<const ParamSpec> lease_params() {
+  return specs();
+}
+
+std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::string& pointer,
+                                       Problems& problems) {
+  const std::size_t problems_before = problems.size();
+  ParamReader reader(params, pointer, specs(), problems);
+
+  const std::string expiry_text = reader.choice("expiry");
+  const Expiry expiry = expiry_text == "client" ? Expiry::client : Expiry::store;
+  LeaseConfig c = default_config(expiry);
+  c.fencing = reader.boolean("fencing");
+  c.recheck_before_write = reader.boolean("recheck_before_write");
+
+  // A duration that was given and is valid and positive, or the mode's default; nullopt (with a
+  // problem) when it was given wrong, so no cross-check runs on a value nobody meant.
+  const auto positive = [&](const char* name) -> std::optional<sim::Duration> {
+    const std::size_t before = problems.size();
+    const auto d = reader.duration_opt(name);
+    if (problems.size() != before) return std::nullopt;
+    if (d && d->count() <= 0) {
+      reader.problem(name, "a positive duration such as \"2s\"",
+                     json_excerpt(params.at(std::string(name))));
+      return std::nullopt;
+    }
+    return d;
+  };
+  const auto given_ttl = positive("ttl");
+  const auto given_renew_interval = positive("renew_interval");
+  const auto given_renew_deadline = positive("renew_deadline");
+  const auto given_retry_interval = positive("retry_interval");
+  const bool ttl_ok = given_ttl || !reader.has("ttl");
+  const bool renew_interval_ok = given_renew_interval || !reader.has("renew_interval");
+  const bool renew_deadline_ok = given_renew_deadline || !reader.has("renew_deadline");
+  if (given_ttl) {
+    c.ttl = *given_ttl;
+    if (expiry == Expiry::store) {
+      c.renew_interval = c.ttl / 3;
+      c.renew_deadline = c.ttl * 2 / 3;
+      c.retry_interval = c.ttl / 3;
+    }
+  }
+  if (given_renew_interval) c.renew_interval = *given_renew_interval;
+  if (given_renew_deadline) c.renew_deadline = *given_renew_deadline;
+  if (given_retry_interval) c.retry_interval = *given_retry_interval;
+
+  // "3s", or "2s (the default in client mode)" when the user did not write the field.
+  const auto shown = [&](const char* name, sim::Duration value) {
+    if (reader.has(name)) return json_excerpt(params.at(std::string(name)));
+    return fmt::format("{} (the default in {} mode)", sim::format_duration(value),
+                       mode_name(expiry));
+  };
+  const std::string ttl_text = sim::format_duration(c.ttl);
+  // One problem per mistake: a renew_interval already reported against ttl is not compared with
+  // renew_deadline too.
+  bool renew_interval_fits = true;
+  if (ttl_ok && renew_interval_ok && c.renew_interval >= c.ttl) {
+    renew_interval_fits = false;
+    add_problem(problems, reader.pointer_of("renew_interval"),
+                fmt::format("a duration shorter than ttl ({})", ttl_text),
+                shown("renew_interval", c.renew_interval),
+                "renew_interval must be shorter than ttl");
+  }
+  if (ttl_ok && renew_deadline_ok && c.renew_deadline >= c.ttl) {
+    add_problem(problems, reader.pointer_of("renew_deadline"),
+                fmt::format("a duration shorter than ttl ({})", ttl_text),
+                shown("renew_deadline", c.renew_deadline),
+                "renew_deadline must be shorter than ttl, or the holder would still believe it "
+                "leads after its claim expired");
+  } else if (renew_interval_ok && renew_interval_fits && renew_deadline_ok &&
+             c.renew_deadline < c.renew_interval) {
+    add_problem(problems, reader.pointer_of("renew_deadline"),
+                fmt::format("a duration of at least renew_interval ({})",
+                            sim::format_duration(c.renew_interval)),
+                shown("renew_deadline", c.renew_deadline),
+                "renew_deadline must be at least renew_interval, or the holder gives up before "
+                "it has renewed once");
+  }
+
+  if (reader.has("jitter")) {
+    const std::size_t before = problems.size();
+    const double jitter = reader.number("jitter");
+    if (problems.size() == before) {
+      if (jitter < 1.0 || jitter > kJitterMax) {
+        reader.problem("jitter", fmt::format("a number from 1 to {}", kJitterMax),
+                       json_excerpt(params.at("jitter")));
+      } else {
+        c.jitter_ppm = std::llround(jitter * static_cast<double>(sim::kPpmOne));
+      }
+    }
+  }
+
+  if (reader.has("key")) {
+    const nlohmann::json& key = params.at("key");
+    const std::string text = reader.text("key");
+    if (key.is_string() && (text.empty() || text.size() > kKeyLengthMax)) {
+      reader.problem("key",
+                     fmt::format("a non-empty string of at most {} characters, such as "
+                                 "\"/electsim/leader\"",
+                                 kKeyLengthMax),
+                     json_excerpt(key));
+    } else if (key.is_string()) {
+      c.key = text;
+    }
+  }
+
+  if (problems.size() != problems_before) return std::nullopt;
+  return c;
+}
+
+}  // namespace electsim::protocols::lease

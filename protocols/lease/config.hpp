@@ -1,0 +1,55 @@
+// Parameters of the lease-plus-fencing protocol: the table that drives validation, `electsim list`
+// and the docs, and the reader that turns a scenario's protocol object into a LeaseConfig.
+// Store-mode defaults follow etcd's concurrency package (session TTL, keepalive at TTL/3);
+// client-mode defaults are Kubernetes client-go leaderelection's (15s / 10s / 2s, jitter 1.2).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "protocols/params.hpp"
+#include "protocols/workload.hpp"
+#include "sim/rng.hpp"
+#include "sim/time.hpp"
+
+namespace electsim::protocols::lease {
+
+// Who judges that a claim has expired.
+enum class Expiry : std::uint8_t {
+  store,   // etcd: the key is attached to a lease; the store's clock expires it and deletes the key
+  client,  // Kubernetes Lease: a plain record; followers judge expiry on their own clocks
+};
+
+struct LeaseConfig {
+  Expiry expiry = Expiry::store;
+  sim::Duration ttl = std::chrono::seconds(2);
+  sim::Duration renew_interval = ttl / 3;
+  // The holder stops believing it leads when its own clock says this long has passed since the
+  // send time of its last confirmed renewal (client-go's RenewDeadline).
+  sim::Duration renew_deadline = ttl * 2 / 3;
+  sim::Duration retry_interval = ttl / 3;
+  bool fencing = true;
+  bool recheck_before_write = true;
+  // Retry intervals are multiplied by a factor drawn uniformly from [1, jitter]; kept as parts
+  // per million from load on, so no floating point reaches a run.
+  std::int64_t jitter_ppm = sim::kPpmOne;
+  std::string key = "/electsim/leader";
+  WorkloadConfig workload;  // the cluster's, copied in by the registry
+};
+
+// The defaults of one expiry mode, before any parameter is read.
+LeaseConfig default_config(Expiry expiry);
+
+// The parameter table, in the order `electsim list` shows it.
+std::span<const ParamSpec> lease_params();
+
+// Reads and cross-checks the protocol object (without "name"); nullopt when anything was wrong,
+// with every problem recorded at its JSON pointer under `pointer`.
+std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::string& pointer,
+                                       Problems& problems);
+
+}  // namespace electsim::protocols::lease

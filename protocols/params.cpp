@@ -1,0 +1,576 @@
+// Typed values from JSON with located errors (protocols/params.hpp). Every reader reports what it
+// expected and what it found at the field's JSON pointer and never throws; unknown keys get the
+// Levenshtein-closest valid name as a hint. Probabilities become integer ppm here, once, so that
+// no floating point reaches the kernel (TigerBeetle's TIGER_STYLE: probabilities are ratios).
+#include "protocols/params.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sim/assert.hpp"
+
+namespace electsim::protocols {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kDurationExpected = "a duration such as \"150ms\" or \"5s\"";
+constexpr const char* kNonNegativeDurationExpected =
+    "a non-negative duration such as \"150ms\" or \"5s\"";
+constexpr std::size_t kExcerptChars = 60;
+
+std::string json_quoted(std::string_view text) {
+  return json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string joined(std::span<const std::string> names, bool quote) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += quote ? json_quoted(names[i]) : names[i];
+  }
+  return out;
+}
+
+std::string did_you_mean(std::string_view wrong, std::span<const std::string> names) {
+  if (auto best = closest_name(wrong, names)) return "did you mean " + json_quoted(*best) + "?";
+  return {};
+}
+
+void add_problem(Problems& problems, std::string pointer, std::string expected, std::string found,
+                 std::string hint = {}) {
+  problems.push_back(
+      Problem{std::move(pointer), std::move(expected), std::move(found), std::move(hint), {}});
+}
+
+// Rejects keys outside `allowed`; `what` starts the expectation ("one of the keys of a
+// \"uniform\" distribution"), the allowed names follow it.
+void reject_unknown_keys_of(const json& object, const std::string& pointer,
+                            std::span<const std::string> allowed, std::string_view what,
+                            Problems& problems) {
+  if (!object.is_object()) return;
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+    add_problem(problems, child_pointer(pointer, key),
+                fmt::format("{}: {}", what, joined(allowed, false)),
+                "unknown key " + json_quoted(key), did_you_mean(key, allowed));
+  }
+}
+
+std::optional<double> finite_number(const json& value) {
+  if (!value.is_number()) return std::nullopt;
+  const double d = value.get<double>();
+  if (!std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+// A shape or sigma: a finite number above zero.
+std::optional<double> read_positive_number(const json& value, const std::string& pointer,
+                                           Problems& problems) {
+  const auto d = finite_number(value);
+  if (!d || *d <= 0) {
+    add_problem(problems, pointer, "a number above 0, such as 0.5", json_excerpt(value));
+    return std::nullopt;
+  }
+  return d;
+}
+
+struct DistributionShape {
+  sim::DistributionKind kind;
+  const char* name;
+  std::vector<std::string> required;  // besides "dist"; "step" is optional for every kind
+};
+
+const std::vector<DistributionShape>& distribution_shapes() {
+  static const std::vector<DistributionShape> shapes = {
+      {sim::DistributionKind::constant, "constant", {"value"}},
+      {sim::DistributionKind::uniform, "uniform", {"min", "max"}},
+      {sim::DistributionKind::normal, "normal", {"mean", "stddev"}},
+      {sim::DistributionKind::exponential, "exponential", {"mean"}},
+      {sim::DistributionKind::lognormal, "lognormal", {"median", "sigma"}},
+      {sim::DistributionKind::pareto, "pareto", {"scale", "shape"}},
+  };
+  return shapes;
+}
+
+std::optional<std::int64_t> parse_int(std::string_view text) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_double(std::string_view text) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+// The JSON value a spec's default_text stands for, when it is a literal of the spec's type.
+std::optional<json> default_value(const ParamSpec& spec) {
+  const std::string& text = spec.default_text;
+  switch (spec.type) {
+    case ParamType::duration:
+    case ParamType::distribution:
+      if (sim::parse_duration(text)) return json(text);
+      return std::nullopt;
+    case ParamType::boolean:
+      if (text == "true") return json(true);
+      if (text == "false") return json(false);
+      return std::nullopt;
+    case ParamType::integer:
+      if (auto v = parse_int(text)) return json(*v);
+      return std::nullopt;
+    case ParamType::number:
+    case ParamType::probability:
+      if (auto v = parse_double(text)) return json(*v);
+      return std::nullopt;
+    case ParamType::choice:
+      if (std::find(spec.choices.begin(), spec.choices.end(), text) != spec.choices.end()) {
+        return json(text);
+      }
+      return std::nullopt;
+    case ParamType::text:
+      return json(text);
+  }
+  return std::nullopt;
+}
+
+std::string expected_of(const ParamSpec& spec) {
+  switch (spec.type) {
+    case ParamType::duration:
+      return kNonNegativeDurationExpected;
+    case ParamType::boolean:
+      return "true or false";
+    case ParamType::integer:
+      return "a whole number";
+    case ParamType::number:
+      return "a number";
+    case ParamType::probability:
+      return "a probability from 0 to 1";
+    case ParamType::choice:
+      return "one of " + joined(spec.choices, true);
+    case ParamType::distribution:
+      return "a duration or a distribution object";
+    case ParamType::text:
+      return "a string";
+  }
+  return "a value";
+}
+
+}  // namespace
+
+// RFC 6901: '~' and '/' inside a key are written "~0" and "~1".
+namespace {
+std::string pointer_token(std::string_view key) {
+  std::string out;
+  out.reserve(key.size());
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string child_pointer(const std::string& pointer, std::string_view key) {
+  return pointer + "/" + pointer_token(key);
+}
+
+std::string Problem::format() const {
+  std::string out;
+  if (!context.empty()) out += context + ": ";
+  if (!pointer.empty()) out += "at " + pointer + ": ";
+  out += "expected " + expected + ", found " + found;
+  if (!hint.empty()) out += "; " + hint;
+  return out;
+}
+
+const char* param_type_name(ParamType type) {
+  switch (type) {
+    case ParamType::duration:
+      return "duration";
+    case ParamType::boolean:
+      return "boolean";
+    case ParamType::integer:
+      return "integer";
+    case ParamType::number:
+      return "number";
+    case ParamType::probability:
+      return "probability";
+    case ParamType::choice:
+      return "choice";
+    case ParamType::distribution:
+      return "distribution";
+    case ParamType::text:
+      return "text";
+  }
+  return "?";
+}
+
+std::optional<std::string> closest_name(std::string_view wrong,
+                                        std::span<const std::string> names) {
+  const std::size_t limit = std::max<std::size_t>(2, wrong.size() / 3);
+  std::optional<std::string> best;
+  std::size_t best_distance = limit + 1;
+  std::vector<std::size_t> previous;
+  std::vector<std::size_t> current;
+  for (const std::string& name : names) {
+    // Two-row Levenshtein: previous[j] is the distance between wrong[0..i) and name[0..j).
+    previous.resize(name.size() + 1);
+    current.resize(name.size() + 1);
+    for (std::size_t j = 0; j <= name.size(); ++j) previous[j] = j;
+    for (std::size_t i = 1; i <= wrong.size(); ++i) {
+      current[0] = i;
+      for (std::size_t j = 1; j <= name.size(); ++j) {
+        const std::size_t substitute = previous[j - 1] + (wrong[i - 1] == name[j - 1] ? 0 : 1);
+        current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitute});
+      }
+      std::swap(previous, current);
+    }
+    const std::size_t distance = previous[name.size()];
+    // Strictly better only: ties go to the name listed first.
+    if (distance <= limit && distance < best_distance) {
+      best_distance = distance;
+      best = name;
+    }
+  }
+  return best;
+}
+
+std::string json_excerpt(const nlohmann::json& value) {
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() <= kExcerptChars) return text;
+  std::size_t cut = kExcerptChars - 3;
+  // Never cut a UTF-8 sequence in half.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  text.resize(cut);
+  return text + "...";
+}
+
+std::optional<sim::Duration> read_duration(const nlohmann::json& value, const std::string& pointer,
+                                           Problems& problems, bool allow_negative) {
+  const char* expected = allow_negative ? kDurationExpected : kNonNegativeDurationExpected;
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    const auto d = sim::parse_duration(text);
+    if (!d) {
+      add_problem(problems, pointer, expected, json_excerpt(value),
+                  parse_double(text) ? fmt::format("durations need a unit, such as \"{}s\" or "
+                                                   "\"{}ms\"",
+                                                   text, text)
+                                     : std::string());
+      return std::nullopt;
+    }
+    if (!allow_negative && d->count() < 0) {
+      add_problem(problems, pointer, expected, json_excerpt(value));
+      return std::nullopt;
+    }
+    return d;
+  }
+  if (value.is_number()) {
+    // Zero is zero in every unit; any other bare number is ambiguous.
+    if (value.get<double>() == 0.0) return sim::Duration(0);
+    const std::string number = json_excerpt(value);
+    add_problem(problems, pointer, expected, number,
+                fmt::format("durations need a unit, such as \"{}s\" or \"{}ms\"", number, number));
+    return std::nullopt;
+  }
+  add_problem(problems, pointer, expected, json_excerpt(value));
+  return std::nullopt;
+}
+
+std::optional<sim::Ppm> read_probability(const nlohmann::json& value, const std::string& pointer,
+                                         Problems& problems) {
+  const auto p = finite_number(value);
+  if (!p || *p < 0 || *p > 1) {
+    add_problem(problems, pointer, "a probability from 0 to 1, such as 0.01", json_excerpt(value));
+    return std::nullopt;
+  }
+  return static_cast<sim::Ppm>(std::llround(*p * static_cast<double>(sim::kPpmOne)));
+}
+
+std::optional<sim::Distribution> read_distribution(const nlohmann::json& value,
+                                                   const std::string& pointer, Problems& problems) {
+  if (value.is_string() || value.is_number()) {
+    const auto d = read_duration(value, pointer, problems);
+    if (!d) return std::nullopt;
+    return sim::Distribution::constant_of(*d);
+  }
+  if (!value.is_object()) {
+    add_problem(problems, pointer,
+                "a duration such as \"5ms\" or a distribution object such as {\"dist\": "
+                "\"uniform\", \"min\": \"1ms\", \"max\": \"10ms\"}",
+                json_excerpt(value));
+    return std::nullopt;
+  }
+
+  const auto& shapes = distribution_shapes();
+  std::vector<std::string> kind_names;
+  for (const auto& shape : shapes) kind_names.emplace_back(shape.name);
+  const std::string dist_pointer = child_pointer(pointer, "dist");
+  const auto dist_it = value.find("dist");
+  if (dist_it == value.end()) {
+    add_problem(problems, dist_pointer, "one of " + joined(kind_names, true),
+                "nothing (a distribution object needs \"dist\")");
+    return std::nullopt;
+  }
+  const DistributionShape* shape = nullptr;
+  if (dist_it->is_string()) {
+    for (const auto& s : shapes) {
+      if (dist_it->get_ref<const std::string&>() == s.name) shape = &s;
+    }
+  }
+  if (shape == nullptr) {
+    add_problem(
+        problems, dist_pointer, "one of " + joined(kind_names, true), json_excerpt(*dist_it),
+        dist_it->is_string() ? did_you_mean(dist_it->get_ref<const std::string&>(), kind_names)
+                             : std::string());
+    return std::nullopt;
+  }
+
+  std::vector<std::string> allowed = {"dist"};
+  allowed.insert(allowed.end(), shape->required.begin(), shape->required.end());
+  allowed.emplace_back("step");
+  const std::size_t before = problems.size();
+  reject_unknown_keys_of(
+      value, pointer, allowed,
+      fmt::format("one of the keys of a {} distribution", json_quoted(shape->name)), problems);
+  for (const std::string& key : shape->required) {
+    if (!value.contains(key)) {
+      add_problem(
+          problems, child_pointer(pointer, key),
+          key == "sigma" || key == "shape" ? "a number above 0" : kNonNegativeDurationExpected,
+          fmt::format("nothing (a {} distribution needs {})", json_quoted(shape->name),
+                      json_quoted(key)));
+    }
+  }
+  if (problems.size() != before) return std::nullopt;
+
+  auto duration_of = [&](const char* key) {
+    return read_duration(value.at(key), child_pointer(pointer, key), problems);
+  };
+  auto number_of = [&](const char* key) {
+    return read_positive_number(value.at(key), child_pointer(pointer, key), problems);
+  };
+
+  sim::Distribution out;
+  out.kind = shape->kind;
+  if (value.contains("step")) {
+    if (auto step = duration_of("step")) out.step = *step;
+  }
+  switch (shape->kind) {
+    case sim::DistributionKind::constant:
+      if (auto v = duration_of("value")) out.value = *v;
+      break;
+    case sim::DistributionKind::uniform: {
+      const auto lo = duration_of("min");
+      const auto hi = duration_of("max");
+      if (lo && hi && *lo > *hi) {
+        add_problem(
+            problems, child_pointer(pointer, "max"),
+            fmt::format("a max of at least the min ({})", json_quoted(sim::format_duration(*lo))),
+            json_excerpt(value.at("max")));
+      }
+      if (lo) out.min = *lo;
+      if (hi) out.max = *hi;
+      break;
+    }
+    case sim::DistributionKind::normal:
+      if (auto v = duration_of("mean")) out.mean = *v;
+      if (auto v = duration_of("stddev")) out.stddev = *v;
+      break;
+    case sim::DistributionKind::exponential:
+      if (auto v = duration_of("mean")) out.mean = *v;
+      break;
+    case sim::DistributionKind::lognormal:
+      if (auto v = duration_of("median")) out.median = *v;
+      if (auto v = number_of("sigma")) out.sigma = *v;
+      break;
+    case sim::DistributionKind::pareto:
+      if (auto v = duration_of("scale")) out.scale = *v;
+      if (auto v = number_of("shape")) out.shape = *v;
+      break;
+  }
+  if (problems.size() != before) return std::nullopt;
+  return out;
+}
+
+void reject_unknown_keys(const nlohmann::json& object, const std::string& pointer,
+                         std::span<const std::string> allowed, Problems& problems) {
+  reject_unknown_keys_of(object, pointer, allowed, "one of the known keys", problems);
+}
+
+// ---- ParamReader ----------------------------------------------------------------------------
+
+ParamReader::ParamReader(const nlohmann::json& object, std::string pointer,
+                         std::span<const ParamSpec> specs, Problems& problems)
+    : object_(object), pointer_(std::move(pointer)), specs_(specs), problems_(problems) {
+  if (object_.is_null()) return;  // no parameters given: every default applies
+  if (!object_.is_object()) {
+    add_problem(problems_, pointer_, "an object of parameters", json_excerpt(object_));
+    return;
+  }
+  std::vector<std::string> names;
+  names.reserve(specs_.size());
+  for (const ParamSpec& s : specs_) names.push_back(s.name);
+  reject_unknown_keys_of(object_, pointer_, names, "one of the parameters", problems_);
+  for (const ParamSpec& s : specs_) {
+    if (s.required && !object_.contains(s.name)) {
+      add_problem(problems_, pointer_of(s.name), expected_of(s),
+                  "nothing (" + json_quoted(s.name) + " is required)");
+    }
+  }
+}
+
+bool ParamReader::has(std::string_view name) const {
+  return object_.is_object() && object_.contains(std::string(name));
+}
+
+std::string ParamReader::pointer_of(std::string_view name) const {
+  return child_pointer(pointer_, name);
+}
+
+void ParamReader::problem(std::string_view name, std::string expected, std::string found) {
+  add_problem(problems_, pointer_of(name), std::move(expected), std::move(found));
+}
+
+const ParamSpec& ParamReader::spec(std::string_view name) const {
+  const auto it = std::find_if(specs_.begin(), specs_.end(),
+                               [&](const ParamSpec& s) { return s.name == name; });
+  ELECTSIM_ASSERT(it != specs_.end(), "a reader asks only for a parameter of its spec table");
+  return *it;
+}
+
+const nlohmann::json* ParamReader::value_or_default(std::string_view name,
+                                                    nlohmann::json& storage) const {
+  if (has(name)) return &object_.at(std::string(name));
+  const ParamSpec& s = spec(name);
+  if (auto d = default_value(s)) {
+    storage = std::move(*d);
+    return &storage;
+  }
+  // A required key that is missing was reported at construction; any other parameter without a
+  // literal default must be read with a *_opt reader.
+  ELECTSIM_ASSERT(s.required, "a parameter without a literal default is read with a *_opt reader");
+  return nullptr;
+}
+
+sim::Duration ParamReader::duration(std::string_view name) {
+  json storage;
+  const json* v = value_or_default(name, storage);
+  if (v == nullptr) return sim::Duration(0);
+  return read_duration(*v, pointer_of(name), problems_).value_or(sim::Duration(0));
+}
+
+std::optional<sim::Duration> ParamReader::duration_opt(std::string_view name) {
+  spec(name);
+  if (!has(name)) return std::nullopt;
+  return read_duration(object_.at(std::string(name)), pointer_of(name), problems_);
+}
+
+bool ParamReader::boolean(std::string_view name) {
+  json storage;
+  const json* v = value_or_default(name, storage);
+  if (v == nullptr) return false;
+  if (!v->is_boolean()) {
+    add_problem(problems_, pointer_of(name), "true or false", json_excerpt(*v));
+    return false;
+  }
+  return v->get<bool>();
+}
+
+std::int64_t ParamReader::integer(std::string_view name) {
+  json storage;
+  const json* v = value_or_default(name, storage);
+  if (v == nullptr) return 0;
+  if (v->is_number_unsigned() &&
+      v->get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    add_problem(problems_, pointer_of(name), "a whole number below 2^63", json_excerpt(*v));
+    return 0;
+  }
+  if (!v->is_number_integer()) {
+    add_problem(problems_, pointer_of(name), "a whole number", json_excerpt(*v));
+    return 0;
+  }
+  return v->get<std::int64_t>();
+}
+
+double ParamReader::number(std::string_view name) {
+  json storage;
+  const json* v = value_or_default(name, storage);
+  if (v == nullptr) return 0;
+  const auto d = finite_number(*v);
+  if (!d) {
+    add_problem(problems_, pointer_of(name), "a number", json_excerpt(*v));
+    return 0;
+  }
+  return *d;
+}
+
+sim::Ppm ParamReader::probability(std::string_view name) {
+  json storage;
+  const json* v = value_or_default(name, storage);
+  if (v == nullptr) return 0;
+  return read_probability(*v, pointer_of(name), problems_).value_or(0);
+}
+
+std::string ParamReader::choice(std::string_view name) {
+  json storage;
+  const json* v = value_or_default(name, storage);
+  if (v == nullptr) return {};
+  const ParamSpec& s = spec(name);
+  if (v->is_string()) {
+    const auto& text = v->get_ref<const std::string&>();
+    if (std::find(s.choices.begin(), s.choices.end(), text) != s.choices.end()) return text;
+    add_problem(problems_, pointer_of(name), expected_of(s), json_excerpt(*v),
+                did_you_mean(text, s.choices));
+    return {};
+  }
+  add_problem(problems_, pointer_of(name), expected_of(s), json_excerpt(*v));
+  return {};
+}
+
+std::string ParamReader::text(std::string_view name) {
+  json storage;
+  const json* v = value_or_default(name, storage);
+  if (v == nullptr) return {};
+  if (v->is_string()) return v->get<std::string>();
+  add_problem(problems_, pointer_of(name), expected_of(spec(name)), json_excerpt(*v));
+  return {};
+}
+
+sim::Distribution ParamReader::distribution(std::string_view name) {
+  json storage;
+  const json* v = value_or_default(name, storage);
+  if (v == nullptr) return {};
+  return read_distribution(*v, pointer_of(name), problems_).value_or(sim::Distribution{});
+}
+
+std::optional<sim::Distribution> ParamReader::distribution_opt(std::string_view name) {
+  spec(name);
+  if (!has(name)) return std::nullopt;
+  return read_distribution(object_.at(std::string(name)), pointer_of(name), problems_);
+}
+
+}  // namespace electsim::protocols

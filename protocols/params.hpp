@@ -1,0 +1,111 @@
+// Typed values from JSON with located errors: the one place where scenario text becomes durations,
+// distributions, probabilities and choices. A table of ParamSpec drives validation, `electsim list`
+// and the docs. Every problem carries the JSON pointer of the field, what was expected and what was
+// found; unknown keys get the closest valid name as a suggestion.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/distribution.hpp"
+#include "sim/rng.hpp"
+#include "sim/time.hpp"
+
+namespace electsim::protocols {
+
+struct Problem {
+  std::string pointer;   // JSON pointer of the field, "/protocol/ttl"
+  std::string expected;  // "a duration such as \"150ms\" or \"5s\""
+  std::string found;     // the offending text, "\"ten\"", or a sentence
+  std::string hint;      // optional: "did you mean \"renew_interval\"?"
+  std::string context;   // optional: what put the value there, "--set protocol.tll=3s"
+  // "[<context>: ]at /protocol/ttl: expected ..., found ...[; did you mean ...?]"; the "at" part
+  // is left out when the pointer is "" (the whole document or file).
+  std::string format() const;
+};
+using Problems = std::vector<Problem>;
+
+enum class ParamType {
+  duration,
+  boolean,
+  integer,
+  number,
+  probability,
+  choice,
+  distribution,
+  text
+};
+const char* param_type_name(ParamType type);
+
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::duration;
+  std::string default_text;          // as shown to users: "2s", "true", "ttl/3", "none"
+  std::string unit;                  // "duration", "count", "ppm", ...
+  std::string meaning;               // one line
+  std::vector<std::string> choices;  // type == choice
+  bool required = false;
+};
+
+// Levenshtein-closest candidate within a small distance, for "did you mean" hints.
+std::optional<std::string> closest_name(std::string_view wrong, std::span<const std::string> names);
+std::string json_excerpt(const nlohmann::json& value);  // short text of a value for messages
+// The JSON pointer of `key` inside the object at `pointer` (RFC 6901 escaping of '~' and '/').
+std::string child_pointer(const std::string& pointer, std::string_view key);
+
+// Reads values of one JSON object against its spec table. Missing keys give the default (parsed
+// from default_text where it is a literal) or nullopt from the *_opt readers; unknown keys are
+// reported once, at construction.
+class ParamReader {
+ public:
+  ParamReader(const nlohmann::json& object, std::string pointer, std::span<const ParamSpec> specs,
+              Problems& problems);
+
+  bool has(std::string_view name) const;
+  sim::Duration duration(std::string_view name);
+  std::optional<sim::Duration> duration_opt(std::string_view name);
+  bool boolean(std::string_view name);
+  std::int64_t integer(std::string_view name);
+  double number(std::string_view name);
+  sim::Ppm probability(std::string_view name);  // [0, 1] in the file, ppm from here on
+  std::string choice(std::string_view name);
+  std::string text(std::string_view name);  // any string (a store key, a name)
+  sim::Distribution distribution(std::string_view name);
+  std::optional<sim::Distribution> distribution_opt(std::string_view name);
+
+  // Records a problem about a field of this object (cross-field checks such as renew_interval <
+  // ttl).
+  void problem(std::string_view name, std::string expected, std::string found);
+  std::string pointer_of(std::string_view name) const;
+
+ private:
+  const ParamSpec& spec(std::string_view name) const;
+  const nlohmann::json* value_or_default(std::string_view name, nlohmann::json& storage) const;
+
+  const nlohmann::json& object_;
+  std::string pointer_;
+  std::span<const ParamSpec> specs_;
+  Problems& problems_;
+};
+
+// Free readers, usable outside a spec table (the scenario loader uses them for every section).
+std::optional<sim::Duration> read_duration(const nlohmann::json& value, const std::string& pointer,
+                                           Problems& problems, bool allow_negative = false);
+std::optional<sim::Ppm> read_probability(const nlohmann::json& value, const std::string& pointer,
+                                         Problems& problems);
+// A distribution: "150ms" (constant) or an object {"dist": "uniform", "min": "1ms", "max": "10ms",
+// "step": "1ms"} / {"dist": "normal", "mean", "stddev"} / {"dist": "exponential", "mean"} /
+// {"dist": "lognormal", "median", "sigma"} / {"dist": "pareto", "scale", "shape"}.
+std::optional<sim::Distribution> read_distribution(const nlohmann::json& value,
+                                                   const std::string& pointer, Problems& problems);
+// Rejects keys of `object` not in `allowed`, with a suggestion.
+void reject_unknown_keys(const nlohmann::json& object, const std::string& pointer,
+                         std::span<const std::string> allowed, Problems& problems);
+
+}  // namespace electsim::protocols

@@ -1,0 +1,40 @@
+// The protocol registry (protocols/registry.hpp): one static table in a fixed order, so that
+// `electsim list`, the docs and comparisons always show the protocols the same way. Each entry
+// comes from its protocol's folder; this file only orders them.
+#include "protocols/registry.hpp"
+
+#include <algorithm>
+
+#include "protocols/lease/lease.hpp"
+
+namespace electsim::protocols {
+namespace {
+
+const std::vector<ProtocolInfo>& table() {
+  // Built once, on first use (thread-safe static initialisation): sweeps on threads share it.
+  static const std::vector<ProtocolInfo> protocols = {
+      lease::protocol_info(),
+  };
+  return protocols;
+}
+
+}  // namespace
+
+std::span<const ProtocolInfo> all_protocols() {
+  return table();
+}
+
+const ProtocolInfo* find_protocol(std::string_view name) {
+  const auto& protocols = table();
+  const auto it = std::find_if(protocols.begin(), protocols.end(),
+                               [&](const ProtocolInfo& p) { return p.name == name; });
+  return it == protocols.end() ? nullptr : &*it;
+}
+
+std::vector<std::string> protocol_names() {
+  std::vector<std::string> names;
+  for (const ProtocolInfo& p : table()) names.push_back(p.name);
+  return names;
+}
+
+}  // namespace electsim::protocols

@@ -1,0 +1,54 @@
+// The protocol registry: name, one-line description and parameter table of every protocol. The
+// table drives validation of scenario files, `electsim list` and the docs; prepare() turns
+// validated parameters into a factory of nodes for the kernel.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "protocols/params.hpp"
+#include "protocols/workload.hpp"
+#include "sim/kernel.hpp"
+
+namespace electsim::protocols {
+
+struct ClusterInfo {
+  std::size_t node_count = 0;
+  WorkloadConfig workload;
+};
+
+struct PreparedProtocol {
+  sim::ProtocolFactory factory;
+  // The store key whose holder is the leader, when leadership lives in the store (lease): failover
+  // ends when another node holds it there.
+  std::optional<std::string> leader_key;
+  bool uses_store = false;
+  // The protocol's own `fencing` parameter, if it has one: the sink fences unless the scenario's
+  // sink section says otherwise.
+  std::optional<bool> fencing;
+};
+
+struct ProtocolInfo {
+  std::string name;
+  std::string description;
+  std::vector<ParamSpec> params;
+  std::vector<std::string> message_types;  // index = sim::MessageType
+  // Validates `params` (the protocol object without "name"), reporting problems under `pointer`.
+  // Returns nullopt when there were problems.
+  std::function<std::optional<PreparedProtocol>(const nlohmann::json& params,
+                                                const std::string& pointer,
+                                                const ClusterInfo& cluster, Problems& problems)>
+      prepare;
+};
+
+// Every protocol, in a fixed order.
+std::span<const ProtocolInfo> all_protocols();
+const ProtocolInfo* find_protocol(std::string_view name);
+std::vector<std::string> protocol_names();
+
+}  // namespace electsim::protocols

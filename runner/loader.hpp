@@ -1,0 +1,56 @@
+// Scenario files to Scenarios: parse, apply --set overrides, validate every field with a located
+// message, check cross-field rules and limits. Bad input never throws past this boundary; it comes
+// back as a list of problems that the CLI prints and turns into exit code 2.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "protocols/params.hpp"
+#include "runner/scenario.hpp"
+
+namespace electsim::runner {
+
+struct Override {
+  std::string path;   // dotted: "protocol.ttl", "nodes", "network.latency.max", "faults.0.at"
+  std::string value;  // text; parsed as JSON if it is valid JSON, else taken as a string
+};
+// Parses "path=value"; nullopt if there is no '=' or the path is empty.
+std::optional<Override> parse_override(std::string_view text);
+
+struct LoadResult {
+  std::optional<Scenario> scenario;
+  std::string source;
+  protocols::Problems problems;  // empty when scenario is set
+  // One line per problem: "<source>: at /protocol/ttl: expected ..., found ...".
+  std::vector<std::string> messages() const;
+};
+
+// What to load besides the file itself. A variant (the file's "variants" section) applies its own
+// `set` overrides and, if it has one, its own `expect` block; command-line overrides come after it.
+struct LoadOptions {
+  std::vector<Override> overrides;
+  std::optional<std::uint64_t> seed;  // wins over the file's seed
+  std::optional<std::string> variant;
+  Limits limits;
+};
+
+// Loads from text (source names it in messages).
+LoadResult load_scenario_text(std::string_view text, std::string source,
+                              const LoadOptions& options = {});
+LoadResult load_scenario_file(const std::string& path, const LoadOptions& options = {});
+LoadResult load_scenario_json(const nlohmann::json& document, std::string source,
+                              const LoadOptions& options = {});
+
+// The names of the variants a document defines, in name order (JSON objects keep no order), empty
+// if none.
+std::vector<std::string> variant_names(const nlohmann::json& document);
+
+// The built-in flagship scenario: a lease holder frozen by a GC pause longer than its TTL.
+const char* flagship_scenario_text();
+
+}  // namespace electsim::runner

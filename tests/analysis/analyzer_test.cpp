@@ -1,0 +1,517 @@
+// Tests of the online analyzer: synthetic event streams with known answers for leader intervals,
+// split-brain, same-epoch leaders, stale writes, failover, write outage, leaderless time and cost.
+// Each stream is what the kernel would emit (sim/event.hpp); the expected values follow
+// docs/metrics.md.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/analyzer.hpp"
+#include "analysis/expect.hpp"
+#include "sim/fault.hpp"
+#include "sim/protocol.hpp"
+#include "sim/store_types.hpp"
+
+namespace {
+
+using namespace electsim;
+using analysis::AnalysisConfig;
+using analysis::Analyzer;
+using analysis::Report;
+using sim::Duration;
+using sim::Event;
+using sim::EventKind;
+using sim::FaultKind;
+using sim::Time;
+
+Time ms(std::int64_t n) {
+  return Time(n * 1'000'000);
+}
+Duration dms(std::int64_t n) {
+  return Duration(n * 1'000'000);
+}
+
+Event make(EventKind kind, std::int64_t at_ms) {
+  Event e;
+  e.time = ms(at_ms);
+  e.kind = kind;
+  return e;
+}
+
+Event run_start(std::int64_t nodes) {
+  Event e = make(EventKind::run_start, 0);
+  e.a = nodes;
+  e.b = 42;
+  return e;
+}
+Event run_end(std::int64_t at_ms) {
+  return make(EventKind::run_end, at_ms);
+}
+
+Event belief(std::int64_t at_ms, sim::NodeId node, sim::Role role, sim::Epoch epoch,
+             sim::NodeId known = sim::kNoNode) {
+  Event e = make(EventKind::belief, at_ms);
+  e.node = node;
+  e.code = static_cast<std::uint16_t>(role);
+  e.a = epoch;
+  e.b = known;
+  return e;
+}
+Event leader(std::int64_t at_ms, sim::NodeId node, sim::Epoch epoch) {
+  return belief(at_ms, node, sim::Role::leader, epoch);
+}
+Event follower(std::int64_t at_ms, sim::NodeId node, sim::Epoch epoch) {
+  return belief(at_ms, node, sim::Role::follower, epoch);
+}
+
+Event node_event(EventKind kind, std::int64_t at_ms, sim::NodeId node, std::int64_t a = 0) {
+  Event e = make(kind, at_ms);
+  e.node = node;
+  e.a = a;
+  return e;
+}
+
+Event fault(std::int64_t at_ms, FaultKind kind, sim::NodeId node, std::int64_t index,
+            std::string_view groups = {}, sim::Endpoint peer = sim::kNoNode) {
+  Event e = make(EventKind::fault, at_ms);
+  e.code = static_cast<std::uint16_t>(kind);
+  e.node = node;
+  e.peer = peer;
+  e.a = index;
+  e.text = groups;
+  return e;
+}
+
+Event sink_write(std::int64_t at_ms, sim::NodeId writer, sim::Token token, bool accepted) {
+  Event e = make(EventKind::sink_write, at_ms);
+  e.node = writer;
+  e.a = token;
+  e.b = 7;
+  e.c = accepted ? 1 : 0;
+  return e;
+}
+
+Event store_put(std::int64_t at_ms, std::string_view key, sim::NodeId owner) {
+  Event e = make(EventKind::store_change, at_ms);
+  e.code = 0;
+  e.a = 10;
+  e.node = owner;
+  e.text = key;
+  return e;
+}
+
+AnalysisConfig config(std::size_t nodes = 3, std::int64_t duration_ms = 1000) {
+  AnalysisConfig c;
+  c.node_count = nodes;
+  c.duration = dms(duration_ms);
+  c.message_types = {"ping", "vote"};
+  return c;
+}
+
+Report analyze(const AnalysisConfig& c, const std::vector<Event>& events) {
+  Analyzer analyzer(c);
+  for (const Event& e : events) analyzer.on_event(e);
+  return analyzer.finish();
+}
+
+}  // namespace
+
+TEST_CASE("analyzer: two overlapping leaders give split-brain time and its first occurrence") {
+  const Report r = analyze(config(), {run_start(3), leader(100, 0, 1), leader(300, 1, 2),
+                                      follower(500, 0, 2), run_end(1000)});
+  CHECK(r.split_brain_time == dms(200));
+  CHECK(r.split_brain_episodes == 1);
+  REQUIRE(r.first_split_brain);
+  CHECK(r.first_split_brain->at == ms(300));
+  CHECK(r.first_split_brain->nodes == std::vector<sim::NodeId>{0, 1});
+  CHECK(r.first_split_brain->epochs == std::vector<sim::Epoch>{1, 2});
+  REQUIRE(r.intervals.size() == 2);
+  CHECK(r.intervals[0].start == ms(100));
+  CHECK(r.intervals[0].end == ms(500));
+  CHECK_FALSE(r.intervals[0].open_at_end);
+  CHECK(r.intervals[1].end == ms(1000));
+  CHECK(r.intervals[1].open_at_end);
+  CHECK(r.first_leader_at == ms(100));
+  CHECK(r.elections == 2);
+}
+
+TEST_CASE("analyzer: a hand-over at one instant is not a split brain") {
+  // Node 1 announces at the same instant node 0 steps down: zero time with two leaders.
+  const Report r = analyze(config(), {run_start(3), leader(100, 0, 1), leader(400, 1, 2),
+                                      follower(400, 0, 2), run_end(1000)});
+  CHECK(r.split_brain_time == Duration(0));
+  CHECK(r.split_brain_episodes == 0);
+  CHECK_FALSE(r.first_split_brain);
+  CHECK(r.leaderless_time == dms(100));
+}
+
+TEST_CASE("analyzer: separate overlaps count as separate split-brain episodes") {
+  const Report r =
+      analyze(config(), {run_start(3), leader(0, 0, 1), leader(100, 1, 2), follower(150, 1, 2),
+                         leader(600, 2, 3), node_event(EventKind::crash, 900, 2), run_end(1000)});
+  CHECK(r.split_brain_time == dms(50 + 300));
+  CHECK(r.split_brain_episodes == 2);
+  REQUIRE(r.first_split_brain);
+  CHECK(r.first_split_brain->at == ms(100));
+  CHECK(r.leaderless_time == Duration(0));
+}
+
+TEST_CASE("analyzer: a paused leader keeps its interval through the pause") {
+  const Report r =
+      analyze(config(), {run_start(3), leader(100, 0, 1), fault(200, FaultKind::pause, 0, 0),
+                         node_event(EventKind::pause, 200, 0, dms(200).count()),
+                         node_event(EventKind::resume, 400, 0), run_end(1000)});
+  REQUIRE(r.intervals.size() == 1);
+  CHECK(r.intervals[0].start == ms(100));
+  CHECK(r.intervals[0].end == ms(1000));
+  CHECK(r.intervals[0].open_at_end);
+  CHECK(r.leaderless_time == dms(100));
+}
+
+TEST_CASE("analyzer: what ends a leader interval") {
+  auto [kind, role, ends] = GENERATE(table<EventKind, sim::Role, bool>({
+      {EventKind::crash, sim::Role::follower, true},
+      {EventKind::belief, sim::Role::follower, true},
+      {EventKind::belief, sim::Role::candidate, true},
+      {EventKind::pause, sim::Role::follower, false},
+      {EventKind::resume, sim::Role::follower, false},
+      {EventKind::restart, sim::Role::follower, false},
+      {EventKind::timer_fire, sim::Role::follower, false},
+  }));
+  INFO("event " << sim::event_kind_name(kind) << " role " << sim::role_name(role));
+  Event next = kind == EventKind::belief ? belief(400, 0, role, 1) : node_event(kind, 400, 0);
+  const Report r = analyze(config(), {run_start(3), leader(100, 0, 1), next, run_end(1000)});
+  REQUIRE(r.intervals.size() == 1);
+  CHECK(r.intervals[0].end == (ends ? ms(400) : ms(1000)));
+  CHECK(r.intervals[0].open_at_end == !ends);
+  CHECK(r.leaderless_time == (ends ? dms(100 + 600) : dms(100)));
+  CHECK(r.leaderless_fraction == Approx(ends ? 0.7 : 0.1));
+}
+
+TEST_CASE("analyzer: a graceful stop (a crash with graceful set) ends the interval") {
+  const Report r =
+      analyze(config(), {run_start(3), leader(100, 0, 1), fault(300, FaultKind::stop, 0, 0),
+                         node_event(EventKind::crash, 300, 0, 1), run_end(1000)});
+  REQUIRE(r.intervals.size() == 1);
+  CHECK(r.intervals[0].end == ms(300));
+  REQUIRE(r.failovers.size() == 1);
+  CHECK(r.failovers[0].fault == FaultKind::stop);
+  CHECK_FALSE(r.failovers[0].failover);
+}
+
+TEST_CASE("analyzer: a new epoch announced while leader starts a new interval") {
+  const Report r = analyze(config(), {run_start(3), leader(100, 0, 1), leader(200, 0, 1),
+                                      leader(300, 0, 2), run_end(1000)});
+  REQUIRE(r.intervals.size() == 2);
+  CHECK(r.intervals[0].end == ms(300));
+  CHECK(r.intervals[1].epoch == 2);
+  CHECK(r.elections == 2);
+  CHECK(r.split_brain_time == Duration(0));
+}
+
+TEST_CASE("analyzer: two nodes leader in the same epoch are reported once per pair") {
+  const Report r = analyze(
+      config(), {run_start(3), leader(100, 0, 3), follower(200, 0, 3), leader(300, 1, 3),
+                 node_event(EventKind::crash, 400, 1), node_event(EventKind::restart, 500, 1),
+                 leader(600, 1, 3), leader(700, 2, 4), run_end(1000)});
+  REQUIRE(r.same_epoch_leaders.size() == 1);
+  CHECK(r.same_epoch_leaders_total == 1);
+  CHECK(r.same_epoch_leaders[0].at == ms(300));
+  CHECK(r.same_epoch_leaders[0].epoch == 3);
+  CHECK(r.same_epoch_leaders[0].first == 0);
+  CHECK(r.same_epoch_leaders[0].second == 1);
+  // Node 1's second announcement of epoch 3 is no new election.
+  CHECK(r.elections == 3);
+  CHECK(r.intervals.size() == 4);
+}
+
+TEST_CASE("analyzer: a third leader in an epoch pairs with each earlier one") {
+  const Report r = analyze(config(), {run_start(3), leader(100, 0, 5), leader(200, 1, 5),
+                                      leader(300, 2, 5), run_end(1000)});
+  CHECK(r.same_epoch_leaders_total == 3);
+  CHECK(r.same_epoch_leaders.size() == 3);
+}
+
+TEST_CASE("analyzer: writes below the newest epoch are stale, accepted or rejected") {
+  const Report r = analyze(
+      config(), {run_start(3), sink_write(50, 2, 0, true), leader(100, 0, 1),
+                 sink_write(150, 0, 1, true), leader(300, 1, 2), sink_write(350, 0, 1, true),
+                 sink_write(400, 0, 1, false), sink_write(450, 1, 2, true), run_end(1000)});
+  CHECK(r.sink_writes == 5);
+  CHECK(r.writes_accepted == 4);
+  CHECK(r.writes_rejected == 1);
+  CHECK(r.stale_writes_accepted == 1);
+  CHECK(r.stale_writes_rejected == 1);
+  REQUIRE(r.stale_writes.size() == 2);
+  CHECK(r.stale_writes[0].at == ms(350));
+  CHECK(r.stale_writes[0].writer == 0);
+  CHECK(r.stale_writes[0].token == 1);
+  CHECK(r.stale_writes[0].newest_epoch == 2);
+  CHECK(r.stale_writes[0].accepted);
+  CHECK_FALSE(r.stale_writes[1].accepted);
+}
+
+TEST_CASE("analyzer: stale-write findings are kept to the first 100 of each kind") {
+  std::vector<Event> events = {run_start(3), leader(1, 0, 1), leader(2, 1, 9)};
+  for (int i = 0; i < 150; ++i) events.push_back(sink_write(10 + i, 0, 1, true));
+  for (int i = 0; i < 120; ++i) events.push_back(sink_write(200 + i, 0, 1, false));
+  events.push_back(run_end(1000));
+  const Report r = analyze(config(), events);
+  CHECK(r.stale_writes_accepted == 150);
+  CHECK(r.stale_writes_rejected == 120);
+  CHECK(r.stale_writes.size() == 200);
+}
+
+TEST_CASE("analyzer: failover by belief runs from the fault to another node's leadership") {
+  const Report r =
+      analyze(config(), {run_start(3), leader(100, 0, 1), sink_write(150, 0, 1, true),
+                         sink_write(180, 0, 1, true), fault(200, FaultKind::crash, 0, 4),
+                         node_event(EventKind::crash, 200, 0), leader(500, 1, 2),
+                         sink_write(600, 1, 2, true), sink_write(700, 1, 2, true), run_end(1000)});
+  REQUIRE(r.failovers.size() == 1);
+  const auto& f = r.failovers[0];
+  CHECK(f.fault_index == 4);
+  CHECK(f.fault == FaultKind::crash);
+  CHECK(f.fault_at == ms(200));
+  CHECK(f.old_leader == 0);
+  CHECK(f.old_epoch == 1);
+  CHECK(f.new_leader == 1);
+  CHECK(f.new_leader_at == ms(500));
+  CHECK(f.failover == dms(300));
+  CHECK(f.last_old_write == ms(180));
+  CHECK(f.first_new_write == ms(600));
+  CHECK(f.write_outage == dms(420));
+}
+
+TEST_CASE("analyzer: the old leader announcing again does not end its failover") {
+  const Report r =
+      analyze(config(), {run_start(3), leader(100, 0, 1), fault(200, FaultKind::step_down, 0, 0),
+                         follower(200, 0, 1), leader(300, 0, 2), leader(800, 2, 3), run_end(1000)});
+  REQUIRE(r.failovers.size() == 1);
+  CHECK(r.failovers[0].new_leader == 2);
+  CHECK(r.failovers[0].failover == dms(600));
+}
+
+TEST_CASE("analyzer: with a leader key, failover ends when another node holds the key") {
+  AnalysisConfig c = config();
+  c.leader_key = "/election/leader";
+  const Report r =
+      analyze(c, {run_start(3), leader(100, 0, 10), store_put(100, "/election/leader", 0),
+                  fault(200, FaultKind::pause, 0, 0), store_put(250, "/election/leader", 0),
+                  store_put(300, "/other", 1), store_put(350, "/election/leader", sim::kNoNode),
+                  store_put(450, "/election/leader", 1), leader(480, 1, 20), run_end(1000)});
+  REQUIRE(r.failovers.size() == 1);
+  CHECK(r.failovers[0].new_leader == 1);
+  CHECK(r.failovers[0].new_leader_at == ms(450));
+  CHECK(r.failovers[0].failover == dms(250));
+}
+
+TEST_CASE("analyzer: with a leader key, another node's belief alone does not end failover") {
+  AnalysisConfig c = config();
+  c.leader_key = "/leader";
+  const Report r =
+      analyze(c, {run_start(3), leader(100, 0, 10), fault(200, FaultKind::crash, 0, 0),
+                  node_event(EventKind::crash, 200, 0), leader(480, 1, 20), run_end(1000)});
+  REQUIRE(r.failovers.size() == 1);
+  CHECK_FALSE(r.failovers[0].failover);
+  CHECK_FALSE(r.failovers[0].new_leader_at);
+}
+
+TEST_CASE("analyzer: which partitions take the leader away") {
+  // Five nodes, node 0 leads. Endpoints in no group keep all their links.
+  auto [groups, uses_store, taken] = GENERATE(table<std::string, bool, bool>({
+      {"0,1|2,3,4", false, true},
+      {"0,1,2|3,4", false, false},
+      {"0,1,2|3,4,store", true, true},
+      {"0,1,2|3,4,store", false, false},
+      {"3,4|0,1,2,store", true, false},
+      {"0,1,2,sink|3,4,store", true, true},
+      {"1,2|3,4", true, false},
+      {"0|1,2", false, false},
+      {"0|1,2,3", false, true},
+      {"0,store|1,2,3,4", true, true},
+      {"0,1,2", true, false},
+  }));
+  INFO("groups " << groups << " uses_store " << uses_store);
+  AnalysisConfig c = config(5);
+  c.uses_store = uses_store;
+  const Report r =
+      analyze(c, {run_start(5), leader(100, 0, 1),
+                  fault(200, FaultKind::partition, sim::kNoNode, 0, groups), run_end(1000)});
+  CHECK(r.failovers.size() == (taken ? 1u : 0u));
+}
+
+TEST_CASE("analyzer: a cut from the leader to the store takes it away when the store is needed") {
+  auto [from, to, uses_store, taken] = GENERATE(table<sim::Endpoint, sim::Endpoint, bool, bool>({
+      {0, sim::kStoreEndpoint, true, true},
+      {0, sim::kStoreEndpoint, false, false},
+      {sim::kStoreEndpoint, 0, true, false},
+      {1, sim::kStoreEndpoint, true, false},
+      {0, 1, true, false},
+  }));
+  AnalysisConfig c = config();
+  c.uses_store = uses_store;
+  const Report r = analyze(c, {run_start(3), leader(100, 0, 1),
+                               fault(200, FaultKind::cut, from, 0, {}, to), run_end(1000)});
+  CHECK(r.failovers.size() == (taken ? 1u : 0u));
+}
+
+TEST_CASE("analyzer: faults that do not hit the current leader start no failover") {
+  auto [kind, target, skipped] = GENERATE(table<FaultKind, sim::NodeId, bool>({
+      {FaultKind::crash, 1, false},    // a follower
+      {FaultKind::crash, 2, false},    // a deposed leader with a lower epoch
+      {FaultKind::crash, 0, true},     // skipped: the role target resolved to nobody
+      {FaultKind::restart, 0, false},  // not a fault that takes a node away
+      {FaultKind::clock_step, 0, false},
+  }));
+  Event f = fault(300, kind, target, 0);
+  f.c = skipped ? 1 : 0;
+  const Report r =
+      analyze(config(), {run_start(3), leader(50, 2, 1), leader(100, 0, 2), f, run_end(1000)});
+  CHECK(r.failovers.empty());
+}
+
+TEST_CASE("analyzer: the highest-epoch leader is the one whose loss counts") {
+  const Report r = analyze(config(), {run_start(3), leader(50, 2, 1), leader(100, 0, 2),
+                                      fault(300, FaultKind::isolate, 0, 0), run_end(1000)});
+  REQUIRE(r.failovers.size() == 1);
+  CHECK(r.failovers[0].old_leader == 0);
+  CHECK(r.failovers[0].old_epoch == 2);
+  // Node 2 already leads, but no other node announces after the fault.
+  CHECK_FALSE(r.failovers[0].failover);
+}
+
+TEST_CASE("analyzer: no failover record without a leader") {
+  const Report r = analyze(config(), {run_start(3), fault(300, FaultKind::crash, 0, 0),
+                                      node_event(EventKind::crash, 300, 0), run_end(1000)});
+  CHECK(r.failovers.empty());
+  CHECK(r.leaderless_time == dms(1000));
+  CHECK(r.leaderless_fraction == Approx(1.0));
+  CHECK_FALSE(r.first_leader_at);
+}
+
+TEST_CASE("analyzer: overlapping failovers each end at the next leader") {
+  const Report r =
+      analyze(config(), {run_start(3), leader(100, 0, 1), fault(200, FaultKind::pause, 0, 0),
+                         fault(300, FaultKind::crash, 0, 1), node_event(EventKind::crash, 300, 0),
+                         leader(700, 2, 2), run_end(1000)});
+  REQUIRE(r.failovers.size() == 2);
+  CHECK(r.failovers[0].failover == dms(500));
+  CHECK(r.failovers[1].failover == dms(400));
+  CHECK(r.failovers[1].fault_index == 1);
+}
+
+TEST_CASE("analyzer: write outage needs both the old leader's and the new leader's writes") {
+  SECTION("the old leader never wrote") {
+    const Report r =
+        analyze(config(), {run_start(3), leader(100, 0, 1), fault(200, FaultKind::crash, 0, 0),
+                           leader(300, 1, 2), sink_write(350, 1, 2, true), run_end(1000)});
+    REQUIRE(r.failovers.size() == 1);
+    CHECK(r.failovers[0].failover == dms(100));
+    CHECK_FALSE(r.failovers[0].last_old_write);
+    CHECK(r.failovers[0].first_new_write == ms(350));
+    CHECK_FALSE(r.failovers[0].write_outage);
+  }
+  SECTION("the new leader's write was rejected") {
+    const Report r =
+        analyze(config(), {run_start(3), leader(100, 0, 1), sink_write(150, 0, 1, true),
+                           fault(200, FaultKind::crash, 0, 0), leader(300, 1, 2),
+                           sink_write(350, 1, 2, false), run_end(1000)});
+    REQUIRE(r.failovers.size() == 1);
+    CHECK_FALSE(r.failovers[0].first_new_write);
+    CHECK_FALSE(r.failovers[0].write_outage);
+  }
+  SECTION("the new leader wrote before its leadership was observed") {
+    AnalysisConfig c = config();
+    c.leader_key = "/l";
+    const Report r = analyze(c, {run_start(3), leader(100, 0, 1), sink_write(150, 0, 1, true),
+                                 fault(200, FaultKind::crash, 0, 0), sink_write(250, 2, 5, true),
+                                 sink_write(260, 1, 4, true), store_put(300, "/l", 1),
+                                 sink_write(320, 1, 4, true), run_end(1000)});
+    REQUIRE(r.failovers.size() == 1);
+    CHECK(r.failovers[0].first_new_write == ms(260));
+    CHECK(r.failovers[0].write_outage == dms(110));
+  }
+}
+
+TEST_CASE("analyzer: cost counts messages by type, store requests by op, and per second") {
+  std::vector<Event> events = {run_start(3)};
+  auto msg = [](EventKind kind, std::uint16_t type) {
+    Event e = make(kind, 10);
+    e.node = 0;
+    e.peer = 1;
+    e.code = type;
+    return e;
+  };
+  for (int i = 0; i < 3; ++i) events.push_back(msg(EventKind::msg_send, 0));
+  events.push_back(msg(EventKind::msg_send, 1));
+  events.push_back(msg(EventKind::msg_send, 9));
+  events.push_back(msg(EventKind::msg_deliver, 0));
+  events.push_back(msg(EventKind::msg_drop, 1));
+  auto request = [](sim::StoreOp op) {
+    Event e = make(EventKind::store_request, 20);
+    e.node = 1;
+    e.code = static_cast<std::uint16_t>(op);
+    return e;
+  };
+  events.push_back(request(sim::StoreOp::txn));
+  events.push_back(request(sim::StoreOp::lease_keepalive));
+  events.push_back(request(sim::StoreOp::lease_keepalive));
+  events.push_back(request(sim::StoreOp::get));
+  events.push_back(run_end(2000));
+  const Report r = analyze(config(3, 2000), events);
+  CHECK(r.messages_sent == 5);
+  CHECK(r.messages_delivered == 1);
+  CHECK(r.messages_dropped == 1);
+  CHECK(r.messages_by_type ==
+        std::map<std::string, std::uint64_t>{{"ping", 3}, {"vote", 1}, {"type_9", 1}});
+  CHECK(r.store_requests[static_cast<std::size_t>(sim::StoreOp::lease_keepalive)] == 2);
+  CHECK(r.store_requests[static_cast<std::size_t>(sim::StoreOp::txn)] == 1);
+  CHECK(r.store_requests[static_cast<std::size_t>(sim::StoreOp::put)] == 0);
+  CHECK(r.store_requests_total == 4);
+  CHECK(r.store_requests_per_second == Approx(2.0));
+  CHECK(r.events == events.size());
+  CHECK(r.duration == dms(2000));
+}
+
+TEST_CASE("analyzer: node count comes from run_start when the config leaves it out") {
+  AnalysisConfig c = config(0);
+  const Report r =
+      analyze(c, {run_start(5), leader(100, 4, 1),
+                  fault(200, FaultKind::partition, sim::kNoNode, 0, "4,0|1,2,3"), run_end(1000)});
+  CHECK(r.node_count == 5);
+  CHECK(r.failovers.size() == 1);
+}
+
+TEST_CASE("analyzer: a leader that writes on after its pause rode the fault out") {
+  Event pause = fault(200, FaultKind::pause, 0, 0);
+  pause.b = dms(100).count();  // the pause lasts 100 ms
+  SECTION("a write after the pause settles it; a later crash is a failover of its own") {
+    const Report r =
+        analyze(config(), {run_start(3), leader(100, 0, 1), pause, sink_write(250, 0, 1, true),
+                           sink_write(350, 0, 1, true), fault(500, FaultKind::crash, 0, 1),
+                           node_event(EventKind::crash, 500, 0), leader(800, 1, 2), run_end(1000)});
+    REQUIRE(r.failovers.size() == 2);
+    CHECK(r.failovers[0].ridden_out);  // the write at 250 was inside the pause and did not count
+    CHECK_FALSE(r.failovers[0].failover);
+    CHECK(r.failovers[1].failover == dms(300));
+    CHECK(*metric_value(r, "failovers_unresolved") == Approx(0));
+    CHECK(*metric_value(r, "failover_max") == Approx(dms(300).count()));
+  }
+  SECTION("still leading at the end, without writing, also rode it out") {
+    const Report r = analyze(config(), {run_start(3), leader(100, 0, 1), pause, run_end(1000)});
+    REQUIRE(r.failovers.size() == 1);
+    CHECK(r.failovers[0].ridden_out);
+    CHECK(*metric_value(r, "failovers_unresolved") == Approx(0));
+  }
+  SECTION("a write inside the pause does not settle it; the takeover is its failover") {
+    const Report r =
+        analyze(config(), {run_start(3), leader(100, 0, 1), pause, sink_write(250, 0, 1, true),
+                           leader(280, 1, 2), run_end(1000)});
+    REQUIRE(r.failovers.size() == 1);
+    CHECK_FALSE(r.failovers[0].ridden_out);
+    CHECK(r.failovers[0].failover == dms(80));
+  }
+}

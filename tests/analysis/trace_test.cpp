@@ -1,0 +1,479 @@
+// Tests of traces: a written trace read back gives the same report and the same hash as the live
+// stream; a trace is whole or absent (temporary file, byte limit); the hash covers every field;
+// the reader reports malformed lines with their line number.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/summary.hpp"
+#include "analysis/trace.hpp"
+#include "sim/fault.hpp"
+#include "sim/protocol.hpp"
+#include "sim/store_types.hpp"
+
+namespace {
+
+using namespace electsim;
+using analysis::TraceHeader;
+using sim::Event;
+using sim::EventKind;
+namespace fs = std::filesystem;
+
+Event make(EventKind kind, std::int64_t at_ms, sim::NodeId node = sim::kNoNode) {
+  Event e;
+  e.time = sim::Time(at_ms * 1'000'000);
+  e.kind = kind;
+  e.node = node;
+  return e;
+}
+
+TraceHeader header() {
+  TraceHeader h;
+  h.scenario = "round-trip";
+  h.variant = "fenced";
+  h.protocol = "lease";
+  h.seed = 0xF00DF00DF00DF00Dull;  // above INT64_MAX: written unsigned
+  h.node_count = 3;
+  h.duration = std::chrono::seconds(2);
+  h.message_types = {"ping", "vote"};
+  h.leader_key = "/election/\"leader\"";
+  h.uses_store = true;
+  return h;
+}
+
+// Texts live here so that the events' string_views stay valid.
+const std::string kGroups = "0|1,2,store,sink";
+const std::string kKey = "/election/\"leader\"";
+const std::string kOddText = "line\nbreak\ttab \\ slash \x01 caf\xc3\xa9";
+
+// One of every kind, with the odd values a schema must not lose: unsigned seed bits, endpoints,
+// unknown message types, non-boolean flags, slots a kind does not name.
+std::vector<Event> rich_stream() {
+  std::vector<Event> v;
+  Event e = make(EventKind::run_start, 0);
+  e.a = 3;
+  e.b = static_cast<std::int64_t>(0xF00DF00DF00DF00Dull);
+  v.push_back(e);
+  e = make(EventKind::belief, 10, 0);
+  e.code = static_cast<std::uint16_t>(sim::Role::leader);
+  e.a = 4;
+  e.b = sim::kNoNode;
+  v.push_back(e);
+  e = make(EventKind::belief, 11, 1);
+  e.code = static_cast<std::uint16_t>(sim::Role::follower);
+  e.a = 4;
+  e.b = 0;
+  v.push_back(e);
+  e = make(EventKind::store_change, 12, 0);
+  e.a = 17;
+  e.b = 99;
+  e.text = kKey;
+  v.push_back(e);
+  e = make(EventKind::msg_send, 20, 0);
+  e.peer = 1;
+  e.code = 1;
+  v.push_back(e);
+  e = make(EventKind::msg_send, 20, 0);
+  e.peer = 2;
+  e.code = 9;  // not named by the protocol
+  v.push_back(e);
+  e = make(EventKind::msg_deliver, 25, 1);
+  e.peer = 0;
+  e.code = 1;
+  v.push_back(e);
+  e = make(EventKind::msg_drop, 26, 0);
+  e.peer = 2;
+  e.code = 9;
+  e.a = static_cast<std::int64_t>(sim::DropReason::cut_on_arrival);
+  v.push_back(e);
+  e = make(EventKind::timer_fire, 30, 2);
+  e.a = 7;
+  v.push_back(e);
+  e = make(EventKind::store_request, 31, 0);
+  e.code = static_cast<std::uint16_t>(sim::StoreOp::lease_keepalive);
+  e.a = 12;
+  v.push_back(e);
+  e = make(EventKind::store_apply, 32, 0);
+  e.code = static_cast<std::uint16_t>(sim::StoreOp::lease_keepalive);
+  e.a = 17;
+  e.b = 1;
+  e.c = 99;
+  e.d = 12;
+  v.push_back(e);
+  e = make(EventKind::store_reply, 33, 0);
+  e.code = static_cast<std::uint16_t>(sim::StoreOp::txn);
+  e.a = 17;
+  e.c = 1;
+  v.push_back(e);
+  e = make(EventKind::watch_notify, 34, 1);
+  e.code = 1;
+  e.a = 18;
+  e.text = kKey;
+  v.push_back(e);
+  e = make(EventKind::sink_write, 40, 0);
+  e.a = 4;
+  e.b = -5;
+  e.c = 1;
+  e.d = 3;
+  v.push_back(e);
+  e = make(EventKind::sink_reply, 41, 0);
+  e.a = 4;
+  e.c = 1;
+  v.push_back(e);
+  e = make(EventKind::fault, 50, sim::kNoNode);
+  e.code = static_cast<std::uint16_t>(sim::FaultKind::partition);
+  e.a = 0;
+  e.b = 300'000'000;
+  e.text = kGroups;
+  v.push_back(e);
+  e = make(EventKind::network_change, 50);
+  e.code = static_cast<std::uint16_t>(sim::FaultKind::partition);
+  v.push_back(e);
+  e = make(EventKind::fault, 60, 0);
+  e.code = static_cast<std::uint16_t>(sim::FaultKind::cut);
+  e.peer = sim::kStoreEndpoint;
+  e.a = 1;
+  v.push_back(e);
+  e = make(EventKind::fault, 61, sim::kNoNode);
+  e.code = static_cast<std::uint16_t>(sim::FaultKind::crash);
+  e.a = 2;
+  e.c = 1;  // skipped
+  v.push_back(e);
+  e = make(EventKind::clock_change, 70, sim::kStoreEndpoint);
+  e.code = 1;
+  e.b = -250'000'000;
+  e.c = 5;  // a slot the schema does not name
+  v.push_back(e);
+  e = make(EventKind::store_pause, 80, sim::kStoreEndpoint);
+  e.a = 100'000'000;
+  v.push_back(e);
+  e = make(EventKind::store_resume, 180, sim::kStoreEndpoint);
+  v.push_back(e);
+  e = make(EventKind::lease_expire, 200);
+  e.a = 99;
+  v.push_back(e);
+  e = make(EventKind::store_change, 200, sim::kNoNode);
+  e.code = 1;
+  e.a = 19;
+  e.c = 1;
+  e.text = kKey;
+  v.push_back(e);
+  e = make(EventKind::store_change, 300, 2);
+  e.a = 20;
+  e.text = kKey;
+  v.push_back(e);
+  e = make(EventKind::belief, 310, 2);
+  e.code = static_cast<std::uint16_t>(sim::Role::leader);
+  e.a = 20;
+  e.b = sim::kNoNode;
+  v.push_back(e);
+  e = make(EventKind::pause, 400, 0);
+  e.a = 50'000'000;
+  v.push_back(e);
+  e = make(EventKind::resume, 450, 0);
+  v.push_back(e);
+  e = make(EventKind::sink_write, 460, 0);
+  e.a = 4;
+  e.c = 0;
+  e.d = 20;
+  v.push_back(e);
+  e = make(EventKind::crash, 500, 0);
+  e.a = 2;  // not 0 or 1: written as a number
+  v.push_back(e);
+  e = make(EventKind::restart, 600, 0);
+  e.text = kOddText;  // a slot the schema does not name
+  v.push_back(e);
+  e = make(EventKind::run_end, 2000);
+  v.push_back(e);
+  return v;
+}
+
+fs::path scratch_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("electsim-trace-test-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+nlohmann::json report_json(const analysis::Report& r) {
+  return analysis::summary_json(analysis::RunInfo{}, r, analysis::Verdict{});
+}
+
+}  // namespace
+
+TEST_CASE("trace: a written trace read back gives the same report and the same hash") {
+  const fs::path dir = scratch_dir("round-trip");
+  const fs::path path = dir / "run.jsonl";
+  const TraceHeader h = header();
+  analysis::Analyzer live(h.analysis_config());
+  analysis::TraceHasher live_hash;
+  {
+    analysis::TraceWriter writer(path.string(), h);
+    REQUIRE(writer.ok());
+    for (const Event& e : rich_stream()) {
+      live.on_event(e);
+      live_hash.on_event(e);
+      writer.on_event(e);
+    }
+    REQUIRE(writer.close());
+    CHECK(writer.bytes() == fs::file_size(path));
+  }
+  const analysis::Report live_report = live.finish();
+  REQUIRE(live_report.failovers.size() ==
+          2);  // partition and cut: the store-key takeover ends them
+
+  const analysis::TraceReadResult read = analysis::read_trace_file(path.string());
+  REQUIRE(read.error == "");
+  CHECK(read.header.scenario == h.scenario);
+  CHECK(read.header.variant == h.variant);
+  CHECK(read.header.seed == h.seed);
+  CHECK(read.header.node_count == h.node_count);
+  CHECK(read.header.duration == h.duration);
+  CHECK(read.header.message_types == h.message_types);
+  CHECK(read.header.leader_key == h.leader_key);
+  CHECK(read.header.uses_store == h.uses_store);
+  CHECK(report_json(read.report) == report_json(live_report));
+  CHECK(read.info.trace_hash == live_hash.hex());
+  CHECK(read.info.events_processed == rich_stream().size());
+  CHECK(read.info.seed == h.seed);
+  CHECK(read.info.duration == live_report.duration);
+  CHECK_FALSE(fs::exists(path.string() + ".tmp"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("trace: lines follow the documented schema") {
+  const std::vector<std::string> types = {"ping", "vote"};
+  const std::vector<Event> v = rich_stream();
+  CHECK(analysis::format_trace_event(v[0], types) ==
+        R"({"t":0,"ev":"run_start","nodes":3,"seed":17297745686452629517})");
+  CHECK(analysis::format_trace_event(v[1], types) ==
+        R"({"t":10000000,"ev":"belief","node":0,"role":"leader","epoch":4,"leader":null})");
+  CHECK(analysis::format_trace_event(v[5], types) ==
+        R"({"t":20000000,"ev":"msg_send","from":0,"to":2,"type":"type_9"})");
+  CHECK(
+      analysis::format_trace_event(v[7], types) ==
+      R"({"t":26000000,"ev":"msg_drop","from":0,"to":2,"type":"type_9","reason":"cut_on_arrival"})");
+  CHECK(
+      analysis::format_trace_event(v[13], types) ==
+      R"({"t":40000000,"ev":"sink_write","writer":0,"token":4,"payload":-5,"accepted":true,"highest_before":3})");
+  CHECK(
+      analysis::format_trace_event(v[15], types) ==
+      R"({"t":50000000,"ev":"fault","fault":"partition","node":null,"index":0,"duration_ns":300000000,"skipped":false,"groups":"0|1,2,store,sink"})");
+  CHECK(
+      analysis::format_trace_event(v[17], types) ==
+      R"({"t":60000000,"ev":"fault","fault":"cut","node":0,"peer":"store","index":1,"duration_ns":0,"skipped":false})");
+  CHECK(
+      analysis::format_trace_event(v[19], types) ==
+      R"({"t":70000000,"ev":"clock_change","node":"store","what":"step","drift_ppb":0,"amount_ns":-250000000,"c":5})");
+  CHECK(analysis::format_trace_event(v.back(), types) == R"({"t":2000000000,"ev":"run_end"})");
+}
+
+TEST_CASE("trace: message types named twice are written by number and still read back") {
+  const fs::path dir = scratch_dir("duplicate-types");
+  const fs::path path = dir / "t.jsonl";
+  TraceHeader h = header();
+  h.message_types = {"ping", "ping", "type_7"};
+  std::vector<Event> events = {make(EventKind::run_start, 0)};
+  for (std::uint16_t code : {0, 1, 2, 7}) {
+    Event e = make(EventKind::msg_send, 1, 0);
+    e.peer = 1;
+    e.code = code;
+    events.push_back(e);
+  }
+  events.push_back(make(EventKind::run_end, 5));
+  analysis::TraceHasher live;
+  {
+    analysis::TraceWriter writer(path.string(), h);
+    for (const Event& e : events) {
+      writer.on_event(e);
+      live.on_event(e);
+    }
+    REQUIRE(writer.close());
+  }
+  const std::string text = read_file(path);
+  CHECK(text.find(R"("type":"type_0")") != std::string::npos);
+  CHECK(text.find(R"("type":"type_1")") != std::string::npos);
+  const analysis::TraceReadResult read = analysis::read_trace_file(path.string());
+  REQUIRE(read.error == "");
+  CHECK(read.info.trace_hash == live.hex());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("trace: a writer destroyed without close leaves no file behind") {
+  const fs::path dir = scratch_dir("no-close");
+  const fs::path path = dir / "run.jsonl";
+  {
+    analysis::TraceWriter writer(path.string(), header());
+    for (const Event& e : rich_stream()) writer.on_event(e);
+    CHECK(fs::exists(path.string() + ".tmp"));
+  }
+  CHECK_FALSE(fs::exists(path));
+  CHECK_FALSE(fs::exists(path.string() + ".tmp"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("trace: a trace that cannot be opened is an error, not a crash") {
+  const fs::path dir = scratch_dir("unwritable");
+  const fs::path path = dir / "missing-dir" / "run.jsonl";
+  analysis::TraceWriter writer(path.string(), header());
+  CHECK_FALSE(writer.ok());
+  CHECK_THAT(writer.error(), Catch::Contains("cannot write trace"));
+  for (const Event& e : rich_stream()) writer.on_event(e);
+  CHECK_FALSE(writer.close());
+  CHECK_FALSE(fs::exists(path));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("trace: past its byte limit a trace stops, fails with the limit and is absent") {
+  const fs::path dir = scratch_dir("limit");
+  const fs::path path = dir / "run.jsonl";
+  analysis::TraceWriter writer(path.string(), header(), 1000);
+  std::size_t accepted_events = 0;
+  for (const Event& e : rich_stream()) {
+    writer.on_event(e);
+    if (writer.ok()) ++accepted_events;
+  }
+  CHECK(accepted_events > 0);
+  CHECK(accepted_events < rich_stream().size());
+  CHECK(writer.bytes() <= 1000);
+  CHECK_FALSE(writer.ok());
+  CHECK_THAT(writer.error(), Catch::Contains("limit of 1000 bytes"));
+  CHECK_FALSE(writer.close());
+  CHECK_FALSE(fs::exists(path));
+  CHECK_FALSE(fs::exists(path.string() + ".tmp"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("trace: a limit large enough for the whole trace is no error") {
+  const fs::path dir = scratch_dir("limit-ok");
+  const fs::path path = dir / "run.jsonl";
+  std::uint64_t needed = 0;
+  {
+    analysis::TraceWriter writer(path.string(), header());
+    for (const Event& e : rich_stream()) writer.on_event(e);
+    REQUIRE(writer.close());
+    needed = writer.bytes();
+  }
+  analysis::TraceWriter exact(path.string(), header(), needed);
+  for (const Event& e : rich_stream()) exact.on_event(e);
+  CHECK(exact.close());
+  CHECK(fs::file_size(path) == needed);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("trace: the hash changes when any one field of one event changes") {
+  const std::string other_text = "/election/other";
+  auto mutate = GENERATE(as<std::string>{}, "time", "kind", "code", "node", "peer", "a", "b", "c",
+                         "d", "text");
+  std::vector<Event> changed = rich_stream();
+  Event& e = changed[3];  // a store_change, which uses a text
+  if (mutate == "time") e.time = e.time + std::chrono::nanoseconds(1);
+  if (mutate == "kind") e.kind = EventKind::watch_notify;
+  if (mutate == "code") e.code = 1;
+  if (mutate == "node") e.node = 1;
+  if (mutate == "peer") e.peer = 0;
+  if (mutate == "a") e.a += 1;
+  if (mutate == "b") e.b += 1;
+  if (mutate == "c") e.c = 1;
+  if (mutate == "d") e.d = -1;
+  if (mutate == "text") e.text = other_text;
+  INFO("changed field " << mutate);
+  analysis::TraceHasher original;
+  analysis::TraceHasher modified;
+  for (const Event& x : rich_stream()) original.on_event(x);
+  for (const Event& x : changed) modified.on_event(x);
+  CHECK(original.hex() != modified.hex());
+  CHECK(original.hex().size() == 16);
+}
+
+TEST_CASE("trace: the hash of the empty stream is FNV-1a's offset basis") {
+  CHECK(analysis::TraceHasher().hex() == "cbf29ce484222325");
+}
+
+TEST_CASE("trace: text bytes cannot slide between events without changing the hash") {
+  const std::string ab = "ab";
+  const std::string a = "a";
+  const std::string b = "b";
+  const std::string empty;
+  auto hash_of = [](const std::string& first, const std::string& second) {
+    analysis::TraceHasher h;
+    Event e = make(EventKind::watch_notify, 1, 0);
+    e.text = first;
+    h.on_event(e);
+    e.text = second;
+    h.on_event(e);
+    return h.hex();
+  };
+  CHECK(hash_of(ab, empty) != hash_of(a, b));
+}
+
+TEST_CASE("trace: malformed traces are reported with their line number") {
+  const std::string head =
+      R"({"electsim_trace":1,"scenario":"s","variant":"","protocol":"raft","seed":1,"nodes":3,)"
+      R"("duration_ns":1000,"message_types":["ping"],"leader_key":null,"uses_store":false})"
+      "\n";
+  const std::string start = R"({"t":0,"ev":"run_start","nodes":3,"seed":1})"
+                            "\n";
+  const std::string end = R"({"t":1000,"ev":"run_end"})"
+                          "\n";
+  auto [text, expected] = GENERATE_REF(table<std::string, std::string>({
+      {"", "line 1: empty trace"},
+      {"{\"t\":0}\n", "line 1: expected the trace header"},
+      {R"({"electsim_trace":2,"seed":1,"nodes":3,"duration_ns":1})"
+       "\n",
+       "line 1: trace schema version 2 is not supported"},
+      {head + start + "{not json\n" + end, "line 3: not JSON"},
+      {head + start + R"({"t":5,"ev":"coronation","node":1})" + "\n" + end,
+       "line 3: unknown event kind \"coronation\""},
+      {head + start + R"({"t":5,"ev":"belief","node":1,"role":"emperor","epoch":1})" + "\n" + end,
+       "line 3: field \"role\": unknown name \"emperor\""},
+      {head + start + R"({"t":5,"ev":"belief","node":7,"role":"leader","epoch":1})" + "\n" + end,
+       "line 3: field \"node\": 7 is not a node"},
+      {head + start + R"({"t":5,"ev":"belief","node":1,"mood":"good"})" + "\n" + end,
+       "line 3: unknown field \"mood\" in a belief event"},
+      {head + start + R"({"t":5,"ev":"msg_send","from":1,"to":2,"type":"gossip"})" + "\n" + end,
+       "line 3: field \"type\": unknown message type \"gossip\""},
+      {head + start + R"({"t":"soon","ev":"run_end"})" + "\n", "line 3: \"t\" must be"},
+      {head + R"({"t":5,"ev":"run_start"})" + "\n" + R"({"t":4,"ev":"run_end"})" + "\n",
+       "line 3: time goes backwards"},
+      {head + start, "line 2: the trace ends without run_end"},
+      {head + start + end + start, "line 4: events after run_end"},
+  }));
+  std::istringstream in(text);
+  const analysis::TraceReadResult read = analysis::read_trace(in);
+  INFO(text);
+  CHECK_THAT(read.error, Catch::StartsWith(expected));
+  CHECK_FALSE(read.ok());
+}
+
+TEST_CASE("trace: blank lines are skipped and a missing file is an error") {
+  std::istringstream in(
+      R"({"electsim_trace":1,"seed":1,"nodes":2,"duration_ns":1000,"message_types":[]})"
+      "\n\n"
+      R"({"t":0,"ev":"run_start","nodes":2,"seed":1})"
+      "\n"
+      R"({"t":10,"ev":"belief","node":1,"role":"leader","epoch":1,"leader":null})"
+      "\n\n"
+      R"({"t":1000,"ev":"run_end"})"
+      "\n\n");
+  const analysis::TraceReadResult read = analysis::read_trace(in);
+  REQUIRE(read.error == "");
+  CHECK(read.report.intervals.size() == 1);
+  CHECK(read.report.leaderless_time == std::chrono::nanoseconds(10));
+  CHECK(read.info.events_processed == 3);
+
+  const analysis::TraceReadResult missing =
+      analysis::read_trace_file((fs::temp_directory_path() / "electsim-no-such-trace").string());
+  CHECK_THAT(missing.error, Catch::StartsWith("cannot open trace"));
+}

@@ -1,0 +1,587 @@
+// Tests of the lease-plus-fencing protocol (protocols/lease/) as a state machine against the fake
+// context, with a real sim::Store answering its requests by hand: acquisition, keepalives, the
+// holder's own deadline, fencing rejections, watches and retries, voluntary release, the GC-pause
+// race, client-mode takeover, and the parameter table with its cross-checks.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "protocols/lease/config.hpp"
+#include "protocols/lease/lease.hpp"
+#include "protocols/registry.hpp"
+#include "sim/store.hpp"
+#include "tests/protocols/fake_context.hpp"
+
+namespace Catch {
+template <>
+struct StringMaker<electsim::sim::Belief> {
+  static std::string convert(const electsim::sim::Belief& b) {
+    return std::string(electsim::sim::role_name(b.role)) + "(epoch " + std::to_string(b.epoch) +
+           ", leader " + std::to_string(b.known_leader) + ")";
+  }
+};
+}  // namespace Catch
+
+namespace {
+
+using namespace std::chrono_literals;
+using electsim::protocols::ClusterInfo;
+using electsim::protocols::Problems;
+using electsim::protocols::lease::Expiry;
+using electsim::protocols::lease::LeaseConfig;
+using electsim::protocols::lease::LeaseNode;
+using electsim::sim::Belief;
+using electsim::sim::Duration;
+using electsim::sim::kNoNode;
+using electsim::sim::LocalTime;
+using electsim::sim::NodeId;
+using electsim::sim::Revision;
+using electsim::sim::StoreOp;
+using electsim::sim::StoreReply;
+using electsim::sim::StoreRequest;
+using electsim::testing::FakeContext;
+using json = nlohmann::json;
+namespace sim = electsim::sim;
+
+constexpr const char* kKey = "/electsim/leader";
+
+LeaseConfig config_of(json params, bool workload = false) {
+  Problems problems;
+  auto config = electsim::protocols::lease::read_config(params, "/protocol", problems);
+  INFO((problems.empty() ? std::string() : problems.front().format()));
+  REQUIRE(config.has_value());
+  config->workload.enabled = workload;
+  return *config;
+}
+
+// One lease node on a fake context, with a real store that the test lets answer.
+struct Bench {
+  explicit Bench(const LeaseConfig& c, NodeId self = 0)
+      : config(c), ctx(self, 3, 1), node(std::make_shared<const LeaseConfig>(c)) {}
+
+  LeaseConfig config;
+  FakeContext ctx;
+  sim::Store store;
+  Duration store_offset{0};  // the store's clock minus the node's
+  LeaseNode node;
+  std::size_t answered = 0;
+  std::map<sim::RequestId, StoreReply> replies;
+
+  LocalTime store_now() const { return ctx.now() + store_offset; }
+  void start() { node.on_start(ctx); }
+
+  void notify(const sim::StoreOutput& out) {
+    for (const auto& n : out.notifications) {
+      if (n.to == ctx.self()) ctx.deliver(node, n.event);
+    }
+  }
+  // Applies every request the node has sent and not had answered, in order, and delivers each
+  // reply (and this node's watch notifications) at once, until no request is left.
+  void answer() {
+    for (int guard = 0; answered < ctx.store_calls.size(); ++guard) {
+      REQUIRE(guard < 1000);
+      const StoreRequest request = ctx.store_calls[answered++].request;
+      sim::StoreOutput out;
+      const StoreReply reply = store.apply(ctx.self(), request, store_now(), out);
+      replies[request.id] = reply;
+      ctx.deliver(node, reply);
+      notify(out);
+    }
+  }
+  // The requests sent so far are lost on the way.
+  void drop() { answered = ctx.store_calls.size(); }
+  // Another node's request, applied directly at the store.
+  StoreReply other(NodeId from, StoreRequest request, bool deliver_notifications = true) {
+    sim::StoreOutput out;
+    const StoreReply reply = store.apply(from, request, store_now(), out);
+    if (deliver_notifications) notify(out);
+    return reply;
+  }
+  // A rival takes the key first (etcd's Campaign on the rival's own lease); returns its lease.
+  sim::LeaseId rival_acquires(NodeId rival) {
+    StoreRequest grant;
+    grant.op = StoreOp::lease_grant;
+    grant.ttl = config.ttl;
+    const sim::LeaseId lease = other(rival, grant).lease;
+    StoreRequest txn;
+    txn.op = StoreOp::txn;
+    txn.compares.push_back(
+        sim::Compare{kKey, sim::Compare::Target::create_revision, sim::Compare::Op::equal, 0, {}});
+    txn.success.push_back(sim::TxnOp{sim::TxnOp::Kind::put, kKey, std::to_string(rival), lease});
+    REQUIRE(other(rival, txn).succeeded);
+    return lease;
+  }
+  // Fires timers in due order for `d`, answering (or losing) the requests each one sends.
+  void run_for(Duration d, bool answer_requests = true) {
+    const LocalTime end = ctx.now() + d;
+    for (;;) {
+      const auto t = ctx.next_timer();
+      if (!t || t->due > end) break;
+      ctx.fire_next(node);
+      if (answer_requests) {
+        answer();
+      } else {
+        drop();
+      }
+    }
+    if (end > ctx.now()) ctx.advance(end - ctx.now());
+  }
+  // The reply the store gave to the last request of this kind.
+  StoreReply reply_to_last(StoreOp op) {
+    const auto call = ctx.last_store_call(op);
+    REQUIRE(call.has_value());
+    REQUIRE(replies.count(call->id) == 1);
+    return replies.at(call->id);
+  }
+  // Unrelated writes, so that revisions in a test are not small constants by accident.
+  void unrelated_writes(int n) {
+    for (int i = 0; i < n; ++i) {
+      StoreRequest put;
+      put.op = StoreOp::put;
+      put.key = "/unrelated";
+      put.value = std::to_string(i);
+      other(2, put);
+    }
+  }
+};
+
+std::optional<FakeContext::Announcement> first_announcement_of(const FakeContext& ctx,
+                                                               const Belief& belief) {
+  for (const auto& a : ctx.announcements) {
+    if (a.belief == belief) return a;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// ---- Store mode: acquisition -------------------------------------------------------------------
+
+TEST_CASE("lease: a node that finds the key absent leads with the acquiring txn's revision") {
+  Bench b(config_of(json::object()));
+  b.unrelated_writes(3);
+  b.start();
+  REQUIRE(!b.ctx.announcements.empty());
+  CHECK(b.ctx.announcements.front().belief == Belief::follower(kNoNode, 0));
+  b.answer();
+
+  const StoreReply txn = b.reply_to_last(StoreOp::txn);
+  REQUIRE(txn.succeeded);
+  CHECK(txn.revision > 3);
+  CHECK(b.ctx.belief() == Belief::leader(txn.revision));
+  CHECK(b.node.token() == txn.revision);
+  const auto kv = b.store.peek(kKey);
+  REQUIRE(kv.has_value());
+  CHECK(kv->value == "0");
+  CHECK(kv->create_revision == txn.revision);
+  CHECK(kv->lease == b.node.lease());
+  CHECK(b.node.lease() == b.reply_to_last(StoreOp::lease_grant).lease);
+}
+
+TEST_CASE(
+    "lease: a node that loses the race follows the holder at its create revision and "
+    "watches the key") {
+  Bench b(config_of(json::object()));
+  b.unrelated_writes(2);
+  b.rival_acquires(1);
+  const Revision created = b.store.peek(kKey)->create_revision;
+  b.start();
+  b.answer();
+
+  CHECK_FALSE(b.node.leads());
+  CHECK(b.ctx.belief() == Belief::follower(1, created));
+  const auto watches = b.ctx.store_calls_of(StoreOp::watch);
+  REQUIRE(watches.size() == 1);
+  CHECK(watches.front().request.key == kKey);
+  CHECK(b.store.peek(kKey)->value == "1");
+}
+
+TEST_CASE("lease: the holder sends a keepalive every renew_interval") {
+  const std::string ttl = GENERATE("2s", "3s", "900ms");
+  Bench b(config_of({{"ttl", ttl}}));
+  b.start();
+  b.answer();
+  REQUIRE(b.node.leads());
+  const sim::LeaseId lease = b.node.lease();
+  b.run_for(b.config.ttl * 5);
+
+  const Duration renew = b.config.renew_interval;
+  CHECK(renew == *sim::parse_duration(ttl) / 3);
+  const auto keepalives = b.ctx.store_calls_of(StoreOp::lease_keepalive);
+  REQUIRE(keepalives.size() >= 10);
+  const LocalTime granted = b.ctx.last_store_call(StoreOp::lease_grant)->at;
+  CHECK(keepalives.front().at == granted + renew);
+  for (std::size_t i = 1; i < keepalives.size(); ++i) {
+    INFO("keepalive " << i);
+    CHECK(keepalives[i].at - keepalives[i - 1].at == renew);
+    CHECK(keepalives[i].request.lease == lease);
+  }
+  CHECK(b.node.leads());
+  CHECK(b.ctx.belief() == Belief::leader(b.node.token()));
+}
+
+// ---- Store mode: stepping down -----------------------------------------------------------------
+
+TEST_CASE("lease: a keepalive answered lease_not_found makes the holder step down") {
+  Bench b(config_of(json::object(), /*workload=*/true));
+  b.start();
+  b.answer();
+  REQUIRE(b.node.leads());
+  const sim::Token token = b.node.token();
+  // The store's clock has run a whole ttl ahead: the lease is past its deadline there.
+  b.store_offset = b.config.ttl;
+  b.run_for(b.config.renew_interval);
+
+  CHECK(b.reply_to_last(StoreOp::lease_keepalive).error == sim::StoreError::lease_not_found);
+  CHECK_FALSE(b.node.leads());
+  CHECK(b.ctx.belief() == Belief::follower(kNoNode, token));
+  CHECK_FALSE(b.node.writer().active());
+  // It stepped down on the store's word, well before its own deadline.
+  CHECK(b.ctx.now() < LocalTime(b.config.renew_deadline));
+}
+
+TEST_CASE(
+    "lease: the holder steps down when its own clock passes renew_deadline after its last "
+    "confirmed keepalive") {
+  const int confirmed = GENERATE(0, 1, 3);
+  Bench b(config_of(json::object()));
+  b.start();
+  b.answer();
+  REQUIRE(b.node.leads());
+  const sim::Token token = b.node.token();
+  const sim::LeaseId lease = b.node.lease();
+  b.run_for(b.config.renew_interval * confirmed);  // these keepalives are answered
+  b.run_for(b.config.ttl * 3, /*answer_requests=*/false);
+
+  const auto down = first_announcement_of(b.ctx, Belief::follower(kNoNode, token));
+  REQUIRE(down.has_value());
+  // The send time of the last answered keepalive (or of the grant) plus renew_deadline.
+  const LocalTime last_confirmed(b.config.renew_interval * confirmed);
+  CHECK(down->at == last_confirmed + b.config.renew_deadline);
+  const auto revoke = b.ctx.last_store_call(StoreOp::lease_revoke);
+  REQUIRE(revoke.has_value());
+  CHECK(revoke->request.lease == lease);
+  CHECK(revoke->at == down->at);
+}
+
+TEST_CASE("lease: a sink rejection of the current token deposes the holder, of an older one not") {
+  auto [token_delta, steps_down] = GENERATE(table<int, bool>({{0, true}, {-1, false}}));
+  Bench b(config_of(json::object(), /*workload=*/true));
+  b.unrelated_writes(4);
+  b.start();
+  b.answer();
+  REQUIRE(b.node.leads());
+  const sim::Token token = b.node.token();
+  sim::SinkReply rejected;
+  rejected.id = 99;
+  rejected.token = token + token_delta;
+  rejected.accepted = false;
+  rejected.highest_accepted = token + 5;
+  b.ctx.deliver(b.node, rejected);
+
+  CHECK(b.node.leads() == !steps_down);
+  CHECK(b.node.writer().active() == !steps_down);
+  CHECK(b.ctx.belief() == (steps_down ? Belief::follower(kNoNode, token) : Belief::leader(token)));
+}
+
+// ---- Store mode: followers ---------------------------------------------------------------------
+
+TEST_CASE("lease: a follower races at once when its watch reports the holder's key deleted") {
+  Bench b(config_of(json::object()));
+  const sim::LeaseId rival_lease = b.rival_acquires(1);
+  b.start();
+  b.answer();
+  REQUIRE_FALSE(b.node.leads());
+  const LocalTime before = b.ctx.now();
+  const std::size_t calls_before = b.ctx.store_calls.size();
+
+  StoreRequest revoke;
+  revoke.op = StoreOp::lease_revoke;
+  revoke.lease = rival_lease;
+  b.other(1, revoke);  // the rival resigns; the store tells the watchers
+  b.answer();
+
+  CHECK(b.ctx.now() == before);  // no timer was needed
+  REQUIRE(b.ctx.store_calls.size() > calls_before);
+  const StoreReply txn = b.reply_to_last(StoreOp::txn);
+  REQUIRE(txn.succeeded);
+  CHECK(b.node.leads());
+  CHECK(b.ctx.belief() == Belief::leader(txn.revision));
+}
+
+TEST_CASE("lease: a follower whose watch event is lost acquires on its retry timer") {
+  Bench b(config_of(json::object()));
+  const sim::LeaseId rival_lease = b.rival_acquires(1);
+  const Revision created = b.store.peek(kKey)->create_revision;
+  b.start();
+  b.answer();
+  StoreRequest revoke;
+  revoke.op = StoreOp::lease_revoke;
+  revoke.lease = rival_lease;
+  b.other(1, revoke, /*deliver_notifications=*/false);
+  b.answer();
+  CHECK(b.ctx.belief() == Belief::follower(1, created));
+
+  b.run_for(b.config.retry_interval);
+  CHECK(b.node.leads());
+  const auto txn = b.ctx.last_store_call(StoreOp::txn);
+  REQUIRE(txn.has_value());
+  // Store mode draws no jitter by default: the retry comes exactly retry_interval after start.
+  CHECK(txn->at == LocalTime(b.config.retry_interval));
+  CHECK(b.ctx.belief() == Belief::leader(b.reply_to_last(StoreOp::txn).revision));
+}
+
+// ---- Voluntary release -------------------------------------------------------------------------
+
+TEST_CASE("lease: step_down and stop revoke the lease and announce a follower") {
+  const sim::Command command = GENERATE(sim::Command::step_down, sim::Command::stop);
+  Bench b(config_of(json::object(), /*workload=*/true));
+  b.start();
+  b.answer();
+  REQUIRE(b.node.leads());
+  const sim::Token token = b.node.token();
+  const sim::LeaseId lease = b.node.lease();
+  b.node.on_command(b.ctx, command);
+
+  const auto revoke = b.ctx.last_store_call(StoreOp::lease_revoke);
+  REQUIRE(revoke.has_value());
+  CHECK(revoke->request.lease == lease);
+  CHECK(b.ctx.belief() == Belief::follower(kNoNode, token));
+  CHECK_FALSE(b.node.writer().active());
+  const std::size_t grants_before = b.ctx.store_calls_of(StoreOp::lease_grant).size();
+  b.answer();  // the revoke deletes the key; the node's own watch reports it
+  CHECK_FALSE(b.store.peek(kKey).has_value());
+  // Neither races for the key it just gave up.
+  CHECK(b.ctx.store_calls_of(StoreOp::lease_grant).size() == grants_before);
+
+  if (command == sim::Command::stop) {
+    CHECK(b.ctx.armed(LeaseNode::kRetryTag).empty());
+  } else {
+    const auto retry = b.ctx.armed(LeaseNode::kRetryTag);
+    REQUIRE(retry.size() == 1);
+    CHECK(retry.front().due - b.ctx.now() >= b.config.retry_interval);
+    b.run_for(b.config.retry_interval);
+    CHECK(b.node.leads());
+    CHECK(b.node.token() > token);
+  }
+}
+
+// ---- The GC-pause race -------------------------------------------------------------------------
+
+TEST_CASE(
+    "lease: a pause inside the work window: the careful client does not write, the "
+    "careless one writes with its old token") {
+  auto [recheck, pause, writes_old_token] = GENERATE(table<bool, bool, bool>(
+      {{true, false, true}, {true, true, false}, {false, true, true}, {false, false, true}}));
+  LeaseConfig c = config_of({{"recheck_before_write", recheck}}, /*workload=*/true);
+  c.workload.interval = 100ms;
+  c.workload.work = sim::Distribution::constant_of(50ms);
+  Bench b(c);
+  b.start();
+  b.answer();
+  REQUIRE(b.node.leads());
+  const sim::Token token = b.node.token();
+  b.run_for(120ms);  // the tick at 100ms checked leadership; its work ends at 150ms
+  REQUIRE(b.ctx.sink_calls.empty());
+  if (pause) b.ctx.advance(b.config.renew_deadline);  // frozen past the deadline, timers pending
+  b.run_for(40ms, /*answer_requests=*/!pause);
+
+  REQUIRE_FALSE((b.ctx.sink_calls.empty() && writes_old_token));
+  if (writes_old_token) {
+    CHECK(b.ctx.sink_calls.front().token == token);
+    if (pause) CHECK(b.ctx.sink_calls.front().at > LocalTime(b.config.renew_deadline));
+  } else {
+    CHECK(b.ctx.sink_calls.empty());
+  }
+  // After the pause both know they no longer lead; without it both still do.
+  CHECK(b.node.leads() == !pause);
+}
+
+// ---- Client mode -------------------------------------------------------------------------------
+
+TEST_CASE(
+    "lease: client mode: a follower takes the record over after ttl without change by its "
+    "own clock") {
+  const bool holder_renews = GENERATE(false, true);
+  Bench b(config_of({{"expiry", "client"}}));
+  StoreRequest create;
+  create.op = StoreOp::txn;
+  create.compares.push_back(
+      sim::Compare{kKey, sim::Compare::Target::create_revision, sim::Compare::Op::equal, 0, {}});
+  create.success.push_back(sim::TxnOp{sim::TxnOp::Kind::put, kKey, "1", sim::kNoLease});
+  REQUIRE(b.other(1, create).succeeded);
+  b.start();
+  b.answer();
+  CHECK(b.ctx.belief()->known_leader == 1);
+
+  LocalTime last_change_seen(0);
+  if (holder_renews) {
+    b.run_for(6s);
+    StoreRequest renew = create;
+    renew.compares = {sim::Compare{kKey,
+                                   sim::Compare::Target::mod_revision,
+                                   sim::Compare::Op::equal,
+                                   b.store.peek(kKey)->mod_revision,
+                                   {}}};
+    REQUIRE(b.other(1, renew).succeeded);
+  }
+  const Revision holder_mod = b.store.peek(kKey)->mod_revision;
+  b.run_for(b.config.ttl + 10s);
+  if (holder_renews) {
+    // The follower first sees the change at its first poll after it happened.
+    for (const auto& get : b.ctx.store_calls_of(StoreOp::get)) {
+      if (get.at > LocalTime(Duration(6s))) {
+        last_change_seen = get.at;
+        break;
+      }
+    }
+    REQUIRE(last_change_seen > LocalTime(Duration(6s)));
+  }
+
+  REQUIRE(b.node.leads());
+  const auto txns = b.ctx.store_calls_of(StoreOp::txn);
+  REQUIRE(txns.size() >= 1);
+  const auto& takeover = txns.front();
+  REQUIRE(takeover.request.compares.size() == 1);
+  CHECK(takeover.request.compares[0].target == sim::Compare::Target::mod_revision);
+  CHECK(takeover.request.compares[0].number == holder_mod);
+  CHECK(takeover.at - last_change_seen >= b.config.ttl);
+  // Within one jittered poll (retry_interval times at most 1.2) of the expiry.
+  CHECK(takeover.at - last_change_seen <= b.config.ttl + b.config.retry_interval * 12 / 10);
+  CHECK(b.ctx.belief() == Belief::leader(b.replies.at(takeover.id).revision));
+}
+
+TEST_CASE(
+    "lease: client mode: the holder renews by compare-and-swap every renew_interval and "
+    "keeps its token") {
+  Bench b(config_of({{"expiry", "client"}}));
+  b.start();
+  b.answer();
+  REQUIRE(b.node.leads());
+  const sim::Token token = b.node.token();
+  CHECK(token == b.store.peek(kKey)->create_revision);
+  b.run_for(9s);
+
+  const auto txns = b.ctx.store_calls_of(StoreOp::txn);
+  REQUIRE(txns.size() >= 5);  // the create and four renewals
+  for (std::size_t i = 1; i < txns.size(); ++i) {
+    INFO("renewal " << i);
+    CHECK(txns[i].at - txns[0].at == b.config.renew_interval * static_cast<std::int64_t>(i));
+    REQUIRE(txns[i].request.compares.size() == 1);
+    CHECK(txns[i].request.compares[0].target == sim::Compare::Target::mod_revision);
+    CHECK(txns[i].request.compares[0].number == b.replies.at(txns[i - 1].id).revision);
+    CHECK(b.replies.at(txns[i].id).succeeded);
+  }
+  CHECK(b.node.token() == token);
+  CHECK(b.ctx.belief() == Belief::leader(token));
+  CHECK(b.store.peek(kKey)->mod_revision > token);
+}
+
+// ---- Parameters and the registry ---------------------------------------------------------------
+
+TEST_CASE("lease: each parameter has its documented default in each expiry mode") {
+  using D = Duration;
+  auto [params, ttl, renew_interval, renew_deadline, retry_interval, jitter_ppm] =
+      GENERATE(table<std::string, D, D, D, D, std::int64_t>({
+          {R"({})", 2s, D(2s) / 3, D(2s) * 2 / 3, D(2s) / 3, 1'000'000},
+          {R"({"expiry": "store", "ttl": "9s"})", 9s, 3s, 6s, 3s, 1'000'000},
+          {R"({"expiry": "client"})", 15s, 2s, 10s, 2s, 1'200'000},
+          // Client mode's timings do not follow its ttl: they are client-go's fixed defaults.
+          {R"({"expiry": "client", "ttl": "30s"})", 30s, 2s, 10s, 2s, 1'200'000},
+      }));
+  INFO(params);
+  const LeaseConfig c = config_of(json::parse(params));
+  CHECK(c.ttl == ttl);
+  CHECK(c.renew_interval == renew_interval);
+  CHECK(c.renew_deadline == renew_deadline);
+  CHECK(c.retry_interval == retry_interval);
+  CHECK(c.jitter_ppm == jitter_ppm);
+  CHECK(c.fencing);
+  CHECK(c.recheck_before_write);
+  CHECK(c.key == kKey);
+}
+
+TEST_CASE("lease: given parameters override the defaults") {
+  const LeaseConfig c = config_of(json::parse(R"({"expiry": "client", "ttl": "20s",
+      "renew_interval": "3s", "renew_deadline": "12s", "retry_interval": "4s", "fencing": false,
+      "recheck_before_write": false, "jitter": 1.5, "key": "/svc/leader"})"));
+  CHECK(c.expiry == Expiry::client);
+  CHECK(c.ttl == 20s);
+  CHECK(c.renew_interval == 3s);
+  CHECK(c.renew_deadline == 12s);
+  CHECK(c.retry_interval == 4s);
+  CHECK_FALSE(c.fencing);
+  CHECK_FALSE(c.recheck_before_write);
+  CHECK(c.jitter_ppm == 1'500'000);
+  CHECK(c.key == "/svc/leader");
+}
+
+TEST_CASE("lease: a wrong or inconsistent parameter is one problem at its own pointer") {
+  auto [params, pointer, says] = GENERATE(table<std::string, std::string, std::string>({
+      {R"({"renew_interval": "3s"})", "/protocol/renew_interval",
+       "renew_interval must be shorter than ttl"},
+      {R"({"ttl": "3s", "renew_deadline": "3s"})", "/protocol/renew_deadline",
+       "renew_deadline must be shorter than ttl"},
+      {R"({"renew_interval": "1s", "renew_deadline": "900ms"})", "/protocol/renew_deadline",
+       "renew_deadline must be at least renew_interval"},
+      {R"({"expiry": "client", "ttl": "8s"})", "/protocol/renew_deadline",
+       "10s (the default in client mode)"},
+      {R"({"ttl": "0s"})", "/protocol/ttl", "a positive duration"},
+      {R"({"retry_interval": "0s"})", "/protocol/retry_interval", "a positive duration"},
+      {R"({"ttl": "ten"})", "/protocol/ttl", "\"ten\""},
+      {R"({"jitter": 0.5})", "/protocol/jitter", "a number from 1 to 10"},
+      {R"({"key": ""})", "/protocol/key", "a non-empty string"},
+      {R"({"expiry": "clock"})", "/protocol/expiry", "\"client\""},
+      {R"({"fencing": "yes"})", "/protocol/fencing", "true or false"},
+      {R"({"tll": "3s"})", "/protocol/tll", "did you mean \"ttl\"?"},
+  }));
+  INFO(params);
+  Problems problems;
+  const auto config =
+      electsim::protocols::lease::read_config(json::parse(params), "/protocol", problems);
+  CHECK_FALSE(config.has_value());
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].pointer == pointer);
+  CHECK_THAT(problems[0].format(), Catch::Contains(says));
+}
+
+TEST_CASE(
+    "lease: the registry lists it with its parameter table and prepares a fenced store "
+    "protocol") {
+  const bool fencing = GENERATE(true, false);
+  const auto* info = electsim::protocols::find_protocol("lease");
+  REQUIRE(info != nullptr);
+  CHECK(electsim::protocols::protocol_names() == std::vector<std::string>{"lease"});
+  CHECK(electsim::protocols::find_protocol("leases") == nullptr);
+  CHECK_FALSE(info->description.empty());
+  CHECK(info->message_types.empty());
+  std::vector<std::string> names;
+  for (const auto& spec : info->params) names.push_back(spec.name);
+  CHECK(names == std::vector<std::string>{"ttl", "renew_interval", "renew_deadline",
+                                          "retry_interval", "fencing", "expiry",
+                                          "recheck_before_write", "jitter", "key"});
+
+  Problems problems;
+  ClusterInfo cluster;
+  cluster.node_count = 3;
+  const auto prepared =
+      info->prepare(json{{"fencing", fencing}, {"key", "/k"}}, "/protocol", cluster, problems);
+  REQUIRE(prepared.has_value());
+  CHECK(problems.empty());
+  CHECK(prepared->leader_key == std::optional<std::string>("/k"));
+  CHECK(prepared->uses_store);
+  CHECK(prepared->fencing == std::optional<bool>(fencing));
+  REQUIRE(prepared->factory);
+  CHECK(prepared->factory(2) != nullptr);
+
+  CHECK_FALSE(
+      info->prepare(json{{"ttl", "1ms"}, {"renew_interval", "1s"}}, "/protocol", cluster, problems)
+          .has_value());
+  CHECK_FALSE(problems.empty());
+}

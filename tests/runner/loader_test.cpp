@@ -1,0 +1,612 @@
+// Tests of the scenario loader (runner/loader.hpp, docs/scenario-format.md): documented defaults,
+// one located problem per kind of bad input, several problems at once, --set overrides, variants,
+// and the built-in flagship agreeing with its file.
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "runner/loader.hpp"
+
+namespace {
+
+using electsim::protocols::Problem;
+using electsim::runner::LoadOptions;
+using electsim::runner::LoadResult;
+using electsim::runner::Override;
+using electsim::sim::Duration;
+using electsim::sim::Time;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+const char* const kMinimal = R"({
+  "name": "minimal",
+  "duration": "30s",
+  "nodes": 5,
+  "protocol": {"name": "lease"}
+})";
+
+std::string all_messages(const LoadResult& r) {
+  std::string out;
+  for (const std::string& m : r.messages()) out += m + "\n";
+  return out;
+}
+
+LoadResult load(const json& document, const LoadOptions& options = {}) {
+  return electsim::runner::load_scenario_json(document, "test.json", options);
+}
+
+// The minimal scenario with `fragment` merged in (RFC 7386: null removes a key).
+json with(const std::string& fragment) {
+  json document = json::parse(kMinimal);
+  document.merge_patch(json::parse(fragment));
+  return document;
+}
+
+const Problem* problem_at(const LoadResult& r, const std::string& pointer) {
+  const auto it = std::find_if(r.problems.begin(), r.problems.end(),
+                               [&](const Problem& p) { return p.pointer == pointer; });
+  return it == r.problems.end() ? nullptr : &*it;
+}
+
+std::filesystem::path source_dir() {
+  if (const char* dir = std::getenv("ELECTSIM_SOURCE_DIR")) return dir;
+  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("loader: a minimal scenario loads with the documented defaults") {
+  const LoadResult r = electsim::runner::load_scenario_text(kMinimal, "minimal.json");
+  INFO(all_messages(r));
+  REQUIRE(r.problems.empty());
+  REQUIRE(r.scenario.has_value());
+  const auto& s = *r.scenario;
+  CHECK(s.source == "minimal.json");
+  CHECK(s.name == "minimal");
+  CHECK(s.description.empty());
+  CHECK(s.variant.empty());
+  CHECK(s.world.seed == 1);
+  CHECK(s.world.duration == 30s);
+  CHECK(s.world.node_count == 5);
+  REQUIRE(s.world.clocks.size() == 5);
+  for (const auto& clock : s.world.clocks) {
+    CHECK(clock.offset == Duration(0));
+    CHECK(clock.drift_ppb == 0);
+    CHECK(clock.steps.empty());
+  }
+  CHECK(s.world.store_clock.drift_ppb == 0);
+  CHECK(s.world.network.latency.kind == electsim::sim::DistributionKind::constant);
+  CHECK(s.world.network.latency.value == 1ms);
+  CHECK(s.world.network.links.empty());
+  CHECK(s.world.network.loss == 0u);
+  CHECK(s.world.network.duplicate == 0u);
+  CHECK(s.world.network.in_flight == electsim::sim::InFlightPolicy::drop_if_cut_on_arrival);
+  CHECK(s.world.store.min_ttl == Duration(0));
+  CHECK(s.world.store.expiry_scan_interval == Duration(0));
+  CHECK(s.world.sink.fencing == true);
+  CHECK(s.world.faults.empty());
+  CHECK(s.workload.enabled == true);
+  CHECK(s.workload.interval == 100ms);
+  CHECK(s.workload.work.kind == electsim::sim::DistributionKind::constant);
+  CHECK(s.workload.work.value == Duration(0));
+  CHECK(s.expect.empty());
+  CHECK(s.protocol == "lease");
+  CHECK(s.protocol_params == json::object());
+  CHECK(static_cast<bool>(s.prepared.factory));
+  CHECK(s.document == json::parse(kMinimal));
+  const LoadOptions defaults;
+  CHECK(s.world.limits.max_events == defaults.limits.max_events);
+  CHECK(s.limits.max_nodes == defaults.limits.max_nodes);
+}
+
+TEST_CASE("loader: every section is converted to the kernel's types") {
+  const json document = with(R"({
+    "description": "all sections",
+    "seed": 99,
+    "network": {"latency": {"dist": "uniform", "min": "1ms", "max": "10ms", "step": "1ms"},
+                "links": [{"from": 0, "to": "store", "both_ways": false, "latency": "40ms"}],
+                "loss": 0.01, "duplicate": 0.5, "in_flight": "deliver"},
+    "clocks": {"default": {"drift_ppm": 20.5},
+               "nodes": {"1": {"offset": "-1s"}, "3": {"drift_ppm": -50, "steps": [{"at": "10s", "by": "-500ms"}]}},
+               "store": {"offset": "2s"}},
+    "store": {"min_ttl": "2s", "expiry_scan_interval": "500ms"},
+    "sink": {"fencing": false},
+    "workload": {"enabled": false, "interval": "250ms", "work": "5ms"},
+    "faults": [
+      {"at": "5s", "kind": "pause", "target": "leader", "duration": "6s"},
+      {"at": "6s", "kind": "partition", "groups": [[0, 1], [2, 3, 4, "store"]], "duration": "2s"},
+      {"at": "7s", "kind": "cut", "from": 2, "to": "sink"},
+      {"at": "8s", "kind": "loss", "probability": 0.25, "duration": "1s"},
+      {"at": "9s", "kind": "clock_drift", "target": 4, "drift_ppm": 100},
+      {"at": "10s", "kind": "clock_step", "target": "store", "by": "-1s"},
+      {"at": "11s", "kind": "latency_spike", "extra": {"dist": "exponential", "mean": "50ms"}, "duration": "1s"},
+      {"at": "12s", "kind": "crash", "target": 3}
+    ]
+  })");
+  const LoadResult r = load(document);
+  INFO(all_messages(r));
+  REQUIRE(r.scenario.has_value());
+  const auto& w = r.scenario->world;
+  CHECK(r.scenario->description == "all sections");
+  CHECK(w.seed == 99);
+  CHECK(w.network.latency.kind == electsim::sim::DistributionKind::uniform);
+  CHECK(w.network.latency.max == 10ms);
+  REQUIRE(w.network.links.size() == 1);
+  CHECK(w.network.links[0].from == 0);
+  CHECK(w.network.links[0].to == electsim::sim::kStoreEndpoint);
+  CHECK(w.network.links[0].both_ways == false);
+  CHECK(w.network.links[0].latency.value == 40ms);
+  CHECK(w.network.loss == 10'000u);
+  CHECK(w.network.duplicate == 500'000u);
+  CHECK(w.network.in_flight == electsim::sim::InFlightPolicy::deliver);
+  // The default clock applies to every node; a node's keys replace only what they name.
+  CHECK(w.clocks[0].drift_ppb == 20'500);
+  CHECK(w.clocks[0].offset == Duration(0));
+  CHECK(w.clocks[1].drift_ppb == 20'500);
+  CHECK(w.clocks[1].offset == -1s);
+  CHECK(w.clocks[3].drift_ppb == -50'000);
+  REQUIRE(w.clocks[3].steps.size() == 1);
+  CHECK(w.clocks[3].steps[0].at == Time(10s));
+  CHECK(w.clocks[3].steps[0].by == -500ms);
+  CHECK(w.store_clock.offset == 2s);
+  CHECK(w.store_clock.drift_ppb == 0);
+  CHECK(w.store.min_ttl == 2s);
+  CHECK(w.store.expiry_scan_interval == 500ms);
+  CHECK(w.sink.fencing == false);
+  CHECK(r.scenario->workload.enabled == false);
+  CHECK(r.scenario->workload.interval == 250ms);
+  CHECK(r.scenario->workload.work.value == 5ms);
+
+  using electsim::sim::FaultKind;
+  using electsim::sim::TargetKind;
+  REQUIRE(w.faults.size() == 8);
+  CHECK(w.faults[0].kind == FaultKind::pause);
+  CHECK(w.faults[0].at == Time(5s));
+  CHECK(w.faults[0].target.kind == TargetKind::leader);
+  CHECK(w.faults[0].duration == 6s);
+  CHECK(w.faults[1].kind == FaultKind::partition);
+  REQUIRE(w.faults[1].groups.size() == 2);
+  CHECK(w.faults[1].groups[1] ==
+        std::vector<electsim::sim::Endpoint>{2, 3, 4, electsim::sim::kStoreEndpoint});
+  CHECK(w.faults[2].from == 2);
+  CHECK(w.faults[2].to == electsim::sim::kSinkEndpoint);
+  CHECK(w.faults[2].duration == Duration(0));
+  CHECK(w.faults[3].probability == 250'000u);
+  CHECK(w.faults[4].drift_ppb == 100'000);
+  CHECK(w.faults[4].target.kind == TargetKind::node);
+  CHECK(w.faults[4].target.node == 4);
+  CHECK(w.faults[5].target.kind == TargetKind::store);
+  CHECK(w.faults[5].clock_amount == -1s);
+  CHECK(w.faults[6].extra_latency.kind == electsim::sim::DistributionKind::exponential);
+  CHECK(w.faults[6].extra_latency.mean == 50ms);
+  CHECK(w.faults[7].kind == FaultKind::crash);
+  CHECK(w.faults[7].duration == Duration(0));  // no automatic restart
+}
+
+TEST_CASE("loader: each kind of bad input is one problem at its pointer") {
+  const auto [fragment, pointer, part] = GENERATE(table<std::string, std::string, std::string>({
+      {R"({"duration": "-5s"})", "/duration", "non-negative duration"},
+      {R"({"duration": "0s"})", "/duration", "above 0"},
+      {R"({"duration": 30})", "/duration", "durations need a unit"},
+      {R"({"duration": "1000h"})", "/duration", "(the limit on duration)"},
+      {R"({"duration": null})", "/duration", "required"},
+      {R"({"nodes": 5000})", "/nodes",
+       "expected at most 1000 nodes (the limit on nodes), found 5000"},
+      {R"({"nodes": 0})", "/nodes", "from 1"},
+      {R"({"nodes": "five"})", "/nodes", "whole number"},
+      {R"({"name": null})", "/name", "required"},
+      {R"({"name": 3})", "/name", "a string"},
+      {R"({"seed": -1})", "/seed", "from 0"},
+      {R"({"netwrok": {}})", "/netwrok", "did you mean \"network\"?"},
+      {R"({"network": {"loss": 1.5}})", "/network/loss", "probability from 0 to 1"},
+      {R"({"network": {"duplicate": -0.1}})", "/network/duplicate", "probability from 0 to 1"},
+      {R"({"network": {"latency": {"dist": "uniform", "min": "5ms", "max": "1ms"}}})",
+       "/network/latency/max", "at least the min"},
+      {R"({"network": {"links": [{"from": 0, "to": 9, "latency": "1ms"}]}})", "/network/links/0/to",
+       "from 0 to 4"},
+      {R"({"network": {"links": [{"from": 0, "to": 1}]}})", "/network/links/0/latency", "required"},
+      {R"({"network": {"in_flight": "deliverr"}})", "/network/in_flight",
+       "did you mean \"deliver\"?"},
+      {R"({"protocol": null})", "/protocol", "required"},
+      {R"({"protocol": {"name": "leese"}})", "/protocol/name", "did you mean \"lease\"?"},
+      {R"({"protocol": {"name": null, "ttl": "2s"}})", "/protocol/name", "required"},
+      {R"({"protocol": {"name": "lease", "tll": "3s"}})", "/protocol/tll", "did you mean \"ttl\"?"},
+      {R"({"protocol": {"name": "lease", "ttl": "2s", "renew_interval": "3s"}})",
+       "/protocol/renew_interval", "shorter than ttl"},
+      {R"({"clocks": {"nodes": {"9": {"drift_ppm": 10}}}})", "/clocks/nodes/9", "from 0 to 4"},
+      {R"({"clocks": {"nodes": {"x": {"drift_ppm": 10}}}})", "/clocks/nodes/x", "a node id"},
+      {R"({"clocks": {"default": {"drift_ppm": 600000}}})", "/clocks/default/drift_ppm",
+       "-500000 to 500000"},
+      {R"({"clocks": {"store": {"steps": [{"at": "31s", "by": "1s"}]}}})",
+       "/clocks/store/steps/0/at", "before the end"},
+      {R"({"clocks": {"default": {"ofset": "1s"}}})", "/clocks/default/ofset",
+       "did you mean \"offset\"?"},
+      {R"({"store": {"min_ttl": "-1s"}})", "/store/min_ttl", "non-negative"},
+      {R"({"sink": {"fencing": "yes"}})", "/sink/fencing", "true or false"},
+      {R"({"workload": {"interval": "0s"}})", "/workload/interval", "above 0"},
+      {R"({"workload": {"work": "slow"}})", "/workload/work", "non-negative duration"},
+      {R"({"faults": {"at": "1s"}})", "/faults", "an array"},
+      {R"({"faults": [{"at": "1s", "kind": "crash", "target": 7}]})", "/faults/0/target",
+       "a node id from 0 to 4"},
+      {R"({"faults": [{"at": "40s", "kind": "crash", "target": 0}]})", "/faults/0/at",
+       "before the end of the run"},
+      {R"({"faults": [{"at": "30s", "kind": "heal"}]})", "/faults/0/at", "before the end"},
+      {R"({"faults": [{"at": "-1s", "kind": "heal"}]})", "/faults/0/at", "non-negative"},
+      {R"({"faults": [{"kind": "heal"}]})", "/faults/0/at", "needs \"at\""},
+      {R"({"faults": [{"at": "1s", "kind": "crahs", "target": 0}]})", "/faults/0/kind",
+       "did you mean \"crash\"?"},
+      {R"({"faults": [{"at": "1s", "kind": "pause", "target": 0}]})", "/faults/0/duration",
+       "needs \"duration\""},
+      {R"({"faults": [{"at": "1s", "kind": "pause", "target": 0, "duration": "0s"}]})",
+       "/faults/0/duration", "above 0"},
+      {R"({"faults": [{"at": "1s", "kind": "pause", "target": 0, "duration": "1s", "groups": []}]})",
+       "/faults/0/groups", "\"pause\" fault"},
+      {R"({"faults": [{"at": "1s", "kind": "crash"}]})", "/faults/0/target", "needs \"target\""},
+      {R"({"faults": [{"at": "1s", "kind": "crash", "target": "store"}]})", "/faults/0/target",
+       "\"leader\""},
+      {R"({"faults": [{"at": "1s", "kind": "crash", "target": "leadr"}]})", "/faults/0/target",
+       "did you mean \"leader\"?"},
+      {R"({"faults": [{"at": "1s", "kind": "partition", "groups": [[0, 1], [1, 2]]}]})",
+       "/faults/0/groups/1/0", "at most one group"},
+      {R"({"faults": [{"at": "1s", "kind": "partition", "groups": [[0, 1]]}]})", "/faults/0/groups",
+       "at least two groups"},
+      {R"({"faults": [{"at": "1s", "kind": "partition", "groups": [[0], []]}]})",
+       "/faults/0/groups/1", "non-empty"},
+      {R"({"faults": [{"at": "1s", "kind": "cut", "from": 0, "to": 0}]})", "/faults/0/to",
+       "other than"},
+      {R"({"faults": [{"at": "1s", "kind": "loss", "probability": 2, "duration": "1s"}]})",
+       "/faults/0/probability", "probability from 0 to 1"},
+      {R"({"faults": [{"at": "1s", "kind": "clock_drift", "target": 0, "drift_ppm": 1e6}]})",
+       "/faults/0/drift_ppm", "-500000 to 500000"},
+      {R"({"faults": [{"at": "1s", "kind": "latency_spike", "duration": "1s"}]})",
+       "/faults/0/extra", "needs \"extra\""},
+      {R"({"expect": {"split_brain": {"max": "0s"}}})", "/expect/split_brain",
+       "did you mean \"split_brain_time\"?"},
+      {R"({"expect": {"stale_writes_acepted": {"max": 0}}})", "/expect/stale_writes_acepted",
+       "did you mean \"stale_writes_accepted\"?"},
+      {R"({"expect": {"split_brain_time": {"max": 5}}})", "/expect/split_brain_time/max",
+       "durations need a unit"},
+      {R"({"expect": {"failovers": {"min": 3, "max": 1}}})", "/expect/failovers/max",
+       "at least the min"},
+      {R"({"expect": {"failovers": {"mni": 3}}})", "/expect/failovers/mni",
+       "did you mean \"min\"?"},
+      {R"({"expect": {"failovers": {"max": "3"}}})", "/expect/failovers/max", "a number"},
+      {R"({"expect": {"failovers": {}}})", "/expect/failovers", "at least one of"},
+      {R"({"variants": {"v": {"sett": {}}}})", "/variants/v/sett", "did you mean \"set\"?"},
+      {R"({"variants": {"v": {"set": {"protocol..ttl": "1s"}}}})", "/variants/v/set/protocol..ttl",
+       "dotted path"},
+      {R"({"variants": {"v": {"expect": {"stale_writes": {"max": 0}}}}})",
+       "/variants/v/expect/stale_writes", "did you mean"},
+  }));
+  INFO(fragment);
+  const LoadResult r = load(with(fragment));
+  INFO(all_messages(r));
+  CHECK_FALSE(r.scenario.has_value());
+  const Problem* p = problem_at(r, pointer);
+  REQUIRE(p != nullptr);
+  CHECK_THAT(p->format(), Catch::Contains(part));
+  // One mistake, one problem; renew_interval >= ttl also makes the default renew_deadline fall
+  // below renew_interval, which the protocol reports too.
+  CHECK(r.problems.size() <= (pointer == "/protocol/renew_interval" ? 2u : 1u));
+}
+
+TEST_CASE("loader: messages name the source, the pointer, what was expected and what was found") {
+  const LoadResult r = load(with(R"({"network": {"loss": 1.5}})"));
+  REQUIRE(r.problems.size() == 1);
+  REQUIRE(r.messages().size() == 1);
+  CHECK(r.messages()[0] ==
+        "test.json: at /network/loss: expected a probability from 0 to 1, such as 0.01, found 1.5");
+}
+
+TEST_CASE("loader: several problems are all reported at once") {
+  const LoadResult r = load(with(R"({
+    "duration": "-1s",
+    "nodes": 3,
+    "network": {"loss": 7},
+    "protocol": {"name": "lease", "tll": "3s"},
+    "faults": [{"at": "1s", "kind": "crash", "target": 4}],
+    "expect": {"split_brain": {"max": "0s"}}
+  })"));
+  CHECK_FALSE(r.scenario.has_value());
+  INFO(all_messages(r));
+  for (const char* pointer :
+       {"/duration", "/network/loss", "/protocol/tll", "/faults/0/target", "/expect/split_brain"}) {
+    INFO(pointer);
+    CHECK(problem_at(r, pointer) != nullptr);
+  }
+  CHECK(r.problems.size() == 5);
+  CHECK(r.messages().size() == r.problems.size());
+}
+
+TEST_CASE("loader: bad JSON is one problem with its line and column") {
+  const LoadResult r = electsim::runner::load_scenario_text(
+      "{\n  \"name\": \"x\",\n  \"nodes\": 5,\n}\n", "broken.json");
+  CHECK_FALSE(r.scenario.has_value());
+  REQUIRE(r.problems.size() == 1);
+  CHECK(r.problems[0].pointer.empty());
+  CHECK_THAT(r.problems[0].found, Catch::Contains("line 4, column 1"));
+  CHECK_THAT(r.messages()[0], Catch::StartsWith("broken.json: expected valid JSON, found"));
+}
+
+TEST_CASE("loader: empty text and a document that is not an object are one problem each") {
+  const auto text = GENERATE(as<std::string>{}, "", "[1, 2]", "\"scenario\"", "{\"a\": ");
+  INFO(text);
+  const LoadResult r = electsim::runner::load_scenario_text(text, "x.json");
+  CHECK_FALSE(r.scenario.has_value());
+  REQUIRE(r.problems.size() == 1);
+  CHECK(r.problems[0].pointer.empty());
+}
+
+TEST_CASE("loader: a key written twice in one object is a problem at that key") {
+  const LoadResult r = electsim::runner::load_scenario_text(
+      R"({"name": "x", "duration": "30s", "nodes": 5,
+          "faults": [{"at": "1s", "kind": "heal"}, {"at": "2s", "kind": "heal", "at": "3s"}],
+          "protocol": {"name": "lease", "ttl": "2s", "ttl": "3s"}})",
+      "dup.json");
+  CHECK_FALSE(r.scenario.has_value());
+  INFO(all_messages(r));
+  REQUIRE(r.problems.size() == 2);
+  CHECK(problem_at(r, "/faults/1/at") != nullptr);
+  const Problem* ttl = problem_at(r, "/protocol/ttl");
+  REQUIRE(ttl != nullptr);
+  CHECK_THAT(ttl->found, Catch::Contains("a second time"));
+}
+
+TEST_CASE("loader: an unreadable file is one problem naming the file") {
+  const std::string path = "no-such-dir/no-such-scenario.json";
+  const LoadResult r = electsim::runner::load_scenario_file(path);
+  CHECK_FALSE(r.scenario.has_value());
+  REQUIRE(r.problems.size() == 1);
+  CHECK(r.problems[0].pointer.empty());
+  CHECK(r.source == path);
+  CHECK_THAT(r.messages()[0], Catch::Contains(path));
+}
+
+TEST_CASE("loader: parse_override splits at the first '='") {
+  CHECK(electsim::runner::parse_override("nodes=7")->path == "nodes");
+  CHECK(electsim::runner::parse_override("nodes=7")->value == "7");
+  const auto nested = electsim::runner::parse_override("protocol.key=a=b");
+  REQUIRE(nested);
+  CHECK(nested->path == "protocol.key");
+  CHECK(nested->value == "a=b");
+  const auto empty_value = electsim::runner::parse_override("description=");
+  REQUIRE(empty_value);
+  CHECK(empty_value->value.empty());
+  CHECK_FALSE(electsim::runner::parse_override("nodes").has_value());
+  CHECK_FALSE(electsim::runner::parse_override("=7").has_value());
+}
+
+TEST_CASE("loader: --set overrides change the document before validation") {
+  LoadOptions options;
+  options.overrides = {
+      {"nodes", "7"},
+      {"protocol.ttl", "10s"},
+      {"faults.0.at", "2s"},
+      {"protocol.fencing", "false"},
+      {"network.latency", "{\"dist\": \"uniform\", \"min\": \"1ms\", \"max\": \"3ms\"}"},
+      {"description", "set from the command line"}};
+  const LoadResult r =
+      load(with(R"({"faults": [{"at": "1s", "kind": "crash", "target": 6}]})"), options);
+  INFO(all_messages(r));
+  REQUIRE(r.scenario.has_value());
+  const auto& s = *r.scenario;
+  CHECK(s.world.node_count == 7);
+  CHECK(s.world.clocks.size() == 7);
+  CHECK(s.protocol_params.at("ttl") == "10s");
+  CHECK(s.protocol_params.at("fencing") == false);
+  CHECK(s.world.sink.fencing == false);  // the protocol's fencing decides when sink is silent
+  REQUIRE(s.world.faults.size() == 1);
+  CHECK(s.world.faults[0].at == Time(2s));
+  CHECK(s.world.faults[0].target.node == 6);  // valid only because nodes became 7
+  CHECK(s.world.network.latency.max == 3ms);
+  CHECK(s.description == "set from the command line");
+  CHECK(s.document.at("nodes") == 7);
+  CHECK(s.document.at("protocol").at("ttl") == "10s");
+}
+
+TEST_CASE("loader: --set may append to an array and creates missing keys as objects") {
+  LoadOptions options;
+  options.overrides = {{"faults.0", R"({"at": "3s", "kind": "heal"})"},
+                       {"store.min_ttl", "1s"},
+                       {"clocks.nodes.2.drift_ppm", "40"}};
+  const LoadResult r = load(with(R"({"faults": []})"), options);
+  INFO(all_messages(r));
+  REQUIRE(r.scenario.has_value());
+  REQUIRE(r.scenario->world.faults.size() == 1);
+  CHECK(r.scenario->world.faults[0].kind == electsim::sim::FaultKind::heal);
+  CHECK(r.scenario->world.store.min_ttl == 1s);
+  CHECK(r.scenario->world.clocks[2].drift_ppb == 40'000);
+}
+
+TEST_CASE("loader: --seed wins over the file's seed") {
+  LoadOptions options;
+  options.seed = 42;
+  const LoadResult r = load(with(R"({"seed": 7})"), options);
+  REQUIRE(r.scenario.has_value());
+  CHECK(r.scenario->world.seed == 42);
+}
+
+TEST_CASE("loader: a bad override is a problem that names the override") {
+  const auto [path, value, pointer, part] =
+      GENERATE(table<std::string, std::string, std::string, std::string>({
+          {"nodes.x", "3", "/nodes", "an object or an array to set \"x\" in"},
+          {"name.first.second", "3", "/name", "an object or an array"},
+          {"faults.5.at", "1s", "/faults", "an index from 0 to 1"},
+          {"faults.0.at", "40s", "/faults/0/at", "before the end"},
+          {"protocol.tll", "3s", "/protocol/tll", "did you mean \"ttl\"?"},
+          {"nodes", "0", "/nodes", "from 1"},
+          {"protocol..ttl", "3s", "", "dotted path"},
+      }));
+  LoadOptions options;
+  options.overrides = {{path, value}};
+  const LoadResult r =
+      load(with(R"({"faults": [{"at": "1s", "kind": "crash", "target": 0}]})"), options);
+  CHECK_FALSE(r.scenario.has_value());
+  INFO(all_messages(r));
+  const Problem* p = problem_at(r, pointer);
+  REQUIRE(p != nullptr);
+  CHECK(p->context == "--set " + path + "=" + value);
+  CHECK_THAT(p->format(), Catch::Contains(part));
+  CHECK_THAT(p->format(), Catch::StartsWith("--set " + path + "=" + value + ": "));
+}
+
+namespace {
+const char* const kWithVariants = R"({
+  "name": "variants",
+  "duration": "30s",
+  "nodes": 5,
+  "protocol": {"name": "lease", "fencing": true},
+  "expect": {"stale_writes_accepted": {"max": 0}},
+  "variants": {
+    "no-fencing": {
+      "description": "fencing off",
+      "set": {"protocol.fencing": false},
+      "expect": {"stale_writes_accepted": {"min": 1}}
+    },
+    "longer": {"set": {"duration": "60s"}}
+  }
+})";
+}  // namespace
+
+TEST_CASE("loader: the base scenario keeps its own expect block") {
+  const LoadResult r = load(json::parse(kWithVariants));
+  INFO(all_messages(r));
+  REQUIRE(r.scenario.has_value());
+  CHECK(r.scenario->variant.empty());
+  CHECK(r.scenario->world.sink.fencing == true);
+  REQUIRE(r.scenario->expect.size() == 1);
+  CHECK(r.scenario->expect[0].metric == "stale_writes_accepted");
+  CHECK(r.scenario->expect[0].max == 0.0);
+  CHECK_FALSE(r.scenario->expect[0].min.has_value());
+  CHECK(r.scenario->expect[0].pointer == "/expect/stale_writes_accepted");
+}
+
+TEST_CASE("loader: a variant applies its set and replaces the expect block") {
+  LoadOptions options;
+  options.variant = "no-fencing";
+  const LoadResult r = load(json::parse(kWithVariants), options);
+  INFO(all_messages(r));
+  REQUIRE(r.scenario.has_value());
+  CHECK(r.scenario->variant == "no-fencing");
+  CHECK(r.scenario->world.sink.fencing == false);
+  CHECK(r.scenario->document.at("protocol").at("fencing") == false);
+  REQUIRE(r.scenario->expect.size() == 1);
+  CHECK(r.scenario->expect[0].min == 1.0);
+  CHECK_FALSE(r.scenario->expect[0].max.has_value());
+  CHECK(r.scenario->expect[0].pointer == "/variants/no-fencing/expect/stale_writes_accepted");
+}
+
+TEST_CASE("loader: a variant without an expect block keeps the base one") {
+  LoadOptions options;
+  options.variant = "longer";
+  const LoadResult r = load(json::parse(kWithVariants), options);
+  INFO(all_messages(r));
+  REQUIRE(r.scenario.has_value());
+  CHECK(r.scenario->world.duration == 60s);
+  REQUIRE(r.scenario->expect.size() == 1);
+  CHECK(r.scenario->expect[0].pointer == "/expect/stale_writes_accepted");
+}
+
+TEST_CASE("loader: command-line overrides come after the variant's set") {
+  LoadOptions options;
+  options.variant = "no-fencing";
+  options.overrides = {{"protocol.fencing", "true"}};
+  const LoadResult r = load(json::parse(kWithVariants), options);
+  REQUIRE(r.scenario.has_value());
+  CHECK(r.scenario->world.sink.fencing == true);
+}
+
+TEST_CASE("loader: an unknown variant is a problem listing the valid names") {
+  LoadOptions options;
+  options.variant = "no-fenceing";
+  const LoadResult r = load(json::parse(kWithVariants), options);
+  CHECK_FALSE(r.scenario.has_value());
+  REQUIRE(r.problems.size() == 1);
+  CHECK(r.problems[0].pointer == "/variants");
+  CHECK_THAT(r.problems[0].expected, Catch::Contains("\"longer\""));
+  CHECK_THAT(r.problems[0].expected, Catch::Contains("\"no-fencing\""));
+  CHECK(r.problems[0].hint == "did you mean \"no-fencing\"?");
+}
+
+TEST_CASE("loader: variant_names lists the variants of a document") {
+  CHECK(electsim::runner::variant_names(json::parse(kWithVariants)) ==
+        std::vector<std::string>{"longer", "no-fencing"});
+  CHECK(electsim::runner::variant_names(json::parse(kMinimal)).empty());
+  CHECK(electsim::runner::variant_names(json::parse("[]")).empty());
+}
+
+TEST_CASE("loader: the built-in flagship loads, with and without its variant") {
+  const LoadResult base =
+      electsim::runner::load_scenario_text(electsim::runner::flagship_scenario_text(), "flagship");
+  INFO(all_messages(base));
+  REQUIRE(base.scenario.has_value());
+  CHECK(base.scenario->protocol == "lease");
+  CHECK(base.scenario->world.node_count == 5);
+  CHECK(base.scenario->world.sink.fencing == true);
+  REQUIRE(base.scenario->world.faults.size() == 1);
+  CHECK(base.scenario->world.faults[0].kind == electsim::sim::FaultKind::pause);
+  // The pause outlasts the TTL: that is the point of the scenario.
+  CHECK(
+      base.scenario->world.faults[0].duration >
+      *electsim::sim::parse_duration(base.scenario->protocol_params.at("ttl").get<std::string>()));
+
+  const json document = json::parse(electsim::runner::flagship_scenario_text());
+  for (const std::string& variant : electsim::runner::variant_names(document)) {
+    INFO("variant " << variant);
+    LoadOptions options;
+    options.variant = variant;
+    const LoadResult r = load(document, options);
+    INFO(all_messages(r));
+    REQUIRE(r.scenario.has_value());
+    CHECK(r.scenario->variant == variant);
+  }
+  LoadOptions no_fencing;
+  no_fencing.variant = "no-fencing";
+  const LoadResult r = load(document, no_fencing);
+  REQUIRE(r.scenario.has_value());
+  CHECK(r.scenario->world.sink.fencing == false);
+}
+
+TEST_CASE("loader: the built-in flagship is the text of scenarios/lease-gc-pause-fence.json") {
+  const std::filesystem::path file = source_dir() / "scenarios" / "lease-gc-pause-fence.json";
+  REQUIRE(std::filesystem::exists(file));
+  CHECK(read_text(file) == electsim::runner::flagship_scenario_text());
+}
+
+TEST_CASE("loader: every scenario file and each of its variants loads") {
+  const std::filesystem::path dir = source_dir() / "scenarios";
+  REQUIRE(std::filesystem::is_directory(dir));
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  REQUIRE_FALSE(files.empty());
+  for (const auto& file : files) {
+    const LoadResult r = electsim::runner::load_scenario_file(file.string());
+    INFO(all_messages(r));
+    CHECK(r.scenario.has_value());
+    if (!r.scenario) continue;
+    for (const std::string& variant : electsim::runner::variant_names(r.scenario->document)) {
+      LoadOptions options;
+      options.variant = variant;
+      const LoadResult v = electsim::runner::load_scenario_file(file.string(), options);
+      INFO("variant " << variant << "\n" << all_messages(v));
+      CHECK(v.scenario.has_value());
+    }
+  }
+}

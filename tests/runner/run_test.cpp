@@ -1,0 +1,130 @@
+// Whole runs through the runner: determinism of traces (same seed, byte-identical; another seed,
+// different), traces that are the same whether written or not, and the flagship's lesson.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "analysis/trace.hpp"
+#include "runner/loader.hpp"
+#include "runner/run.hpp"
+
+using namespace electsim;
+
+namespace {
+
+runner::Scenario load(std::vector<runner::Override> overrides = {},
+                      std::optional<std::uint64_t> seed = std::nullopt,
+                      std::optional<std::string> variant = std::nullopt) {
+  runner::LoadOptions o;
+  o.overrides = std::move(overrides);
+  o.seed = seed;
+  o.variant = std::move(variant);
+  runner::LoadResult r =
+      runner::load_scenario_text(runner::flagship_scenario_text(), "<flagship>", o);
+  for (const auto& m : r.messages()) UNSCOPED_INFO(m);
+  REQUIRE(r.scenario);
+  return *r.scenario;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("electsim-run-test-" + name)).string();
+}
+
+}  // namespace
+
+TEST_CASE("run: the same scenario and seed give byte-identical traces, another seed differs") {
+  const std::string a = temp_path("a.jsonl");
+  const std::string b = temp_path("b.jsonl");
+  const std::string c = temp_path("c.jsonl");
+  runner::RunOptions opt;
+  opt.trace_path = a;
+  const auto ra = runner::run_scenario(load({}, 5), opt);
+  opt.trace_path = b;
+  const auto rb = runner::run_scenario(load({}, 5), opt);
+  opt.trace_path = c;
+  const auto rc = runner::run_scenario(load({}, 6), opt);
+  REQUIRE(ra.errors.empty());
+  const std::string ta = slurp(a);
+  CHECK(ta.size() > 1000);
+  CHECK(ta == slurp(b));
+  CHECK(ta != slurp(c));
+  CHECK(ra.trace_hash == rb.trace_hash);
+  CHECK(ra.trace_hash != rc.trace_hash);
+  for (const auto& p : {a, b, c}) std::remove(p.c_str());
+}
+
+TEST_CASE("run: writing a trace does not change the run or its hash") {
+  const std::string a = temp_path("d.jsonl");
+  runner::RunOptions with;
+  with.trace_path = a;
+  const auto traced = runner::run_scenario(load(), with);
+  const auto bare = runner::run_scenario(load(), runner::RunOptions{});
+  CHECK(traced.trace_hash == bare.trace_hash);
+  CHECK(traced.stats.events == bare.stats.events);
+  // Reading the trace back gives the report the live run gave.
+  const analysis::TraceReadResult read = analysis::read_trace_file(a);
+  REQUIRE(read.ok());
+  CHECK(read.info.trace_hash == traced.trace_hash);
+  CHECK(read.report.split_brain_time == traced.report.split_brain_time);
+  CHECK(read.report.stale_writes_rejected == traced.report.stale_writes_rejected);
+  CHECK(read.report.intervals.size() == traced.report.intervals.size());
+  std::remove(a.c_str());
+}
+
+TEST_CASE("run: in the flagship, fencing rejects the frozen holder's stale write") {
+  const auto r = runner::run_scenario(load(), runner::RunOptions{});
+  CHECK(r.report.stale_writes_rejected >= 1);
+  CHECK(r.report.stale_writes_accepted == 0);
+  CHECK(r.report.split_brain_time > sim::Duration(0));  // the frozen node still believed
+  CHECK(r.verdict.ok());
+}
+
+TEST_CASE("run: without fencing the same stale write is accepted and breaks the expectation") {
+  const auto r = runner::run_scenario(load({{"protocol.fencing", "false"}}), runner::RunOptions{});
+  CHECK(r.report.stale_writes_accepted >= 1);
+  CHECK(r.report.stale_writes_rejected == 0);
+  REQUIRE_FALSE(r.verdict.ok());
+  bool named = false;
+  for (const auto& b : r.verdict.breaches) named |= b.expectation.metric == "stale_writes_accepted";
+  CHECK(named);
+}
+
+TEST_CASE("run: the flagship's no-fencing variant expects the corruption and meets it") {
+  const auto r = runner::run_scenario(load({}, std::nullopt, "no-fencing"), runner::RunOptions{});
+  CHECK(r.report.stale_writes_accepted >= 1);
+  CHECK(r.verdict.ok());
+}
+
+TEST_CASE("run: a trace over its byte limit is not written and the run says so") {
+  runner::Scenario s = load();
+  s.limits.max_trace_bytes = 2000;
+  const std::string a = temp_path("e.jsonl");
+  runner::RunOptions opt;
+  opt.trace_path = a;
+  const auto r = runner::run_scenario(s, opt);
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].find("limit") != std::string::npos);
+  CHECK_FALSE(std::ifstream(a).good());
+  CHECK_FALSE(std::ifstream(a + ".tmp").good());
+}
+
+TEST_CASE("run: the event limit stops a run and is reported") {
+  runner::Scenario s = load();
+  s.world.limits.max_events = 1000;
+  const auto r = runner::run_scenario(s, runner::RunOptions{});
+  CHECK(r.stats.hit_event_limit);
+  CHECK(r.stats.events == 1000);
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].find("limit on events") != std::string::npos);
+}
