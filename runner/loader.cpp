@@ -40,6 +40,8 @@ using protocols::Problems;
 // inequality exaggerate drift to make it visible (scenarios/lease-clock-drift.json runs at 25%).
 constexpr double kMaxDriftPpm = 500'000;
 constexpr const char* kRequired = "nothing (the key is required)";
+constexpr std::uint64_t kEventsCeiling = 100'000'000'000;  // the kernel orders 2^40 pushes
+constexpr std::uint64_t kTraceBytesCeiling = 64ull << 30;  // 64 GiB
 
 // ---- Small text helpers ---------------------------------------------------------------------
 
@@ -285,6 +287,7 @@ class Loader {
   void read_clocks(const json& v, sim::WorldConfig& world);
   sim::StoreConfig read_store(const json& v);
   protocols::WorkloadConfig read_workload(const json& v);
+  void read_limits(const json& v, Limits& limits);
   void read_protocol(const json* v, const protocols::WorkloadConfig& workload, Scenario& s);
   std::optional<sim::FaultSpec> read_fault(const json& v, const std::string& pointer);
   std::vector<sim::FaultSpec> read_faults(const json& v);
@@ -638,6 +641,25 @@ sim::StoreConfig Loader::read_store(const json& v) {
   return store;
 }
 
+// A file may lower or raise the limits on events and trace size, never past their ceilings: a run
+// that needs more is better split (a shorter duration, no trace, or a sweep).
+void Loader::read_limits(const json& v, Limits& limits) {
+  if (!check_object(v, "/limits", {"events", "trace_bytes"}, "the limits section")) return;
+  auto read = [&](const char* key, std::uint64_t ceiling, const char* what, std::uint64_t& out) {
+    const json* value = get(v, key);
+    if (value == nullptr) return;
+    const auto n = as_unsigned(*value);
+    if (!n || *n == 0 || *n > ceiling) {
+      problem(child("/limits", key), fmt::format("a whole number from 1 to {} ({})", ceiling, what),
+              json_excerpt(*value));
+      return;
+    }
+    out = *n;
+  };
+  read("events", kEventsCeiling, "the ceiling on events per run", limits.max_events);
+  read("trace_bytes", kTraceBytesCeiling, "the ceiling on trace size", limits.max_trace_bytes);
+}
+
 protocols::WorkloadConfig Loader::read_workload(const json& v) {
   protocols::WorkloadConfig workload;
   if (!check_object(v, "/workload", {"enabled", "interval", "work"}, "the workload section")) {
@@ -974,7 +996,7 @@ std::optional<Scenario> Loader::load(const json& document,
   Scenario s;
   check_object(document, "",
                {"name", "description", "seed", "duration", "nodes", "protocol", "network", "clocks",
-                "store", "sink", "faults", "workload", "expect", "variants"},
+                "store", "sink", "faults", "workload", "expect", "variants", "limits"},
                "a scenario");
 
   if (const json* name = get(document, "name")) {
@@ -1022,12 +1044,15 @@ std::optional<Scenario> Loader::load(const json& document,
     if (auto selected = read_variants(*variants, variant)) s.expect = std::move(*selected);
   }
 
+  Limits limits = options_.limits;
+  if (const json* section = get(document, "limits")) read_limits(*section, limits);
+
   if (problems_.size() != before) return std::nullopt;
   s.world.duration = *duration_;
   s.world.node_count = *nodes_;
   s.world.sink.fencing = sink_fencing.value_or(s.prepared.fencing.value_or(true));
-  s.world.limits.max_events = options_.limits.max_events;
-  s.limits = options_.limits;
+  s.world.limits.max_events = limits.max_events;
+  s.limits = limits;
   s.variant = variant.value_or("");
   return s;
 }

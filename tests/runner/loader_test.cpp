@@ -610,3 +610,24 @@ TEST_CASE("loader: every scenario file and each of its variants loads") {
     }
   }
 }
+
+TEST_CASE("loader: the limits section sets the event and trace limits within their ceilings") {
+  const LoadResult ok = load(with(R"({"limits": {"events": 5000, "trace_bytes": 4096}})"));
+  INFO(all_messages(ok));
+  REQUIRE(ok.scenario);
+  CHECK(ok.scenario->world.limits.max_events == 5000);
+  CHECK(ok.scenario->limits.max_trace_bytes == 4096);
+
+  auto [fragment, pointer, message] = GENERATE(table<std::string, std::string, std::string>({
+      {R"({"limits": {"events": 0}})", "/limits/events", "the ceiling on events per run"},
+      {R"({"limits": {"events": 100000000001}})", "/limits/events", "100000000000"},
+      {R"({"limits": {"trace_bytes": -1}})", "/limits/trace_bytes", "the ceiling on trace size"},
+      {R"({"limits": {"evnts": 10}})", "/limits/evnts", "\"events\""},
+  }));
+  const LoadResult bad = load(with(fragment));
+  INFO(all_messages(bad));
+  REQUIRE_FALSE(bad.scenario);
+  const Problem* p = problem_at(bad, pointer);
+  REQUIRE(p != nullptr);
+  CHECK(p->format().find(message) != std::string::npos);
+}
