@@ -14,6 +14,7 @@
 #include "analysis/summary.hpp"
 #include "analysis/trace.hpp"
 #include "protocols/registry.hpp"
+#include "runner/compare.hpp"
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
 #include "sim/fault.hpp"
@@ -33,6 +34,8 @@ constexpr const char* kUsage =
     "commands:\n"
     "  run [SCENARIO]     run a scenario file (no file: the built-in flagship, with and without\n"
     "                     fencing) and print who led when, the safety findings, failover and cost\n"
+    "  compare SCENARIO   run a scenario under every protocol with the same seed and faults,\n"
+    "                     and print them side by side\n"
     "  validate FILE...   check scenario files without running them\n"
     "  list [WHAT]        protocols and their parameters, metrics, fault kinds\n"
     "  check TRACE        analyse a saved JSON Lines trace offline\n"
@@ -76,6 +79,8 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
      "override a scenario value: --set protocol.ttl=10s --set nodes=7 (repeatable)")
     ("variant", po::value<std::string>(), "run one of the file's variants")
     ("all-variants", "run the scenario and every variant it defines (default without a file)")
+    ("protocol", po::value<std::string>(),
+     "run this protocol instead of the file's (parameters from the file's `protocols` section)")
     ("json", "print a machine-readable summary (JSON) instead of text")
     ("trace", po::value<std::string>(),
      "write the JSON Lines trace to FILE (with several variants: FILE-<variant>.ext too)");
@@ -92,6 +97,7 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
   }
 
   runner::LoadOptions load;
+  if (vm.count("protocol") != 0) load.protocol = vm["protocol"].as<std::string>();
   if (vm.count("seed") != 0) load.seed = vm["seed"].as<std::uint64_t>();
   if (vm.count("set") != 0) {
     for (const std::string& text : vm["set"].as<std::vector<std::string>>()) {
@@ -164,6 +170,111 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
     }
   }
   if (json) io.out << (json_runs.size() == 1 ? json_runs[0] : json_runs).dump(2) << "\n";
+  return exit_code;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::size_t end = comma == std::string::npos ? text.size() : comma;
+    if (end > start) out.push_back(text.substr(start, end - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+int cmd_compare(const std::vector<std::string>& args, Streams io) {
+  po::options_description options("electsim compare SCENARIO [options]");
+  // clang-format off
+  options.add_options()
+    ("help,h", "describe this command")
+    ("scenario", po::value<std::string>(), "scenario file (JSON)")
+    ("protocols", po::value<std::string>(), "comma-separated protocols (default: all of them)")
+    ("seed", po::value<std::uint64_t>(), "root seed, overriding the file's")
+    ("set", po::value<std::vector<std::string>>()->composing(),
+     "override a scenario value, as for run (repeatable)")
+    ("variant", po::value<std::string>(), "compare one of the file's variants")
+    ("json", "print the table and every run's summary as JSON")
+    ("csv", "print one CSV row per protocol");
+  // clang-format on
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  const po::variables_map vm = parse(args, options, positional);
+  if (vm.count("help") != 0 || vm.count("scenario") == 0) {
+    io.out
+        << options << "\n"
+        << "Runs the scenario once per protocol with the same seed and the same fault schedule\n"
+        << "(a fault aimed at the leader hits each protocol's own leader), and prints failover,\n"
+        << "write outage, leaderless time, split-brain, stale writes and messages per election\n"
+        << "side by side. Per-protocol parameters come from the file's `protocols` section and\n"
+        << "per-protocol bounds from `expect_by_protocol`. Exit 1 if any protocol broke one.\n";
+    return vm.count("help") != 0 ? kExitOk : kExitBadInput;
+  }
+  if (vm.count("json") != 0 && vm.count("csv") != 0) {
+    io.err << "electsim compare: choose one of --json and --csv\n";
+    return kExitBadInput;
+  }
+  const std::string file = vm["scenario"].as<std::string>();
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    io.err << fmt::format("{}: cannot read the file\n", file);
+    return kExitBadInput;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+
+  runner::LoadOptions load;
+  if (vm.count("seed") != 0) load.seed = vm["seed"].as<std::uint64_t>();
+  if (vm.count("variant") != 0) load.variant = vm["variant"].as<std::string>();
+  if (vm.count("set") != 0) {
+    for (const std::string& t : vm["set"].as<std::vector<std::string>>()) {
+      const std::optional<runner::Override> o = runner::parse_override(t);
+      if (!o) {
+        io.err << fmt::format("electsim compare: --set {}: expected path=value\n", t);
+        return kExitBadInput;
+      }
+      load.overrides.push_back(*o);
+    }
+  }
+  std::vector<std::string> chosen = protocols::protocol_names();
+  if (vm.count("protocols") != 0) {
+    chosen = split_list(vm["protocols"].as<std::string>());
+    const std::vector<std::string> known = protocols::protocol_names();
+    for (const std::string& p : chosen) {
+      if (protocols::find_protocol(p) == nullptr) {
+        std::string names;
+        for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
+        io.err << fmt::format("electsim compare: --protocols: expected names from {}, found {}\n",
+                              names, p);
+        return kExitBadInput;
+      }
+    }
+    if (chosen.empty()) {
+      io.err << "electsim compare: --protocols: expected at least one protocol\n";
+      return kExitBadInput;
+    }
+  }
+  const runner::CompareOutcome outcome = runner::compare_protocols(text.str(), file, load, chosen);
+  if (!outcome.result) {
+    for (const std::string& m : outcome.problems) io.err << m << "\n";
+    return kExitBadInput;
+  }
+  const runner::CompareResult& result = *outcome.result;
+  if (vm.count("json") != 0) {
+    io.out << runner::compare_json(result).dump(2) << "\n";
+  } else if (vm.count("csv") != 0) {
+    io.out << runner::compare_csv(result);
+  } else {
+    io.out << runner::format_compare_table(result);
+  }
+  int exit_code = kExitOk;
+  for (const runner::RunResult& r : result.runs) {
+    if (!r.errors.empty()) return kExitBadInput;
+    if (!r.verdict.ok()) exit_code = kExitExpectation;
+  }
   return exit_code;
 }
 
@@ -336,6 +447,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   try {
     if (command == "run") return cmd_run(rest, io);
+    if (command == "compare") return cmd_compare(rest, io);
     if (command == "validate") return cmd_validate(rest, io);
     if (command == "list") return cmd_list(rest, io);
     if (command == "check") return cmd_check(rest, io);

@@ -289,6 +289,10 @@ class Loader {
   protocols::WorkloadConfig read_workload(const json& v);
   void read_limits(const json& v, Limits& limits);
   void read_protocol(const json* v, const protocols::WorkloadConfig& workload, Scenario& s);
+  void read_protocol_choice(const json& document, Scenario& s);
+  void read_protocol_at(const json& params, const std::string& name, const std::string& pointer,
+                        const protocols::WorkloadConfig& workload, Scenario& s);
+  void read_expect_by_protocol(const json& v, Scenario& s);
   std::optional<sim::FaultSpec> read_fault(const json& v, const std::string& pointer);
   std::vector<sim::FaultSpec> read_faults(const json& v);
   std::vector<analysis::Expectation> read_expect(const json& v, const std::string& pointer);
@@ -679,6 +683,96 @@ protocols::WorkloadConfig Loader::read_workload(const json& v) {
   return workload;
 }
 
+// Which protocol runs, with which parameters: the file's `protocol`, or the one LoadOptions names,
+// whose parameters come from `protocols.<name>`. Every entry of `protocols` is validated even when
+// another protocol runs, so a file is either valid for `compare` or says why not.
+void Loader::read_protocol_choice(const json& document, Scenario& s) {
+  const json* section = get(document, "protocols");
+  const std::vector<std::string> names = protocols::protocol_names();
+  json chosen;  // {"name": ..., params...} of the protocol to run
+  std::string chosen_pointer = "/protocol";
+  if (section != nullptr) {
+    if (!section->is_object()) {
+      problem("/protocols",
+              "an object from protocol name to its parameters, such as "
+              "{\"raft\": {\"election_timeout_min\": \"150ms\"}}",
+              json_excerpt(*section));
+    } else {
+      for (const auto& [name, params] : section->items()) {
+        const std::string pointer = child("/protocols", name);
+        const protocols::ProtocolInfo* info = protocols::find_protocol(name);
+        if (info == nullptr) {
+          problem(pointer, "the name of a protocol: one of " + joined(names, true),
+                  json_quoted(name), did_you_mean(name, names));
+          continue;
+        }
+        if (!params.is_object()) {
+          problem(pointer, "an object of " + name + " parameters", json_excerpt(params));
+          continue;
+        }
+        if (params.contains("name")) {
+          problem(child(pointer, "name"), "parameters only (the key names the protocol)",
+                  json_excerpt(params.at("name")));
+          continue;
+        }
+        if (options_.protocol && *options_.protocol == name) {
+          chosen = params;
+          chosen["name"] = name;
+          chosen_pointer = pointer;
+        } else if (cluster_size_) {
+          Scenario scratch;
+          read_protocol_at(params, name, pointer, s.workload, scratch);
+        }
+      }
+    }
+  }
+  if (!options_.protocol) {
+    read_protocol(get(document, "protocol"), s.workload, s);
+    return;
+  }
+  if (protocols::find_protocol(*options_.protocol) == nullptr) {
+    problem("", "a protocol to run: one of " + joined(names, true), json_quoted(*options_.protocol),
+            did_you_mean(*options_.protocol, names));
+    return;
+  }
+  if (chosen.is_null()) {
+    const json* base = get(document, "protocol");
+    if (base != nullptr && base->is_object() && base->contains("name") &&
+        base->at("name") == *options_.protocol) {
+      chosen = *base;
+    } else {
+      chosen = json{{"name", *options_.protocol}};  // its defaults
+    }
+  }
+  json params = chosen;
+  params.erase("name");
+  read_protocol_at(params, *options_.protocol, chosen_pointer, s.workload, s);
+}
+
+void Loader::read_expect_by_protocol(const json& v, Scenario& s) {
+  const std::vector<std::string> names = protocols::protocol_names();
+  if (!v.is_object()) {
+    problem("/expect_by_protocol", "an object from protocol name to an expect block",
+            json_excerpt(v));
+    return;
+  }
+  for (const auto& [name, block] : v.items()) {
+    const std::string pointer = child("/expect_by_protocol", name);
+    if (protocols::find_protocol(name) == nullptr) {
+      problem(pointer, "the name of a protocol: one of " + joined(names, true), json_quoted(name),
+              did_you_mean(name, names));
+      continue;
+    }
+    std::vector<analysis::Expectation> extra = read_expect(block, pointer);
+    if (name != s.protocol) continue;
+    // A protocol's own bound on a metric replaces the common one.
+    for (analysis::Expectation& e : extra) {
+      std::erase_if(s.expect, [&](const analysis::Expectation& x) { return x.metric == e.metric; });
+      s.expect.push_back(std::move(e));
+    }
+  }
+}
+
 void Loader::read_protocol(const json* v, const protocols::WorkloadConfig& workload, Scenario& s) {
   const std::vector<std::string> names = protocols::protocol_names();
   const std::string name_expected = "the name of a protocol: one of " + joined(names, true);
@@ -703,24 +797,32 @@ void Loader::read_protocol(const json* v, const protocols::WorkloadConfig& workl
                               : std::string());
     return;
   }
+  json params = *v;
+  params.erase("name");
+  read_protocol_at(params, info->name, "/protocol", workload, s);
+}
+
+void Loader::read_protocol_at(const json& params, const std::string& name,
+                              const std::string& pointer, const protocols::WorkloadConfig& workload,
+                              Scenario& s) {
+  const protocols::ProtocolInfo* info = protocols::find_protocol(name);
   s.protocol = info->name;
-  s.protocol_params = *v;
-  s.protocol_params.erase("name");
+  s.protocol_params = params;
   // The protocol checks its parameters against the cluster's size; without a size at all (already
   // reported) its verdict would be noise.
   if (!cluster_size_) return;
   const std::size_t before = problems_.size();
   try {
-    auto prepared = info->prepare(s.protocol_params, "/protocol",
+    auto prepared = info->prepare(s.protocol_params, pointer,
                                   protocols::ClusterInfo{*cluster_size_, workload}, problems_);
     if (prepared) {
       s.prepared = std::move(*prepared);
     } else if (problems_.size() == before) {
-      problem("/protocol", "parameters the " + info->name + " protocol accepts",
+      problem(pointer, "parameters the " + info->name + " protocol accepts",
               "a refusal without a reason");
     }
   } catch (const std::exception& e) {
-    problem("/protocol", "parameters the " + info->name + " protocol accepts",
+    problem(pointer, "parameters the " + info->name + " protocol accepts",
             std::string("an error: ") + e.what());
   }
 }
@@ -996,7 +1098,8 @@ std::optional<Scenario> Loader::load(const json& document,
   Scenario s;
   check_object(document, "",
                {"name", "description", "seed", "duration", "nodes", "protocol", "network", "clocks",
-                "store", "sink", "faults", "workload", "expect", "variants", "limits"},
+                "store", "sink", "faults", "workload", "expect", "variants", "limits", "protocols",
+                "expect_by_protocol"},
                "a scenario");
 
   if (const json* name = get(document, "name")) {
@@ -1037,11 +1140,14 @@ std::optional<Scenario> Loader::load(const json& document,
     }
   }
   if (const json* workload = get(document, "workload")) s.workload = read_workload(*workload);
-  read_protocol(get(document, "protocol"), s.workload, s);
+  read_protocol_choice(document, s);
   if (const json* faults = get(document, "faults")) s.world.faults = read_faults(*faults);
   if (const json* expect = get(document, "expect")) s.expect = read_expect(*expect, "/expect");
   if (const json* variants = get(document, "variants")) {
     if (auto selected = read_variants(*variants, variant)) s.expect = std::move(*selected);
+  }
+  if (const json* by_protocol = get(document, "expect_by_protocol")) {
+    read_expect_by_protocol(*by_protocol, s);
   }
 
   Limits limits = options_.limits;

@@ -36,6 +36,10 @@ struct LoadOptions {
   std::vector<Override> overrides;
   std::optional<std::uint64_t> seed;  // wins over the file's seed
   std::optional<std::string> variant;
+  // Run this protocol instead of the file's `protocol`: its parameters come from the file's
+  // `protocols` section (or from `protocol` when it names the same one), its bounds from `expect`
+  // plus `expect_by_protocol`. This is how `compare` runs one file under every protocol.
+  std::optional<std::string> protocol;
   Limits limits;
 };
 

@@ -631,3 +631,45 @@ TEST_CASE("loader: the limits section sets the event and trace limits within the
   REQUIRE(p != nullptr);
   CHECK(p->format().find(message) != std::string::npos);
 }
+
+TEST_CASE("loader: a chosen protocol takes its parameters from the protocols section") {
+  const json document = with(R"({
+    "protocols": {"lease": {"ttl": "5s"}},
+    "expect": {"split_brain_time": {"max": "0s"}, "elections": {"max": 3}},
+    "expect_by_protocol": {"lease": {"elections": {"max": 1}}}
+  })");
+  LoadOptions o;
+  o.protocol = "lease";
+  const LoadResult r = load(document, o);
+  INFO(all_messages(r));
+  REQUIRE(r.scenario);
+  CHECK(r.scenario->protocol == "lease");
+  CHECK(r.scenario->protocol_params == json::parse(R"({"ttl": "5s"})"));
+  // The protocol's own bound on elections replaces the common one; the others stay.
+  REQUIRE(r.scenario->expect.size() == 2);
+  for (const auto& e : r.scenario->expect) {
+    if (e.metric == "elections") CHECK(e.max == Approx(1));
+  }
+}
+
+TEST_CASE("loader: the protocols section is validated even when another protocol runs") {
+  auto [fragment, pointer] = GENERATE(table<std::string, std::string>({
+      {R"({"protocols": {"lese": {}}})", "/protocols/lese"},
+      {R"({"protocols": {"lease": {"ttl": "-1s"}}})", "/protocols/lease/ttl"},
+      {R"({"protocols": {"lease": 3}})", "/protocols/lease"},
+      {R"({"expect_by_protocol": {"lease": {"split_brain": {"max": "0s"}}}})",
+       "/expect_by_protocol/lease/split_brain"},
+  }));
+  const LoadResult r = load(with(fragment));
+  INFO(all_messages(r));
+  REQUIRE_FALSE(r.scenario);
+  CHECK(problem_at(r, pointer) != nullptr);
+}
+
+TEST_CASE("loader: choosing an unknown protocol is a problem naming the known ones") {
+  LoadOptions o;
+  o.protocol = "paxos";
+  const LoadResult r = load(json::parse(kMinimal), o);
+  REQUIRE_FALSE(r.scenario);
+  CHECK(all_messages(r).find("\"lease\"") != std::string::npos);
+}

@@ -1,0 +1,233 @@
+// Side-by-side runs of one scenario under several protocols. Every protocol sees the same seed,
+// so the same network draws and fault schedule; role targets resolve against each protocol's own
+// beliefs when the fault fires.
+#include "runner/compare.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "analysis/expect.hpp"
+#include "analysis/summary.hpp"
+
+namespace electsim::runner {
+namespace {
+
+using analysis::Report;
+
+// A row of the table: a label and, per run, a cell (empty when the metric was not observed).
+struct Row {
+  std::string label;
+  std::string key;  // CSV and JSON name
+  std::function<std::optional<double>(const RunResult&)> value;
+  enum class Unit { duration, count, fraction, rate } unit;
+};
+
+std::optional<double> metric(const RunResult& r, const char* name) {
+  return analysis::metric_value(r.report, name);
+}
+
+std::string cell(const Row& row, const std::optional<double>& v) {
+  if (!v) return "-";
+  switch (row.unit) {
+    case Row::Unit::duration:
+      return sim::format_seconds(sim::Duration(std::llround(*v)));
+    case Row::Unit::count:
+      return fmt::format("{}", std::llround(*v));
+    case Row::Unit::fraction:
+      return fmt::format("{:.2f}%", *v * 100);
+    case Row::Unit::rate:
+      return fmt::format("{:.2f}", *v);
+  }
+  return "?";
+}
+
+// Every message type sent by any protocol, by name, in name order.
+std::set<std::string> message_types(const CompareResult& c) {
+  std::set<std::string> names;
+  for (const RunResult& r : c.runs) {
+    for (const auto& [name, count] : r.report.messages_by_type) names.insert(name);
+  }
+  return names;
+}
+
+std::vector<Row> rows(const CompareResult& c) {
+  using U = Row::Unit;
+  std::vector<Row> out = {
+      {"first leader at", "first_leader_at_ns",
+       [](auto& r) { return metric(r, "first_leader_at"); }, U::duration},
+      {"elections", "elections", [](auto& r) { return metric(r, "elections"); }, U::count},
+      {"failover median", "failover_median_ns",
+       [](auto& r) { return metric(r, "failover_median"); }, U::duration},
+      {"failover max", "failover_max_ns", [](auto& r) { return metric(r, "failover_max"); },
+       U::duration},
+      {"failovers unresolved", "failovers_unresolved",
+       [](auto& r) { return metric(r, "failovers_unresolved"); }, U::count},
+      {"write outage max", "write_outage_max_ns",
+       [](auto& r) { return metric(r, "write_outage_max"); }, U::duration},
+      {"leaderless", "leaderless_fraction",
+       [](auto& r) { return metric(r, "leaderless_fraction"); }, U::fraction},
+      {"split-brain time", "split_brain_time_ns",
+       [](auto& r) { return metric(r, "split_brain_time"); }, U::duration},
+      {"same-epoch leaders", "same_epoch_leaders",
+       [](auto& r) { return metric(r, "same_epoch_leaders"); }, U::count},
+      {"stale writes accepted", "stale_writes_accepted",
+       [](auto& r) { return metric(r, "stale_writes_accepted"); }, U::count},
+      {"stale writes rejected", "stale_writes_rejected",
+       [](auto& r) { return metric(r, "stale_writes_rejected"); }, U::count},
+      {"messages per election", "messages_per_election",
+       [](auto& r) { return metric(r, "messages_per_election"); }, U::rate},
+  };
+  for (const std::string& name : message_types(c)) {
+    out.push_back({"  " + name + " per election", "messages_per_election_" + name,
+                   [name](const RunResult& r) -> std::optional<double> {
+                     if (r.report.elections == 0) return std::nullopt;
+                     const auto it = r.report.messages_by_type.find(name);
+                     const double n = it == r.report.messages_by_type.end()
+                                          ? 0.0
+                                          : static_cast<double>(it->second);
+                     return n / static_cast<double>(r.report.elections);
+                   },
+                   U::rate});
+  }
+  out.push_back({"store requests per second", "store_requests_per_second",
+                 [](auto& r) { return metric(r, "store_requests_per_second"); }, U::rate});
+  return out;
+}
+
+std::string verdict_cell(const RunResult& r) {
+  if (!r.errors.empty()) return "ERROR";
+  return r.verdict.ok() ? "PASS" : fmt::format("FAIL ({})", r.verdict.breaches.size());
+}
+
+}  // namespace
+
+CompareOutcome compare_protocols(const std::string& source_text, const std::string& source_name,
+                                 const LoadOptions& options,
+                                 const std::vector<std::string>& protocols) {
+  CompareOutcome outcome;
+  std::vector<Scenario> scenarios;
+  for (const std::string& protocol : protocols) {
+    LoadOptions o = options;
+    o.protocol = protocol;
+    LoadResult loaded = load_scenario_text(source_text, source_name, o);
+    if (!loaded.scenario) {
+      for (const std::string& m : loaded.messages()) {
+        outcome.problems.push_back(m + " (protocol " + protocol + ")");
+      }
+      continue;
+    }
+    scenarios.push_back(std::move(*loaded.scenario));
+  }
+  if (!outcome.problems.empty()) return outcome;
+  CompareResult result;
+  result.protocols = protocols;
+  for (const Scenario& s : scenarios) result.runs.push_back(run_scenario(s, RunOptions{}));
+  outcome.result = std::move(result);
+  return outcome;
+}
+
+std::string format_compare_table(const CompareResult& c) {
+  std::string out;
+  auto it = std::back_inserter(out);
+  if (c.runs.empty()) return out;
+  const analysis::RunInfo& info = c.runs.front().info;
+  fmt::format_to(it, "seed {}\nscenario {}{}, {} protocols, same seed and fault schedule\n\n",
+                 info.seed, info.scenario,
+                 info.variant.empty() ? "" : " (variant " + info.variant + ")", c.runs.size());
+  const std::vector<Row> table = rows(c);
+  std::size_t label_width = 10;
+  for (const Row& r : table) label_width = std::max(label_width, r.label.size());
+  std::vector<std::size_t> widths;
+  for (std::size_t i = 0; i < c.runs.size(); ++i) {
+    std::size_t w = std::max<std::size_t>(c.protocols[i].size(), 8);
+    for (const Row& r : table) w = std::max(w, cell(r, r.value(c.runs[i])).size());
+    w = std::max(w, verdict_cell(c.runs[i]).size());
+    widths.push_back(w);
+  }
+  fmt::format_to(it, "{:<{}}", "", label_width);
+  for (std::size_t i = 0; i < c.runs.size(); ++i) {
+    fmt::format_to(it, "  {:>{}}", c.protocols[i], widths[i]);
+  }
+  out += '\n';
+  for (const Row& r : table) {
+    fmt::format_to(it, "{:<{}}", r.label, label_width);
+    for (std::size_t i = 0; i < c.runs.size(); ++i) {
+      fmt::format_to(it, "  {:>{}}", cell(r, r.value(c.runs[i])), widths[i]);
+    }
+    out += '\n';
+  }
+  fmt::format_to(it, "{:<{}}", "verdict", label_width);
+  for (std::size_t i = 0; i < c.runs.size(); ++i) {
+    fmt::format_to(it, "  {:>{}}", verdict_cell(c.runs[i]), widths[i]);
+  }
+  out += "\n";
+  for (std::size_t i = 0; i < c.runs.size(); ++i) {
+    for (const auto& b : c.runs[i].verdict.breaches) {
+      fmt::format_to(it, "  {}: {}\n", c.protocols[i], b.message);
+    }
+    for (const auto& e : c.runs[i].errors) fmt::format_to(it, "  {}: {}\n", c.protocols[i], e);
+  }
+  out += "trace hashes:";
+  for (std::size_t i = 0; i < c.runs.size(); ++i) {
+    fmt::format_to(it, " {} {}", c.protocols[i], c.runs[i].trace_hash);
+  }
+  out += "\n";
+  return out;
+}
+
+std::string compare_csv(const CompareResult& c) {
+  const std::vector<Row> table = rows(c);
+  std::string out = "protocol,seed,verdict";
+  for (const Row& r : table) out += "," + r.key;
+  out += ",trace_hash\n";
+  for (std::size_t i = 0; i < c.runs.size(); ++i) {
+    const RunResult& run = c.runs[i];
+    out += fmt::format("{},{},{}", c.protocols[i], run.info.seed,
+                       run.errors.empty() ? (run.verdict.ok() ? "pass" : "fail") : "error");
+    for (const Row& r : table) {
+      const std::optional<double> v = r.value(run);
+      if (!v) {
+        out += ",";
+      } else if (r.unit == Row::Unit::duration || r.unit == Row::Unit::count) {
+        out += fmt::format(",{}", std::llround(*v));
+      } else {
+        out += fmt::format(",{:.6g}", *v);
+      }
+    }
+    out += "," + run.trace_hash + "\n";
+  }
+  return out;
+}
+
+nlohmann::json compare_json(const CompareResult& c) {
+  nlohmann::json j = nlohmann::json::object();
+  if (!c.runs.empty()) {
+    j["scenario"] = c.runs.front().info.scenario;
+    j["variant"] = c.runs.front().info.variant;
+    j["seed"] = c.runs.front().info.seed;
+  }
+  nlohmann::json runs = nlohmann::json::object();
+  for (std::size_t i = 0; i < c.runs.size(); ++i) {
+    runs[c.protocols[i]] =
+        analysis::summary_json(c.runs[i].info, c.runs[i].report, c.runs[i].verdict);
+  }
+  j["protocols"] = std::move(runs);
+  nlohmann::json table = nlohmann::json::object();
+  for (const Row& r : rows(c)) {
+    nlohmann::json row = nlohmann::json::object();
+    for (std::size_t i = 0; i < c.runs.size(); ++i) {
+      const std::optional<double> v = r.value(c.runs[i]);
+      row[c.protocols[i]] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+    }
+    table[r.key] = std::move(row);
+  }
+  j["table"] = std::move(table);
+  return j;
+}
+
+}  // namespace electsim::runner
