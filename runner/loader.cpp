@@ -903,8 +903,9 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
       if (groups == nullptr) continue;
       if (!groups->is_array() || groups->size() < 2) {
         problem(key_pointer,
-                "an array of at least two groups, each an array of node ids, \"store\" or "
-                "\"sink\", such as [[0, 1], [2, 3, 4, \"store\"]]",
+                "an array of at least two groups, each an array of node ids, \"store\", "
+                "\"sink\", \"leader\", \"follower\" or \"rest\", such as "
+                "[[\"leader\", \"follower\"], [\"rest\", \"store\"]]",
                 json_excerpt(*groups));
         continue;
       }
@@ -919,6 +920,24 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
         }
         std::vector<sim::Endpoint> members;
         for (std::size_t i = 0; i < group.size(); ++i) {
+          // Role members, resolved when the fault fires: "leader" and "rest" at most once in the
+          // whole fault, "follower" as often as wanted (a different follower each time).
+          if (group[i].is_string()) {
+            const auto& text = group[i].get_ref<const std::string&>();
+            const sim::Endpoint role = text == "leader"     ? sim::kLeaderMember
+                                       : text == "follower" ? sim::kFollowerMember
+                                       : text == "rest"     ? sim::kRestMember
+                                                            : sim::kNoNode;
+            if (role != sim::kNoNode) {
+              if (role != sim::kFollowerMember && !seen.insert(role).second) {
+                problem(child(group_pointer, i), "each endpoint in at most one group",
+                        json_excerpt(group[i]) + " again");
+                continue;
+              }
+              members.push_back(role);
+              continue;
+            }
+          }
           const auto e = read_endpoint(group[i], child(group_pointer, i));
           if (!e) continue;
           if (!seen.insert(*e).second) {

@@ -44,13 +44,16 @@ struct FaultSpec {
   FaultKind kind = FaultKind::crash;
   Target target;
   Duration duration{0};
-  std::vector<std::vector<Endpoint>> groups;  // partition; endpoints in no group keep all links
-  Endpoint from = kNoNode;                    // cut
-  Endpoint to = kNoNode;                      // cut
-  Ppm probability = 0;                        // loss, duplicate
-  Distribution extra_latency;                 // latency_spike
-  Duration clock_amount{0};                   // clock_offset, clock_step
-  std::int64_t drift_ppb = 0;                 // clock_drift
+  // partition; endpoints in no group keep all links. Groups may name kLeaderMember,
+  // kFollowerMember and kRestMember (sim/ids.hpp), resolved when the fault fires; if the leader or
+  // a follower cannot be found then, the partition is skipped.
+  std::vector<std::vector<Endpoint>> groups;
+  Endpoint from = kNoNode;     // cut
+  Endpoint to = kNoNode;       // cut
+  Ppm probability = 0;         // loss, duplicate
+  Distribution extra_latency;  // latency_spike
+  Duration clock_amount{0};    // clock_offset, clock_step
+  std::int64_t drift_ppb = 0;  // clock_drift
 };
 
 }  // namespace electsim::sim

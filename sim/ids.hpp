@@ -14,6 +14,11 @@ inline constexpr NodeId kNoNode = -1;
 using Endpoint = std::int32_t;
 inline constexpr Endpoint kStoreEndpoint = -2;
 inline constexpr Endpoint kSinkEndpoint = -3;
+// Members of a partition group resolved when the fault fires: the current leader, one follower
+// drawn from the faults stream, and every node no other group names.
+inline constexpr Endpoint kLeaderMember = -10;
+inline constexpr Endpoint kFollowerMember = -11;
+inline constexpr Endpoint kRestMember = -12;
 
 // Opaque handle of a timer; 0 is never a live timer.
 using TimerId = std::uint64_t;

@@ -1096,13 +1096,73 @@ ClockModel* Kernel::clock_of(const Target& target, std::optional<NodeId> node) {
   return &nodes_[static_cast<std::size_t>(*node)]->clock;
 }
 
+// Replaces role members of partition groups by the nodes they stand for now: the leader first,
+// then followers (never the leader, never a node already named), then the rest.
+std::optional<std::vector<std::vector<Endpoint>>> Kernel::resolve_groups(
+    const std::vector<std::vector<Endpoint>>& groups) {
+  std::vector<std::vector<Endpoint>> out(groups.size());
+  std::vector<bool> named(config_.node_count, false);
+  for (const auto& group : groups) {
+    for (Endpoint e : group) {
+      if (e >= 0) named[static_cast<std::size_t>(e)] = true;
+    }
+  }
+  const std::optional<NodeId> leader = resolve_target({TargetKind::leader, kNoNode});
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (Endpoint e : groups[g]) {
+      if (e != kLeaderMember) continue;
+      if (!leader || named[static_cast<std::size_t>(*leader)]) return std::nullopt;
+      named[static_cast<std::size_t>(*leader)] = true;
+      out[g].push_back(*leader);
+    }
+  }
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (Endpoint e : groups[g]) {
+      if (e == kLeaderMember || e == kRestMember) continue;
+      if (e != kFollowerMember) {
+        out[g].push_back(e);
+        continue;
+      }
+      std::vector<NodeId> candidates;
+      for (const auto& node : nodes_) {
+        if (!named[static_cast<std::size_t>(node->id)] && node->up) candidates.push_back(node->id);
+      }
+      if (candidates.empty()) return std::nullopt;
+      const NodeId pick = candidates[faults_rng_.below(candidates.size())];
+      named[static_cast<std::size_t>(pick)] = true;
+      out[g].push_back(pick);
+    }
+  }
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (Endpoint e : groups[g]) {
+      if (e != kRestMember) continue;
+      for (NodeId n : all_nodes_) {
+        if (!named[static_cast<std::size_t>(n)]) out[g].push_back(n);
+      }
+      std::fill(named.begin(), named.end(), true);
+    }
+  }
+  for (auto& group : out)
+    std::stable_sort(group.begin(), group.end(), [](Endpoint a, Endpoint b) {
+      // Nodes in id order, then the store and the sink.
+      const auto rank = [](Endpoint x) {
+        return x >= 0 ? static_cast<std::int64_t>(x) : 1000000 - x;
+      };
+      return rank(a) < rank(b);
+    });
+  return out;
+}
+
 void Kernel::apply_fault(std::size_t index) {
   const FaultSpec& f = faults_[index];
+  std::optional<std::vector<std::vector<Endpoint>>> groups;
+  if (f.kind == FaultKind::partition) groups = resolve_groups(f.groups);
   const std::optional<NodeId> target = resolve_target(f.target);
   const bool is_clock = f.kind == FaultKind::clock_offset || f.kind == FaultKind::clock_drift ||
                         f.kind == FaultKind::clock_step;
   const bool skipped = (needs_node(f.kind) && !target) ||
-                       (is_clock && !target && f.target.kind != TargetKind::store);
+                       (is_clock && !target && f.target.kind != TargetKind::store) ||
+                       (f.kind == FaultKind::partition && !groups);
   fault_state_[index].target = target;
   if (!observers_.empty()) {
     Event ev;
@@ -1114,13 +1174,13 @@ void Kernel::apply_fault(std::size_t index) {
     ev.a = static_cast<std::int64_t>(index);
     ev.b = f.duration.count();
     ev.c = skipped ? 1 : 0;
-    if (f.kind == FaultKind::partition) {
+    if (f.kind == FaultKind::partition && groups) {
       text_scratch_.clear();
-      for (std::size_t g = 0; g < f.groups.size(); ++g) {
+      for (std::size_t g = 0; g < groups->size(); ++g) {
         if (g > 0) text_scratch_ += '|';
-        for (std::size_t i = 0; i < f.groups[g].size(); ++i) {
+        for (std::size_t i = 0; i < (*groups)[g].size(); ++i) {
           if (i > 0) text_scratch_ += ',';
-          append_endpoint(text_scratch_, f.groups[g][i]);
+          append_endpoint(text_scratch_, (*groups)[g][i]);
         }
       }
       ev.text = text_scratch_;
@@ -1151,7 +1211,7 @@ void Kernel::apply_fault(std::size_t index) {
       pause_node(*target, f.duration);
       break;
     case FaultKind::partition:
-      fault_state_[index].cut = network_.partition(f.groups);
+      fault_state_[index].cut = network_.partition(*groups);
       emit_network_change();
       schedule_end();
       break;

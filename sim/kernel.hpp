@@ -153,6 +153,8 @@ class Kernel {
   void apply_fault(std::size_t index);
   void end_fault(std::size_t index);
   std::optional<NodeId> resolve_target(const Target& target);
+  std::optional<std::vector<std::vector<Endpoint>>> resolve_groups(
+      const std::vector<std::vector<Endpoint>>& groups);
   ClockModel* clock_of(const Target& target, std::optional<NodeId> node);
 
   WorldConfig config_;

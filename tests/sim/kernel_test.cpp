@@ -527,3 +527,57 @@ TEST_CASE("kernel: a reset timer keeps the place its setting gave it among equal
     if (e.what == "timer" && (e.value == 3 || e.value == 4)) CHECK(e.at == Time(Duration(200ms)));
   }
 }
+
+TEST_CASE(
+    "kernel: partition groups naming the leader, a follower and the rest resolve at fault time") {
+  WorldConfig c = world(5);
+  FaultSpec part;
+  part.at = Time(Duration(1s));
+  part.kind = FaultKind::partition;
+  part.groups = {{kLeaderMember, kFollowerMember}, {kRestMember, kStoreEndpoint}};
+  c.faults = {part};
+  Fixture f(c);
+  f.script->start = [](Context& ctx) {
+    ctx.announce(ctx.self() == 3 ? Belief::leader(2) : Belief::follower(3, 2));
+  };
+  f.kernel->start();
+  f.run_until(2s);
+  std::string groups;
+  for (std::size_t i = 0; i < f.recorder.events.size(); ++i) {
+    if (f.recorder.events[i].kind == EventKind::fault) groups = f.recorder.texts[i];
+  }
+  // "a,3|rest,store" with the follower a drawn from the faults stream; the rest are the others.
+  REQUIRE(groups.size() > 4);
+  const auto bar = groups.find('|');
+  REQUIRE(bar != std::string::npos);
+  const std::string minority = groups.substr(0, bar);
+  CHECK(minority.find('3') != std::string::npos);
+  CHECK(minority.size() == 3);  // two node ids
+  const NodeId follower = minority[0] == '3' ? minority[2] - '0' : minority[0] - '0';
+  CHECK(follower != 3);
+  CHECK(groups.substr(bar + 1).find("store") != std::string::npos);
+  const Network& net = f.kernel->network();
+  CHECK(net.link_up(3, follower));
+  CHECK_FALSE(net.link_up(3, kStoreEndpoint));
+  for (NodeId n = 0; n < 5; ++n) {
+    if (n == 3 || n == follower) continue;
+    CHECK_FALSE(net.link_up(3, n));
+    CHECK(net.link_up(n, kStoreEndpoint));
+  }
+}
+
+TEST_CASE("kernel: a partition naming the leader is skipped when there is none") {
+  WorldConfig c = world(3);
+  FaultSpec part;
+  part.at = Time(Duration(1s));
+  part.kind = FaultKind::partition;
+  part.groups = {{kLeaderMember}, {kRestMember}};
+  c.faults = {part};
+  Fixture f(c);
+  f.kernel->start();
+  f.run_until(2s);
+  CHECK(f.kernel->network().link_up(0, 1));
+  for (const auto& e : f.recorder.events) {
+    if (e.kind == EventKind::fault) CHECK(e.c == 1);
+  }
+}
