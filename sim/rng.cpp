@@ -50,19 +50,8 @@ std::uint64_t Rng::next_u64() {
   return (hi << 32) | lo;
 }
 
-std::uint64_t Rng::below(std::uint64_t bound) {
+std::uint64_t Rng::below_wide(std::uint64_t bound) {
   ELECTSIM_ASSERT(bound > 0, "Rng::below needs a positive bound");
-  if (bound <= (std::uint64_t{1} << 32)) {
-    // Lemire's nearly divisionless method (2019): one 32-bit draw per attempt, and a division only
-    // when the draw falls in the small band that must be rejected to keep residues equally likely.
-    const std::uint64_t b = bound;
-    std::uint64_t m = static_cast<std::uint64_t>(engine_()) * b;
-    if ((m & 0xffff'ffffu) < b) {
-      const std::uint64_t threshold = ((std::uint64_t{1} << 32) - b) % b;  // 2^32 mod bound
-      while ((m & 0xffff'ffffu) < threshold) m = static_cast<std::uint64_t>(engine_()) * b;
-    }
-    return m >> 32;
-  }
   const std::uint64_t threshold = (0 - bound) % bound;  // 2^64 mod bound
   for (;;) {
     const std::uint64_t r = next_u64();
@@ -70,7 +59,7 @@ std::uint64_t Rng::below(std::uint64_t bound) {
   }
 }
 
-std::int64_t Rng::between(std::int64_t lo, std::int64_t hi) {
+std::int64_t Rng::between_wide(std::int64_t lo, std::int64_t hi) {
   ELECTSIM_ASSERT(lo <= hi, "Rng::between needs lo <= hi");
   // The span is computed modulo 2^64, so [INT64_MIN, INT64_MAX] does not overflow.
   const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);

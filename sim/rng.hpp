@@ -30,10 +30,28 @@ class Rng {
 
   std::uint32_t next_u32() { return engine_(); }
   std::uint64_t next_u64();
-  // Uniform integer in [0, bound), unbiased; bound > 0.
-  std::uint64_t below(std::uint64_t bound);
+  // Uniform integer in [0, bound), unbiased; bound > 0. Bounds up to 2^32 take Lemire's nearly
+  // divisionless path (one 32-bit draw, a division only in the rare rejection band); it is inline
+  // because latencies and timeouts draw it on every message.
+  std::uint64_t below(std::uint64_t bound) {
+    if (bound - 1 < (std::uint64_t{1} << 32)) {  // 1 <= bound <= 2^32
+      std::uint64_t m = static_cast<std::uint64_t>(engine_()) * bound;
+      if ((m & 0xffff'ffffu) < bound) [[unlikely]] {
+        const std::uint64_t threshold = ((std::uint64_t{1} << 32) - bound) % bound;
+        while ((m & 0xffff'ffffu) < threshold) m = static_cast<std::uint64_t>(engine_()) * bound;
+      }
+      return m >> 32;
+    }
+    return below_wide(bound);
+  }
   // Uniform integer in [lo, hi], inclusive; lo <= hi.
-  std::int64_t between(std::int64_t lo, std::int64_t hi);
+  std::int64_t between(std::int64_t lo, std::int64_t hi) {
+    const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
+    if (lo <= hi && span < (std::uint64_t{1} << 32)) {
+      return static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + below(span + 1));
+    }
+    return between_wide(lo, hi);
+  }
   // True with probability ppm / 1e6.
   bool chance(Ppm ppm);
   // Uniform double in [0, 1) with 53 random bits.
@@ -44,6 +62,8 @@ class Rng {
   double standard_normal();
 
  private:
+  std::uint64_t below_wide(std::uint64_t bound);
+  std::int64_t between_wide(std::int64_t lo, std::int64_t hi);
   pcg32 engine_;
 };
 
