@@ -145,6 +145,8 @@ std::optional<json> default_value(const ParamSpec& spec) {
       return std::nullopt;
     case ParamType::text:
       return json(text);
+    case ParamType::object:
+      return std::nullopt;  // objects are read by the protocol itself
   }
   return std::nullopt;
 }
@@ -167,6 +169,8 @@ std::string expected_of(const ParamSpec& spec) {
       return "a duration or a distribution object";
     case ParamType::text:
       return "a string";
+    case ParamType::object:
+      return "an object";
   }
   return "a value";
 }
@@ -223,6 +227,8 @@ const char* param_type_name(ParamType type) {
       return "distribution";
     case ParamType::text:
       return "text";
+    case ParamType::object:
+      return "object";
   }
   return "?";
 }

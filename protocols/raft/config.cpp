@@ -1,0 +1,232 @@
+// Parameters of Raft leader election (protocols/raft/config.hpp). Timeouts follow the paper
+// (Ongaro and Ousterhout 2014 §5.2: 150-300ms, heartbeats well below the minimum); the initial
+// log positions are read here directly from the JSON, since ParamReader reads scalars only.
+// Cross-field problems are reported at the dependent field.
+#include "protocols/raft/config.hpp"
+
+#include <charconv>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace electsim::protocols::raft {
+namespace {
+
+const std::vector<ParamSpec>& specs() {
+  static const std::vector<ParamSpec> table = {
+      {"election_timeout_min",
+       ParamType::duration,
+       "150ms",
+       "duration",
+       "lower bound of the election timeout, drawn afresh at every reset (Raft §5.2)",
+       {},
+       false},
+      {"election_timeout_max",
+       ParamType::duration,
+       "300ms",
+       "duration",
+       "upper bound of the election timeout (inclusive)",
+       {},
+       false},
+      {"heartbeat_interval",
+       ParamType::duration,
+       "50ms",
+       "duration",
+       "the leader sends an empty AppendEntries to every peer this often",
+       {},
+       false},
+      {"pre_vote",
+       ParamType::boolean,
+       "false",
+       "",
+       "ask peers with term+1 before a real election; only a majority of pre-votes starts one "
+       "(etcd PreVote, dissertation §9.6)",
+       {},
+       false},
+      {"check_quorum",
+       ParamType::boolean,
+       "false",
+       "",
+       "the leader steps down without a majority of contact each election timeout, and "
+       "followers in touch with a leader ignore RequestVote (etcd CheckQuorum)",
+       {},
+       false},
+      {"log",
+       ParamType::object,
+       "none",
+       "object",
+       "initial last log position per node, {\"<id>\": {\"index\": n, \"term\": t}}; others "
+       "start empty",
+       {},
+       false},
+  };
+  return table;
+}
+
+void add_problem(Problems& problems, std::string pointer, std::string expected, std::string found) {
+  Problem p;
+  p.pointer = std::move(pointer);
+  p.expected = std::move(expected);
+  p.found = std::move(found);
+  problems.push_back(std::move(p));
+}
+
+// RFC 6901: '~' and '/' inside a key are written "~0" and "~1".
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// A node id written the one way std::to_string writes it ("1", never "01" or "+1"), so that no
+// two keys name the same node.
+std::optional<sim::NodeId> parse_node_id(const std::string& key, std::size_t node_count) {
+  sim::NodeId id = sim::kNoNode;
+  const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+  if (ec != std::errc() || end != key.data() + key.size()) return std::nullopt;
+  if (id < 0 || static_cast<std::size_t>(id) >= node_count || std::to_string(id) != key) {
+    return std::nullopt;
+  }
+  return id;
+}
+
+std::optional<std::int64_t> read_log_value(const nlohmann::json& entry, const char* name,
+                                           const std::string& pointer, Problems& problems) {
+  const auto it = entry.find(name);
+  if (it == entry.end()) {
+    add_problem(problems, pointer, fmt::format("a whole number from 0 to {}", kLogValueMax),
+                fmt::format("nothing (a log position needs \"{}\")", name));
+    return std::nullopt;
+  }
+  if (!it->is_number_integer() ||
+      (it->is_number_unsigned() && it->get<std::uint64_t>() > std::uint64_t{kLogValueMax}) ||
+      (!it->is_number_unsigned() &&
+       (it->get<std::int64_t>() < 0 || it->get<std::int64_t>() > kLogValueMax))) {
+    add_problem(problems, pointer, fmt::format("a whole number from 0 to {}", kLogValueMax),
+                json_excerpt(*it));
+    return std::nullopt;
+  }
+  return it->get<std::int64_t>();
+}
+
+// `log`: {"<node id>": {"index": n, "term": t}, ...}. Nodes not named start with an empty log.
+void read_log(const nlohmann::json& log, const std::string& pointer, std::size_t node_count,
+              std::vector<LogPosition>& out, Problems& problems) {
+  if (!log.is_object()) {
+    add_problem(problems, pointer,
+                "an object mapping node ids to log positions, such as {\"0\": {\"index\": 3, "
+                "\"term\": 2}}",
+                json_excerpt(log));
+    return;
+  }
+  static const std::vector<std::string> kEntryKeys = {"index", "term"};
+  // nlohmann::json keeps object keys sorted: problems come out in a stable order.
+  for (const auto& [key, entry] : log.items()) {
+    const std::string entry_pointer = pointer + "/" + pointer_token(key);
+    const auto id = parse_node_id(key, node_count);
+    if (!id) {
+      add_problem(
+          problems, entry_pointer,
+          fmt::format("a node id written in decimal, below the cluster size ({})", node_count),
+          fmt::format("the key {}", nlohmann::json(key).dump()));
+      continue;
+    }
+    if (!entry.is_object()) {
+      add_problem(problems, entry_pointer, "a log position such as {\"index\": 3, \"term\": 2}",
+                  json_excerpt(entry));
+      continue;
+    }
+    const std::size_t before = problems.size();
+    reject_unknown_keys(entry, entry_pointer, kEntryKeys, problems);
+    const auto index = read_log_value(entry, "index", entry_pointer + "/index", problems);
+    const auto term = read_log_value(entry, "term", entry_pointer + "/term", problems);
+    if (problems.size() != before || !index || !term) continue;
+    // Every entry is written in some term >= 1, and only the empty log has index 0.
+    if (*index == 0 && *term != 0) {
+      add_problem(problems, entry_pointer + "/term", "term 0 for an empty log (index 0)",
+                  json_excerpt(entry.at("term")));
+      continue;
+    }
+    if (*index > 0 && *term == 0) {
+      add_problem(problems, entry_pointer + "/term",
+                  "a term of at least 1 (every entry is written in a term)",
+                  json_excerpt(entry.at("term")));
+      continue;
+    }
+    out[static_cast<std::size_t>(*id)] = LogPosition{*index, *term};
+  }
+}
+
+}  // namespace
+
+std::span<const ParamSpec> raft_params() {
+  return specs();
+}
+
+std::optional<RaftConfig> read_config(const nlohmann::json& params, const std::string& pointer,
+                                      std::size_t node_count, Problems& problems) {
+  const std::size_t problems_before = problems.size();
+  ParamReader reader(params, pointer, specs(), problems);
+  RaftConfig c;
+
+  // A positive duration, or nullopt (with a problem) so no cross-check runs on a value nobody
+  // meant.
+  const auto positive = [&](const char* name) -> std::optional<sim::Duration> {
+    const std::size_t before = problems.size();
+    const sim::Duration d = reader.duration(name);
+    if (problems.size() != before) return std::nullopt;
+    if (d.count() <= 0) {
+      reader.problem(name, "a positive duration such as \"150ms\"",
+                     json_excerpt(params.at(std::string(name))));
+      return std::nullopt;
+    }
+    return d;
+  };
+  const auto min = positive("election_timeout_min");
+  const auto max = positive("election_timeout_max");
+  const auto heartbeat = positive("heartbeat_interval");
+  if (min) c.election_timeout_min = *min;
+  if (max) c.election_timeout_max = *max;
+  if (heartbeat) c.heartbeat_interval = *heartbeat;
+  c.pre_vote = reader.boolean("pre_vote");
+  c.check_quorum = reader.boolean("check_quorum");
+
+  // "400ms", or "300ms (the default)" when the user did not write the field.
+  const auto shown = [&](const char* name, sim::Duration value) {
+    if (reader.has(name)) return json_excerpt(params.at(std::string(name)));
+    return fmt::format("{} (the default)", sim::format_duration(value));
+  };
+  if (min && max && *max < *min) {
+    reader.problem(
+        "election_timeout_max",
+        fmt::format("a duration of at least election_timeout_min ({})", sim::format_duration(*min)),
+        shown("election_timeout_max", *max));
+  }
+  // Raft §5.6: broadcastTime << electionTimeout; a heartbeat no shorter than the minimum timeout
+  // would let followers time out under a healthy leader.
+  if (min && heartbeat && *heartbeat >= *min) {
+    reader.problem("heartbeat_interval",
+                   fmt::format("a duration shorter than election_timeout_min ({})",
+                               sim::format_duration(*min)),
+                   shown("heartbeat_interval", *heartbeat));
+  }
+
+  c.initial_log.assign(node_count, LogPosition{});
+  if (reader.has("log")) {
+    read_log(params.at("log"), reader.pointer_of("log"), node_count, c.initial_log, problems);
+  }
+
+  if (problems.size() != problems_before) return std::nullopt;
+  return c;
+}
+
+}  // namespace electsim::protocols::raft

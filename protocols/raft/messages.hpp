@@ -1,0 +1,155 @@
+// Messages of Raft leader election (Ongaro and Ousterhout 2014, Figure 2; the dissertation §9.6
+// for PreVote), as typed structs in a std::variant, and their encoding into the kernel's
+// fixed-size sim::Message. AppendEntries carries no entries: it is the heartbeat, with the
+// leader's last log position standing in for replication.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "sim/ids.hpp"
+#include "sim/message.hpp"
+
+namespace electsim::protocols::raft {
+
+struct RequestVote {
+  sim::Epoch term = 0;
+  std::int64_t last_log_index = 0;
+  sim::Epoch last_log_term = 0;
+  bool operator==(const RequestVote&) const = default;
+};
+
+struct RequestVoteResponse {
+  sim::Epoch term = 0;
+  bool granted = false;
+  bool operator==(const RequestVoteResponse&) const = default;
+};
+
+struct AppendEntries {
+  sim::Epoch term = 0;
+  std::int64_t leader_last_index = 0;
+  sim::Epoch leader_last_term = 0;
+  bool operator==(const AppendEntries&) const = default;
+};
+
+struct AppendEntriesResponse {
+  sim::Epoch term = 0;
+  bool success = false;
+  bool operator==(const AppendEntriesResponse&) const = default;
+};
+
+// etcd raft's MsgPreVote: the term the sender would campaign in, without having moved to it.
+struct PreVote {
+  sim::Epoch next_term = 0;
+  std::int64_t last_log_index = 0;
+  sim::Epoch last_log_term = 0;
+  bool operator==(const PreVote&) const = default;
+};
+
+// Granted: carries the requested term (etcd does the same); refused: the responder's own term.
+struct PreVoteResponse {
+  sim::Epoch term = 0;
+  bool granted = false;
+  bool operator==(const PreVoteResponse&) const = default;
+};
+
+// The alternative index is the wire type: the names in message_type_names() follow this order.
+using RaftMessage = std::variant<RequestVote, RequestVoteResponse, AppendEntries,
+                                 AppendEntriesResponse, PreVote, PreVoteResponse>;
+
+inline constexpr std::size_t kMessageTypeCount = std::variant_size_v<RaftMessage>;
+
+namespace detail {
+
+template <typename T, typename Variant>
+struct IndexIn;
+template <typename T, typename... Ts>
+struct IndexIn<T, std::variant<Ts...>> {
+  static constexpr std::size_t value = [] {
+    constexpr bool same[] = {std::is_same_v<T, Ts>...};
+    for (std::size_t i = 0; i < sizeof...(Ts); ++i) {
+      if (same[i]) return i;
+    }
+    return sizeof...(Ts);
+  }();
+};
+
+}  // namespace detail
+
+// The wire type of each message is its alternative index in RaftMessage.
+template <typename T>
+constexpr sim::MessageType type_of() {
+  constexpr std::size_t index = detail::IndexIn<T, RaftMessage>::value;
+  static_assert(index < kMessageTypeCount, "a Raft message type");
+  return static_cast<sim::MessageType>(index);
+}
+
+// Names by sim::MessageType, for traces and cost reports.
+inline std::vector<std::string> message_type_names() {
+  return {"RequestVote",       "RequestVoteResp", "AppendEntries",
+          "AppendEntriesResp", "PreVote",         "PreVoteResp"};
+}
+
+namespace detail {
+
+template <typename T>
+sim::Message pack(std::int64_t a, std::int64_t b = 0, std::int64_t c = 0) {
+  sim::Message m;
+  m.type = type_of<T>();
+  m.field = {a, b, c, 0};
+  return m;
+}
+
+}  // namespace detail
+
+inline sim::Message encode(const RaftMessage& message) {
+  struct Encoder {
+    sim::Message operator()(const RequestVote& m) const {
+      return detail::pack<RequestVote>(m.term, m.last_log_index, m.last_log_term);
+    }
+    sim::Message operator()(const RequestVoteResponse& m) const {
+      return detail::pack<RequestVoteResponse>(m.term, m.granted ? 1 : 0);
+    }
+    sim::Message operator()(const AppendEntries& m) const {
+      return detail::pack<AppendEntries>(m.term, m.leader_last_index, m.leader_last_term);
+    }
+    sim::Message operator()(const AppendEntriesResponse& m) const {
+      return detail::pack<AppendEntriesResponse>(m.term, m.success ? 1 : 0);
+    }
+    sim::Message operator()(const PreVote& m) const {
+      return detail::pack<PreVote>(m.next_term, m.last_log_index, m.last_log_term);
+    }
+    sim::Message operator()(const PreVoteResponse& m) const {
+      return detail::pack<PreVoteResponse>(m.term, m.granted ? 1 : 0);
+    }
+  };
+  return std::visit(Encoder{}, message);
+}
+
+// nullopt for a type that is not Raft's: only a Raft peer sends to a Raft node, so the caller
+// treats that as a broken invariant.
+inline std::optional<RaftMessage> decode(const sim::Message& m) {
+  const auto& f = m.field;
+  switch (m.type) {
+    case type_of<RequestVote>():
+      return RequestVote{f[0], f[1], f[2]};
+    case type_of<RequestVoteResponse>():
+      return RequestVoteResponse{f[0], f[1] != 0};
+    case type_of<AppendEntries>():
+      return AppendEntries{f[0], f[1], f[2]};
+    case type_of<AppendEntriesResponse>():
+      return AppendEntriesResponse{f[0], f[1] != 0};
+    case type_of<PreVote>():
+      return PreVote{f[0], f[1], f[2]};
+    case type_of<PreVoteResponse>():
+      return PreVoteResponse{f[0], f[1] != 0};
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace electsim::protocols::raft
