@@ -38,6 +38,9 @@ struct ProtocolInfo {
   std::string description;
   std::vector<ParamSpec> params;
   std::vector<std::string> message_types;  // index = sim::MessageType
+  // The message types that elect (votes, election and coordinator messages), as opposed to those
+  // that keep a leader in place (heartbeats): "election messages per election" counts these.
+  std::vector<std::string> election_message_types;
   // Validates `params` (the protocol object without "name"), reporting problems under `pointer`.
   // Returns nullopt when there were problems.
   std::function<std::optional<PreparedProtocol>(const nlohmann::json& params,

@@ -13,6 +13,7 @@
 
 #include "analysis/expect.hpp"
 #include "analysis/summary.hpp"
+#include "protocols/registry.hpp"
 
 namespace electsim::runner {
 namespace {
@@ -79,7 +80,22 @@ std::vector<Row> rows(const CompareResult& c) {
        [](auto& r) { return metric(r, "stale_writes_accepted"); }, U::count},
       {"stale writes rejected", "stale_writes_rejected",
        [](auto& r) { return metric(r, "stale_writes_rejected"); }, U::count},
-      {"messages per election", "messages_per_election",
+      {"election messages per election", "election_messages_per_election",
+       [](const RunResult& r) -> std::optional<double> {
+         if (r.report.elections == 0) return std::nullopt;
+         const protocols::ProtocolInfo* info = protocols::find_protocol(r.info.protocol);
+         double n = 0;
+         for (const auto& [name, count] : r.report.messages_by_type) {
+           if (info != nullptr &&
+               std::find(info->election_message_types.begin(), info->election_message_types.end(),
+                         name) != info->election_message_types.end()) {
+             n += static_cast<double>(count);
+           }
+         }
+         return n / static_cast<double>(r.report.elections);
+       },
+       U::rate},
+      {"all messages per election", "messages_per_election",
        [](auto& r) { return metric(r, "messages_per_election"); }, U::rate},
   };
   for (const std::string& name : message_types(c)) {
@@ -111,17 +127,35 @@ CompareOutcome compare_protocols(const std::string& source_text, const std::stri
                                  const std::vector<std::string>& protocols) {
   CompareOutcome outcome;
   std::vector<Scenario> scenarios;
+  // A problem of the file shows up under every protocol: say it once, naming the protocols only
+  // when it concerns some of them.
+  std::vector<std::pair<std::string, std::vector<std::string>>> problems;
   for (const std::string& protocol : protocols) {
     LoadOptions o = options;
     o.protocol = protocol;
     LoadResult loaded = load_scenario_text(source_text, source_name, o);
     if (!loaded.scenario) {
       for (const std::string& m : loaded.messages()) {
-        outcome.problems.push_back(m + " (protocol " + protocol + ")");
+        auto it = std::find_if(problems.begin(), problems.end(),
+                               [&](const auto& p) { return p.first == m; });
+        if (it == problems.end()) {
+          problems.push_back({m, {protocol}});
+        } else {
+          it->second.push_back(protocol);
+        }
       }
       continue;
     }
     scenarios.push_back(std::move(*loaded.scenario));
+  }
+  for (const auto& [message, names] : problems) {
+    if (names.size() == protocols.size()) {
+      outcome.problems.push_back(message);
+    } else {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      outcome.problems.push_back(message + " (protocol " + list + ")");
+    }
   }
   if (!outcome.problems.empty()) return outcome;
   CompareResult result;

@@ -504,6 +504,7 @@ const ProtocolInfo& raft_protocol_info() {
     const auto params = raft::raft_params();
     i.params.assign(params.begin(), params.end());
     i.message_types = raft::message_type_names();
+    i.election_message_types = {"RequestVote", "RequestVoteResp", "PreVote", "PreVoteResp"};
     i.prepare = [](const nlohmann::json& params, const std::string& pointer,
                    const ClusterInfo& cluster,
                    Problems& problems) -> std::optional<PreparedProtocol> {
