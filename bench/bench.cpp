@@ -2,6 +2,7 @@
 //   heartbeat-5  5 nodes, node 0 a fixed leader heartbeating every 50 ms; latency uniform whole ms
 //                [1, 10]; followers ack and reset an election timer to uniform whole ms [150, 300].
 //   baseline-5   the same work as a minimal hand-written priority-queue loop: the yardstick.
+//   raft-5       Raft election in steady state with heartbeat-5's shape and numbers.
 //   lease-5      the lease protocol in steady state (5 nodes, store-judged TTL 2 s, writes every
 //                100 ms) through the scenario runner, analysis on, trace off.
 // Wall time is measured here and only here; nothing measured feeds back into a simulation.
@@ -166,6 +167,48 @@ double bench_baseline(double sim_seconds, std::uint64_t seed) {
   return static_cast<double>(c.delivered) / wall;
 }
 
+// Raft in steady state with heartbeat-5's shape and numbers: 5 nodes, heartbeats every 50 ms,
+// latency uniform whole ms [1, 10], election timeouts 150-300 ms; the bare kernel, no observers,
+// no sink writes, so it reads beside heartbeat-5 as the cost of the real protocol.
+int bench_raft(double sim_seconds, std::uint64_t seed, double heartbeat_rate) {
+  const std::string text = R"({
+    "name": "raft-steady-state",
+    "description": "Benchmark: Raft election in steady state.",
+    "nodes": 5,
+    "duration": "60s",
+    "protocol": {"name": "raft", "heartbeat_interval": "50ms",
+                 "election_timeout_min": "150ms", "election_timeout_max": "300ms"},
+    "network": {"latency": {"dist": "uniform", "min": "1ms", "max": "10ms", "step": "1ms"}},
+    "workload": {"enabled": false}
+  })";
+  runner::LoadOptions options;
+  options.seed = seed;
+  options.limits.max_events = 100'000'000'000;
+  options.overrides.push_back(
+      {"duration", fmt::format("\"{}s\"", static_cast<long long>(sim_seconds))});
+  const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench raft-5>", options);
+  if (!loaded.scenario) {
+    for (const auto& m : loaded.messages()) std::fprintf(stderr, "%s\n", m.c_str());
+    return 2;
+  }
+  sim::Kernel kernel(loaded.scenario->world, loaded.scenario->prepared.factory);
+  const auto start = std::chrono::steady_clock::now();
+  const sim::RunStats stats = kernel.run();
+  const double wall = seconds_since(start);
+  std::printf("%-12s simulated %.0f s  delivered %llu  timer fires %llu  events %llu\n", "raft-5",
+              sim_seconds, static_cast<unsigned long long>(stats.messages_delivered),
+              static_cast<unsigned long long>(stats.timers_fired),
+              static_cast<unsigned long long>(stats.events));
+  const double rate = static_cast<double>(stats.messages_delivered) / wall;
+  std::printf("%-12s wall %.3f s  %.2f M messages/s  %.0f simulated s per wall s\n", "raft-5", wall,
+              rate / 1e6, sim_seconds / wall);
+  if (heartbeat_rate > 0) {
+    std::printf("raft-5 runs at %.2f of heartbeat-5's messages per second\n",
+                rate / heartbeat_rate);
+  }
+  return 0;
+}
+
 int bench_lease(double sim_seconds, std::uint64_t seed) {
   const std::string text = R"({
     "name": "lease-steady-state",
@@ -200,7 +243,7 @@ int bench_lease(double sim_seconds, std::uint64_t seed) {
 void usage() {
   std::puts(
       "usage: electsim_bench [WORKLOAD...] [--seconds T] [--seed N]\n"
-      "workloads: heartbeat-5 baseline-5 lease-5 (default: all)\n"
+      "workloads: heartbeat-5 baseline-5 raft-5 lease-5 (default: all)\n"
       "--seconds T  simulated seconds per workload (default 36000)\n"
       "--seed N     root seed (default 1)");
 }
@@ -228,7 +271,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--help" || arg == "-h") {
       usage();
       return 0;
-    } else if (arg == "heartbeat-5" || arg == "baseline-5" || arg == "lease-5") {
+    } else if (arg == "heartbeat-5" || arg == "baseline-5" || arg == "raft-5" || arg == "lease-5") {
       workloads.push_back(arg);
     } else {
       std::fprintf(stderr, "electsim_bench: unknown argument %s\n", arg.c_str());
@@ -236,7 +279,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (workloads.empty()) workloads = {"heartbeat-5", "baseline-5", "lease-5"};
+  if (workloads.empty()) workloads = {"heartbeat-5", "baseline-5", "raft-5", "lease-5"};
   std::printf("electsim_bench seed=%llu seconds=%.0f\n", static_cast<unsigned long long>(seed),
               seconds);
   double kernel_rate = 0;
@@ -244,6 +287,7 @@ int main(int argc, char** argv) {
   for (const auto& w : workloads) {
     if (w == "heartbeat-5") kernel_rate = bench_heartbeat(seconds, seed);
     if (w == "baseline-5") baseline_rate = bench_baseline(seconds, seed);
+    if (w == "raft-5" && bench_raft(seconds, seed, kernel_rate) != 0) return 2;
     if (w == "lease-5" && bench_lease(seconds, seed) != 0) return 2;
   }
   if (kernel_rate > 0 && baseline_rate > 0) {
