@@ -154,3 +154,26 @@ TEST_CASE("cli: --trace writes a trace that check reads back to the same verdict
   std::remove(path.c_str());
   CHECK(cli({"check", path}).code == 2);  // gone: a clear error, not a crash
 }
+
+TEST_CASE("cli: compare gives the same table for the same seed, and another for another seed") {
+  const std::string file = scenario("lease-leader-crash.json");
+  const Outcome a = cli({"compare", file, "--seed", "4"});
+  const Outcome b = cli({"compare", file, "--seed", "4"});
+  const Outcome c = cli({"compare", file, "--seed", "5"});
+  INFO(a.err);
+  REQUIRE(a.code == 0);
+  CHECK(a.out == b.out);
+  CHECK(a.out != c.out);
+  for (const char* row : {"failover median", "failover max", "write outage max", "leaderless",
+                          "split-brain time", "same-epoch leaders", "stale writes accepted",
+                          "stale writes rejected", "election messages per election",
+                          "store requests per second"}) {
+    INFO(row);
+    CHECK(a.out.find(row) != std::string::npos);
+  }
+  const Outcome csv = cli({"compare", file, "--seed", "4", "--csv"});
+  CHECK(csv.out.rfind("protocol,seed,verdict", 0) == 0);
+  const auto json_out = nlohmann::json::parse(cli({"compare", file, "--json"}).out);
+  CHECK(json_out.contains("table"));
+  CHECK(cli({"compare", file, "--protocols", "paxos"}).code == 2);
+}
