@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "protocols/bully/bully.hpp"
 #include "protocols/lease/lease.hpp"
 #include "protocols/raft/raft.hpp"
 
@@ -14,6 +15,7 @@ namespace {
 const std::vector<ProtocolInfo>& table() {
   // Built once, on first use (thread-safe static initialisation): sweeps on threads share it.
   static const std::vector<ProtocolInfo> protocols = {
+      bully_protocol_info(),
       raft_protocol_info(),
       lease::protocol_info(),
   };

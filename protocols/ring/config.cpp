@@ -1,0 +1,295 @@
+// Parameters of ring election (protocols/ring/config.hpp). The ring order and the set of
+// initiators are what Chang and Roberts' message counts depend on (n(n+1)/2 Election messages when
+// every node starts and ids decrease along the ring, n when only the highest starts), so both are
+// parameters. Cross-field problems are reported at the dependent field.
+#include "protocols/ring/config.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace electsim::protocols::ring {
+namespace {
+
+const std::vector<std::string>& order_names() {
+  static const std::vector<std::string> names = {"ascending", "descending"};
+  return names;
+}
+
+const std::vector<std::string>& start_names() {
+  static const std::vector<std::string> names = {"all", "lowest", "none"};
+  return names;
+}
+
+const std::vector<ParamSpec>& specs() {
+  static const std::vector<ParamSpec> table = {
+      {"order",
+       ParamType::choice,
+       "ascending",
+       "",
+       "the logical ring: ascending (the successor of i is i+1, wrapping), descending, or an "
+       "array of node ids naming every node once",
+       order_names(),
+       false},
+      {"ack_timeout",
+       ParamType::duration,
+       "100ms",
+       "duration",
+       "a sender without an Ack from its successor this long after an Election or Elected "
+       "suspects it and sends to the next node of the ring",
+       {},
+       false},
+      {"heartbeat_interval",
+       ParamType::duration,
+       "100ms",
+       "duration",
+       "the leader sends a Heartbeat to every node this often",
+       {},
+       false},
+      {"failure_timeout",
+       ParamType::duration,
+       "500ms",
+       "duration",
+       "a node that hears nothing from a leader (or of its election) this long starts an "
+       "election",
+       {},
+       false},
+      {"start",
+       ParamType::choice,
+       "all",
+       "",
+       "who starts an election at time 0: all (the simultaneous start), lowest, none, or an "
+       "array of node ids; a restarted node always starts one",
+       start_names(),
+       false},
+  };
+  return table;
+}
+
+void add_problem(Problems& problems, std::string pointer, std::string expected, std::string found,
+                 std::string hint = {}) {
+  Problem p;
+  p.pointer = std::move(pointer);
+  p.expected = std::move(expected);
+  p.found = std::move(found);
+  p.hint = std::move(hint);
+  problems.push_back(std::move(p));
+}
+
+std::string node_id_expected(std::size_t node_count) {
+  if (node_count == 0) return "a node id, but the cluster has no nodes";
+  return fmt::format("a node id from 0 to {}", node_count - 1);
+}
+
+// A JSON integer naming a node of the cluster, or nullopt with a problem at `pointer`.
+std::optional<sim::NodeId> read_node_id(const nlohmann::json& value, const std::string& pointer,
+                                        std::size_t node_count, Problems& problems) {
+  bool ok = false;
+  std::uint64_t id = 0;
+  if (value.is_number_unsigned()) {
+    id = value.get<std::uint64_t>();
+    ok = true;
+  } else if (value.is_number_integer()) {
+    const std::int64_t v = value.get<std::int64_t>();
+    ok = v >= 0;
+    id = static_cast<std::uint64_t>(v);
+  }
+  if (!ok || id >= node_count) {
+    add_problem(problems, pointer, node_id_expected(node_count), json_excerpt(value));
+    return std::nullopt;
+  }
+  return static_cast<sim::NodeId>(id);
+}
+
+// An array of distinct node ids. A repeated id is a problem at the repeat's pointer.
+std::optional<std::vector<sim::NodeId>> read_node_ids(const nlohmann::json& array,
+                                                      const std::string& pointer,
+                                                      std::size_t node_count, Problems& problems) {
+  const std::size_t before = problems.size();
+  std::vector<sim::NodeId> ids;
+  std::vector<std::size_t> first_at(node_count, array.size());  // index of each id's first entry
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    const std::string at = pointer + "/" + std::to_string(i);
+    const auto id = read_node_id(array[i], at, node_count, problems);
+    if (!id) continue;
+    std::size_t& first = first_at[static_cast<std::size_t>(*id)];
+    if (first != array.size()) {
+      add_problem(problems, at, "each node id once",
+                  fmt::format("node {} again (first at {}/{})", *id, pointer, first));
+      continue;
+    }
+    first = i;
+    ids.push_back(*id);
+  }
+  if (problems.size() != before) return std::nullopt;
+  return ids;
+}
+
+void read_order(const nlohmann::json& value, const std::string& pointer, std::size_t node_count,
+                RingConfig& c, Problems& problems) {
+  const std::string expected =
+      "\"ascending\", \"descending\" or an array naming every node id once, such as [2, 0, 1]";
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    if (text == "ascending") {
+      c.order_kind = RingOrder::ascending;
+    } else if (text == "descending") {
+      c.order_kind = RingOrder::descending;
+    } else {
+      const auto best = closest_name(text, order_names());
+      add_problem(problems, pointer, expected, json_excerpt(value),
+                  best ? fmt::format("did you mean \"{}\"?", *best) : std::string());
+    }
+    return;
+  }
+  if (!value.is_array()) {
+    add_problem(problems, pointer, expected, json_excerpt(value));
+    return;
+  }
+  auto ids = read_node_ids(value, pointer, node_count, problems);
+  if (!ids) return;
+  if (ids->size() != node_count) {
+    // Every entry was a distinct valid id, so some ids are missing: name the first few.
+    std::vector<bool> present(node_count, false);
+    for (sim::NodeId id : *ids) present[static_cast<std::size_t>(id)] = true;
+    std::string missing;
+    int named = 0;
+    for (std::size_t id = 0; id < node_count; ++id) {
+      if (present[id]) continue;
+      if (named == 5) {
+        missing += ", ...";
+        break;
+      }
+      missing += (named == 0 ? "" : ", ") + std::to_string(id);
+      ++named;
+    }
+    add_problem(problems, pointer,
+                fmt::format("every node id from 0 to {} exactly once", node_count - 1),
+                fmt::format("an order without {} {}", named == 1 ? "node" : "nodes", missing));
+    return;
+  }
+  c.order_kind = RingOrder::given;
+  c.order = std::move(*ids);
+}
+
+void read_start(const nlohmann::json& value, const std::string& pointer, std::size_t node_count,
+                RingConfig& c, Problems& problems) {
+  const std::string expected =
+      "\"all\", \"lowest\", \"none\" or an array of distinct node ids, such as [0, 3]";
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    if (text == "all") {
+      c.start = StartSet::all;
+    } else if (text == "lowest") {
+      c.start = StartSet::lowest;
+    } else if (text == "none") {
+      c.start = StartSet::none;
+    } else {
+      const auto best = closest_name(text, start_names());
+      add_problem(problems, pointer, expected, json_excerpt(value),
+                  best ? fmt::format("did you mean \"{}\"?", *best) : std::string());
+    }
+    return;
+  }
+  if (!value.is_array()) {
+    add_problem(problems, pointer, expected, json_excerpt(value));
+    return;
+  }
+  auto ids = read_node_ids(value, pointer, node_count, problems);
+  if (!ids) return;
+  c.start = StartSet::given;
+  c.start_nodes = std::move(*ids);
+  std::sort(c.start_nodes.begin(), c.start_nodes.end());
+}
+
+}  // namespace
+
+std::vector<sim::NodeId> RingConfig::ring_of(std::size_t node_count) const {
+  std::vector<sim::NodeId> ring(node_count);
+  for (std::size_t i = 0; i < node_count; ++i) {
+    switch (order_kind) {
+      case RingOrder::ascending:
+        ring[i] = static_cast<sim::NodeId>(i);
+        break;
+      case RingOrder::descending:
+        ring[i] = static_cast<sim::NodeId>(node_count - 1 - i);
+        break;
+      case RingOrder::given:
+        ring[i] = i < order.size() ? order[i] : sim::kNoNode;
+        break;
+    }
+  }
+  return ring;
+}
+
+bool RingConfig::starts_at_time_zero(sim::NodeId node) const {
+  switch (start) {
+    case StartSet::all:
+      return true;
+    case StartSet::lowest:
+      return node == 0;
+    case StartSet::none:
+      return false;
+    case StartSet::given:
+      return std::binary_search(start_nodes.begin(), start_nodes.end(), node);
+  }
+  return false;
+}
+
+std::span<const ParamSpec> ring_params() {
+  return specs();
+}
+
+std::optional<RingConfig> read_config(const nlohmann::json& params, const std::string& pointer,
+                                      std::size_t node_count, Problems& problems) {
+  const std::size_t problems_before = problems.size();
+  ParamReader reader(params, pointer, specs(), problems);
+  RingConfig c;
+
+  // A positive duration, or nullopt (with a problem) so no cross-check runs on a value nobody
+  // meant.
+  const auto positive = [&](const char* name) -> std::optional<sim::Duration> {
+    const std::size_t before = problems.size();
+    const sim::Duration d = reader.duration(name);
+    if (problems.size() != before) return std::nullopt;
+    if (d.count() <= 0) {
+      reader.problem(name, "a positive duration such as \"100ms\"",
+                     json_excerpt(params.at(std::string(name))));
+      return std::nullopt;
+    }
+    return d;
+  };
+  const auto ack = positive("ack_timeout");
+  const auto heartbeat = positive("heartbeat_interval");
+  const auto failure = positive("failure_timeout");
+  if (ack) c.ack_timeout = *ack;
+  if (heartbeat) c.heartbeat_interval = *heartbeat;
+  if (failure) c.failure_timeout = *failure;
+
+  // "500ms", or "500ms (the default)" when the user did not write the field.
+  const auto shown = [&](const char* name, sim::Duration value) {
+    if (reader.has(name)) return json_excerpt(params.at(std::string(name)));
+    return fmt::format("{} (the default)", sim::format_duration(value));
+  };
+  // A heartbeat no shorter than the failure timeout would let nodes give up on a healthy leader.
+  if (heartbeat && failure && *heartbeat >= *failure) {
+    reader.problem("heartbeat_interval",
+                   fmt::format("a duration shorter than failure_timeout ({})",
+                               sim::format_duration(*failure)),
+                   shown("heartbeat_interval", *heartbeat));
+  }
+
+  if (reader.has("order")) {
+    read_order(params.at("order"), reader.pointer_of("order"), node_count, c, problems);
+  }
+  if (reader.has("start")) {
+    read_start(params.at("start"), reader.pointer_of("start"), node_count, c, problems);
+  }
+
+  if (problems.size() != problems_before) return std::nullopt;
+  return c;
+}
+
+}  // namespace electsim::protocols::ring

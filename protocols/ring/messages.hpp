@@ -1,0 +1,133 @@
+// Messages of ring election (Chang and Roberts 1979, "An improved algorithm for decentralized
+// extrema-finding in circular configurations of processes"), as typed structs in a std::variant,
+// and their encoding into the kernel's fixed-size sim::Message. Election and Elected are the
+// paper's two messages; Ack (ring healing around crashed successors) and Heartbeat (failure
+// detection) are the additions that make the ring usable when nodes fail.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "sim/ids.hpp"
+#include "sim/message.hpp"
+
+namespace electsim::protocols::ring {
+
+// The sequence number a sender gives each Election and Elected, echoed by the successor's Ack.
+using Sequence = std::int64_t;
+
+// Chang-Roberts' election message: the highest id seen so far on its way round the ring.
+struct Election {
+  sim::NodeId candidate = sim::kNoNode;
+  sim::Epoch election_number = 0;
+  Sequence sequence = 0;
+  bool operator==(const Election&) const = default;
+};
+
+// The coordinator lap: the winner's id travels once round the ring.
+struct Elected {
+  sim::NodeId leader = sim::kNoNode;
+  sim::Epoch election_number = 0;
+  Sequence sequence = 0;
+  bool operator==(const Elected&) const = default;
+};
+
+// A successor acknowledges every Election and Elected it receives.
+struct Ack {
+  Sequence sequence = 0;
+  bool operator==(const Ack&) const = default;
+};
+
+// The leader tells every node it is alive, every heartbeat_interval.
+struct Heartbeat {
+  sim::NodeId leader = sim::kNoNode;
+  sim::Epoch election_number = 0;
+  bool operator==(const Heartbeat&) const = default;
+};
+
+// The alternative index is the wire type: the names in message_type_names() follow this order.
+using RingMessage = std::variant<Election, Elected, Ack, Heartbeat>;
+
+inline constexpr std::size_t kMessageTypeCount = std::variant_size_v<RingMessage>;
+
+namespace detail {
+
+template <typename T, typename Variant>
+struct IndexIn;
+template <typename T, typename... Ts>
+struct IndexIn<T, std::variant<Ts...>> {
+  static constexpr std::size_t value = [] {
+    constexpr bool same[] = {std::is_same_v<T, Ts>...};
+    for (std::size_t i = 0; i < sizeof...(Ts); ++i) {
+      if (same[i]) return i;
+    }
+    return sizeof...(Ts);
+  }();
+};
+
+}  // namespace detail
+
+// The wire type of each message is its alternative index in RingMessage.
+template <typename T>
+constexpr sim::MessageType type_of() {
+  constexpr std::size_t index = detail::IndexIn<T, RingMessage>::value;
+  static_assert(index < kMessageTypeCount, "a ring message type");
+  return static_cast<sim::MessageType>(index);
+}
+
+// Names by sim::MessageType, for traces and cost reports.
+inline std::vector<std::string> message_type_names() {
+  return {"Election", "Elected", "Ack", "Heartbeat"};
+}
+
+namespace detail {
+
+template <typename T>
+sim::Message pack(std::int64_t a, std::int64_t b = 0, std::int64_t c = 0) {
+  sim::Message m;
+  m.type = type_of<T>();
+  m.field = {a, b, c, 0};
+  return m;
+}
+
+}  // namespace detail
+
+inline sim::Message encode(const RingMessage& message) {
+  struct Encoder {
+    sim::Message operator()(const Election& m) const {
+      return detail::pack<Election>(m.candidate, m.election_number, m.sequence);
+    }
+    sim::Message operator()(const Elected& m) const {
+      return detail::pack<Elected>(m.leader, m.election_number, m.sequence);
+    }
+    sim::Message operator()(const Ack& m) const { return detail::pack<Ack>(m.sequence); }
+    sim::Message operator()(const Heartbeat& m) const {
+      return detail::pack<Heartbeat>(m.leader, m.election_number);
+    }
+  };
+  return std::visit(Encoder{}, message);
+}
+
+// nullopt for a type that is not the ring's: only a ring peer sends to a ring node, so the caller
+// treats that as a broken invariant.
+inline std::optional<RingMessage> decode(const sim::Message& m) {
+  const auto& f = m.field;
+  switch (m.type) {
+    case type_of<Election>():
+      return Election{static_cast<sim::NodeId>(f[0]), f[1], f[2]};
+    case type_of<Elected>():
+      return Elected{static_cast<sim::NodeId>(f[0]), f[1], f[2]};
+    case type_of<Ack>():
+      return Ack{f[0]};
+    case type_of<Heartbeat>():
+      return Heartbeat{static_cast<sim::NodeId>(f[0]), f[1]};
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace electsim::protocols::ring
