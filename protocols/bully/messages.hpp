@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "protocols/wire.hpp"
 #include "sim/ids.hpp"
 #include "sim/message.hpp"
 
@@ -47,29 +48,10 @@ using BullyMessage = std::variant<Election, Answer, Coordinator, Heartbeat>;
 
 inline constexpr std::size_t kMessageTypeCount = std::variant_size_v<BullyMessage>;
 
-namespace detail {
-
-template <typename T, typename Variant>
-struct IndexIn;
-template <typename T, typename... Ts>
-struct IndexIn<T, std::variant<Ts...>> {
-  static constexpr std::size_t value = [] {
-    constexpr bool same[] = {std::is_same_v<T, Ts>...};
-    for (std::size_t i = 0; i < sizeof...(Ts); ++i) {
-      if (same[i]) return i;
-    }
-    return sizeof...(Ts);
-  }();
-};
-
-}  // namespace detail
-
 // The wire type of each message is its alternative index in BullyMessage.
 template <typename T>
 constexpr sim::MessageType type_of() {
-  constexpr std::size_t index = detail::IndexIn<T, BullyMessage>::value;
-  static_assert(index < kMessageTypeCount, "a Bully message type");
-  return static_cast<sim::MessageType>(index);
+  return wire_type<T, BullyMessage>();
 }
 
 // Names by sim::MessageType, for traces and cost reports.

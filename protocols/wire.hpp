@@ -1,0 +1,35 @@
+// What every protocol's messages.hpp shares: a protocol's messages are the alternatives of one
+// std::variant, and an alternative's index in it is its wire type (sim::MessageType).
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+#include <variant>
+
+#include "sim/message.hpp"
+
+namespace electsim::protocols {
+
+// The index of T among the alternatives of Variant (the variant's size if T is not one of them).
+template <typename T, typename Variant>
+struct AlternativeIndex;
+template <typename T, typename... Ts>
+struct AlternativeIndex<T, std::variant<Ts...>> {
+  static constexpr std::size_t value = [] {
+    constexpr bool same[] = {std::is_same_v<T, Ts>...};
+    for (std::size_t i = 0; i < sizeof...(Ts); ++i) {
+      if (same[i]) return i;
+    }
+    return sizeof...(Ts);
+  }();
+};
+
+// The wire type of message T in the protocol whose messages are Variant.
+template <typename T, typename Variant>
+constexpr sim::MessageType wire_type() {
+  constexpr std::size_t index = AlternativeIndex<T, Variant>::value;
+  static_assert(index < std::variant_size_v<Variant>, "T is one of the protocol's messages");
+  return static_cast<sim::MessageType>(index);
+}
+
+}  // namespace electsim::protocols
