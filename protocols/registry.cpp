@@ -8,6 +8,7 @@
 #include "protocols/bully/bully.hpp"
 #include "protocols/lease/lease.hpp"
 #include "protocols/raft/raft.hpp"
+#include "protocols/ring/ring.hpp"
 
 namespace electsim::protocols {
 namespace {
@@ -16,6 +17,7 @@ const std::vector<ProtocolInfo>& table() {
   // Built once, on first use (thread-safe static initialisation): sweeps on threads share it.
   static const std::vector<ProtocolInfo> protocols = {
       bully_protocol_info(),
+      ring_protocol_info(),
       raft_protocol_info(),
       lease::protocol_info(),
   };

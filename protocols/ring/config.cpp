@@ -25,14 +25,10 @@ const std::vector<std::string>& start_names() {
 
 const std::vector<ParamSpec>& specs() {
   static const std::vector<ParamSpec> table = {
-      {"order",
-       ParamType::choice,
-       "ascending",
-       "",
+      {"order", ParamType::choice, "ascending", "",
        "the logical ring: ascending (the successor of i is i+1, wrapping), descending, or an "
        "array of node ids naming every node once",
-       order_names(),
-       false},
+       order_names(), false},
       {"ack_timeout",
        ParamType::duration,
        "100ms",
@@ -52,18 +48,14 @@ const std::vector<ParamSpec>& specs() {
        ParamType::duration,
        "500ms",
        "duration",
-       "a node that hears nothing from a leader (or of its election) this long starts an "
-       "election",
+       "a node that hears nothing from a leader this long starts an election; a participant "
+       "waits this plus ack_timeout per other node for its election to finish",
        {},
        false},
-      {"start",
-       ParamType::choice,
-       "all",
-       "",
+      {"start", ParamType::choice, "all", "",
        "who starts an election at time 0: all (the simultaneous start), lowest, none, or an "
        "array of node ids; a restarted node always starts one",
-       start_names(),
-       false},
+       start_names(), false},
   };
   return table;
 }
@@ -275,10 +267,10 @@ std::optional<RingConfig> read_config(const nlohmann::json& params, const std::s
   };
   // A heartbeat no shorter than the failure timeout would let nodes give up on a healthy leader.
   if (heartbeat && failure && *heartbeat >= *failure) {
-    reader.problem("heartbeat_interval",
-                   fmt::format("a duration shorter than failure_timeout ({})",
-                               sim::format_duration(*failure)),
-                   shown("heartbeat_interval", *heartbeat));
+    reader.problem(
+        "heartbeat_interval",
+        fmt::format("a duration shorter than failure_timeout ({})", sim::format_duration(*failure)),
+        shown("heartbeat_interval", *heartbeat));
   }
 
   if (reader.has("order")) {

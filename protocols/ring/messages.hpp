@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <variant>
 #include <vector>
 
+#include "protocols/wire.hpp"
 #include "sim/ids.hpp"
 #include "sim/message.hpp"
 
@@ -54,29 +54,10 @@ using RingMessage = std::variant<Election, Elected, Ack, Heartbeat>;
 
 inline constexpr std::size_t kMessageTypeCount = std::variant_size_v<RingMessage>;
 
-namespace detail {
-
-template <typename T, typename Variant>
-struct IndexIn;
-template <typename T, typename... Ts>
-struct IndexIn<T, std::variant<Ts...>> {
-  static constexpr std::size_t value = [] {
-    constexpr bool same[] = {std::is_same_v<T, Ts>...};
-    for (std::size_t i = 0; i < sizeof...(Ts); ++i) {
-      if (same[i]) return i;
-    }
-    return sizeof...(Ts);
-  }();
-};
-
-}  // namespace detail
-
 // The wire type of each message is its alternative index in RingMessage.
 template <typename T>
 constexpr sim::MessageType type_of() {
-  constexpr std::size_t index = detail::IndexIn<T, RingMessage>::value;
-  static_assert(index < kMessageTypeCount, "a ring message type");
-  return static_cast<sim::MessageType>(index);
+  return wire_type<T, RingMessage>();
 }
 
 // Names by sim::MessageType, for traces and cost reports.

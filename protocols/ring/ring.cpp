@@ -45,7 +45,8 @@ sim::NodeId RingNode::successor() const {
 void RingNode::on_start(sim::Context& ctx) {
   self_ = ctx.self();
   const std::size_t n = ctx.cluster_size();
-  ELECTSIM_ASSERT(self_ >= 0 && static_cast<std::size_t>(self_) < n, "a node id within the cluster");
+  ELECTSIM_ASSERT(self_ >= 0 && static_cast<std::size_t>(self_) < n,
+                  "a node id within the cluster");
   ring_ = config_->ring_of(n);
   position_.assign(n, n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -126,8 +127,8 @@ void RingNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag) {
       if (id != failure_timer_) return;
       failure_timer_ = sim::kNoTimer;
       ELECTSIM_ASSERT(role_ != Role::leader, "a leader has no failure timer");
-      // Nothing from a leader (or from a running election) for failure_timeout: the leader is
-      // taken as crashed, and this node initiates an election.
+      // Nothing from a leader (or from a running election) for failure_timeout: the leader (or
+      // the election) is taken as lost, and this node initiates an election.
       start_election(ctx);
       return;
     default:
@@ -188,6 +189,7 @@ void RingNode::on_election(sim::Context& ctx, sim::NodeId from, const Election& 
     // Chang-Roberts: a process receiving a larger number passes it on and becomes a
     // participant.
     if (!participating) become_candidate(ctx, k);
+    highest_passed_ = std::max(highest_passed_, m.candidate);
     send_along(ctx, Election{m.candidate, k, 0});
     return;
   }
@@ -202,6 +204,11 @@ void RingNode::on_election(sim::Context& ctx, sim::NodeId from, const Election& 
   }
   // Chang-Roberts: a process that receives its own number has the largest one on the ring.
   ELECTSIM_ASSERT(participating, "a node's own Election returns only while it takes part");
+  // Unless it has passed on a larger one in this election: then its own came round only by
+  // skipping that node (suspected, perhaps wrongly: a paused node is not a crashed one), and
+  // winning would risk two leaders of one epoch. Without failures this never happens: the larger
+  // node swallows the smaller Election.
+  if (highest_passed_ > self_) return;
   become_leader(ctx, k);
 }
 
@@ -263,9 +270,12 @@ void RingNode::become_candidate(sim::Context& ctx, sim::Epoch election_number) {
   if (role_ == Role::leader) stop_leading(ctx);
   role_ = Role::candidate;  // the paper's participant
   leader_ = kNoNode;
+  highest_passed_ = kNoNode;
   set_epoch(ctx, election_number);
   // Each new election probes the whole ring again: a node that has come back since it was
-  // suspected must not be skipped for ever.
+  // suspected must not be skipped for ever (it may never send to this node: only to its own
+  // successor). Within one election suspicions stand, so each crashed node costs one ack_timeout
+  // per sender.
   std::fill(suspected_.begin(), suspected_.end(), false);
   ctx.announce(Belief::candidate(election_number));
   reset_failure_timer(ctx);
@@ -318,7 +328,9 @@ bool RingNode::maybe_follow(sim::Context& ctx, sim::NodeId leader, sim::Epoch ep
   }
   if (leader < self_) {
     // Chang-Roberts elect the largest id. A leader below this node means this node was left out
-    // of that election (skipped while suspected, cut off, or restarting): it calls a new one.
+    // of that election (skipped while suspected, cut off, or restarting): it calls a new one,
+    // numbered above the leader's so that it is news everywhere.
+    set_epoch(ctx, epoch);
     start_election(ctx);
     return false;
   }
@@ -359,7 +371,8 @@ void RingNode::send_along(sim::Context& ctx, RingMessage message) {
     std::get<Elected>(message).sequence = sequence;
   }
   send(ctx, to, message);
-  awaiting_.push_back(Awaiting{sequence, to, message, ctx.set_timer(config_->ack_timeout, kAckTag)});
+  awaiting_.push_back(
+      Awaiting{sequence, to, message, ctx.set_timer(config_->ack_timeout, kAckTag)});
 }
 
 bool RingNode::still_current(const RingMessage& message) const {
@@ -404,7 +417,16 @@ void RingNode::set_epoch(sim::Context& ctx, sim::Epoch epoch) {
 
 void RingNode::reset_failure_timer(sim::Context& ctx) {
   cancel(ctx, failure_timer_);
-  failure_timer_ = ctx.set_timer(config_->failure_timeout, kFailureTag);
+  failure_timer_ = ctx.set_timer(failure_timeout(), kFailureTag);
+}
+
+sim::Duration RingNode::failure_timeout() const {
+  if (role_ != Role::candidate) return config_->failure_timeout;
+  // A participant's election may have to pass every other node crashed, each costing an
+  // ack_timeout, before its Election comes back: without that room, elections that meet many
+  // crashed nodes would be abandoned and restarted for ever.
+  const auto others = static_cast<std::int64_t>(ring_.size()) - 1;
+  return config_->failure_timeout + config_->ack_timeout * others;
 }
 
 void RingNode::broadcast_heartbeat(sim::Context& ctx) {

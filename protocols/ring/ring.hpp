@@ -100,6 +100,8 @@ class RingNode final : public sim::Protocol {
   void stop_leading(sim::Context& ctx);
   void set_epoch(sim::Context& ctx, sim::Epoch epoch);
   void reset_failure_timer(sim::Context& ctx);
+  // Followers: failure_timeout; participants: room for one lap past every other node crashed.
+  sim::Duration failure_timeout() const;
   void broadcast_heartbeat(sim::Context& ctx);
   void forget_awaiting(sim::Context& ctx);
   void send(sim::Context& ctx, sim::NodeId to, const RingMessage& message);
@@ -108,16 +110,18 @@ class RingNode final : public sim::Protocol {
   std::shared_ptr<const RingConfig> config_;
   Writer writer_;
   sim::NodeId self_ = sim::kNoNode;
-  std::vector<sim::NodeId> ring_;       // ring_[i + 1] is the successor of ring_[i]
-  std::vector<std::size_t> position_;   // by node id: its index in ring_
-  std::vector<bool> suspected_;         // by node id
-  bool stopped_ = false;                // after Command::stop: inert until taken down
+  std::vector<sim::NodeId> ring_;      // ring_[i + 1] is the successor of ring_[i]
+  std::vector<std::size_t> position_;  // by node id: its index in ring_
+  std::vector<bool> suspected_;        // by node id
+  bool stopped_ = false;               // after Command::stop: inert until taken down
 
   sim::Role role_ = sim::Role::follower;
   sim::Epoch epoch_ = 0;  // durable: the highest election number seen
   sim::NodeId leader_ = sim::kNoNode;
   sim::Epoch leader_epoch_ = 0;  // the epoch of leader_ (followers: equal to epoch_)
   LeaderAt forwarded_;           // the last Elected passed on, so a duplicate is not
+  // Participants: the largest candidate passed on in the current election.
+  sim::NodeId highest_passed_ = sim::kNoNode;
 
   Sequence next_sequence_ = 1;
   std::vector<Awaiting> awaiting_;  // in the order sent
