@@ -165,10 +165,10 @@ TEST_CASE("cli: compare gives the same table for the same seed, and another for 
   REQUIRE(a.code != 2);
   CHECK(a.out == b.out);
   CHECK(a.out != c.out);
-  for (const char* row : {"failover median", "failover max", "write outage max", "leaderless",
-                          "split-brain time", "same-epoch leaders", "stale writes accepted",
-                          "stale writes rejected", "election messages per election",
-                          "store requests per second"}) {
+  for (const char* row :
+       {"failover median", "failover max", "write outage max", "leaderless", "split-brain time",
+        "same-epoch leaders", "stale writes accepted", "stale writes rejected",
+        "election messages per election", "store requests per second"}) {
     INFO(row);
     CHECK(a.out.find(row) != std::string::npos);
   }
