@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -48,6 +49,16 @@ struct ProtocolInfo {
                                                 const ClusterInfo& cluster, Problems& problems)>
       prepare;
 };
+
+// The factory part of prepare(): every node of the cluster shares one read-only copy of the
+// protocol's validated configuration.
+template <typename Node, typename Config>
+sim::ProtocolFactory shared_config_factory(Config config) {
+  auto shared = std::make_shared<const Config>(std::move(config));
+  return [shared](sim::NodeId) -> std::unique_ptr<sim::Protocol> {
+    return std::make_unique<Node>(shared);
+  };
+}
 
 // Every protocol, in a fixed order.
 std::span<const ProtocolInfo> all_protocols();

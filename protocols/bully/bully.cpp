@@ -358,14 +358,9 @@ const ProtocolInfo& bully_protocol_info() {
       std::optional<bully::BullyConfig> config = bully::read_config(params, pointer, problems);
       if (!config) return std::nullopt;
       config->workload = cluster.workload;
+      // Elects among its peers: no store, no leader key, the scenario's sink setting.
       PreparedProtocol prepared;
-      prepared.uses_store = false;
-      prepared.leader_key = std::nullopt;
-      prepared.fencing = std::nullopt;
-      auto shared = std::make_shared<const bully::BullyConfig>(std::move(*config));
-      prepared.factory = [shared](sim::NodeId) -> std::unique_ptr<sim::Protocol> {
-        return std::make_unique<bully::BullyNode>(shared);
-      };
+      prepared.factory = shared_config_factory<bully::BullyNode>(std::move(*config));
       return prepared;
     };
     return i;

@@ -574,10 +574,7 @@ ProtocolInfo protocol_info() {
     prepared.leader_key = config->key;
     prepared.uses_store = true;
     prepared.fencing = config->fencing;
-    auto shared = std::make_shared<const LeaseConfig>(std::move(*config));
-    prepared.factory = [shared](sim::NodeId) -> std::unique_ptr<sim::Protocol> {
-      return std::make_unique<LeaseNode>(shared);
-    };
+    prepared.factory = shared_config_factory<LeaseNode>(std::move(*config));
     return prepared;
   };
   return info;

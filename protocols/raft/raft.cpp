@@ -512,14 +512,9 @@ const ProtocolInfo& raft_protocol_info() {
           raft::read_config(params, pointer, cluster.node_count, problems);
       if (!config) return std::nullopt;
       config->workload = cluster.workload;
+      // Elects among its peers: no store, no leader key, the scenario's sink setting.
       PreparedProtocol prepared;
-      prepared.uses_store = false;
-      prepared.leader_key = std::nullopt;
-      prepared.fencing = std::nullopt;
-      auto shared = std::make_shared<const raft::RaftConfig>(std::move(*config));
-      prepared.factory = [shared](sim::NodeId) -> std::unique_ptr<sim::Protocol> {
-        return std::make_unique<raft::RaftNode>(shared);
-      };
+      prepared.factory = shared_config_factory<raft::RaftNode>(std::move(*config));
       return prepared;
     };
     return i;

@@ -474,14 +474,9 @@ const ProtocolInfo& ring_protocol_info() {
           ring::read_config(params, pointer, cluster.node_count, problems);
       if (!config) return std::nullopt;
       config->workload = cluster.workload;
+      // Elects among its peers: no store, no leader key, the scenario's sink setting.
       PreparedProtocol prepared;
-      prepared.uses_store = false;
-      prepared.leader_key = std::nullopt;
-      prepared.fencing = std::nullopt;
-      auto shared = std::make_shared<const ring::RingConfig>(std::move(*config));
-      prepared.factory = [shared](sim::NodeId) -> std::unique_ptr<sim::Protocol> {
-        return std::make_unique<ring::RingNode>(shared);
-      };
+      prepared.factory = shared_config_factory<ring::RingNode>(std::move(*config));
       return prepared;
     };
     return i;
