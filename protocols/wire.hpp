@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 #include <variant>
 
@@ -30,6 +31,16 @@ constexpr sim::MessageType wire_type() {
   constexpr std::size_t index = AlternativeIndex<T, Variant>::value;
   static_assert(index < std::variant_size_v<Variant>, "T is one of the protocol's messages");
   return static_cast<sim::MessageType>(index);
+}
+
+// Message T of the protocol whose messages are Variant, with up to three fields; the fourth is
+// spare. Each protocol's encode() says which field means what.
+template <typename T, typename Variant>
+sim::Message pack(std::int64_t a, std::int64_t b = 0, std::int64_t c = 0) {
+  sim::Message m;
+  m.type = wire_type<T, Variant>();
+  m.field = {a, b, c, 0};
+  return m;
 }
 
 }  // namespace electsim::protocols

@@ -76,37 +76,25 @@ inline std::vector<std::string> message_type_names() {
           "AppendEntriesResp", "PreVote",         "PreVoteResp"};
 }
 
-namespace detail {
-
-template <typename T>
-sim::Message pack(std::int64_t a, std::int64_t b = 0, std::int64_t c = 0) {
-  sim::Message m;
-  m.type = type_of<T>();
-  m.field = {a, b, c, 0};
-  return m;
-}
-
-}  // namespace detail
-
 inline sim::Message encode(const RaftMessage& message) {
   struct Encoder {
     sim::Message operator()(const RequestVote& m) const {
-      return detail::pack<RequestVote>(m.term, m.last_log_index, m.last_log_term);
+      return pack<RequestVote, RaftMessage>(m.term, m.last_log_index, m.last_log_term);
     }
     sim::Message operator()(const RequestVoteResponse& m) const {
-      return detail::pack<RequestVoteResponse>(m.term, m.granted ? 1 : 0);
+      return pack<RequestVoteResponse, RaftMessage>(m.term, m.granted ? 1 : 0);
     }
     sim::Message operator()(const AppendEntries& m) const {
-      return detail::pack<AppendEntries>(m.term, m.leader_last_index, m.leader_last_term);
+      return pack<AppendEntries, RaftMessage>(m.term, m.leader_last_index, m.leader_last_term);
     }
     sim::Message operator()(const AppendEntriesResponse& m) const {
-      return detail::pack<AppendEntriesResponse>(m.term, m.success ? 1 : 0);
+      return pack<AppendEntriesResponse, RaftMessage>(m.term, m.success ? 1 : 0);
     }
     sim::Message operator()(const PreVote& m) const {
-      return detail::pack<PreVote>(m.next_term, m.last_log_index, m.last_log_term);
+      return pack<PreVote, RaftMessage>(m.next_term, m.last_log_index, m.last_log_term);
     }
     sim::Message operator()(const PreVoteResponse& m) const {
-      return detail::pack<PreVoteResponse>(m.term, m.granted ? 1 : 0);
+      return pack<PreVoteResponse, RaftMessage>(m.term, m.granted ? 1 : 0);
     }
   };
   return std::visit(Encoder{}, message);

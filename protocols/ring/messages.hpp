@@ -65,29 +65,17 @@ inline std::vector<std::string> message_type_names() {
   return {"Election", "Elected", "Ack", "Heartbeat"};
 }
 
-namespace detail {
-
-template <typename T>
-sim::Message pack(std::int64_t a, std::int64_t b = 0, std::int64_t c = 0) {
-  sim::Message m;
-  m.type = type_of<T>();
-  m.field = {a, b, c, 0};
-  return m;
-}
-
-}  // namespace detail
-
 inline sim::Message encode(const RingMessage& message) {
   struct Encoder {
     sim::Message operator()(const Election& m) const {
-      return detail::pack<Election>(m.candidate, m.election_number, m.sequence);
+      return pack<Election, RingMessage>(m.candidate, m.election_number, m.sequence);
     }
     sim::Message operator()(const Elected& m) const {
-      return detail::pack<Elected>(m.leader, m.election_number, m.sequence);
+      return pack<Elected, RingMessage>(m.leader, m.election_number, m.sequence);
     }
-    sim::Message operator()(const Ack& m) const { return detail::pack<Ack>(m.sequence); }
+    sim::Message operator()(const Ack& m) const { return pack<Ack, RingMessage>(m.sequence); }
     sim::Message operator()(const Heartbeat& m) const {
-      return detail::pack<Heartbeat>(m.leader, m.election_number);
+      return pack<Heartbeat, RingMessage>(m.leader, m.election_number);
     }
   };
   return std::visit(Encoder{}, message);
