@@ -283,8 +283,10 @@ class Loader {
   void read_nodes(const json& document);
   void read_duration(const json& document);
   sim::NetworkConfig read_network(const json& v);
-  void read_clock(const json& v, const std::string& pointer, sim::ClockConfig& clock);
-  void read_clocks(const json& v, sim::WorldConfig& world);
+  std::optional<DrawRange> read_range(const json& v, const std::string& pointer, bool drift);
+  void read_clock(const json& v, const std::string& pointer, sim::ClockConfig& clock,
+                  ClockRanges& ranges);
+  void read_clocks(const json& v, Scenario& s);
   sim::StoreConfig read_store(const json& v);
   protocols::WorkloadConfig read_workload(const json& v);
   void read_limits(const json& v, Limits& limits);
@@ -293,8 +295,11 @@ class Loader {
   void read_protocol_at(const json& params, const std::string& name, const std::string& pointer,
                         const protocols::WorkloadConfig& workload, Scenario& s);
   void read_expect_by_protocol(const json& v, Scenario& s);
-  std::optional<sim::FaultSpec> read_fault(const json& v, const std::string& pointer);
+  std::optional<sim::FaultSpec> read_fault(const json& v, const std::string& pointer,
+                                           RandomFault* generator = nullptr);
   std::vector<sim::FaultSpec> read_faults(const json& v);
+  std::optional<RandomFault> read_random_fault(const json& v, const std::string& pointer);
+  std::vector<RandomFault> read_random_faults(const json& v, const json* fixed);
   std::vector<analysis::Expectation> read_expect(const json& v, const std::string& pointer);
   std::optional<std::vector<analysis::Expectation>> read_variants(
       const json& v, const std::optional<std::string>& variant);
@@ -548,16 +553,68 @@ sim::NetworkConfig Loader::read_network(const json& v) {
   return network;
 }
 
-// Each key present replaces that part of `clock` (which holds the defaults on entry).
-void Loader::read_clock(const json& v, const std::string& pointer, sim::ClockConfig& clock) {
+// {"min": a, "max": b} for a clock's drift (numbers in ppm, to whole ppb) or offset (durations,
+// may be negative, to whole ns); min <= max.
+std::optional<DrawRange> Loader::read_range(const json& v, const std::string& pointer, bool drift) {
+  const std::string what = drift ? "a drift range" : "an offset range";
+  if (!check_object(v, pointer, {"min", "max"}, what)) return std::nullopt;
+  const std::size_t before = problems_.size();
+  std::optional<std::int64_t> bounds[2];
+  const char* keys[2] = {"min", "max"};
+  for (int i = 0; i < 2; ++i) {
+    const std::string bound_pointer = child(pointer, keys[i]);
+    const json* bound = get(v, keys[i]);
+    if (bound == nullptr) {
+      problem(bound_pointer,
+              drift ? "a drift in ppm, such as -50 (a range needs both min and max)"
+                    : "a duration that may be negative, such as \"-50ms\" (a range needs both "
+                      "min and max)",
+              kRequired);
+      continue;
+    }
+    if (drift) {
+      bounds[i] = read_drift_ppb(*bound, bound_pointer);
+    } else if (auto d = protocols::read_duration(*bound, bound_pointer, problems_, true)) {
+      bounds[i] = d->count();
+    }
+  }
+  if (problems_.size() != before || !bounds[0] || !bounds[1]) return std::nullopt;
+  if (*bounds[0] > *bounds[1]) {
+    problem(child(pointer, "max"), "a max of at least the min (" + json_excerpt(v.at("min")) + ")",
+            json_excerpt(v.at("max")));
+    return std::nullopt;
+  }
+  return DrawRange{*bounds[0], *bounds[1]};
+}
+
+// Each key present replaces that part of `clock` and `ranges` (which hold the defaults on entry):
+// a fixed value clears the default's range, a range zeroes the fixed value it stands for.
+void Loader::read_clock(const json& v, const std::string& pointer, sim::ClockConfig& clock,
+                        ClockRanges& ranges) {
   if (!check_object(v, pointer, {"offset", "drift_ppm", "steps"}, "a clock")) return;
   if (const json* offset = get(v, "offset")) {
-    if (auto d = protocols::read_duration(*offset, child(pointer, "offset"), problems_, true)) {
+    const std::string offset_pointer = child(pointer, "offset");
+    if (offset->is_object()) {
+      if (auto range = read_range(*offset, offset_pointer, false)) {
+        ranges.offset_ns = *range;
+        clock.offset = sim::Duration(0);
+      }
+    } else if (auto d = protocols::read_duration(*offset, offset_pointer, problems_, true)) {
       clock.offset = *d;
+      ranges.offset_ns.reset();
     }
   }
   if (const json* drift = get(v, "drift_ppm")) {
-    if (auto ppb = read_drift_ppb(*drift, child(pointer, "drift_ppm"))) clock.drift_ppb = *ppb;
+    const std::string drift_pointer = child(pointer, "drift_ppm");
+    if (drift->is_object()) {
+      if (auto range = read_range(*drift, drift_pointer, true)) {
+        ranges.drift_ppb = *range;
+        clock.drift_ppb = 0;
+      }
+    } else if (auto ppb = read_drift_ppb(*drift, drift_pointer)) {
+      clock.drift_ppb = *ppb;
+      ranges.drift_ppb.reset();
+    }
   }
   if (const json* steps = get(v, "steps")) {
     const std::string steps_pointer = child(pointer, "steps");
@@ -599,11 +656,14 @@ void Loader::read_clock(const json& v, const std::string& pointer, sim::ClockCon
   }
 }
 
-void Loader::read_clocks(const json& v, sim::WorldConfig& world) {
+void Loader::read_clocks(const json& v, Scenario& s) {
+  sim::WorldConfig& world = s.world;
   if (!check_object(v, "/clocks", {"default", "nodes", "store"}, "the clocks section")) return;
   sim::ClockConfig base;
-  if (const json* d = get(v, "default")) read_clock(*d, "/clocks/default", base);
+  ClockRanges base_ranges;
+  if (const json* d = get(v, "default")) read_clock(*d, "/clocks/default", base, base_ranges);
   world.clocks.assign(nodes_.value_or(0), base);
+  s.clock_ranges.assign(nodes_.value_or(0), base_ranges);
   if (const json* nodes = get(v, "nodes")) {
     if (!nodes->is_object()) {
       problem("/clocks/nodes",
@@ -614,17 +674,24 @@ void Loader::read_clocks(const json& v, sim::WorldConfig& world) {
         const std::string pointer = child("/clocks/nodes", key);
         const auto id = parse_index(key);
         sim::ClockConfig scratch = base;
+        ClockRanges scratch_ranges = base_ranges;
         if (!id || (nodes_ && static_cast<std::size_t>(*id) >= *nodes_)) {
           problem(pointer, node_expected() + " as the key", json_quoted(key));
-          read_clock(clock, pointer, scratch);  // still report what is wrong inside
+          read_clock(clock, pointer, scratch, scratch_ranges);  // still report what is wrong inside
           continue;
         }
         const auto index = static_cast<std::size_t>(*id);
-        read_clock(clock, pointer, index < world.clocks.size() ? world.clocks[index] : scratch);
+        if (index < world.clocks.size()) {
+          read_clock(clock, pointer, world.clocks[index], s.clock_ranges[index]);
+        } else {
+          read_clock(clock, pointer, scratch, scratch_ranges);
+        }
       }
     }
   }
-  if (const json* store = get(v, "store")) read_clock(*store, "/clocks/store", world.store_clock);
+  if (const json* store = get(v, "store")) {
+    read_clock(*store, "/clocks/store", world.store_clock, s.store_clock_ranges);
+  }
 }
 
 sim::StoreConfig Loader::read_store(const json& v) {
@@ -827,7 +894,11 @@ void Loader::read_protocol_at(const json& params, const std::string& name,
   }
 }
 
-std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::string& pointer) {
+// A fault of `faults`, or with `generator` the fault part of a `random_faults` entry: the same keys
+// and messages, except that `at` is replaced by the generator's keys (read by the caller) and
+// `duration` may be a distribution, stored in the generator.
+std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::string& pointer,
+                                                 RandomFault* generator) {
   if (!v.is_object()) {
     problem(pointer,
             "a fault object such as {\"at\": \"5s\", \"kind\": \"crash\", \"target\": "
@@ -857,11 +928,19 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
   }
   const FaultShape shape = shape_of(*kind);
   std::vector<std::string> keys = {"at", "kind"};
+  if (generator != nullptr) keys = {"kind", "every", "from", "until", "max"};
   if (shape.target != Need::no) keys.emplace_back("target");
   if (shape.duration != Need::no) keys.emplace_back("duration");
   keys.insert(keys.end(), shape.keys.begin(), shape.keys.end());
   const std::string kind_name = sim::fault_kind_name(*kind);
-  check_object(v, pointer, keys, "a " + json_quoted(kind_name) + " fault");
+  if (generator == nullptr) {
+    check_object(v, pointer, keys, "a " + json_quoted(kind_name) + " fault");
+  } else {
+    // `at` gets a message of its own below rather than "unknown key".
+    json without_at = v;
+    without_at.erase("at");
+    check_object(without_at, pointer, keys, "a " + json_quoted(kind_name) + " random fault");
+  }
 
   sim::FaultSpec fault;
   fault.kind = *kind;
@@ -875,7 +954,12 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
     return field;
   };
 
-  if (const json* at = required("at", "when the fault happens, such as \"5s\"")) {
+  if (generator != nullptr) {
+    if (const json* at = get(v, "at")) {
+      problem(child(pointer, "at"), "no \"at\" (random faults draw their times from \"every\")",
+              json_excerpt(*at));
+    }
+  } else if (const json* at = required("at", "when the fault happens, such as \"5s\"")) {
     if (auto t = read_time(*at, child(pointer, "at"))) fault.at = *t;
   }
   if (shape.target == Need::required) {
@@ -890,7 +974,11 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
     const json* duration = shape.duration == Need::required
                                ? required("duration", "how long it lasts, such as \"6s\"")
                                : get(v, "duration");
-    if (duration != nullptr) {
+    if (duration != nullptr && generator != nullptr && duration->is_object()) {
+      // Each generated fault draws its own duration.
+      generator->duration =
+          protocols::read_distribution(*duration, child(pointer, "duration"), problems_);
+    } else if (duration != nullptr) {
       if (auto d = read_positive_duration(*duration, child(pointer, "duration"))) {
         fault.duration = *d;
       }
@@ -1001,6 +1089,101 @@ std::vector<sim::FaultSpec> Loader::read_faults(const json& v) {
     if (auto fault = read_fault(v[i], child("/faults", i))) faults.push_back(std::move(*fault));
   }
   return faults;
+}
+
+std::optional<RandomFault> Loader::read_random_fault(const json& v, const std::string& pointer) {
+  if (!v.is_object()) {
+    problem(pointer,
+            "a random fault object such as {\"every\": {\"dist\": \"exponential\", \"mean\": "
+            "\"20s\"}, \"kind\": \"pause\", \"target\": \"leader\", \"duration\": \"2s\"}",
+            json_excerpt(v));
+    return std::nullopt;
+  }
+  const std::size_t before = problems_.size();
+  RandomFault out;
+  if (auto fault = read_fault(v, pointer, &out)) out.fault = std::move(*fault);
+
+  if (const json* every = get(v, "every")) {
+    if (auto d = protocols::read_distribution(*every, child(pointer, "every"), problems_)) {
+      out.every = *d;
+    }
+  } else {
+    problem(child(pointer, "every"),
+            "the time between faults, a duration or a distribution such as {\"dist\": "
+            "\"exponential\", \"mean\": \"20s\"}",
+            kRequired);
+  }
+  bool from_ok = true;
+  if (const json* from = get(v, "from")) {
+    const auto t = read_time(*from, child(pointer, "from"));
+    if (t) out.from = *t;
+    from_ok = t.has_value();
+  }
+  if (duration_) out.until = sim::Time(*duration_);
+  if (const json* until = get(v, "until")) {
+    const std::string until_pointer = child(pointer, "until");
+    if (auto d = protocols::read_duration(*until, until_pointer, problems_)) {
+      if (duration_ && *d > *duration_) {
+        problem(until_pointer,
+                fmt::format("a time no later than the end of the run ({})",
+                            sim::format_duration(*duration_)),
+                json_excerpt(*until));
+      } else if (from_ok && *d <= out.from.since_start()) {
+        problem(
+            until_pointer,
+            fmt::format("a time after \"from\" ({})", sim::format_duration(out.from.since_start())),
+            json_excerpt(*until));
+      } else {
+        out.until = sim::Time(*d);
+      }
+    }
+  }
+  if (const json* max = get(v, "max")) {
+    const std::size_t limit = options_.limits.max_faults;
+    const auto n = as_unsigned(*max);
+    if (!n || *n < 1 || *n > limit) {
+      problem(child(pointer, "max"),
+              fmt::format("a whole number of faults from 1 to {} (the limit on faults)", limit),
+              json_excerpt(*max));
+    } else {
+      out.max = static_cast<std::size_t>(*n);
+    }
+  }
+  if (problems_.size() != before) return std::nullopt;
+  return out;
+}
+
+// `fixed` is the file's `faults`, if any: its faults and every generator's `max` share the limit
+// on faults, so a run never holds more than the limit whatever it draws.
+std::vector<RandomFault> Loader::read_random_faults(const json& v, const json* fixed) {
+  std::vector<RandomFault> generators;
+  if (!v.is_array()) {
+    problem("/random_faults", "an array of random faults", json_excerpt(v));
+    return generators;
+  }
+  const std::size_t limit = options_.limits.max_faults;
+  if (v.size() > limit) {
+    problem("/random_faults", fmt::format("at most {} random faults (the limit on faults)", limit),
+            fmt::format("{} random faults", v.size()));
+    return generators;
+  }
+  const std::uint64_t fixed_count = fixed != nullptr && fixed->is_array() ? fixed->size() : 0;
+  std::uint64_t max_sum = 0;  // at most limit * limit: no overflow
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (auto g = read_random_fault(v[i], child("/random_faults", i))) {
+      max_sum += g->max;
+      generators.push_back(std::move(*g));
+    }
+  }
+  if (fixed_count + max_sum > limit) {
+    problem("/random_faults",
+            fmt::format("at most {} faults (the limit on faults), counting every generator's "
+                        "\"max\" (1000 when not given) and the fixed faults",
+                        limit),
+            fmt::format("{} ({} fixed, {} from the generators' \"max\")", fixed_count + max_sum,
+                        fixed_count, max_sum));
+  }
+  return generators;
 }
 
 std::vector<analysis::Expectation> Loader::read_expect(const json& v, const std::string& pointer) {
@@ -1117,8 +1300,8 @@ std::optional<Scenario> Loader::load(const json& document,
   Scenario s;
   check_object(document, "",
                {"name", "description", "seed", "duration", "nodes", "protocol", "network", "clocks",
-                "store", "sink", "faults", "workload", "expect", "variants", "limits", "protocols",
-                "expect_by_protocol"},
+                "store", "sink", "faults", "random_faults", "workload", "expect", "variants",
+                "limits", "protocols", "expect_by_protocol", "sweep"},
                "a scenario");
 
   if (const json* name = get(document, "name")) {
@@ -1145,9 +1328,10 @@ std::optional<Scenario> Loader::load(const json& document,
 
   if (const json* network = get(document, "network")) s.world.network = read_network(*network);
   if (const json* clocks = get(document, "clocks")) {
-    read_clocks(*clocks, s.world);
+    read_clocks(*clocks, s);
   } else {
     s.world.clocks.assign(nodes_.value_or(0), sim::ClockConfig{});
+    s.clock_ranges.assign(nodes_.value_or(0), ClockRanges{});
   }
   if (const json* store = get(document, "store")) s.world.store = read_store(*store);
   std::optional<bool> sink_fencing;
@@ -1161,6 +1345,9 @@ std::optional<Scenario> Loader::load(const json& document,
   if (const json* workload = get(document, "workload")) s.workload = read_workload(*workload);
   read_protocol_choice(document, s);
   if (const json* faults = get(document, "faults")) s.world.faults = read_faults(*faults);
+  if (const json* random = get(document, "random_faults")) {
+    s.random_faults = read_random_faults(*random, get(document, "faults"));
+  }
   if (const json* expect = get(document, "expect")) s.expect = read_expect(*expect, "/expect");
   if (const json* variants = get(document, "variants")) {
     if (auto selected = read_variants(*variants, variant)) s.expect = std::move(*selected);
@@ -1171,6 +1358,15 @@ std::optional<Scenario> Loader::load(const json& document,
 
   Limits limits = options_.limits;
   if (const json* section = get(document, "limits")) read_limits(*section, limits);
+  // The sweep command validates the section's contents (docs/sweeps.md); here only its shape.
+  if (const json* sweep = get(document, "sweep")) {
+    if (sweep->is_object()) {
+      s.sweep = *sweep;
+    } else {
+      problem("/sweep", "an object (the sweep command's defaults, see docs/sweeps.md)",
+              json_excerpt(*sweep));
+    }
+  }
 
   if (problems_.size() != before) return std::nullopt;
   s.world.duration = *duration_;

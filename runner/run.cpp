@@ -2,6 +2,12 @@
 // watch; the run is the same whether or not a trace is written, and so is its hash.
 #include "runner/run.hpp"
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "analysis/analyzer.hpp"
@@ -10,15 +16,74 @@
 
 namespace electsim::runner {
 
+namespace {
+
+// The faults generator `index` makes in a run with root seed `seed`: t = from + draw(every), then
+// while t < until and fewer than max: a fault at t (its duration drawn right after its time when
+// the generator has a distribution for it), t += draw(every). Its own stream, so adding a
+// generator never shifts another's draws.
+void generate_faults(const RandomFault& generator, std::uint64_t seed, std::size_t index,
+                     std::vector<sim::FaultSpec>& out) {
+  sim::Rng rng(seed, sim::StreamPurpose::fault_schedule, index);
+  sim::Time t = generator.from;
+  for (std::size_t count = 0; count < generator.max; ++count) {
+    const sim::Duration gap = generator.every.sample(rng);
+    if (gap >= generator.until - t) break;  // t + gap would reach until (written not to overflow)
+    t += gap;
+    sim::FaultSpec fault = generator.fault;
+    fault.at = t;
+    if (generator.duration) {
+      // A fault's duration is above 0 wherever it appears; a drawn 0 is the shortest there is.
+      fault.duration = std::max(generator.duration->sample(rng), sim::Duration(1));
+    }
+    out.push_back(std::move(fault));
+  }
+}
+
+// A clock's ranges drawn uniformly into `clock`: drift first, then offset, from the stream of
+// `index` (the node id, or the node count for the store's clock).
+void draw_clock(const ClockRanges& ranges, std::uint64_t seed, std::uint64_t index,
+                sim::ClockConfig& clock) {
+  if (!ranges.any()) return;
+  sim::Rng rng(seed, sim::StreamPurpose::clock_draw, index);
+  if (ranges.drift_ppb) clock.drift_ppb = rng.between(ranges.drift_ppb->min, ranges.drift_ppb->max);
+  if (ranges.offset_ns) {
+    clock.offset = sim::Duration(rng.between(ranges.offset_ns->min, ranges.offset_ns->max));
+  }
+}
+
+}  // namespace
+
+sim::WorldConfig world_for_seed(const Scenario& scenario, std::uint64_t seed) {
+  sim::WorldConfig world = scenario.world;
+  world.seed = seed;
+  for (std::size_t i = 0; i < scenario.clock_ranges.size() && i < world.clocks.size(); ++i) {
+    draw_clock(scenario.clock_ranges[i], seed, i, world.clocks[i]);
+  }
+  draw_clock(scenario.store_clock_ranges, seed, world.node_count, world.store_clock);
+  if (!scenario.random_faults.empty()) {
+    for (std::size_t i = 0; i < scenario.random_faults.size(); ++i) {
+      generate_faults(scenario.random_faults[i], seed, i, world.faults);
+    }
+    // Fixed faults first at equal times, then the generators in file order (each generator's
+    // own faults are already in time order). Without generators the file's order stays as it is.
+    std::stable_sort(world.faults.begin(), world.faults.end(),
+                     [](const sim::FaultSpec& a, const sim::FaultSpec& b) { return a.at < b.at; });
+  }
+  return world;
+}
+
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   RunResult result;
+  sim::WorldConfig world = world_for_seed(scenario, options.seed.value_or(scenario.world.seed));
+  world.limits.cancel = options.cancel;
   const protocols::ProtocolInfo* info = protocols::find_protocol(scenario.protocol);
 
   analysis::TraceHeader header;
   header.scenario = scenario.name;
   header.variant = scenario.variant;
   header.protocol = scenario.protocol;
-  header.seed = scenario.world.seed;
+  header.seed = world.seed;
   header.node_count = scenario.world.node_count;
   header.duration = scenario.world.duration;
   if (info != nullptr) header.message_types = info->message_types;
@@ -32,7 +97,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     writer.emplace(*options.trace_path, header, scenario.limits.max_trace_bytes);
   }
 
-  sim::Kernel kernel(scenario.world, scenario.prepared.factory);
+  sim::Kernel kernel(world, scenario.prepared.factory);
   kernel.add_observer(&analyzer);
   kernel.add_observer(&hasher);
   if (writer) kernel.add_observer(&*writer);
@@ -44,7 +109,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   result.info.scenario = scenario.name;
   result.info.variant = scenario.variant;
   result.info.protocol = scenario.protocol;
-  result.info.seed = scenario.world.seed;
+  result.info.seed = world.seed;
   result.info.trace_hash = result.trace_hash;
   result.info.events_processed = result.stats.events;
   result.info.duration = scenario.world.duration;
@@ -54,6 +119,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
         "the run stopped at {} after {} events (the limit on events per run); the report covers "
         "only that much",
         sim::format_seconds(result.stats.end.since_start()), result.stats.events));
+  }
+  if (result.stats.cancelled) {
+    result.errors.push_back(fmt::format("the run was cancelled at {}",
+                                        sim::format_seconds(result.stats.end.since_start())));
   }
   if (writer && !writer->close()) {
     result.errors.push_back(

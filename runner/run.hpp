@@ -2,6 +2,8 @@
 // when asked), runs, and returns the report, the verdict on the expect block and the trace hash.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,7 +18,17 @@ namespace electsim::runner {
 
 struct RunOptions {
   std::optional<std::string> trace_path;  // JSON Lines trace, written whole or not at all
+  // Runs with this root seed instead of the scenario's. The run is then exactly the one
+  // `electsim run --seed SEED` makes of the same scenario: sweeps load a grid point once and run
+  // every seed from it.
+  std::optional<std::uint64_t> seed;
+  // When it becomes true the run stops early and says so in `errors` (sweeps, on Ctrl-C).
+  const std::atomic<bool>* cancel = nullptr;
 };
+
+// The world of one run: the scenario's world with `seed` as its root seed, and the scenario's
+// random faults and clock ranges drawn from that seed (each from its own stream).
+sim::WorldConfig world_for_seed(const Scenario& scenario, std::uint64_t seed);
 
 struct RunResult {
   analysis::RunInfo info;

@@ -4,6 +4,7 @@
 // always valid.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,6 +16,8 @@
 #include "protocols/params.hpp"
 #include "protocols/registry.hpp"
 #include "protocols/workload.hpp"
+#include "sim/distribution.hpp"
+#include "sim/fault.hpp"
 #include "sim/kernel.hpp"
 
 namespace electsim::runner {
@@ -28,19 +31,54 @@ struct Limits {
   std::uint64_t max_trace_bytes = 2ull << 30;  // 2 GiB
 };
 
+// One entry of `random_faults`: a fault whose times, and possibly durations, each run draws from
+// its own seed (runner/run.hpp, world_for_seed). Faults happen at from + e1, from + e1 + e2, ...
+// (each e drawn from `every`) while before `until`, at most `max` of them.
+struct RandomFault {
+  sim::FaultSpec fault;  // kind, target and the other fixed keys; `at` unused
+  sim::Distribution every;
+  // Set when the file gives `duration` as a distribution object: each fault draws its own (a draw
+  // of 0 becomes 1ns). Otherwise fault.duration is the duration, the same for every fault.
+  std::optional<sim::Distribution> duration;
+  sim::Time from;
+  sim::Time until;
+  std::size_t max = 1000;
+};
+
+// An inclusive range a clock's field is drawn from, uniformly, per run.
+struct DrawRange {
+  std::int64_t min = 0;
+  std::int64_t max = 0;
+};
+
+// The fields of one clock given as ranges; the drawn value replaces the field of the world's
+// ClockConfig, which holds 0 there.
+struct ClockRanges {
+  std::optional<DrawRange> drift_ppb;  // whole parts per billion
+  std::optional<DrawRange> offset_ns;  // whole nanoseconds
+  bool any() const { return drift_ppb.has_value() || offset_ns.has_value(); }
+};
+
 struct Scenario {
   std::string source;  // file name, or "<built-in flagship>"
   std::string name;
   std::string description;
   std::string variant;     // the variant loaded, "" for the base scenario
-  sim::WorldConfig world;  // seed, duration, nodes, clocks, network, store, sink, faults
-  std::string protocol;    // registry name
+  sim::WorldConfig world;  // seed, duration, nodes, clocks, network, store, sink, fixed faults
+  // Drawn per run by world_for_seed (runner/run.hpp); world.faults holds only the fixed faults.
+  std::vector<RandomFault> random_faults;
+  std::vector<ClockRanges> clock_ranges;  // one per node
+  ClockRanges store_clock_ranges;
+  std::string protocol;                                       // registry name
   nlohmann::json protocol_params = nlohmann::json::object();  // without "name", as written
   protocols::PreparedProtocol prepared;
   protocols::WorkloadConfig workload;
   std::vector<analysis::Expectation> expect;
   Limits limits;
   nlohmann::json document;  // the whole document after --set overrides (for replay and --json)
+  // The file's `sweep` section as written (null when absent): the sweep command's defaults,
+  // validated by the sweep code (docs/sweeps.md).
+  nlohmann::json sweep;
 };
 
 }  // namespace electsim::runner

@@ -371,6 +371,11 @@ void Kernel::run_until(Time t) {
       stats_.hit_event_limit = true;
       return;
     }
+    if ((stats_.events & 0xfff) == 0 && config_.limits.cancel != nullptr &&
+        config_.limits.cancel->load(std::memory_order_relaxed)) {
+      stats_.cancelled = true;
+      return;
+    }
     const QueueKey key = pop_earliest();
     now_ = Time(key.time);
     current_order_ = key.order >> 24;
@@ -384,7 +389,7 @@ void Kernel::finish() {
   if (finished_) return;
   finished_ = true;
   const Time end(config_.duration);
-  if (now_ < end && !stats_.hit_event_limit) now_ = end;
+  if (now_ < end && !stats_.hit_event_limit && !stats_.cancelled) now_ = end;
   stats_.end = now_;
   emit_simple(EventKind::run_end, kNoNode);
 }

@@ -4,6 +4,7 @@
 // Protocols are driven through the Context of sim/protocol.hpp; observers see every event.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -37,6 +38,9 @@ struct KernelLimits {
   std::uint64_t max_events = 200'000'000;    // events processed in one run
   std::size_t max_in_flight = 1'000'000;     // messages and requests queued in the network
   std::size_t max_timers_per_node = 10'000;  // armed timers of one node
+  // Set from outside (Ctrl-C during a sweep) to stop the run early; read every 4096 events, so
+  // it costs nothing per event. A cancelled run's report covers only the time simulated.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct WorldConfig {
@@ -61,6 +65,7 @@ struct RunStats {
   std::uint64_t messages_delivered = 0;
   std::uint64_t timers_fired = 0;
   bool hit_event_limit = false;
+  bool cancelled = false;
 };
 
 class Kernel {

@@ -15,9 +15,11 @@ enum class StreamPurpose : std::uint32_t {
   network = 1,
   node = 2,      // a protocol's own draws (election timeouts, jitter), index = node id
   workload = 3,  // the leader's write workload, index = node id
-  faults = 4,    // role resolution (`random`, `follower`) and random fault schedules
+  faults = 4,    // role resolution (`random`, `follower`) when a fault fires
   store = 5,
   bench = 6,
+  fault_schedule = 7,  // the times and durations of `random_faults`, index = generator
+  clock_draw = 8,      // clock ranges drawn per run, index = node id (node count: the store)
 };
 
 // Probabilities live as integer parts per million from load time on.
