@@ -5,19 +5,25 @@
 //   raft-5       Raft election in steady state with heartbeat-5's shape and numbers.
 //   lease-5      the lease protocol in steady state (5 nodes, store-judged TTL 2 s, writes every
 //                100 ms) through the scenario runner, analysis on, trace off.
+//   sweep-lease  a sweep: --runs seeds (default 1000) of 60 s of the lease protocol on 5 nodes,
+//                with leader GC pauses drawn from a lognormal at a Poisson rate, first on one
+//                thread and then on --jobs threads (default: the machine's cores).
 // Wall time is measured here and only here; nothing measured feeds back into a simulation.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <queue>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
+#include "runner/sweep.hpp"
 #include "sim/kernel.hpp"
 
 namespace {
@@ -240,12 +246,63 @@ int bench_lease(double sim_seconds, std::uint64_t seed) {
   return 0;
 }
 
+double bench_sweep_once(const runner::SweepPlan& plan, unsigned jobs) {
+  runner::SweepOptions options;
+  options.jobs = jobs;
+  const auto start = std::chrono::steady_clock::now();
+  const runner::SweepResult result = runner::run_sweep(plan, options);
+  const double wall = seconds_since(start);
+  std::uint64_t events = 0;
+  for (const auto& r : result.records) events += r.events;
+  const double runs = static_cast<double>(result.records.size());
+  const double simulated = runs * 60;
+  std::printf(
+      "%-12s jobs %u  runs %.0f  wall %.3f s  %.1f runs/s  %.0f simulated s per wall s  "
+      "%.2f M events/s\n",
+      "sweep-lease", jobs, runs, wall, runs / wall, simulated / wall,
+      static_cast<double>(events) / wall / 1e6);
+  return runs / wall;
+}
+
+int bench_sweep(std::uint64_t runs, unsigned jobs) {
+  const std::string text = R"({
+    "name": "lease-random-gc-pauses",
+    "description": "Benchmark: the lease protocol under leader GC pauses drawn at random.",
+    "nodes": 5,
+    "duration": "60s",
+    "protocol": {"name": "lease", "ttl": "2s", "recheck_before_write": false},
+    "network": {"latency": {"dist": "uniform", "min": "1ms", "max": "10ms", "step": "1ms"}},
+    "workload": {"interval": "100ms", "work": "20ms"},
+    "random_faults": [
+      {"kind": "pause", "target": "leader", "every": {"dist": "exponential", "mean": "15s"},
+       "duration": {"dist": "lognormal", "median": "1s", "sigma": 1}}
+    ]
+  })";
+  runner::SweepDefinition definition;
+  definition.scenario_path = "<bench sweep-lease>";
+  definition.seeds = {1, runs};
+  runner::PlanOutcome planned = runner::plan_sweep(text, std::move(definition));
+  if (!planned.plan) {
+    for (const auto& m : planned.problems) std::fprintf(stderr, "%s\n", m.c_str());
+    return 2;
+  }
+  const double single = bench_sweep_once(*planned.plan, 1);
+  if (jobs > 1) {
+    const double parallel = bench_sweep_once(*planned.plan, jobs);
+    std::printf("sweep-lease on %u threads runs %.2f times as many runs per second as on one\n",
+                jobs, parallel / single);
+  }
+  return 0;
+}
+
 void usage() {
   std::puts(
-      "usage: electsim_bench [WORKLOAD...] [--seconds T] [--seed N]\n"
-      "workloads: heartbeat-5 baseline-5 raft-5 lease-5 (default: all)\n"
-      "--seconds T  simulated seconds per workload (default 36000)\n"
-      "--seed N     root seed (default 1)");
+      "usage: electsim_bench [WORKLOAD...] [--seconds T] [--seed N] [--runs N] [--jobs N]\n"
+      "workloads: heartbeat-5 baseline-5 raft-5 lease-5 sweep-lease (default: all)\n"
+      "--seconds T  simulated seconds per workload (default 36000; not sweep-lease)\n"
+      "--seed N     root seed (default 1)\n"
+      "--runs N     seeds in sweep-lease (default 1000)\n"
+      "--jobs N     threads for sweep-lease's second pass (default: the machine's cores)");
 }
 
 }  // namespace
@@ -253,25 +310,33 @@ void usage() {
 int main(int argc, char** argv) {
   double seconds = 36000;
   std::uint64_t seed = 1;
+  std::uint64_t runs = 1000;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::string> workloads;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if ((arg == "--seconds" || arg == "--seed") && i + 1 < argc) {
+    if ((arg == "--seconds" || arg == "--seed" || arg == "--runs" || arg == "--jobs") &&
+        i + 1 < argc) {
       char* end = nullptr;
       const char* value = argv[++i];
       if (arg == "--seconds") {
         seconds = std::strtod(value, &end);
-      } else {
+      } else if (arg == "--seed") {
         seed = std::strtoull(value, &end, 10);
+      } else if (arg == "--runs") {
+        runs = std::strtoull(value, &end, 10);
+      } else {
+        jobs = static_cast<unsigned>(std::strtoul(value, &end, 10));
       }
-      if (end == value || *end != '\0' || seconds <= 0) {
+      if (end == value || *end != '\0' || seconds <= 0 || runs == 0 || jobs == 0) {
         std::fprintf(stderr, "electsim_bench: bad value for %s: %s\n", arg.c_str(), value);
         return 2;
       }
     } else if (arg == "--help" || arg == "-h") {
       usage();
       return 0;
-    } else if (arg == "heartbeat-5" || arg == "baseline-5" || arg == "raft-5" || arg == "lease-5") {
+    } else if (arg == "heartbeat-5" || arg == "baseline-5" || arg == "raft-5" || arg == "lease-5" ||
+               arg == "sweep-lease") {
       workloads.push_back(arg);
     } else {
       std::fprintf(stderr, "electsim_bench: unknown argument %s\n", arg.c_str());
@@ -279,7 +344,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (workloads.empty()) workloads = {"heartbeat-5", "baseline-5", "raft-5", "lease-5"};
+  if (workloads.empty()) {
+    workloads = {"heartbeat-5", "baseline-5", "raft-5", "lease-5", "sweep-lease"};
+  }
   std::printf("electsim_bench seed=%llu seconds=%.0f\n", static_cast<unsigned long long>(seed),
               seconds);
   double kernel_rate = 0;
@@ -289,6 +356,7 @@ int main(int argc, char** argv) {
     if (w == "baseline-5") baseline_rate = bench_baseline(seconds, seed);
     if (w == "raft-5" && bench_raft(seconds, seed, kernel_rate) != 0) return 2;
     if (w == "lease-5" && bench_lease(seconds, seed) != 0) return 2;
+    if (w == "sweep-lease" && bench_sweep(runs, jobs) != 0) return 2;
   }
   if (kernel_rate > 0 && baseline_rate > 0) {
     std::printf("heartbeat-5 runs at %.2f of the hand-written loop's speed\n",

@@ -5,18 +5,29 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
 #include <exception>
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "analysis/expect.hpp"
 #include "analysis/summary.hpp"
 #include "analysis/trace.hpp"
 #include "protocols/registry.hpp"
 #include "runner/compare.hpp"
+#include "runner/files.hpp"
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
+#include "runner/sweep.hpp"
+#include "runner/sweep_plot.hpp"
 #include "sim/fault.hpp"
 
 namespace electsim::cli {
@@ -36,12 +47,17 @@ constexpr const char* kUsage =
     "                     fencing) and print who led when, the safety findings, failover and cost\n"
     "  compare SCENARIO   run a scenario under every protocol with the same seed and faults,\n"
     "                     and print them side by side\n"
+    "  sweep SCENARIO     run a grid of parameter values x seeds (x protocols) in parallel and\n"
+    "                     summarise each point: failover percentiles, split-brain and stale-write\n"
+    "                     probability, cost; CSV, JSON and an SVG plot\n"
+    "  merge PART...      combine the parts of a sweep split with --shard\n"
     "  validate FILE...   check scenario files without running them\n"
     "  list [WHAT]        protocols and their parameters, metrics, fault kinds\n"
     "  check TRACE        analyse a saved JSON Lines trace offline\n"
     "\n"
     "`electsim <command> --help` describes each command's options.\n"
-    "exit codes: 0 fine, 1 an expectation of the scenario broke, 2 bad input\n";
+    "exit codes: 0 fine, 1 an expectation of the scenario broke, 2 bad input,\n"
+    "            130 a sweep stopped by Ctrl-C (what finished is written)\n";
 
 struct Streams {
   std::ostream& out;
@@ -278,6 +294,315 @@ int cmd_compare(const std::vector<std::string>& args, Streams io) {
   return exit_code;
 }
 
+// ---- sweep and merge ------------------------------------------------------------------------
+
+constexpr int kExitInterrupted = 130;  // the shell's code for a run stopped by Ctrl-C
+
+// Ctrl-C during a sweep: the first stops it after the runs under way (their records are kept
+// and the outputs written); a second one kills the process the usual way.
+std::atomic<bool> g_sweep_stop{false};
+
+extern "C" void on_sweep_interrupt(int /*signal*/) {
+  g_sweep_stop.store(true);
+  std::signal(SIGINT, SIG_DFL);
+}
+
+std::string format_eta(double seconds) {
+  if (seconds < 0 || !std::isfinite(seconds)) return "?";
+  const auto s = static_cast<long long>(seconds + 0.5);
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
+}
+
+// The files a finished (or merged) sweep writes, and its table on stdout.
+int write_sweep_outputs(const runner::SweepResult& result, const po::variables_map& vm,
+                        const std::vector<std::string>& metrics, const std::string& command,
+                        Streams io) {
+  const std::vector<runner::PointSummary> points = runner::summarise(result);
+  std::vector<runner::OutputFile> files;
+  if (vm.count("out") != 0) {
+    const std::string prefix = vm["out"].as<std::string>();
+    files.push_back({prefix + ".csv", runner::sweep_points_csv(result, points)});
+    files.push_back({prefix + ".json", runner::sweep_json(result, points).dump(2) + "\n"});
+    if (vm.count("runs") != 0)
+      files.push_back({prefix + ".runs.csv", runner::sweep_runs_csv(result)});
+  }
+  if (vm.count("plot") != 0) {
+    files.push_back(
+        {vm["plot"].as<std::string>(), runner::sweep_plot_svg(result, points, metrics)});
+  }
+  if (auto error = runner::write_files_whole(files)) {
+    io.err << fmt::format("electsim {}: {}; no output written\n", command, *error);
+    return kExitBadInput;
+  }
+  if (vm.count("json") != 0) {
+    io.out << runner::sweep_json(result, points).dump(2) << "\n";
+  } else {
+    io.out << runner::format_sweep_table(result, points);
+  }
+  for (const runner::OutputFile& f : files) io.err << fmt::format("wrote {}\n", f.path);
+  return kExitOk;
+}
+
+// --metrics, else the file's, else the default panels; every name checked.
+std::optional<std::vector<std::string>> plot_metrics(const po::variables_map& vm,
+                                                     const std::vector<std::string>& from_file,
+                                                     const std::string& command, Streams io) {
+  std::vector<std::string> metrics =
+      vm.count("metrics") != 0 ? split_list(vm["metrics"].as<std::string>()) : from_file;
+  if (metrics.empty()) metrics = {"failover_p50", "failover_p99", "split_brain_probability"};
+  for (const std::string& m : metrics) {
+    if (runner::find_point_metric(m) == nullptr) {
+      std::string names;
+      for (const auto& known : runner::point_metrics()) {
+        names += (names.empty() ? "" : ", ") + known.name;
+      }
+      io.err << fmt::format("electsim {}: --metrics: expected names from {}, found {}\n", command,
+                            names, m);
+      return std::nullopt;
+    }
+  }
+  return metrics;
+}
+
+constexpr const char* kSweepHelp =
+    "Runs the scenario at every point of the grid (the cross product of the --grid axes), for\n"
+    "every seed and every protocol asked, on --jobs threads, and summarises each point:\n"
+    "failover p50/p90/p99/max, write outage, leaderless time, how often split-brain and stale\n"
+    "writes happened, messages and store requests per second. Each run is exactly\n"
+    "`electsim run SCENARIO --set PATH=VALUE... --seed SEED`; the outputs say how to replay any.\n"
+    "Without --grid, --seeds or --protocols the file's `sweep` section is used.\n"
+    "\n"
+    "  electsim sweep scenarios/sweeps/ttl-vs-gc-pause.json --grid protocol.ttl=1s..10s:1s \\\n"
+    "      --grid protocol.fencing=true,false --seeds 200 -o results --plot results.svg\n"
+    "\n"
+    "With -o PREFIX it writes PREFIX.csv (a row per grid point), PREFIX.json and, with --runs,\n"
+    "PREFIX.runs.csv (a row per run); files appear whole or not at all. The output is the same\n"
+    "for any --jobs. --shard i/n runs every n-th run starting at run i-1 and writes PREFIX.part;\n"
+    "`electsim merge` combines the parts into exactly the unsharded output (docs/sweeps.md).\n"
+    "Ctrl-C stops after the runs under way and writes what finished (exit 130).\n"
+    "Exit 0 when done (a run breaking the scenario's expect block is counted, not an error),\n"
+    "2 on bad input.\n";
+
+int cmd_sweep(const std::vector<std::string>& args, Streams io) {
+  po::options_description options("electsim sweep SCENARIO [options]");
+  // clang-format off
+  options.add_options()
+    ("help,h", "describe this command")
+    ("scenario", po::value<std::string>(), "scenario file (JSON)")
+    ("grid", po::value<std::vector<std::string>>()->composing(),
+     "an axis: PATH=V1,V2,... or PATH=FROM..TO:STEP (repeatable: the cross product)")
+    ("seeds", po::value<std::string>(), "N (seeds 1 to N) or A..B (default: the file's, else 100)")
+    ("protocols", po::value<std::string>(), "sweep these protocols too: lease,raft")
+    ("variant", po::value<std::string>(), "sweep one of the file's variants")
+    ("set", po::value<std::vector<std::string>>()->composing(),
+     "fix a scenario value for every run: --set nodes=7 (repeatable)")
+    ("jobs,j", po::value<unsigned>(), "threads (default: the machine's cores)")
+    ("shard", po::value<std::string>(), "i/n: run a deterministic share and write PREFIX.part")
+    ("out,o", po::value<std::string>(), "output prefix: PREFIX.csv, PREFIX.json (PREFIX.part with --shard)")
+    ("runs", "also write PREFIX.runs.csv, one row per run")
+    ("plot", po::value<std::string>(), "draw the chosen metrics against the first axis in FILE.svg")
+    ("metrics", po::value<std::string>(),
+     "plot panels: failover_p50,failover_p99,split_brain_probability (default)")
+    ("json", "print the JSON result instead of the table")
+    ("quiet,q", "no progress on stderr");
+  // clang-format on
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  const po::variables_map vm = parse(args, options, positional);
+  if (vm.count("help") != 0 || vm.count("scenario") == 0) {
+    io.out << options << "\n" << kSweepHelp;
+    return vm.count("help") != 0 ? kExitOk : kExitBadInput;
+  }
+  const std::string file = vm["scenario"].as<std::string>();
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    io.err << fmt::format("{}: cannot read the file\n", file);
+    return kExitBadInput;
+  }
+  std::stringstream text_stream;
+  text_stream << in.rdbuf();
+  const std::string text = text_stream.str();
+
+  // The file's `sweep` section gives defaults; an unparsable file is reported by the plan below.
+  std::vector<std::string> problems;
+  runner::SweepDefaults defaults;
+  {
+    const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
+    if (!document.is_discarded()) defaults = runner::read_sweep_defaults(document, problems);
+  }
+  for (const std::string& p : problems) io.err << file << ": " << p << "\n";
+  if (!problems.empty()) return kExitBadInput;
+
+  runner::SweepDefinition definition;
+  definition.scenario_path = file;
+  if (vm.count("variant") != 0) definition.variant = vm["variant"].as<std::string>();
+  if (vm.count("set") != 0) {
+    for (const std::string& t : vm["set"].as<std::vector<std::string>>()) {
+      const std::optional<runner::Override> o = runner::parse_override(t);
+      if (!o) {
+        io.err << fmt::format("electsim sweep: --set {}: expected path=value\n", t);
+        return kExitBadInput;
+      }
+      definition.sets.push_back(*o);
+    }
+  }
+  const std::vector<std::string> grid =
+      vm.count("grid") != 0 ? vm["grid"].as<std::vector<std::string>>() : defaults.grid;
+  for (const std::string& g : grid) {
+    auto axis = runner::parse_grid_axis(g);
+    if (!axis.value) {
+      io.err << fmt::format("electsim sweep: --grid {}: {}\n", g, axis.error);
+      return kExitBadInput;
+    }
+    definition.axes.push_back(std::move(*axis.value));
+  }
+  const std::string seeds_text =
+      vm.count("seeds") != 0 ? vm["seeds"].as<std::string>() : defaults.seeds.value_or("100");
+  const auto seeds = runner::parse_seed_range(seeds_text);
+  if (!seeds.value) {
+    io.err << fmt::format("electsim sweep: --seeds {}: {}\n", seeds_text, seeds.error);
+    return kExitBadInput;
+  }
+  definition.seeds = *seeds.value;
+  const std::vector<std::string> protocol_list = vm.count("protocols") != 0
+                                                     ? split_list(vm["protocols"].as<std::string>())
+                                                     : defaults.protocols;
+  for (const std::string& p : protocol_list) {
+    if (protocols::find_protocol(p) == nullptr) {
+      std::string names;
+      for (const auto& k : protocols::protocol_names()) names += (names.empty() ? "" : ", ") + k;
+      io.err << fmt::format("electsim sweep: --protocols: expected names from {}, found {}\n",
+                            names, p);
+      return kExitBadInput;
+    }
+  }
+  definition.protocols = protocol_list;
+  definition.protocols_asked = !protocol_list.empty();
+
+  std::optional<runner::Shard> shard;
+  if (vm.count("shard") != 0) {
+    auto parsed = runner::parse_shard(vm["shard"].as<std::string>());
+    if (!parsed.value) {
+      io.err << fmt::format("electsim sweep: --shard: {}\n", parsed.error);
+      return kExitBadInput;
+    }
+    shard = *parsed.value;
+    if (vm.count("out") == 0) {
+      io.err << "electsim sweep: --shard needs -o PREFIX (the part is written to PREFIX.part)\n";
+      return kExitBadInput;
+    }
+    if (vm.count("plot") != 0 || vm.count("runs") != 0 || vm.count("json") != 0) {
+      io.err << "electsim sweep: a shard writes only PREFIX.part; give --plot, --runs and --json "
+                "to `electsim merge`\n";
+      return kExitBadInput;
+    }
+  }
+  const auto metrics = plot_metrics(vm, defaults.metrics, "sweep", io);
+  if (!metrics) return kExitBadInput;
+
+  runner::PlanOutcome planned = runner::plan_sweep(text, std::move(definition));
+  if (!planned.plan) {
+    for (const std::string& m : planned.problems) io.err << m << "\n";
+    return kExitBadInput;
+  }
+  const runner::SweepPlan& plan = *planned.plan;
+
+  runner::SweepOptions sweep;
+  sweep.jobs = vm.count("jobs") != 0 ? vm["jobs"].as<unsigned>()
+                                     : std::max(1u, std::thread::hardware_concurrency());
+  if (sweep.jobs == 0) {
+    io.err << "electsim sweep: --jobs: expected at least 1\n";
+    return kExitBadInput;
+  }
+  sweep.shard = shard;
+  g_sweep_stop.store(false);
+  sweep.stop = &g_sweep_stop;
+  const bool show_progress = vm.count("quiet") == 0 && isatty(fileno(stderr)) != 0;
+  const auto started = std::chrono::steady_clock::now();
+  if (show_progress) {
+    sweep.progress = [&](const runner::SweepProgress& p) {
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double rate = elapsed > 0 ? static_cast<double>(p.done) / elapsed : 0;
+      const double eta = rate > 0 ? static_cast<double>(p.total - p.done) / rate : -1;
+      io.err << fmt::format(
+                    "\rsweep: {}/{} runs ({:.1f}%), {:.1f} runs/s, ETA {}    ", p.done, p.total,
+                    p.total == 0
+                        ? 100.0
+                        : 100.0 * static_cast<double>(p.done) / static_cast<double>(p.total),
+                    rate, format_eta(eta))
+             << std::flush;
+    };
+  }
+  auto previous = std::signal(SIGINT, on_sweep_interrupt);
+  runner::SweepResult result = runner::run_sweep(plan, sweep);
+  std::signal(SIGINT, previous == SIG_ERR ? SIG_DFL : previous);
+  if (show_progress) io.err << "\n";
+  if (result.interrupted) {
+    io.err << fmt::format(
+        "electsim sweep: interrupted; {} of {} runs finished and are written below\n",
+        result.records.size(), result.runs_expected);
+  }
+  int exit_code = kExitOk;
+  if (shard) {
+    const std::string path = vm["out"].as<std::string>() + ".part";
+    if (auto error = runner::write_files_whole({{path, runner::sweep_part(result, *shard)}})) {
+      io.err << fmt::format("electsim sweep: {}; no output written\n", *error);
+      return kExitBadInput;
+    }
+    io.out << fmt::format("shard {}/{}: {} of the sweep's {} runs written to {}\n", shard->index,
+                          shard->count, result.records.size(), plan.definition.run_count(), path);
+  } else {
+    exit_code = write_sweep_outputs(result, vm, *metrics, "sweep", io);
+  }
+  return result.interrupted && exit_code == kExitOk ? kExitInterrupted : exit_code;
+}
+
+int cmd_merge(const std::vector<std::string>& args, Streams io) {
+  po::options_description options("electsim merge PART... -o PREFIX [options]");
+  // clang-format off
+  options.add_options()
+    ("help,h", "describe this command")
+    ("parts", po::value<std::vector<std::string>>(), "parts written by electsim sweep --shard")
+    ("out,o", po::value<std::string>(), "output prefix: PREFIX.csv and PREFIX.json")
+    ("runs", "also write PREFIX.runs.csv, one row per run")
+    ("plot", po::value<std::string>(), "draw the chosen metrics against the first axis in FILE.svg")
+    ("metrics", po::value<std::string>(), "plot panels (as for sweep)")
+    ("json", "print the JSON result instead of the table");
+  // clang-format on
+  po::positional_options_description positional;
+  positional.add("parts", -1);
+  const po::variables_map vm = parse(args, options, positional);
+  if (vm.count("help") != 0 || vm.count("parts") == 0) {
+    io.out << options << "\n"
+           << "Combines the parts of a sharded sweep into exactly the output the sweep gives on\n"
+           << "one machine. Every run must be in exactly one part, and all parts must come from\n"
+           << "the same sweep (scenario file, grid, seeds, protocols, --set).\n";
+    return vm.count("help") != 0 ? kExitOk : kExitBadInput;
+  }
+  std::vector<runner::PartText> parts;
+  for (const std::string& path : vm["parts"].as<std::vector<std::string>>()) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      io.err << fmt::format("{}: cannot read the file\n", path);
+      return kExitBadInput;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    parts.push_back({path, text.str()});
+  }
+  const auto metrics = plot_metrics(vm, {}, "merge", io);
+  if (!metrics) return kExitBadInput;
+  runner::MergeOutcome merged = runner::merge_parts(parts);
+  if (!merged.result) {
+    for (const std::string& m : merged.problems) io.err << m << "\n";
+    return kExitBadInput;
+  }
+  return write_sweep_outputs(*merged.result, vm, *metrics, "merge", io);
+}
+
 int cmd_validate(const std::vector<std::string>& args, Streams io) {
   po::options_description options("electsim validate FILE... [options]");
   // clang-format off
@@ -448,6 +773,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   try {
     if (command == "run") return cmd_run(rest, io);
     if (command == "compare") return cmd_compare(rest, io);
+    if (command == "sweep") return cmd_sweep(rest, io);
+    if (command == "merge") return cmd_merge(rest, io);
     if (command == "validate") return cmd_validate(rest, io);
     if (command == "list") return cmd_list(rest, io);
     if (command == "check") return cmd_check(rest, io);

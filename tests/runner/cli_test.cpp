@@ -2,6 +2,7 @@
 // --json, --trace and check, and determinism of whole outputs.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -57,7 +58,7 @@ TEST_CASE("cli: no command prints usage and exits 2, an unknown command names it
 }
 
 TEST_CASE("cli: every command has --help") {
-  for (const char* command : {"run", "validate", "list", "check"}) {
+  for (const char* command : {"run", "compare", "sweep", "merge", "validate", "list", "check"}) {
     const Outcome o = cli({command, "--help"});
     INFO(command);
     CHECK(o.code == 0);
@@ -177,4 +178,108 @@ TEST_CASE("cli: compare gives the same table for the same seed, and another for 
   const auto json_out = nlohmann::json::parse(cli({"compare", file, "--json"}).out);
   CHECK(json_out.contains("table"));
   CHECK(cli({"compare", file, "--protocols", "paxos"}).code == 2);
+}
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string temp_prefix(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("electsim-cli-test-" + name)).string();
+}
+
+}  // namespace
+
+TEST_CASE("cli: sweep writes its tables whole and the same for any --jobs") {
+  const std::string a = temp_prefix("sweep-a");
+  const std::string b = temp_prefix("sweep-b");
+  const std::vector<std::string> base = {"sweep",   scenario("lease-gc-pause-fence.json"),
+                                         "--grid",  "protocol.ttl=1s..3s:1s",
+                                         "--seeds", "1..3",
+                                         "--quiet", "--runs"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  const Outcome one = cli(with({"--jobs", "1", "-o", a}));
+  INFO(one.err);
+  REQUIRE(one.code == 0);
+  const Outcome two = cli(with({"--jobs", "2", "-o", b}));
+  REQUIRE(two.code == 0);
+  CHECK(one.out == two.out);
+  CHECK(one.out.find("protocol.ttl") != std::string::npos);
+  for (const char* ext : {".csv", ".json", ".runs.csv"}) {
+    INFO(ext);
+    const std::string text = slurp(a + ext);
+    CHECK_FALSE(text.empty());
+    CHECK(text == slurp(b + ext));
+    CHECK_FALSE(std::filesystem::exists(a + ext + ".tmp"));
+  }
+  // A row per grid point plus the header; a row per run plus the header.
+  const std::string points = slurp(a + ".csv");
+  CHECK(std::count(points.begin(), points.end(), '\n') == 4);
+  const std::string runs = slurp(a + ".runs.csv");
+  CHECK(std::count(runs.begin(), runs.end(), '\n') == 10);
+  CHECK(runs.find("--set protocol.ttl=2s --seed 3") != std::string::npos);
+}
+
+TEST_CASE("cli: sweep shards merged equal the unsharded sweep") {
+  const std::string whole = temp_prefix("sweep-whole");
+  const std::vector<std::string> base = {"sweep",       scenario("lease-gc-pause-fence.json"),
+                                         "--grid",      "protocol.ttl=1s,3s",
+                                         "--protocols", "lease,raft",
+                                         "--seeds",     "2",
+                                         "--quiet"};
+  std::vector<std::string> args = base;
+  args.insert(args.end(), {"-o", whole});
+  REQUIRE(cli(args).code == 0);
+  std::vector<std::string> merge = {"merge"};
+  for (int i = 1; i <= 3; ++i) {
+    const std::string part = temp_prefix("sweep-shard-" + std::to_string(i));
+    args = base;
+    args.insert(args.end(), {"--shard", std::to_string(i) + "/3", "-o", part});
+    const Outcome o = cli(args);
+    INFO(o.err);
+    REQUIRE(o.code == 0);
+    CHECK(o.out.find("written to " + part + ".part") != std::string::npos);
+    merge.push_back(part + ".part");
+  }
+  const std::string merged = temp_prefix("sweep-merged");
+  merge.insert(merge.end(), {"-o", merged});
+  const Outcome m = cli(merge);
+  INFO(m.err);
+  REQUIRE(m.code == 0);
+  CHECK(slurp(merged + ".csv") == slurp(whole + ".csv"));
+  CHECK(slurp(merged + ".json") == slurp(whole + ".json"));
+  merge.erase(merge.begin() + 2);  // drop shard 2 of 3
+  const Outcome missing = cli(merge);
+  CHECK(missing.code == 2);
+  CHECK(missing.err.find("missing") != std::string::npos);
+}
+
+TEST_CASE("cli: sweep refuses bad grids, seeds, shards and metrics with exit 2") {
+  const std::string file = scenario("lease-gc-pause-fence.json");
+  const auto bad = GENERATE(
+      as<std::vector<std::string>>{}, std::vector<std::string>{"--grid", "protocol.ttl"},
+      std::vector<std::string>{"--grid", "protocol.ttl=5s..1s:1s"},
+      std::vector<std::string>{"--grid", "protocol.ttl=2s,never"},
+      std::vector<std::string>{"--seeds", "0"},
+      std::vector<std::string>{"--shard", "4/3", "-o", "x"},
+      std::vector<std::string>{"--shard", "1/3"}, std::vector<std::string>{"--protocols", "paxos"},
+      std::vector<std::string>{"--metrics", "speed"}, std::vector<std::string>{"--jobs", "0"});
+  std::vector<std::string> args = {"sweep", file, "--quiet"};
+  args.insert(args.end(), bad.begin(), bad.end());
+  if (std::find(bad.begin(), bad.end(), "--seeds") == bad.end()) {
+    args.insert(args.end(), {"--seeds", "1"});
+  }
+  const Outcome o = cli(args);
+  INFO(o.err);
+  CHECK(o.code == 2);
+  CHECK_FALSE(o.err.empty());
 }

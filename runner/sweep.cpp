@@ -1,0 +1,972 @@
+// Sweeps: plan (load every grid point once), run (a pool of threads taking runs from a shared
+// counter, each result stored in its run's slot), summarise (pooled order statistics per point)
+// and write. Threads only decide when a run happens, never what it computes or where its record
+// goes, so the tables are the same for any --jobs and any sharding.
+#include "runner/sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "analysis/stats.hpp"
+#include "runner/run.hpp"
+
+namespace electsim::runner {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int kPartFormat = 1;
+
+std::string fnv1a_hex(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+// A word the shell passes through unchanged needs no quotes; anything else is single-quoted.
+std::string shell_quote(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-' || c == '/' || c == '=' || c == ':' || c == ',' || c == '+';
+  });
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+// Exact seconds from nanoseconds: "1.5", "0.000001", "12".
+std::string seconds_text(std::int64_t ns) {
+  const bool negative = ns < 0;
+  const std::uint64_t magnitude =
+      negative ? static_cast<std::uint64_t>(-(ns + 1)) + 1 : static_cast<std::uint64_t>(ns);
+  std::string fraction = fmt::format("{:09}", magnitude % 1'000'000'000u);
+  while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
+  std::string text = fmt::format("{}{}", negative ? "-" : "", magnitude / 1'000'000'000u);
+  if (!fraction.empty()) text += "." + fraction;
+  return text;
+}
+
+std::string optional_seconds(const std::optional<std::int64_t>& ns) {
+  return ns ? seconds_text(*ns) : std::string();
+}
+
+json seconds_json(const std::optional<double>& ns) {
+  if (!ns) return nullptr;
+  return *ns / 1e9;
+}
+
+std::string number_text(const std::optional<double>& v) {
+  return v ? fmt::format("{}", *v) : std::string();
+}
+
+std::string override_text(const Override& o) {
+  return o.path + "=" + o.value;
+}
+
+}  // namespace
+
+// ---- Definition ----------------------------------------------------------------------------
+
+std::uint64_t SweepDefinition::point_count() const {
+  std::uint64_t n = 1;
+  for (const GridAxis& a : axes) n *= a.values.size();
+  return n;
+}
+
+std::uint64_t SweepDefinition::run_count() const {
+  return static_cast<std::uint64_t>(protocols.size()) * point_count() * seeds.count();
+}
+
+std::vector<std::string> SweepDefinition::point_values(std::uint64_t point) const {
+  std::vector<std::string> values(axes.size());
+  for (std::size_t i = axes.size(); i-- > 0;) {
+    const std::uint64_t size = axes[i].values.size();
+    values[i] = axes[i].values[point % size];
+    point /= size;
+  }
+  return values;
+}
+
+json SweepDefinition::to_json() const {
+  json j;
+  j["scenario"] = scenario_path;
+  j["scenario_name"] = scenario_name;
+  j["scenario_digest"] = scenario_digest;
+  j["protocols"] = protocols;
+  j["protocols_asked"] = protocols_asked;
+  j["variant"] = variant ? json(*variant) : json(nullptr);
+  json sets_json = json::array();
+  for (const Override& o : sets) sets_json.push_back(override_text(o));
+  j["set"] = std::move(sets_json);
+  json grid = json::array();
+  for (const GridAxis& a : axes) grid.push_back({{"path", a.path}, {"values", a.values}});
+  j["grid"] = std::move(grid);
+  j["seeds"] = {{"first", seeds.first}, {"last", seeds.last}};
+  return j;
+}
+
+std::optional<SweepDefinition> SweepDefinition::from_json(const json& j, std::string& error) {
+  try {
+    SweepDefinition d;
+    d.scenario_path = j.at("scenario").get<std::string>();
+    d.scenario_name = j.at("scenario_name").get<std::string>();
+    d.scenario_digest = j.at("scenario_digest").get<std::string>();
+    d.protocols = j.at("protocols").get<std::vector<std::string>>();
+    d.protocols_asked = j.at("protocols_asked").get<bool>();
+    if (!j.at("variant").is_null()) d.variant = j.at("variant").get<std::string>();
+    for (const json& s : j.at("set")) {
+      const auto o = parse_override(s.get<std::string>());
+      if (!o) throw std::runtime_error("a --set value without '='");
+      d.sets.push_back(*o);
+    }
+    for (const json& a : j.at("grid")) {
+      GridAxis axis;
+      axis.path = a.at("path").get<std::string>();
+      axis.values = a.at("values").get<std::vector<std::string>>();
+      if (axis.values.empty()) throw std::runtime_error("an axis without values");
+      classify_axis(axis);
+      d.axes.push_back(std::move(axis));
+    }
+    d.seeds.first = j.at("seeds").at("first").get<std::uint64_t>();
+    d.seeds.last = j.at("seeds").at("last").get<std::uint64_t>();
+    if (d.protocols.empty() || d.seeds.first > d.seeds.last) {
+      throw std::runtime_error("no protocols or an empty seed range");
+    }
+    return d;
+  } catch (const std::exception& e) {
+    error = fmt::format("expected a sweep definition ({})", e.what());
+    return std::nullopt;
+  }
+}
+
+std::string SweepDefinition::replay_command(std::size_t protocol, std::uint64_t point,
+                                            std::uint64_t seed) const {
+  std::string command = "electsim run " + shell_quote(scenario_path);
+  if (variant) command += " --variant " + shell_quote(*variant);
+  if (protocols_asked) command += " --protocol " + shell_quote(protocols[protocol]);
+  for (const Override& o : sets) command += " --set " + shell_quote(override_text(o));
+  const std::vector<std::string> values = point_values(point);
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    command += " --set " + shell_quote(axes[i].path + "=" + values[i]);
+  }
+  return command + fmt::format(" --seed {}", seed);
+}
+
+// ---- Records -------------------------------------------------------------------------------
+
+json RunRecord::to_json() const {
+  json j;
+  j["run"] = run;
+  j["seed"] = seed;
+  j["complete"] = complete;
+  j["expect_ok"] = expect_ok;
+  j["duration_ns"] = duration_ns;
+  j["failovers_ns"] = failovers_ns;
+  j["failovers_unresolved"] = failovers_unresolved;
+  j["failovers_ridden_out"] = failovers_ridden_out;
+  j["write_outages_ns"] = write_outages_ns;
+  j["first_leader_at_ns"] = first_leader_at_ns ? json(*first_leader_at_ns) : json(nullptr);
+  j["leaderless_ns"] = leaderless_ns;
+  j["split_brain_ns"] = split_brain_ns;
+  j["same_epoch_leaders"] = same_epoch_leaders;
+  j["stale_writes_accepted"] = stale_writes_accepted;
+  j["stale_writes_rejected"] = stale_writes_rejected;
+  j["writes_accepted"] = writes_accepted;
+  j["elections"] = elections;
+  j["messages_sent"] = messages_sent;
+  j["store_requests"] = store_requests;
+  j["events"] = events;
+  j["trace_hash"] = trace_hash;
+  return j;
+}
+
+std::optional<RunRecord> RunRecord::from_json(const json& j, std::string& error) {
+  try {
+    RunRecord r;
+    r.run = j.at("run").get<std::uint64_t>();
+    r.seed = j.at("seed").get<std::uint64_t>();
+    r.complete = j.at("complete").get<bool>();
+    r.expect_ok = j.at("expect_ok").get<bool>();
+    r.duration_ns = j.at("duration_ns").get<std::int64_t>();
+    r.failovers_ns = j.at("failovers_ns").get<std::vector<std::int64_t>>();
+    r.failovers_unresolved = j.at("failovers_unresolved").get<std::uint64_t>();
+    r.failovers_ridden_out = j.at("failovers_ridden_out").get<std::uint64_t>();
+    r.write_outages_ns = j.at("write_outages_ns").get<std::vector<std::int64_t>>();
+    if (!j.at("first_leader_at_ns").is_null()) {
+      r.first_leader_at_ns = j.at("first_leader_at_ns").get<std::int64_t>();
+    }
+    r.leaderless_ns = j.at("leaderless_ns").get<std::int64_t>();
+    r.split_brain_ns = j.at("split_brain_ns").get<std::int64_t>();
+    r.same_epoch_leaders = j.at("same_epoch_leaders").get<std::uint64_t>();
+    r.stale_writes_accepted = j.at("stale_writes_accepted").get<std::uint64_t>();
+    r.stale_writes_rejected = j.at("stale_writes_rejected").get<std::uint64_t>();
+    r.writes_accepted = j.at("writes_accepted").get<std::uint64_t>();
+    r.elections = j.at("elections").get<std::uint64_t>();
+    r.messages_sent = j.at("messages_sent").get<std::uint64_t>();
+    r.store_requests = j.at("store_requests").get<std::uint64_t>();
+    r.events = j.at("events").get<std::uint64_t>();
+    r.trace_hash = j.at("trace_hash").get<std::string>();
+    return r;
+  } catch (const std::exception& e) {
+    error = fmt::format("expected a run record ({})", e.what());
+    return std::nullopt;
+  }
+}
+
+namespace {
+
+RunRecord record_of(std::uint64_t run, std::uint64_t seed, const RunResult& result) {
+  const analysis::Report& report = result.report;
+  RunRecord r;
+  r.run = run;
+  r.seed = seed;
+  r.complete = !result.stats.hit_event_limit;
+  r.expect_ok = result.verdict.ok();
+  r.duration_ns = result.stats.end.since_start().count();
+  for (const analysis::Failover& f : report.failovers) {
+    if (f.failover) {
+      r.failovers_ns.push_back(f.failover->count());
+    } else if (f.ridden_out) {
+      ++r.failovers_ridden_out;
+    } else {
+      ++r.failovers_unresolved;
+    }
+    if (f.write_outage) r.write_outages_ns.push_back(f.write_outage->count());
+  }
+  if (report.first_leader_at) r.first_leader_at_ns = report.first_leader_at->ns;
+  r.leaderless_ns = report.leaderless_time.count();
+  r.split_brain_ns = report.split_brain_time.count();
+  r.same_epoch_leaders = report.same_epoch_leaders_total;
+  r.stale_writes_accepted = report.stale_writes_accepted;
+  r.stale_writes_rejected = report.stale_writes_rejected;
+  r.writes_accepted = report.writes_accepted;
+  r.elections = report.elections;
+  r.messages_sent = report.messages_sent;
+  r.store_requests = report.store_requests_total;
+  r.events = result.stats.events;
+  r.trace_hash = result.trace_hash;
+  return r;
+}
+
+}  // namespace
+
+// ---- Planning and running ------------------------------------------------------------------
+
+PlanOutcome plan_sweep(const std::string& source_text, SweepDefinition definition,
+                       const Limits& limits) {
+  PlanOutcome outcome;
+  definition.scenario_digest = fnv1a_hex(source_text);
+  std::set<std::string> paths;
+  for (const Override& o : definition.sets) paths.insert(o.path);
+  for (const GridAxis& axis : definition.axes) {
+    if (axis.values.empty()) {
+      outcome.problems.push_back(fmt::format("--grid {}: expected at least one value", axis.path));
+    }
+    if (!paths.insert(axis.path).second) {
+      outcome.problems.push_back(fmt::format(
+          "--grid {}: the path is set twice (by two --grid axes, or by --grid and --set)",
+          axis.path));
+    }
+  }
+  if (!outcome.problems.empty()) return outcome;
+  if (definition.protocols.empty()) {
+    // The file's own protocol: load it once plainly to learn its name.
+    LoadOptions options;
+    options.overrides = definition.sets;
+    options.variant = definition.variant;
+    options.limits = limits;
+    const LoadResult loaded = load_scenario_text(source_text, definition.scenario_path, options);
+    if (!loaded.scenario) {
+      outcome.problems = loaded.messages();
+      return outcome;
+    }
+    definition.protocols.push_back(loaded.scenario->protocol);
+    definition.protocols_asked = false;
+  }
+  if (definition.seeds.first > definition.seeds.last) {
+    outcome.problems.emplace_back("--seeds: expected a non-empty seed range");
+    return outcome;
+  }
+  const std::uint64_t points = definition.point_count();
+  const std::uint64_t seeds = definition.seeds.count();
+  const std::uint64_t protocols = definition.protocols.size();
+  if (points == 0 || seeds == 0 || points > kMaxSweepRuns / protocols ||
+      points * protocols > kMaxSweepRuns / seeds) {
+    outcome.problems.push_back(fmt::format(
+        "expected at most {} runs in a sweep (the limit on runs per sweep), found {} protocol(s) x "
+        "{} grid point(s) x {} seed(s)",
+        kMaxSweepRuns, protocols, points, seeds));
+    return outcome;
+  }
+
+  SweepPlan plan;
+  constexpr std::size_t kMaxMessages = 20;
+  std::size_t failed_points = 0;
+  for (std::size_t p = 0; p < definition.protocols.size(); ++p) {
+    for (std::uint64_t point = 0; point < points; ++point) {
+      LoadOptions options;
+      options.overrides = definition.sets;
+      const std::vector<std::string> values = definition.point_values(point);
+      std::string where;
+      for (std::size_t i = 0; i < definition.axes.size(); ++i) {
+        options.overrides.push_back(Override{definition.axes[i].path, values[i]});
+        where +=
+            fmt::format("{}{}={}", where.empty() ? "" : ", ", definition.axes[i].path, values[i]);
+      }
+      options.variant = definition.variant;
+      if (definition.protocols_asked) options.protocol = definition.protocols[p];
+      options.limits = limits;
+      LoadResult loaded = load_scenario_text(source_text, definition.scenario_path, options);
+      if (!loaded.scenario) {
+        ++failed_points;
+        for (const std::string& message : loaded.messages()) {
+          if (outcome.problems.size() >= kMaxMessages) break;
+          std::string context = definition.protocols_asked
+                                    ? fmt::format("protocol {}", definition.protocols[p])
+                                    : std::string();
+          if (!where.empty()) context += (context.empty() ? "" : ", ") + where;
+          outcome.problems.push_back(
+              context.empty() ? message : fmt::format("{} (grid point {})", message, context));
+        }
+        continue;
+      }
+      plan.scenarios.push_back(std::move(*loaded.scenario));
+    }
+  }
+  if (failed_points > 0) {
+    if (failed_points > 1) {
+      outcome.problems.push_back(fmt::format("{} of {} grid points could not be loaded",
+                                             failed_points, points * protocols));
+    }
+    return outcome;
+  }
+  definition.scenario_name = plan.scenarios.front().name;
+  plan.definition = std::move(definition);
+  outcome.plan = std::move(plan);
+  return outcome;
+}
+
+SweepResult run_sweep(const SweepPlan& plan, const SweepOptions& options) {
+  const SweepDefinition& d = plan.definition;
+  SweepResult result;
+  result.definition = d;
+  const std::uint64_t total = d.run_count();
+  const Shard shard = options.shard.value_or(Shard{});
+  std::vector<std::uint64_t> runs;
+  for (std::uint64_t run = shard.index - 1; run < total; run += shard.count) runs.push_back(run);
+  result.runs_expected = runs.size();
+
+  std::vector<std::optional<RunRecord>> slots(runs.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::uint64_t> done{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::string error;
+  const std::uint64_t seeds = d.seeds.count();
+
+  auto worker = [&] {
+    for (;;) {
+      if (options.stop != nullptr && options.stop->load(std::memory_order_relaxed)) return;
+      if (failed.load(std::memory_order_relaxed)) return;
+      const std::size_t i = next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= runs.size()) return;
+      const std::uint64_t run = runs[i];
+      const std::uint64_t seed = d.seeds.first + run % seeds;
+      try {
+        RunOptions run_options;
+        run_options.seed = seed;
+        run_options.cancel = options.stop;
+        const RunResult r = run_scenario(plan.scenarios[run / seeds], run_options);
+        if (r.stats.cancelled) return;
+        slots[i] = record_of(run, seed, r);
+      } catch (const std::exception& e) {
+        const std::lock_guard lock(error_mutex);
+        if (error.empty()) error = fmt::format("run {} (seed {}): {}", run, seed, e.what());
+        failed = true;
+        return;
+      }
+      done.fetch_add(1, std::memory_order_relaxed);
+    }
+  };
+
+  const unsigned jobs = static_cast<unsigned>(
+      std::max<std::size_t>(1, std::min<std::size_t>(options.jobs, runs.size())));
+  std::vector<std::thread> threads;
+  threads.reserve(jobs);
+  for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker);
+  // The calling thread only reports progress; it wakes every 200 ms of wall time.
+  while (options.progress && done.load() < runs.size() && !failed.load()) {
+    if (options.stop != nullptr && options.stop->load()) break;
+    options.progress(SweepProgress{done.load(), runs.size()});
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  for (std::thread& t : threads) t.join();
+  if (options.progress) options.progress(SweepProgress{done.load(), runs.size()});
+  if (!error.empty()) throw std::runtime_error(error);
+
+  for (std::optional<RunRecord>& slot : slots) {
+    if (slot) {
+      result.records.push_back(std::move(*slot));
+    } else {
+      result.interrupted = true;
+    }
+  }
+  return result;
+}
+
+// ---- Summaries -----------------------------------------------------------------------------
+
+std::vector<PointSummary> summarise(const SweepResult& result) {
+  const SweepDefinition& d = result.definition;
+  const std::uint64_t points = d.point_count();
+  const std::uint64_t seeds = d.seeds.count();
+  std::vector<PointSummary> out;
+  std::size_t r = 0;
+  const auto& records = result.records;
+  for (std::size_t p = 0; p < d.protocols.size(); ++p) {
+    for (std::uint64_t point = 0; point < points; ++point) {
+      const std::uint64_t first_run = (p * points + point) * seeds;
+      const std::uint64_t end_run = first_run + seeds;
+      PointSummary s;
+      s.protocol = p;
+      s.point = point;
+      std::vector<std::int64_t> failovers;
+      std::vector<std::int64_t> outages;
+      std::int64_t simulated_ns = 0;
+      std::int64_t leaderless_ns = 0;
+      std::int64_t split_brain_total_ns = 0;
+      std::int64_t split_brain_max_ns = 0;
+      std::uint64_t runs_split = 0;
+      std::uint64_t runs_stale = 0;
+      std::uint64_t runs_same_epoch = 0;
+      std::uint64_t messages = 0;
+      std::uint64_t store_requests = 0;
+      const RunRecord* worst_split = nullptr;
+      const RunRecord* worst_failover = nullptr;
+      std::int64_t worst_failover_ns = -1;
+      while (r < records.size() && records[r].run < end_run) {
+        const RunRecord& rec = records[r++];
+        if (rec.run < first_run) continue;
+        ++s.runs;
+        s.runs_incomplete += rec.complete ? 0 : 1;
+        s.runs_breaking_expect += rec.expect_ok ? 0 : 1;
+        failovers.insert(failovers.end(), rec.failovers_ns.begin(), rec.failovers_ns.end());
+        outages.insert(outages.end(), rec.write_outages_ns.begin(), rec.write_outages_ns.end());
+        s.failovers_unresolved += rec.failovers_unresolved;
+        simulated_ns += rec.duration_ns;
+        leaderless_ns += rec.leaderless_ns;
+        split_brain_total_ns += rec.split_brain_ns;
+        split_brain_max_ns = std::max(split_brain_max_ns, rec.split_brain_ns);
+        runs_split += rec.split_brain_ns > 0 ? 1 : 0;
+        runs_stale += rec.stale_writes_accepted > 0 ? 1 : 0;
+        runs_same_epoch += rec.same_epoch_leaders > 0 ? 1 : 0;
+        s.stale_writes_accepted += rec.stale_writes_accepted;
+        s.stale_writes_rejected += rec.stale_writes_rejected;
+        s.same_epoch_leaders += rec.same_epoch_leaders;
+        messages += rec.messages_sent;
+        store_requests += rec.store_requests;
+        if (rec.split_brain_ns > 0 &&
+            (worst_split == nullptr || rec.split_brain_ns > worst_split->split_brain_ns)) {
+          worst_split = &rec;
+        }
+        for (std::int64_t f : rec.failovers_ns) {
+          if (f > worst_failover_ns) {
+            worst_failover_ns = f;
+            worst_failover = &rec;
+          }
+        }
+      }
+      s.failovers = failovers.size();
+      std::sort(failovers.begin(), failovers.end());
+      std::sort(outages.begin(), outages.end());
+      s.failover_p50_ns = analysis::nearest_rank_percentile(failovers, 50);
+      s.failover_p90_ns = analysis::nearest_rank_percentile(failovers, 90);
+      s.failover_p99_ns = analysis::nearest_rank_percentile(failovers, 99);
+      s.failover_max_ns = analysis::nearest_rank_percentile(failovers, 100);
+      s.write_outage_p50_ns = analysis::nearest_rank_percentile(outages, 50);
+      s.write_outage_p99_ns = analysis::nearest_rank_percentile(outages, 99);
+      if (s.runs > 0) {
+        const auto runs = static_cast<double>(s.runs);
+        if (simulated_ns > 0) {
+          const double simulated_s = static_cast<double>(simulated_ns) / 1e9;
+          s.leaderless_fraction =
+              static_cast<double>(leaderless_ns) / static_cast<double>(simulated_ns);
+          s.messages_per_second = static_cast<double>(messages) / simulated_s;
+          s.store_requests_per_second = static_cast<double>(store_requests) / simulated_s;
+        }
+        s.split_brain_probability = static_cast<double>(runs_split) / runs;
+        s.split_brain_time_mean_ns = (split_brain_total_ns + static_cast<std::int64_t>(s.runs / 2)) /
+                                     static_cast<std::int64_t>(s.runs);
+        s.split_brain_time_max_ns = split_brain_max_ns;
+        s.stale_write_probability = static_cast<double>(runs_stale) / runs;
+        s.same_epoch_probability = static_cast<double>(runs_same_epoch) / runs;
+      }
+      if (worst_split != nullptr) {
+        s.worst_seed = worst_split->seed;
+      } else if (worst_failover != nullptr) {
+        s.worst_seed = worst_failover->seed;
+      }
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+const std::vector<PointMetric>& point_metrics() {
+  auto ns = [](const std::optional<std::int64_t>& v) -> std::optional<double> {
+    if (!v) return std::nullopt;
+    return static_cast<double>(*v);
+  };
+  static const std::vector<PointMetric> metrics = {
+      {"failover_p50", true, false, "median failover over every observed failover of the point",
+       [ns](const PointSummary& s) { return ns(s.failover_p50_ns); }},
+      {"failover_p90", true, false, "90th percentile failover (nearest rank)",
+       [ns](const PointSummary& s) { return ns(s.failover_p90_ns); }},
+      {"failover_p99", true, false, "99th percentile failover (nearest rank)",
+       [ns](const PointSummary& s) { return ns(s.failover_p99_ns); }},
+      {"failover_max", true, false, "longest observed failover",
+       [ns](const PointSummary& s) { return ns(s.failover_max_ns); }},
+      {"write_outage_p50", true, false,
+       "median write outage (old leader's last accepted write to "
+       "the new leader's first)",
+       [ns](const PointSummary& s) { return ns(s.write_outage_p50_ns); }},
+      {"write_outage_p99", true, false, "99th percentile write outage (nearest rank)",
+       [ns](const PointSummary& s) { return ns(s.write_outage_p99_ns); }},
+      {"leaderless_fraction", false, true, "leaderless time over simulated time, all runs pooled",
+       [](const PointSummary& s) { return s.leaderless_fraction; }},
+      {"split_brain_probability", false, true, "fraction of runs with any split-brain time",
+       [](const PointSummary& s) { return s.split_brain_probability; }},
+      {"split_brain_time_mean", true, false, "split-brain time per run, averaged over all runs",
+       [ns](const PointSummary& s) { return ns(s.split_brain_time_mean_ns); }},
+      {"split_brain_time_max", true, false, "the longest split-brain time of one run",
+       [ns](const PointSummary& s) { return ns(s.split_brain_time_max_ns); }},
+      {"stale_write_probability", false, true,
+       "fraction of runs in which the sink accepted a stale write (data corrupted)",
+       [](const PointSummary& s) { return s.stale_write_probability; }},
+      {"same_epoch_probability", false, true,
+       "fraction of runs with two leaders in one epoch or term",
+       [](const PointSummary& s) { return s.same_epoch_probability; }},
+      {"messages_per_second", false, false, "messages sent per simulated second, all runs pooled",
+       [](const PointSummary& s) { return s.messages_per_second; }},
+      {"store_requests_per_second", false, false,
+       "store requests per simulated second, all runs pooled",
+       [](const PointSummary& s) { return s.store_requests_per_second; }},
+  };
+  return metrics;
+}
+
+const PointMetric* find_point_metric(std::string_view name) {
+  for (const PointMetric& m : point_metrics()) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+// ---- Outputs -------------------------------------------------------------------------------
+
+namespace {
+
+std::string metric_cell(const PointMetric& m, const PointSummary& s) {
+  const std::optional<double> v = m.value(s);
+  if (!v) return {};
+  if (m.duration) {
+    return seconds_text(static_cast<std::int64_t>(*v));  // every duration is whole nanoseconds
+  }
+  return number_text(v);
+}
+
+std::string metric_column(const PointMetric& m) {
+  return m.duration ? m.name + "_s" : m.name;
+}
+
+}  // namespace
+
+std::string sweep_points_csv(const SweepResult& result, const std::vector<PointSummary>& points) {
+  const SweepDefinition& d = result.definition;
+  std::string out = "protocol";
+  for (const GridAxis& a : d.axes) out += "," + csv_field(a.path);
+  out +=
+      ",runs,runs_incomplete,runs_breaking_expect,failovers,failovers_unresolved,"
+      "stale_writes_accepted,stale_writes_rejected,same_epoch_leaders";
+  for (const PointMetric& m : point_metrics()) out += "," + metric_column(m);
+  out += ",worst_seed,replay_worst\n";
+  for (const PointSummary& s : points) {
+    out += csv_field(d.protocols[s.protocol]);
+    for (const std::string& v : d.point_values(s.point)) out += "," + csv_field(v);
+    out += fmt::format(",{},{},{},{},{},{},{},{}", s.runs, s.runs_incomplete,
+                       s.runs_breaking_expect, s.failovers, s.failovers_unresolved,
+                       s.stale_writes_accepted, s.stale_writes_rejected, s.same_epoch_leaders);
+    for (const PointMetric& m : point_metrics()) out += "," + metric_cell(m, s);
+    if (s.worst_seed) {
+      out += fmt::format(",{},{}", *s.worst_seed,
+                         csv_field(d.replay_command(s.protocol, s.point, *s.worst_seed)));
+    } else {
+      out += ",,";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string sweep_runs_csv(const SweepResult& result) {
+  const SweepDefinition& d = result.definition;
+  const std::uint64_t points = d.point_count();
+  const std::uint64_t seeds = d.seeds.count();
+  std::string out = "protocol";
+  for (const GridAxis& a : d.axes) out += "," + csv_field(a.path);
+  out +=
+      ",seed,complete,expect_ok,failovers,failovers_unresolved,failover_max_s,"
+      "write_outage_max_s,first_leader_at_s,leaderless_fraction,split_brain_time_s,"
+      "same_epoch_leaders,stale_writes_accepted,stale_writes_rejected,writes_accepted,elections,"
+      "messages_sent,store_requests,events,trace_hash,replay\n";
+  for (const RunRecord& r : result.records) {
+    const std::size_t protocol = static_cast<std::size_t>(r.run / seeds / points);
+    const std::uint64_t point = (r.run / seeds) % points;
+    out += csv_field(d.protocols[protocol]);
+    for (const std::string& v : d.point_values(point)) out += "," + csv_field(v);
+    const auto max_of = [](const std::vector<std::int64_t>& v) -> std::optional<std::int64_t> {
+      if (v.empty()) return std::nullopt;
+      return *std::max_element(v.begin(), v.end());
+    };
+    const std::optional<double> leaderless =
+        r.duration_ns > 0 ? std::optional<double>(static_cast<double>(r.leaderless_ns) /
+                                                  static_cast<double>(r.duration_ns))
+                          : std::nullopt;
+    out += fmt::format(
+        ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.seed, r.complete,
+        r.expect_ok, r.failovers_ns.size(), r.failovers_unresolved,
+        optional_seconds(max_of(r.failovers_ns)), optional_seconds(max_of(r.write_outages_ns)),
+        optional_seconds(r.first_leader_at_ns), number_text(leaderless),
+        seconds_text(r.split_brain_ns), r.same_epoch_leaders, r.stale_writes_accepted,
+        r.stale_writes_rejected, r.writes_accepted, r.elections, r.messages_sent, r.store_requests,
+        r.events, r.trace_hash, csv_field(d.replay_command(protocol, point, r.seed)));
+  }
+  return out;
+}
+
+json sweep_json(const SweepResult& result, const std::vector<PointSummary>& points) {
+  const SweepDefinition& d = result.definition;
+  json j;
+  j["sweep"] = d.to_json();
+  j["runs_total"] = d.run_count();
+  j["runs_done"] = result.records.size();
+  j["complete"] = result.records.size() == d.run_count();
+  json metrics = json::object();
+  for (const PointMetric& m : point_metrics()) {
+    metrics[metric_column(m)] = m.meaning + (m.duration ? " (seconds)" : "");
+  }
+  j["metrics"] = std::move(metrics);
+  json rows = json::array();
+  for (const PointSummary& s : points) {
+    json row;
+    row["protocol"] = d.protocols[s.protocol];
+    json grid = json::object();
+    const std::vector<std::string> values = d.point_values(s.point);
+    for (std::size_t i = 0; i < d.axes.size(); ++i) grid[d.axes[i].path] = values[i];
+    row["grid"] = std::move(grid);
+    row["runs"] = s.runs;
+    row["runs_incomplete"] = s.runs_incomplete;
+    row["runs_breaking_expect"] = s.runs_breaking_expect;
+    row["failovers"] = s.failovers;
+    row["failovers_unresolved"] = s.failovers_unresolved;
+    row["stale_writes_accepted"] = s.stale_writes_accepted;
+    row["stale_writes_rejected"] = s.stale_writes_rejected;
+    row["same_epoch_leaders"] = s.same_epoch_leaders;
+    for (const PointMetric& m : point_metrics()) {
+      const std::optional<double> v = m.value(s);
+      row[metric_column(m)] = m.duration ? seconds_json(v) : (v ? json(*v) : json(nullptr));
+    }
+    row["worst_seed"] = s.worst_seed ? json(*s.worst_seed) : json(nullptr);
+    row["replay"] = d.replay_command(s.protocol, s.point, d.seeds.first);
+    if (s.worst_seed) {
+      row["replay_worst"] = d.replay_command(s.protocol, s.point, *s.worst_seed);
+    }
+    rows.push_back(std::move(row));
+  }
+  j["points"] = std::move(rows);
+  return j;
+}
+
+std::string format_sweep_table(const SweepResult& result, const std::vector<PointSummary>& points) {
+  const SweepDefinition& d = result.definition;
+  std::vector<std::vector<std::string>> table;
+  std::vector<std::string> header = {"protocol"};
+  for (const GridAxis& a : d.axes) header.push_back(a.path);
+  for (const char* h : {"runs", "failover p50", "p99", "max", "unresolved", "split-brain",
+                        "stale write", "msgs/s", "store req/s"}) {
+    header.emplace_back(h);
+  }
+  table.push_back(header);
+  auto seconds = [](const std::optional<std::int64_t>& ns) {
+    return ns ? sim::format_seconds(sim::Duration(*ns)) : std::string("-");
+  };
+  auto percent = [](const std::optional<double>& v) {
+    return v ? fmt::format("{:.1f}%", *v * 100) : std::string("-");
+  };
+  auto rate = [](const std::optional<double>& v) {
+    return v ? fmt::format("{:.1f}", *v) : std::string("-");
+  };
+  for (const PointSummary& s : points) {
+    std::vector<std::string> row = {d.protocols[s.protocol]};
+    for (const std::string& v : d.point_values(s.point)) row.push_back(v);
+    row.push_back(fmt::format("{}", s.runs));
+    row.push_back(seconds(s.failover_p50_ns));
+    row.push_back(seconds(s.failover_p99_ns));
+    row.push_back(seconds(s.failover_max_ns));
+    row.push_back(fmt::format("{}", s.failovers_unresolved));
+    row.push_back(percent(s.split_brain_probability));
+    row.push_back(percent(s.stale_write_probability));
+    row.push_back(rate(s.messages_per_second));
+    row.push_back(rate(s.store_requests_per_second));
+    table.push_back(std::move(row));
+  }
+  std::vector<std::size_t> widths(header.size(), 0);
+  for (const auto& row : table) {
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::string out = fmt::format(
+      "sweep of {} ({}): {} protocol(s) x {} grid point(s) x seeds {}..{}, {} of {} runs\n",
+      d.scenario_name, d.scenario_path, d.protocols.size(), d.point_count(), d.seeds.first,
+      d.seeds.last, result.records.size(), d.run_count());
+  for (const auto& row : table) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      // Names left-aligned, figures right-aligned.
+      const bool left = c <= d.axes.size();
+      line += c == 0 ? "" : "  ";
+      line += left ? fmt::format("{:<{}}", row[c], widths[c])
+                   : fmt::format("{:>{}}", row[c], widths[c]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  out +=
+      "failover percentiles pool every observed failover of a point (nearest rank); "
+      "split-brain and stale write: share of runs\n";
+  return out;
+}
+
+// ---- Defaults from the file ----------------------------------------------------------------
+
+SweepDefaults read_sweep_defaults(const json& document, std::vector<std::string>& problems) {
+  SweepDefaults defaults;
+  if (!document.is_object() || !document.contains("sweep")) return defaults;
+  const json& section = document["sweep"];
+  auto problem = [&](const std::string& pointer, const std::string& expected, const json& found) {
+    problems.push_back(
+        fmt::format("at {}: expected {}, found {}", pointer, expected, found.dump()));
+  };
+  if (!section.is_object()) {
+    problem("/sweep", "an object with grid, seeds, protocols and metrics", section);
+    return defaults;
+  }
+  auto strings = [&](const char* key, const std::string& expected, std::vector<std::string>& out) {
+    if (!section.contains(key)) return;
+    const json& list = section[key];
+    const std::string pointer = fmt::format("/sweep/{}", key);
+    if (!list.is_array()) {
+      problem(pointer, "an array of " + expected, list);
+      return;
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].is_string()) {
+        problem(fmt::format("{}/{}", pointer, i), expected, list[i]);
+        continue;
+      }
+      out.push_back(list[i].get<std::string>());
+    }
+  };
+  for (const auto& [key, value] : section.items()) {
+    if (key != "grid" && key != "seeds" && key != "protocols" && key != "metrics" &&
+        key != "description") {
+      problem("/sweep/" + key, "one of the keys grid, seeds, protocols, metrics, description",
+              json(key));
+    }
+  }
+  strings("grid", "axes such as \"protocol.ttl=1s..10s:1s\"", defaults.grid);
+  strings("protocols", "protocol names", defaults.protocols);
+  strings("metrics", "point metric names such as \"failover_p99\"", defaults.metrics);
+  for (std::size_t i = 0; i < defaults.grid.size(); ++i) {
+    const auto axis = parse_grid_axis(defaults.grid[i]);
+    if (!axis.value) problems.push_back(fmt::format("at /sweep/grid/{}: {}", i, axis.error));
+  }
+  if (section.contains("seeds")) {
+    const json& seeds = section["seeds"];
+    if (seeds.is_number_unsigned()) {
+      defaults.seeds = std::to_string(seeds.get<std::uint64_t>());
+    } else if (seeds.is_string()) {
+      defaults.seeds = seeds.get<std::string>();
+    } else {
+      problem("/sweep/seeds", "a number of seeds or a range such as \"1..200\"", seeds);
+    }
+    if (defaults.seeds) {
+      const auto range = parse_seed_range(*defaults.seeds);
+      if (!range.value) problems.push_back("at /sweep/seeds: " + range.error);
+    }
+  }
+  for (std::size_t i = 0; i < defaults.metrics.size(); ++i) {
+    if (find_point_metric(defaults.metrics[i]) == nullptr) {
+      problem(fmt::format("/sweep/metrics/{}", i), "a point metric (electsim list sweep-metrics)",
+              json(defaults.metrics[i]));
+    }
+  }
+  return defaults;
+}
+
+// ---- Shards --------------------------------------------------------------------------------
+
+std::string sweep_part(const SweepResult& result, const Shard& shard) {
+  json header;
+  header["electsim_sweep_part"] = kPartFormat;
+  header["definition"] = result.definition.to_json();
+  header["shard"] = fmt::format("{}/{}", shard.index, shard.count);
+  header["runs_expected"] = result.runs_expected;
+  header["interrupted"] = result.interrupted;
+  std::string out = header.dump() + "\n";
+  for (const RunRecord& r : result.records) out += r.to_json().dump() + "\n";
+  return out;
+}
+
+MergeOutcome merge_parts(const std::vector<PartText>& parts) {
+  MergeOutcome outcome;
+  if (parts.empty()) {
+    outcome.problems.emplace_back("expected at least one part to merge");
+    return outcome;
+  }
+  std::optional<json> definition_json;
+  std::optional<SweepDefinition> definition;
+  std::map<std::uint64_t, RunRecord> records;
+  std::map<std::uint64_t, std::string> owner;
+  std::vector<std::string> interrupted;
+  for (const PartText& part : parts) {
+    std::size_t line_start = 0;
+    std::size_t line_number = 0;
+    bool header_seen = false;
+    while (line_start < part.text.size()) {
+      std::size_t line_end = part.text.find('\n', line_start);
+      if (line_end == std::string::npos) line_end = part.text.size();
+      const std::string_view line(part.text.data() + line_start, line_end - line_start);
+      line_start = line_end + 1;
+      ++line_number;
+      if (line.empty()) continue;
+      const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+      const std::string where = fmt::format("{}:{}", part.name, line_number);
+      if (j.is_discarded() || !j.is_object()) {
+        outcome.problems.push_back(where + ": expected a JSON object on every line of a part");
+        break;
+      }
+      if (!header_seen) {
+        header_seen = true;
+        if (!j.contains("electsim_sweep_part") || j["electsim_sweep_part"] != kPartFormat ||
+            !j.contains("definition")) {
+          outcome.problems.push_back(
+              where +
+              ": expected a sweep part written by `electsim sweep --shard` (its first line "
+              "names the sweep)");
+          break;
+        }
+        if (!definition_json) {
+          std::string error;
+          definition = SweepDefinition::from_json(j["definition"], error);
+          if (!definition) {
+            outcome.problems.push_back(where + ": " + error);
+            break;
+          }
+          definition_json = j["definition"];
+        } else if (j["definition"] != *definition_json) {
+          outcome.problems.push_back(fmt::format(
+              "{}: this part comes from a different sweep than {} (scenario, grid, seeds, "
+              "protocols or --set differ)",
+              where, parts.front().name));
+          break;
+        }
+        if (j.value("interrupted", false)) interrupted.push_back(part.name);
+        continue;
+      }
+      std::string error;
+      auto record = RunRecord::from_json(j, error);
+      if (!record) {
+        outcome.problems.push_back(where + ": " + error);
+        break;
+      }
+      if (record->run >= definition->run_count() ||
+          record->seed != definition->seeds.first + record->run % definition->seeds.count()) {
+        outcome.problems.push_back(fmt::format("{}: run {} with seed {} is not a run of this sweep",
+                                               where, record->run, record->seed));
+        break;
+      }
+      const auto [it, inserted] = owner.emplace(record->run, part.name);
+      if (!inserted) {
+        outcome.problems.push_back(fmt::format("{}: run {} (seed {}) is also in {}", where,
+                                               record->run, record->seed, it->second));
+        break;
+      }
+      const std::uint64_t run = record->run;
+      records.emplace(run, std::move(*record));
+    }
+    if (!header_seen && outcome.problems.empty()) {
+      outcome.problems.push_back(part.name + ": expected a sweep part, found an empty file");
+    }
+  }
+  if (!outcome.problems.empty()) return outcome;
+  const std::uint64_t total = definition->run_count();
+  if (records.size() != total) {
+    std::string first_missing;
+    for (std::uint64_t run = 0; run < total; ++run) {
+      if (records.count(run) == 0) {
+        first_missing = fmt::format("run {} (seed {})", run,
+                                    definition->seeds.first + run % definition->seeds.count());
+        break;
+      }
+    }
+    std::string message = fmt::format("the parts hold {} of the sweep's {} runs; missing {} first",
+                                      records.size(), total, first_missing);
+    if (!interrupted.empty()) {
+      message += "; interrupted parts: ";
+      for (std::size_t i = 0; i < interrupted.size(); ++i) {
+        message += (i == 0 ? "" : ", ") + interrupted[i];
+      }
+    } else {
+      message += "; is a shard's part missing?";
+    }
+    outcome.problems.push_back(message);
+    return outcome;
+  }
+  SweepResult result;
+  result.definition = std::move(*definition);
+  result.runs_expected = total;
+  result.records.reserve(records.size());
+  for (auto& [run, record] : records) result.records.push_back(std::move(record));
+  outcome.result = std::move(result);
+  return outcome;
+}
+
+}  // namespace electsim::runner

@@ -1,0 +1,305 @@
+// Sweeps over the real simulator: the same tables whatever the thread count or sharding, every
+// run the run `electsim run --set ... --seed ...` makes, the lesson of fencing across TTLs, and
+// the errors a user meets (bad grid values, parts of different sweeps, missing shards).
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "runner/loader.hpp"
+#include "runner/run.hpp"
+#include "runner/sweep.hpp"
+#include "runner/sweep_plot.hpp"
+
+using namespace electsim;
+
+namespace {
+
+runner::GridAxis axis(const std::string& text) {
+  auto parsed = runner::parse_grid_axis(text);
+  INFO(parsed.error);
+  REQUIRE(parsed.value);
+  return *parsed.value;
+}
+
+runner::SweepPlan plan(std::vector<std::string> grid, runner::SeedRange seeds,
+                       std::vector<std::string> protocols = {},
+                       std::vector<runner::Override> sets = {}) {
+  runner::SweepDefinition d;
+  d.scenario_path = "scenarios/lease-gc-pause-fence.json";
+  for (const std::string& g : grid) d.axes.push_back(axis(g));
+  d.seeds = seeds;
+  d.protocols = std::move(protocols);
+  d.protocols_asked = !d.protocols.empty();
+  d.sets = std::move(sets);
+  runner::PlanOutcome outcome = runner::plan_sweep(runner::flagship_scenario_text(), std::move(d));
+  for (const auto& p : outcome.problems) UNSCOPED_INFO(p);
+  REQUIRE(outcome.plan);
+  return std::move(*outcome.plan);
+}
+
+runner::SweepResult sweep(const runner::SweepPlan& p, unsigned jobs,
+                          std::optional<runner::Shard> shard = std::nullopt) {
+  runner::SweepOptions options;
+  options.jobs = jobs;
+  options.shard = shard;
+  return runner::run_sweep(p, options);
+}
+
+struct Outputs {
+  std::string points_csv;
+  std::string runs_csv;
+  std::string json;
+  std::string table;
+};
+
+Outputs outputs(const runner::SweepResult& r) {
+  const auto points = runner::summarise(r);
+  return {runner::sweep_points_csv(r, points), runner::sweep_runs_csv(r),
+          runner::sweep_json(r, points).dump(2), runner::format_sweep_table(r, points)};
+}
+
+const runner::PointSummary& point_where(const runner::SweepResult& r,
+                                        const std::vector<runner::PointSummary>& points,
+                                        const std::vector<std::string>& values) {
+  for (const auto& s : points) {
+    if (r.definition.point_values(s.point) == values) return s;
+  }
+  FAIL("no such grid point");
+  return points.front();
+}
+
+}  // namespace
+
+TEST_CASE("sweep: the outputs are identical for one thread and for three") {
+  const auto p = plan({"protocol.ttl=1s,3s", "workload.work=10ms,80ms"}, {1, 5});
+  const runner::SweepResult one = sweep(p, 1);
+  const runner::SweepResult three = sweep(p, 3);
+  REQUIRE(one.records.size() == 20);
+  CHECK_FALSE(one.interrupted);
+  const Outputs a = outputs(one);
+  const Outputs b = outputs(three);
+  CHECK(a.points_csv == b.points_csv);
+  CHECK(a.runs_csv == b.runs_csv);
+  CHECK(a.json == b.json);
+  CHECK(a.table == b.table);
+}
+
+TEST_CASE("sweep: runs are numbered protocol-major, then grid point, then seed") {
+  const auto p = plan({"protocol.ttl=1s,3s"}, {7, 9}, {"lease", "raft"});
+  const runner::SweepResult r = sweep(p, 2);
+  REQUIRE(r.records.size() == 12);
+  for (std::size_t i = 0; i < r.records.size(); ++i) {
+    CHECK(r.records[i].run == i);
+    CHECK(r.records[i].seed == 7 + i % 3);
+  }
+  const auto points = runner::summarise(r);
+  REQUIRE(points.size() == 4);
+  CHECK(points[2].protocol == 1);
+  CHECK(points[2].point == 0);
+  CHECK(points[3].runs == 3);
+}
+
+TEST_CASE("sweep: every run is the run electsim run makes with that seed and those values") {
+  const auto p = plan({"protocol.ttl=1s,3s"}, {3, 4}, {}, {{"workload.work", "20ms"}});
+  const runner::SweepResult r = sweep(p, 2);
+  REQUIRE(r.records.size() == 4);
+  for (const runner::RunRecord& rec : r.records) {
+    const std::uint64_t point = rec.run / 2;
+    runner::LoadOptions o;
+    o.overrides = {{"workload.work", "20ms"},
+                   {"protocol.ttl", r.definition.point_values(point).front()}};
+    o.seed = rec.seed;
+    const auto loaded = runner::load_scenario_text(runner::flagship_scenario_text(), "flagship", o);
+    REQUIRE(loaded.scenario);
+    const runner::RunResult single = runner::run_scenario(*loaded.scenario, {});
+    INFO("run " << rec.run << " seed " << rec.seed);
+    CHECK(single.trace_hash == rec.trace_hash);
+    CHECK(single.report.messages_sent == rec.messages_sent);
+  }
+  const std::string replay = r.definition.replay_command(0, 1, 4);
+  CHECK(replay ==
+        "electsim run scenarios/lease-gc-pause-fence.json --set workload.work=20ms --set "
+        "protocol.ttl=3s --seed 4");
+}
+
+TEST_CASE("sweep: shards merged give exactly the unsharded outputs") {
+  const auto p = plan({"protocol.ttl=1s,3s"}, {1, 4}, {"lease", "raft"});
+  const Outputs whole = outputs(sweep(p, 2));
+  std::vector<runner::PartText> parts;
+  for (std::uint64_t i = 1; i <= 3; ++i) {
+    const runner::Shard shard{i, 3};
+    const runner::SweepResult part = sweep(p, 1, shard);
+    CHECK(part.records.size() == (i == 1 ? 6u : 5u));
+    parts.push_back({"part" + std::to_string(i), runner::sweep_part(part, shard)});
+  }
+  // Parts may come in any order.
+  std::swap(parts[0], parts[2]);
+  const runner::MergeOutcome merged = runner::merge_parts(parts);
+  for (const auto& m : merged.problems) UNSCOPED_INFO(m);
+  REQUIRE(merged.result);
+  const Outputs combined = outputs(*merged.result);
+  CHECK(combined.points_csv == whole.points_csv);
+  CHECK(combined.runs_csv == whole.runs_csv);
+  CHECK(combined.json == whole.json);
+}
+
+TEST_CASE("sweep: merge refuses a missing shard, a duplicate and a part of another sweep") {
+  const auto p = plan({"protocol.ttl=1s,3s"}, {1, 2});
+  const runner::Shard first{1, 2};
+  const runner::Shard second{2, 2};
+  const std::string a = runner::sweep_part(sweep(p, 1, first), first);
+  const std::string b = runner::sweep_part(sweep(p, 1, second), second);
+  const auto other_plan = plan({"protocol.ttl=1s,4s"}, {1, 2});
+  const std::string other = runner::sweep_part(sweep(other_plan, 1, second), second);
+
+  const auto missing = runner::merge_parts({{"a.part", a}});
+  CHECK_FALSE(missing.result);
+  REQUIRE(missing.problems.size() == 1);
+  CHECK_THAT(missing.problems[0], Catch::Contains("2 of the sweep's 4 runs"));
+
+  const auto twice = runner::merge_parts({{"a.part", a}, {"b.part", b}, {"a-again.part", a}});
+  CHECK_FALSE(twice.result);
+  REQUIRE_FALSE(twice.problems.empty());
+  CHECK_THAT(twice.problems[0], Catch::Contains("also in a.part"));
+
+  const auto mixed = runner::merge_parts({{"a.part", a}, {"other.part", other}});
+  CHECK_FALSE(mixed.result);
+  REQUIRE_FALSE(mixed.problems.empty());
+  CHECK_THAT(mixed.problems[0], Catch::Contains("different sweep"));
+
+  const auto junk = runner::merge_parts({{"junk.part", "not json\n"}});
+  CHECK_FALSE(junk.result);
+  CHECK_THAT(junk.problems.at(0), Catch::Contains("junk.part:1"));
+}
+
+TEST_CASE(
+    "sweep: with fencing no stale write is accepted at any TTL, without it one is once "
+    "the pause outlasts the TTL") {
+  // The flagship: the leader is frozen for 6s at 5s.
+  const auto p = plan({"protocol.ttl=1s,2s,12s", "protocol.fencing=true,false"}, {1, 4});
+  const runner::SweepResult r = sweep(p, 2);
+  const auto points = runner::summarise(r);
+  for (const char* ttl : {"1s", "2s", "12s"}) {
+    INFO("ttl " << ttl);
+    const auto& fenced = point_where(r, points, {ttl, "true"});
+    const auto& open = point_where(r, points, {ttl, "false"});
+    REQUIRE(fenced.runs == 4);
+    CHECK(fenced.stale_write_probability == 0.0);
+    CHECK(fenced.stale_writes_accepted == 0);
+    if (std::string(ttl) == "12s") {
+      // The pause is shorter than the lease: the cluster rides it out.
+      CHECK(open.stale_write_probability == 0.0);
+      CHECK(open.split_brain_probability == 0.0);
+      CHECK(open.failovers == 0);
+    } else {
+      CHECK(open.stale_write_probability == 1.0);
+      CHECK(fenced.stale_writes_rejected > 0);
+      CHECK(fenced.split_brain_probability == 1.0);
+      REQUIRE(fenced.failover_p50_ns);
+      CHECK(*fenced.failover_p50_ns > 0);
+    }
+  }
+}
+
+TEST_CASE("sweep: a grid value the scenario refuses names the point and the field") {
+  runner::SweepDefinition d;
+  d.scenario_path = "flagship.json";
+  d.axes.push_back(axis("protocol.ttl=2s,soon"));
+  d.seeds = {1, 2};
+  const runner::PlanOutcome outcome =
+      runner::plan_sweep(runner::flagship_scenario_text(), std::move(d));
+  CHECK_FALSE(outcome.plan);
+  REQUIRE_FALSE(outcome.problems.empty());
+  CHECK_THAT(outcome.problems[0], Catch::Contains("/protocol/ttl"));
+  CHECK_THAT(outcome.problems[0], Catch::Contains("grid point protocol.ttl=soon"));
+}
+
+TEST_CASE("sweep: an axis set twice is refused before anything runs") {
+  runner::SweepDefinition d;
+  d.scenario_path = "flagship.json";
+  d.axes.push_back(axis("protocol.ttl=2s,3s"));
+  d.sets.push_back({"protocol.ttl", "4s"});
+  d.seeds = {1, 1};
+  const runner::PlanOutcome outcome =
+      runner::plan_sweep(runner::flagship_scenario_text(), std::move(d));
+  CHECK_FALSE(outcome.plan);
+  REQUIRE(outcome.problems.size() == 1);
+  CHECK_THAT(outcome.problems[0], Catch::Contains("set twice"));
+}
+
+TEST_CASE("sweep: a stopped sweep keeps no unfinished run and says it was interrupted") {
+  const auto p = plan({"protocol.ttl=1s,3s"}, {1, 3});
+  std::atomic<bool> stop{true};
+  runner::SweepOptions options;
+  options.jobs = 2;
+  options.stop = &stop;
+  const runner::SweepResult r = runner::run_sweep(p, options);
+  CHECK(r.interrupted);
+  CHECK(r.records.empty());
+  const auto points = runner::summarise(r);
+  REQUIRE(points.size() == 2);
+  CHECK(points[0].runs == 0);
+  CHECK_FALSE(points[0].split_brain_probability);
+  CHECK(runner::sweep_json(r, points)["complete"] == false);
+}
+
+TEST_CASE("sweep: the file's sweep section is read and its errors are located") {
+  std::vector<std::string> problems;
+  const auto good = runner::read_sweep_defaults(
+      nlohmann::json::parse(R"({"sweep": {"grid": ["protocol.ttl=1s..3s:1s"], "seeds": 50,
+                                          "protocols": ["lease"], "metrics": ["failover_p99"]}})"),
+      problems);
+  CHECK(problems.empty());
+  CHECK(good.grid == std::vector<std::string>{"protocol.ttl=1s..3s:1s"});
+  CHECK(good.seeds == "50");
+  CHECK(good.metrics == std::vector<std::string>{"failover_p99"});
+  runner::read_sweep_defaults(
+      nlohmann::json::parse(R"({"sweep": {"grid": ["protocol.ttl=3s..1s:1s", 5], "seeds": "x",
+                                          "metrics": ["speed"], "colour": 1}})"),
+      problems);
+  const std::string all = [&] {
+    std::string s;
+    for (const auto& p : problems) s += p + "\n";
+    return s;
+  }();
+  INFO(all);
+  CHECK_THAT(all, Catch::Contains("at /sweep/grid/0"));
+  CHECK_THAT(all, Catch::Contains("at /sweep/grid/1"));
+  CHECK_THAT(all, Catch::Contains("at /sweep/seeds"));
+  CHECK_THAT(all, Catch::Contains("at /sweep/metrics/0"));
+  CHECK_THAT(all, Catch::Contains("at /sweep/colour"));
+}
+
+TEST_CASE("sweep: the plot has a panel per metric and a line per protocol") {
+  const auto p = plan({"protocol.ttl=1s,3s"}, {1, 2}, {"lease", "raft"});
+  const runner::SweepResult r = sweep(p, 2);
+  const auto points = runner::summarise(r);
+  const std::string svg =
+      runner::sweep_plot_svg(r, points, {"failover_p50", "split_brain_probability"});
+  CHECK_THAT(svg, Catch::StartsWith("<?xml") || Catch::StartsWith("<svg"));
+  CHECK_THAT(svg, Catch::Contains("failover p50"));
+  CHECK_THAT(svg, Catch::Contains("split brain probability"));
+  CHECK_THAT(svg, Catch::Contains("protocol.ttl"));
+  CHECK_THAT(svg, Catch::Contains(">lease<"));
+  CHECK_THAT(svg, Catch::Contains(">raft<"));
+}
+
+TEST_CASE("run: a run whose cancel flag is set stops early and says so") {
+  runner::LoadResult loaded =
+      runner::load_scenario_text(runner::flagship_scenario_text(), "flagship", {});
+  REQUIRE(loaded.scenario);
+  std::atomic<bool> cancel{true};
+  runner::RunOptions options;
+  options.cancel = &cancel;
+  const runner::RunResult r = runner::run_scenario(*loaded.scenario, options);
+  CHECK(r.stats.cancelled);
+  CHECK(r.stats.end < sim::Time(loaded.scenario->world.duration));
+  REQUIRE(r.errors.size() == 1);
+  CHECK_THAT(r.errors[0], Catch::Contains("cancelled"));
+  cancel = false;
+  const runner::RunResult full = runner::run_scenario(*loaded.scenario, options);
+  CHECK_FALSE(full.stats.cancelled);
+  CHECK(full.errors.empty());
+}
