@@ -32,6 +32,10 @@ struct PreparedProtocol {
   // The protocol's own `fencing` parameter, if it has one: the sink fences unless the scenario's
   // sink section says otherwise.
   std::optional<bool> fencing;
+  // How long a claim on the leader key lasts without renewal (the lease protocol's ttl: judged by
+  // the store, or by followers' clocks in client mode). Pictures use it to draw the lease draining.
+  std::optional<sim::Duration> lease_ttl;
+  bool lease_judged_by_store = false;  // false: followers judge expiry on their own clocks
 };
 
 struct ProtocolInfo {

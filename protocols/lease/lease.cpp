@@ -574,6 +574,8 @@ ProtocolInfo protocol_info() {
     prepared.leader_key = config->key;
     prepared.uses_store = true;
     prepared.fencing = config->fencing;
+    prepared.lease_ttl = config->ttl;
+    prepared.lease_judged_by_store = config->expiry == Expiry::store;
     prepared.factory = shared_config_factory<LeaseNode>(std::move(*config));
     return prepared;
   };
