@@ -181,7 +181,22 @@ struct Analyzer::State {
     if (is_leader(e.node) && interval_of(e.node).epoch == e.a) return;  // nothing changed
     close_interval(e.node, e.time);
     open_interval(e.node, e.a, e.time);
+    settle_regained(e.node, e.a, e.time);
     if (!config.leader_key) resolve_failovers(e.node, e.time);
+  }
+
+  // The old leader of a waiting record leads again in a new epoch, before any other node did.
+  void settle_regained(NodeId node, Epoch epoch, Time at) {
+    for (std::size_t i = 0; i < pending.size();) {
+      Failover& f = report.failovers[pending[i].index];
+      if (!pending[i].resolved && f.old_leader == node && f.old_epoch != epoch) {
+        f.regained_at = at;
+        f.regained_epoch = epoch;
+        pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
   }
 
   // Another node leads: every failover waiting for a leader other than its old one ends now.

@@ -157,7 +157,9 @@ std::string when(const Report& r, std::string_view metric) {
   }
   if (metric == "failovers_unresolved") {
     for (const Failover& f : r.failovers) {
-      if (!f.failover && !f.ridden_out) return "; first after " + describe_failover(f);
+      if (!f.failover && !f.ridden_out && !f.regained_at) {
+        return "; first after " + describe_failover(f);
+      }
     }
   }
   return {};
@@ -189,7 +191,9 @@ std::optional<double> metric_value(const Report& r, std::string_view name) {
   if (name == "failovers") return count(observed_failovers(r).size());
   if (name == "failovers_unresolved") {
     std::size_t unresolved = 0;
-    for (const Failover& f : r.failovers) unresolved += !f.failover && !f.ridden_out ? 1 : 0;
+    for (const Failover& f : r.failovers) {
+      unresolved += !f.failover && !f.ridden_out && !f.regained_at ? 1 : 0;
+    }
     return count(unresolved);
   }
   if (name == "failover_max") {

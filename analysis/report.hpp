@@ -72,6 +72,12 @@ struct Failover {
   // took a leader away or the run's end: the cluster rode the fault out and no failover happened
   // (a GC pause shorter than the lease). Such a record is neither observed nor unresolved.
   bool ridden_out = false;
+  // The old leader lost leadership and won it back in a new epoch before any other node led (it
+  // woke from a pause after its lease expired and acquired it again at once). No other node took
+  // over, so there was no failover; the gap shows in leaderless time. Neither observed nor
+  // unresolved, and it keeps a later, unrelated change of leader from counting as this failover.
+  std::optional<Time> regained_at;
+  std::optional<Epoch> regained_epoch;
 };
 
 struct Report {

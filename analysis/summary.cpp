@@ -101,9 +101,11 @@ void liveness_section(std::string& out, const Report& r) {
   const std::size_t shown = std::min(r.failovers.size(), kFailoversShown);
   std::size_t observed = 0;
   std::size_t ridden_out = 0;
+  std::size_t regained = 0;
   for (const Failover& f : r.failovers) {
     observed += f.failover ? 1 : 0;
     ridden_out += f.ridden_out ? 1 : 0;
+    regained += f.regained_at ? 1 : 0;
   }
   for (std::size_t i = 0; i < shown; ++i) {
     const Failover& f = r.failovers[i];
@@ -113,6 +115,10 @@ void liveness_section(std::string& out, const Report& r) {
                      secs(*f.failover));
     } else if (f.ridden_out) {
       fmt::format_to(it, "node {} rode it out and kept leading (no failover)", f.old_leader);
+    } else if (f.regained_at) {
+      fmt::format_to(it,
+                     "node {} lost leadership and won it back at {} (epoch {}), no other leader",
+                     f.old_leader, secs(*f.regained_at), *f.regained_epoch);
     } else {
       out += "no other leader by the run's end";
     }
@@ -126,8 +132,9 @@ void liveness_section(std::string& out, const Report& r) {
     fmt::format_to(it, "  ... and {} more failovers\n", r.failovers.size() - shown);
   }
   if (!r.failovers.empty()) {
-    fmt::format_to(it, "  failovers: {} observed, {} ridden out, {} unresolved\n", observed,
-                   ridden_out, r.failovers.size() - observed - ridden_out);
+    fmt::format_to(it, "  failovers: {} observed, {} ridden out, {} regained, {} unresolved\n",
+                   observed, ridden_out, regained,
+                   r.failovers.size() - observed - ridden_out - regained);
   }
   fmt::format_to(it, "  leaderless: {} ({} of the run)\n", secs(r.leaderless_time),
                  percent(r.leaderless_fraction));
@@ -282,6 +289,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
     put_time(x, "first_new_write", f.first_new_write);
     put_duration(x, "write_outage", f.write_outage);
     x["ridden_out"] = f.ridden_out;
+    put_time(x, "regained_at", f.regained_at);
     failovers.push_back(std::move(x));
   }
   liveness["failovers"] = std::move(failovers);

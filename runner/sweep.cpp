@@ -192,6 +192,7 @@ json RunRecord::to_json() const {
   j["failovers_ns"] = failovers_ns;
   j["failovers_unresolved"] = failovers_unresolved;
   j["failovers_ridden_out"] = failovers_ridden_out;
+  j["failovers_regained"] = failovers_regained;
   j["write_outages_ns"] = write_outages_ns;
   j["first_leader_at_ns"] = first_leader_at_ns ? json(*first_leader_at_ns) : json(nullptr);
   j["leaderless_ns"] = leaderless_ns;
@@ -219,6 +220,7 @@ std::optional<RunRecord> RunRecord::from_json(const json& j, std::string& error)
     r.failovers_ns = j.at("failovers_ns").get<std::vector<std::int64_t>>();
     r.failovers_unresolved = j.at("failovers_unresolved").get<std::uint64_t>();
     r.failovers_ridden_out = j.at("failovers_ridden_out").get<std::uint64_t>();
+    r.failovers_regained = j.at("failovers_regained").get<std::uint64_t>();
     r.write_outages_ns = j.at("write_outages_ns").get<std::vector<std::int64_t>>();
     if (!j.at("first_leader_at_ns").is_null()) {
       r.first_leader_at_ns = j.at("first_leader_at_ns").get<std::int64_t>();
@@ -256,6 +258,8 @@ RunRecord record_of(std::uint64_t run, std::uint64_t seed, const RunResult& resu
       r.failovers_ns.push_back(f.failover->count());
     } else if (f.ridden_out) {
       ++r.failovers_ridden_out;
+    } else if (f.regained_at) {
+      ++r.failovers_regained;
     } else {
       ++r.failovers_unresolved;
     }
@@ -481,6 +485,8 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
         failovers.insert(failovers.end(), rec.failovers_ns.begin(), rec.failovers_ns.end());
         outages.insert(outages.end(), rec.write_outages_ns.begin(), rec.write_outages_ns.end());
         s.failovers_unresolved += rec.failovers_unresolved;
+        s.failovers_ridden_out += rec.failovers_ridden_out;
+        s.failovers_regained += rec.failovers_regained;
         simulated_ns += rec.duration_ns;
         leaderless_ns += rec.leaderless_ns;
         split_brain_total_ns += rec.split_brain_ns;
@@ -523,8 +529,9 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
           s.store_requests_per_second = static_cast<double>(store_requests) / simulated_s;
         }
         s.split_brain_probability = static_cast<double>(runs_split) / runs;
-        s.split_brain_time_mean_ns = (split_brain_total_ns + static_cast<std::int64_t>(s.runs / 2)) /
-                                     static_cast<std::int64_t>(s.runs);
+        s.split_brain_time_mean_ns =
+            (split_brain_total_ns + static_cast<std::int64_t>(s.runs / 2)) /
+            static_cast<std::int64_t>(s.runs);
         s.split_brain_time_max_ns = split_brain_max_ns;
         s.stale_write_probability = static_cast<double>(runs_stale) / runs;
         s.same_epoch_probability = static_cast<double>(runs_same_epoch) / runs;
@@ -615,15 +622,17 @@ std::string sweep_points_csv(const SweepResult& result, const std::vector<PointS
   for (const GridAxis& a : d.axes) out += "," + csv_field(a.path);
   out +=
       ",runs,runs_incomplete,runs_breaking_expect,failovers,failovers_unresolved,"
+      "failovers_ridden_out,failovers_regained,"
       "stale_writes_accepted,stale_writes_rejected,same_epoch_leaders";
   for (const PointMetric& m : point_metrics()) out += "," + metric_column(m);
   out += ",worst_seed,replay_worst\n";
   for (const PointSummary& s : points) {
     out += csv_field(d.protocols[s.protocol]);
     for (const std::string& v : d.point_values(s.point)) out += "," + csv_field(v);
-    out += fmt::format(",{},{},{},{},{},{},{},{}", s.runs, s.runs_incomplete,
+    out += fmt::format(",{},{},{},{},{},{},{},{},{},{}", s.runs, s.runs_incomplete,
                        s.runs_breaking_expect, s.failovers, s.failovers_unresolved,
-                       s.stale_writes_accepted, s.stale_writes_rejected, s.same_epoch_leaders);
+                       s.failovers_ridden_out, s.failovers_regained, s.stale_writes_accepted,
+                       s.stale_writes_rejected, s.same_epoch_leaders);
     for (const PointMetric& m : point_metrics()) out += "," + metric_cell(m, s);
     if (s.worst_seed) {
       out += fmt::format(",{},{}", *s.worst_seed,
@@ -697,6 +706,8 @@ json sweep_json(const SweepResult& result, const std::vector<PointSummary>& poin
     row["runs_breaking_expect"] = s.runs_breaking_expect;
     row["failovers"] = s.failovers;
     row["failovers_unresolved"] = s.failovers_unresolved;
+    row["failovers_ridden_out"] = s.failovers_ridden_out;
+    row["failovers_regained"] = s.failovers_regained;
     row["stale_writes_accepted"] = s.stale_writes_accepted;
     row["stale_writes_rejected"] = s.stale_writes_rejected;
     row["same_epoch_leaders"] = s.same_epoch_leaders;

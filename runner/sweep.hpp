@@ -54,6 +54,7 @@ struct RunRecord {
   std::vector<std::int64_t> failovers_ns;  // observed failovers, in fault order
   std::uint64_t failovers_unresolved = 0;
   std::uint64_t failovers_ridden_out = 0;
+  std::uint64_t failovers_regained = 0;
   std::vector<std::int64_t> write_outages_ns;
   std::optional<std::int64_t> first_leader_at_ns;
   std::int64_t leaderless_ns = 0;
@@ -81,6 +82,8 @@ struct PointSummary {
   std::uint64_t runs_breaking_expect = 0;
   std::uint64_t failovers = 0;  // observed, over all runs
   std::uint64_t failovers_unresolved = 0;
+  std::uint64_t failovers_ridden_out = 0;
+  std::uint64_t failovers_regained = 0;
   std::optional<std::int64_t> failover_p50_ns, failover_p90_ns, failover_p99_ns, failover_max_ns;
   std::optional<std::int64_t> write_outage_p50_ns, write_outage_p99_ns;
   std::optional<double> leaderless_fraction;  // leaderless time over simulated time

@@ -285,11 +285,24 @@ TEST_CASE("analyzer: failover by belief runs from the fault to another node's le
   CHECK(f.write_outage == dms(420));
 }
 
-TEST_CASE("analyzer: the old leader announcing again does not end its failover") {
+TEST_CASE("analyzer: the old leader winning again in a new epoch regained it, no failover") {
   const Report r =
       analyze(config(), {run_start(3), leader(100, 0, 1), fault(200, FaultKind::step_down, 0, 0),
                          follower(200, 0, 1), leader(300, 0, 2), leader(800, 2, 3), run_end(1000)});
   REQUIRE(r.failovers.size() == 1);
+  CHECK_FALSE(r.failovers[0].failover);
+  CHECK(r.failovers[0].regained_at == ms(300));
+  CHECK(r.failovers[0].regained_epoch == 2u);
+  CHECK(analysis::metric_value(r, "failovers_unresolved") == 0.0);
+  CHECK(analysis::metric_value(r, "failovers") == 0.0);
+}
+
+TEST_CASE("analyzer: the old leader announcing again in the same epoch keeps its failover open") {
+  const Report r =
+      analyze(config(), {run_start(3), leader(100, 0, 1), fault(200, FaultKind::step_down, 0, 0),
+                         follower(200, 0, 1), leader(300, 0, 1), leader(800, 2, 3), run_end(1000)});
+  REQUIRE(r.failovers.size() == 1);
+  CHECK_FALSE(r.failovers[0].regained_at);
   CHECK(r.failovers[0].new_leader == 2);
   CHECK(r.failovers[0].failover == dms(600));
 }
