@@ -237,6 +237,7 @@ struct Analyzer::State {
     } else {
       ++report.writes_rejected;
     }
+    if (accepted && e.a < e.d) ++report.stale_writes_overwriting;
     if (newest_epoch && e.a < *newest_epoch) {
       std::uint64_t& kept = accepted ? stale_accepted_kept : stale_rejected_kept;
       ++(accepted ? report.stale_writes_accepted : report.stale_writes_rejected);

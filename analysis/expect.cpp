@@ -30,6 +30,9 @@ const std::vector<MetricInfo>& catalogue() {
        "sink writes accepted with a token below the newest leader epoch (data corrupted)"},
       {"stale_writes_rejected", MetricUnit::count,
        "sink writes with a stale token that fencing rejected"},
+      {"stale_writes_overwriting", MetricUnit::count,
+       "accepted writes with a token below one the sink had already accepted: an old leader "
+       "overwrote a newer leader's data (always 0 with fencing)"},
       {"writes_accepted", MetricUnit::count, "sink writes accepted"},
       {"writes_rejected", MetricUnit::count, "sink writes rejected"},
       {"failovers", MetricUnit::count,
@@ -186,6 +189,7 @@ std::optional<double> metric_value(const Report& r, std::string_view name) {
   if (name == "same_epoch_leaders") return count(r.same_epoch_leaders_total);
   if (name == "stale_writes_accepted") return count(r.stale_writes_accepted);
   if (name == "stale_writes_rejected") return count(r.stale_writes_rejected);
+  if (name == "stale_writes_overwriting") return count(r.stale_writes_overwriting);
   if (name == "writes_accepted") return count(r.writes_accepted);
   if (name == "writes_rejected") return count(r.writes_rejected);
   if (name == "failovers") return count(observed_failovers(r).size());

@@ -101,6 +101,10 @@ struct Report {
   std::uint64_t writes_rejected = 0;
   std::uint64_t stale_writes_accepted = 0;
   std::uint64_t stale_writes_rejected = 0;
+  // Accepted writes whose token is below one the sink had already accepted: an old leader's write
+  // landing on top of a newer leader's data. Fencing rejects exactly these, so with fencing on it
+  // is always 0; a stale write accepted before the newer token reached the sink is not one.
+  std::uint64_t stale_writes_overwriting = 0;
   std::vector<StaleWrite> stale_writes;  // first 100 of each kind (accepted, rejected), in order
 
   // Liveness.

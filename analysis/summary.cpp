@@ -79,8 +79,10 @@ void safety_section(std::string& out, const Report& r) {
     fmt::format_to(it, "  same-epoch leaders: {}; first at {}: nodes {} and {} in epoch {}\n",
                    r.same_epoch_leaders_total, secs(s.at), s.first, s.second, s.epoch);
   }
-  fmt::format_to(it, "  stale writes: {} accepted, {} rejected by fencing\n",
-                 r.stale_writes_accepted, r.stale_writes_rejected);
+  fmt::format_to(it,
+                 "  stale writes: {} accepted ({} over a newer leader's writes), {} rejected by "
+                 "fencing\n",
+                 r.stale_writes_accepted, r.stale_writes_overwriting, r.stale_writes_rejected);
   for (const bool accepted : {true, false}) {
     for (const StaleWrite& w : r.stale_writes) {
       if (w.accepted != accepted) continue;
@@ -262,6 +264,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   safety["writes_rejected"] = r.writes_rejected;
   safety["stale_writes_accepted"] = r.stale_writes_accepted;
   safety["stale_writes_rejected"] = r.stale_writes_rejected;
+  safety["stale_writes_overwriting"] = r.stale_writes_overwriting;
   json stale = json::array();
   for (const StaleWrite& w : r.stale_writes) {
     json x = {{"writer", w.writer},

@@ -642,9 +642,13 @@ int cmd_validate(const std::vector<std::string>& args, Streams io) {
       exit_code = kExitBadInput;
       continue;
     }
+    const std::size_t generators = base.scenario->random_faults.size();
     io.out << fmt::format(
-        "{}: ok ({}, {} nodes, {} faults{})\n", file, base.scenario->protocol,
+        "{}: ok ({}, {} nodes, {} faults{}{})\n", file, base.scenario->protocol,
         base.scenario->world.node_count, base.scenario->world.faults.size(),
+        generators == 0
+            ? std::string()
+            : fmt::format(", {} random fault generator{}", generators, generators == 1 ? "" : "s"),
         variants.empty() ? std::string() : fmt::format(", {} variants", variants.size()));
   }
   return exit_code;

@@ -200,6 +200,7 @@ json RunRecord::to_json() const {
   j["same_epoch_leaders"] = same_epoch_leaders;
   j["stale_writes_accepted"] = stale_writes_accepted;
   j["stale_writes_rejected"] = stale_writes_rejected;
+  j["stale_writes_overwriting"] = stale_writes_overwriting;
   j["writes_accepted"] = writes_accepted;
   j["elections"] = elections;
   j["messages_sent"] = messages_sent;
@@ -230,6 +231,7 @@ std::optional<RunRecord> RunRecord::from_json(const json& j, std::string& error)
     r.same_epoch_leaders = j.at("same_epoch_leaders").get<std::uint64_t>();
     r.stale_writes_accepted = j.at("stale_writes_accepted").get<std::uint64_t>();
     r.stale_writes_rejected = j.at("stale_writes_rejected").get<std::uint64_t>();
+    r.stale_writes_overwriting = j.at("stale_writes_overwriting").get<std::uint64_t>();
     r.writes_accepted = j.at("writes_accepted").get<std::uint64_t>();
     r.elections = j.at("elections").get<std::uint64_t>();
     r.messages_sent = j.at("messages_sent").get<std::uint64_t>();
@@ -271,6 +273,7 @@ RunRecord record_of(std::uint64_t run, std::uint64_t seed, const RunResult& resu
   r.same_epoch_leaders = report.same_epoch_leaders_total;
   r.stale_writes_accepted = report.stale_writes_accepted;
   r.stale_writes_rejected = report.stale_writes_rejected;
+  r.stale_writes_overwriting = report.stale_writes_overwriting;
   r.writes_accepted = report.writes_accepted;
   r.elections = report.elections;
   r.messages_sent = report.messages_sent;
@@ -470,6 +473,7 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
       std::int64_t split_brain_max_ns = 0;
       std::uint64_t runs_split = 0;
       std::uint64_t runs_stale = 0;
+      std::uint64_t runs_overwrite = 0;
       std::uint64_t runs_same_epoch = 0;
       std::uint64_t messages = 0;
       std::uint64_t store_requests = 0;
@@ -493,6 +497,7 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
         split_brain_max_ns = std::max(split_brain_max_ns, rec.split_brain_ns);
         runs_split += rec.split_brain_ns > 0 ? 1 : 0;
         runs_stale += rec.stale_writes_accepted > 0 ? 1 : 0;
+        runs_overwrite += rec.stale_writes_overwriting > 0 ? 1 : 0;
         runs_same_epoch += rec.same_epoch_leaders > 0 ? 1 : 0;
         s.stale_writes_accepted += rec.stale_writes_accepted;
         s.stale_writes_rejected += rec.stale_writes_rejected;
@@ -534,6 +539,7 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
             static_cast<std::int64_t>(s.runs);
         s.split_brain_time_max_ns = split_brain_max_ns;
         s.stale_write_probability = static_cast<double>(runs_stale) / runs;
+        s.overwrite_probability = static_cast<double>(runs_overwrite) / runs;
         s.same_epoch_probability = static_cast<double>(runs_same_epoch) / runs;
       }
       if (worst_split != nullptr) {
@@ -578,6 +584,10 @@ const std::vector<PointMetric>& point_metrics() {
       {"stale_write_probability", false, true,
        "fraction of runs in which the sink accepted a stale write (data corrupted)",
        [](const PointSummary& s) { return s.stale_write_probability; }},
+      {"overwrite_probability", false, true,
+       "fraction of runs in which a stale write landed on a newer leader's data (what fencing "
+       "prevents)",
+       [](const PointSummary& s) { return s.overwrite_probability; }},
       {"same_epoch_probability", false, true,
        "fraction of runs with two leaders in one epoch or term",
        [](const PointSummary& s) { return s.same_epoch_probability; }},
@@ -654,7 +664,8 @@ std::string sweep_runs_csv(const SweepResult& result) {
   out +=
       ",seed,complete,expect_ok,failovers,failovers_unresolved,failover_max_s,"
       "write_outage_max_s,first_leader_at_s,leaderless_fraction,split_brain_time_s,"
-      "same_epoch_leaders,stale_writes_accepted,stale_writes_rejected,writes_accepted,elections,"
+      "same_epoch_leaders,stale_writes_accepted,stale_writes_rejected,stale_writes_overwriting,"
+      "writes_accepted,elections,"
       "messages_sent,store_requests,events,trace_hash,replay\n";
   for (const RunRecord& r : result.records) {
     const std::size_t protocol = static_cast<std::size_t>(r.run / seeds / points);
@@ -669,14 +680,15 @@ std::string sweep_runs_csv(const SweepResult& result) {
         r.duration_ns > 0 ? std::optional<double>(static_cast<double>(r.leaderless_ns) /
                                                   static_cast<double>(r.duration_ns))
                           : std::nullopt;
-    out += fmt::format(
-        ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.seed, r.complete,
-        r.expect_ok, r.failovers_ns.size(), r.failovers_unresolved,
-        optional_seconds(max_of(r.failovers_ns)), optional_seconds(max_of(r.write_outages_ns)),
-        optional_seconds(r.first_leader_at_ns), number_text(leaderless),
-        seconds_text(r.split_brain_ns), r.same_epoch_leaders, r.stale_writes_accepted,
-        r.stale_writes_rejected, r.writes_accepted, r.elections, r.messages_sent, r.store_requests,
-        r.events, r.trace_hash, csv_field(d.replay_command(protocol, point, r.seed)));
+    out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.seed,
+                       r.complete, r.expect_ok, r.failovers_ns.size(), r.failovers_unresolved,
+                       optional_seconds(max_of(r.failovers_ns)),
+                       optional_seconds(max_of(r.write_outages_ns)),
+                       optional_seconds(r.first_leader_at_ns), number_text(leaderless),
+                       seconds_text(r.split_brain_ns), r.same_epoch_leaders,
+                       r.stale_writes_accepted, r.stale_writes_rejected, r.stale_writes_overwriting,
+                       r.writes_accepted, r.elections, r.messages_sent, r.store_requests, r.events,
+                       r.trace_hash, csv_field(d.replay_command(protocol, point, r.seed)));
   }
   return out;
 }
@@ -732,7 +744,7 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
   std::vector<std::string> header = {"protocol"};
   for (const GridAxis& a : d.axes) header.push_back(a.path);
   for (const char* h : {"runs", "failover p50", "p99", "max", "unresolved", "split-brain",
-                        "stale write", "msgs/s", "store req/s"}) {
+                        "stale write", "overwrite", "msgs/s", "store req/s"}) {
     header.emplace_back(h);
   }
   table.push_back(header);
@@ -755,6 +767,7 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
     row.push_back(fmt::format("{}", s.failovers_unresolved));
     row.push_back(percent(s.split_brain_probability));
     row.push_back(percent(s.stale_write_probability));
+    row.push_back(percent(s.overwrite_probability));
     row.push_back(rate(s.messages_per_second));
     row.push_back(rate(s.store_requests_per_second));
     table.push_back(std::move(row));
@@ -781,7 +794,7 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
   }
   out +=
       "failover percentiles pool every observed failover of a point (nearest rank); "
-      "split-brain and stale write: share of runs\n";
+      "split-brain, stale write and overwrite (a stale write on newer data): share of runs\n";
   return out;
 }
 

@@ -62,6 +62,7 @@ struct RunRecord {
   std::uint64_t same_epoch_leaders = 0;
   std::uint64_t stale_writes_accepted = 0;
   std::uint64_t stale_writes_rejected = 0;
+  std::uint64_t stale_writes_overwriting = 0;
   std::uint64_t writes_accepted = 0;
   std::uint64_t elections = 0;
   std::uint64_t messages_sent = 0;
@@ -91,6 +92,7 @@ struct PointSummary {
   std::optional<std::int64_t> split_brain_time_mean_ns;  // over all runs, zeros included, rounded
   std::optional<std::int64_t> split_brain_time_max_ns;
   std::optional<double> stale_write_probability;  // runs where the sink accepted a stale write
+  std::optional<double> overwrite_probability;    // runs where one landed on newer data
   std::uint64_t stale_writes_accepted = 0;
   std::uint64_t stale_writes_rejected = 0;
   std::optional<double> same_epoch_probability;

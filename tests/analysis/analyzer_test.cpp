@@ -253,6 +253,25 @@ TEST_CASE("analyzer: writes below the newest epoch are stale, accepted or reject
   CHECK_FALSE(r.stale_writes[1].accepted);
 }
 
+TEST_CASE("analyzer: only a stale write below a token already accepted overwrote newer data") {
+  // The sink reports the highest token it had accepted before each write (field d).
+  auto write = [](std::int64_t at_ms, sim::NodeId writer, sim::Token token, bool accepted,
+                  sim::Token highest_before) {
+    Event e = sink_write(at_ms, writer, token, accepted);
+    e.d = highest_before;
+    return e;
+  };
+  const Report r =
+      analyze(config(), {run_start(3), leader(100, 0, 1), write(150, 0, 1, true, 0),
+                         leader(300, 1, 2), write(320, 0, 1, true, 1), write(400, 1, 2, true, 1),
+                         write(450, 0, 1, true, 2), write(460, 0, 1, false, 2), run_end(1000)});
+  // 320: stale (epoch 2 announced) but nothing newer had reached the sink yet.
+  // 450: stale and on top of token 2: an overwrite. 460: rejected, no overwrite.
+  CHECK(r.stale_writes_accepted == 2);
+  CHECK(r.stale_writes_overwriting == 1);
+  CHECK(analysis::metric_value(r, "stale_writes_overwriting") == 1.0);
+}
+
 TEST_CASE("analyzer: stale-write findings are kept to the first 100 of each kind") {
   std::vector<Event> events = {run_start(3), leader(1, 0, 1), leader(2, 1, 9)};
   for (int i = 0; i < 150; ++i) events.push_back(sink_write(10 + i, 0, 1, true));

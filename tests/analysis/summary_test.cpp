@@ -110,7 +110,8 @@ TEST_CASE("summary: the text shows leaders, safety findings, failovers and cost"
   CHECK(has_line_containing(ls,
                             "split brain: 1.000s in 1 episode; first at 12.000s: node 0 "
                             "(epoch 1), node 1 (epoch 2)"));
-  CHECK(has_line_containing(ls, "stale writes: 1 accepted, 0 rejected"));
+  CHECK(has_line_containing(
+      ls, "stale writes: 1 accepted (0 over a newer leader's writes), 0 rejected"));
   CHECK(has_line_containing(ls, "first accepted at 12.500s: node 0 wrote token 1 after epoch 2"));
   CHECK(has_line_containing(ls,
                             "pause of node 0 (epoch 1) at 10.000s: node 1 leads at 12.000s, "

@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -188,6 +191,7 @@ TEST_CASE(
     REQUIRE(fenced.runs == 4);
     CHECK(fenced.stale_write_probability == 0.0);
     CHECK(fenced.stale_writes_accepted == 0);
+    CHECK(fenced.overwrite_probability == 0.0);
     if (std::string(ttl) == "12s") {
       // The pause is shorter than the lease: the cluster rides it out.
       CHECK(open.stale_write_probability == 0.0);
@@ -195,6 +199,7 @@ TEST_CASE(
       CHECK(open.failovers == 0);
     } else {
       CHECK(open.stale_write_probability == 1.0);
+      CHECK(open.overwrite_probability == 1.0);
       CHECK(fenced.stale_writes_rejected > 0);
       CHECK(fenced.split_brain_probability == 1.0);
       REQUIRE(fenced.failover_p50_ns);
@@ -302,4 +307,42 @@ TEST_CASE("run: a run whose cancel flag is set stops early and says so") {
   const runner::RunResult full = runner::run_scenario(*loaded.scenario, options);
   CHECK_FALSE(full.stats.cancelled);
   CHECK(full.errors.empty());
+}
+
+TEST_CASE(
+    "sweep: under random GC pauses fencing prevents every overwrite at any TTL, and "
+    "without it overwrites grow as the TTL shrinks") {
+  const char* source = std::getenv("ELECTSIM_SOURCE_DIR");
+  const std::string path =
+      std::string(source != nullptr ? source : ".") + "/scenarios/sweeps/ttl-vs-gc-pause.json";
+  std::ifstream in(path);
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  runner::SweepDefinition d;
+  d.scenario_path = path;
+  d.axes = {axis("protocol.ttl=1s,3s,8s"), axis("protocol.fencing=true,false")};
+  d.seeds = {1, 20};
+  runner::PlanOutcome planned = runner::plan_sweep(text.str(), std::move(d));
+  for (const auto& p : planned.problems) UNSCOPED_INFO(p);
+  REQUIRE(planned.plan);
+  const runner::SweepResult r = sweep(*planned.plan, 2);
+  const auto points = runner::summarise(r);
+  std::vector<double> overwrites;
+  std::vector<double> split_brain;
+  for (const char* ttl : {"1s", "3s", "8s"}) {
+    INFO("ttl " << ttl);
+    const auto& fenced = point_where(r, points, {ttl, "true"});
+    const auto& open = point_where(r, points, {ttl, "false"});
+    REQUIRE(fenced.runs == 20);
+    CHECK(fenced.overwrite_probability == 0.0);
+    CHECK(fenced.same_epoch_leaders == 0);
+    overwrites.push_back(*open.overwrite_probability);
+    split_brain.push_back(*fenced.split_brain_probability);
+  }
+  // Median pause 1s: a 1s TTL turns most pauses into a takeover, 8s very few.
+  CHECK(overwrites[0] >= 0.5);
+  CHECK(overwrites[0] > overwrites[2]);
+  CHECK(split_brain[0] > split_brain[1]);
+  CHECK(split_brain[1] > split_brain[2]);
 }
