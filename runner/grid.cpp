@@ -108,7 +108,10 @@ std::string format_decimal(std::int64_t scaled, int decimals) {
   while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
   std::string text =
       fmt::format("{}{}", negative ? "-" : "", magnitude / static_cast<std::uint64_t>(unit));
-  if (!fraction.empty()) text += "." + fraction;
+  if (!fraction.empty()) {
+    text += ".";
+    text += fraction;
+  }
   return text;
 }
 

@@ -70,7 +70,10 @@ std::string seconds_text(std::int64_t ns) {
   std::string fraction = fmt::format("{:09}", magnitude % 1'000'000'000u);
   while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
   std::string text = fmt::format("{}{}", negative ? "-" : "", magnitude / 1'000'000'000u);
-  if (!fraction.empty()) text += "." + fraction;
+  if (!fraction.empty()) {
+    text += ".";
+    text += fraction;
+  }
   return text;
 }
 
@@ -170,12 +173,22 @@ std::optional<SweepDefinition> SweepDefinition::from_json(const json& j, std::st
 std::string SweepDefinition::replay_command(std::size_t protocol, std::uint64_t point,
                                             std::uint64_t seed) const {
   std::string command = "electsim run " + shell_quote(scenario_path);
-  if (variant) command += " --variant " + shell_quote(*variant);
-  if (protocols_asked) command += " --protocol " + shell_quote(protocols[protocol]);
-  for (const Override& o : sets) command += " --set " + shell_quote(override_text(o));
+  if (variant) {
+    command += " --variant ";
+    command += shell_quote(*variant);
+  }
+  if (protocols_asked) {
+    command += " --protocol ";
+    command += shell_quote(protocols[protocol]);
+  }
+  for (const Override& o : sets) {
+    command += " --set ";
+    command += shell_quote(override_text(o));
+  }
   const std::vector<std::string> values = point_values(point);
   for (std::size_t i = 0; i < axes.size(); ++i) {
-    command += " --set " + shell_quote(axes[i].path + "=" + values[i]);
+    command += " --set ";
+    command += shell_quote(axes[i].path + "=" + values[i]);
   }
   return command + fmt::format(" --seed {}", seed);
 }
@@ -629,21 +642,33 @@ std::string metric_column(const PointMetric& m) {
 std::string sweep_points_csv(const SweepResult& result, const std::vector<PointSummary>& points) {
   const SweepDefinition& d = result.definition;
   std::string out = "protocol";
-  for (const GridAxis& a : d.axes) out += "," + csv_field(a.path);
+  for (const GridAxis& a : d.axes) {
+    out += ",";
+    out += csv_field(a.path);
+  }
   out +=
       ",runs,runs_incomplete,runs_breaking_expect,failovers,failovers_unresolved,"
       "failovers_ridden_out,failovers_regained,"
       "stale_writes_accepted,stale_writes_rejected,same_epoch_leaders";
-  for (const PointMetric& m : point_metrics()) out += "," + metric_column(m);
+  for (const PointMetric& m : point_metrics()) {
+    out += ",";
+    out += metric_column(m);
+  }
   out += ",worst_seed,replay_worst\n";
   for (const PointSummary& s : points) {
     out += csv_field(d.protocols[s.protocol]);
-    for (const std::string& v : d.point_values(s.point)) out += "," + csv_field(v);
+    for (const std::string& v : d.point_values(s.point)) {
+      out += ",";
+      out += csv_field(v);
+    }
     out += fmt::format(",{},{},{},{},{},{},{},{},{},{}", s.runs, s.runs_incomplete,
                        s.runs_breaking_expect, s.failovers, s.failovers_unresolved,
                        s.failovers_ridden_out, s.failovers_regained, s.stale_writes_accepted,
                        s.stale_writes_rejected, s.same_epoch_leaders);
-    for (const PointMetric& m : point_metrics()) out += "," + metric_cell(m, s);
+    for (const PointMetric& m : point_metrics()) {
+      out += ",";
+      out += metric_cell(m, s);
+    }
     if (s.worst_seed) {
       out += fmt::format(",{},{}", *s.worst_seed,
                          csv_field(d.replay_command(s.protocol, s.point, *s.worst_seed)));
@@ -660,7 +685,10 @@ std::string sweep_runs_csv(const SweepResult& result) {
   const std::uint64_t points = d.point_count();
   const std::uint64_t seeds = d.seeds.count();
   std::string out = "protocol";
-  for (const GridAxis& a : d.axes) out += "," + csv_field(a.path);
+  for (const GridAxis& a : d.axes) {
+    out += ",";
+    out += csv_field(a.path);
+  }
   out +=
       ",seed,complete,expect_ok,failovers,failovers_unresolved,failover_max_s,"
       "write_outage_max_s,first_leader_at_s,leaderless_fraction,split_brain_time_s,"
@@ -671,7 +699,10 @@ std::string sweep_runs_csv(const SweepResult& result) {
     const std::size_t protocol = static_cast<std::size_t>(r.run / seeds / points);
     const std::uint64_t point = (r.run / seeds) % points;
     out += csv_field(d.protocols[protocol]);
-    for (const std::string& v : d.point_values(point)) out += "," + csv_field(v);
+    for (const std::string& v : d.point_values(point)) {
+      out += ",";
+      out += csv_field(v);
+    }
     const auto max_of = [](const std::vector<std::int64_t>& v) -> std::optional<std::int64_t> {
       if (v.empty()) return std::nullopt;
       return *std::max_element(v.begin(), v.end());
