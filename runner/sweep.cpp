@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <set>
@@ -400,25 +402,31 @@ SweepResult run_sweep(const SweepPlan& plan, const SweepOptions& options) {
   result.definition = d;
   const std::uint64_t total = d.run_count();
   const Shard shard = options.shard.value_or(Shard{});
-  std::vector<std::uint64_t> runs;
-  for (std::uint64_t run = shard.index - 1; run < total; run += shard.count) runs.push_back(run);
-  result.runs_expected = runs.size();
+  // This shard's runs are first, first + step, ...: the i-th is computed, never listed, so a
+  // sweep of millions of runs costs memory only for the runs that finished.
+  const std::uint64_t first = shard.index - 1;
+  const std::uint64_t step = shard.count;
+  const std::uint64_t owned = first < total ? (total - first + step - 1) / step : 0;
+  result.runs_expected = owned;
 
-  std::vector<std::optional<RunRecord>> slots(runs.size());
-  std::atomic<std::size_t> next{0};
+  std::atomic<std::uint64_t> next{0};
   std::atomic<std::uint64_t> done{0};
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   std::string error;
   const std::uint64_t seeds = d.seeds.count();
+  const unsigned jobs = static_cast<unsigned>(
+      std::max<std::uint64_t>(1, std::min<std::uint64_t>(options.jobs, owned)));
+  // Each thread keeps its own records; they are put in run order at the end.
+  std::vector<std::vector<RunRecord>> per_thread(jobs);
 
-  auto worker = [&] {
+  auto worker = [&](std::vector<RunRecord>& records) {
     for (;;) {
       if (options.stop != nullptr && options.stop->load(std::memory_order_relaxed)) return;
       if (failed.load(std::memory_order_relaxed)) return;
-      const std::size_t i = next.fetch_add(1, std::memory_order_relaxed);
-      if (i >= runs.size()) return;
-      const std::uint64_t run = runs[i];
+      const std::uint64_t i = next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= owned) return;
+      const std::uint64_t run = first + i * step;
       const std::uint64_t seed = d.seeds.first + run % seeds;
       try {
         RunOptions run_options;
@@ -426,7 +434,7 @@ SweepResult run_sweep(const SweepPlan& plan, const SweepOptions& options) {
         run_options.cancel = options.stop;
         const RunResult r = run_scenario(plan.scenarios[run / seeds], run_options);
         if (r.stats.cancelled) return;
-        slots[i] = record_of(run, seed, r);
+        records.push_back(record_of(run, seed, r));
       } catch (const std::exception& e) {
         const std::lock_guard lock(error_mutex);
         if (error.empty()) error = fmt::format("run {} (seed {}): {}", run, seed, e.what());
@@ -437,28 +445,29 @@ SweepResult run_sweep(const SweepPlan& plan, const SweepOptions& options) {
     }
   };
 
-  const unsigned jobs = static_cast<unsigned>(
-      std::max<std::size_t>(1, std::min<std::size_t>(options.jobs, runs.size())));
   std::vector<std::thread> threads;
   threads.reserve(jobs);
-  for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker);
+  for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker, std::ref(per_thread[t]));
   // The calling thread only reports progress; it wakes every 200 ms of wall time.
-  while (options.progress && done.load() < runs.size() && !failed.load()) {
+  while (options.progress && done.load() < owned && !failed.load()) {
     if (options.stop != nullptr && options.stop->load()) break;
-    options.progress(SweepProgress{done.load(), runs.size()});
+    options.progress(SweepProgress{done.load(), owned});
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   for (std::thread& t : threads) t.join();
-  if (options.progress) options.progress(SweepProgress{done.load(), runs.size()});
+  if (options.progress) options.progress(SweepProgress{done.load(), owned});
   if (!error.empty()) throw std::runtime_error(error);
 
-  for (std::optional<RunRecord>& slot : slots) {
-    if (slot) {
-      result.records.push_back(std::move(*slot));
-    } else {
-      result.interrupted = true;
-    }
+  std::size_t count = 0;
+  for (const auto& records : per_thread) count += records.size();
+  result.records.reserve(count);
+  for (auto& records : per_thread) {
+    std::move(records.begin(), records.end(), std::back_inserter(result.records));
+    records = {};
   }
+  std::sort(result.records.begin(), result.records.end(),
+            [](const RunRecord& a, const RunRecord& b) { return a.run < b.run; });
+  result.interrupted = result.records.size() < owned;
   return result;
 }
 
