@@ -1,0 +1,844 @@
+// The replay report: the recorder keeps the run's events compactly and pairs every send with its
+// arrival; the renderer writes one HTML page with the data as a JSON blob (numbers and a names
+// table, names as in docs/trace-format.md) that the page's script replays. The script keeps a
+// snapshot of the state every few thousand events, so a seek costs one snapshot and a few
+// thousand events at most, whatever the run's length.
+#include "analysis/replay_html.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <iterator>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "analysis/svg.hpp"
+#include "sim/assert.hpp"
+#include "sim/fault.hpp"
+#include "sim/protocol.hpp"
+#include "sim/store_types.hpp"
+
+namespace electsim::analysis {
+
+namespace {
+
+#include "analysis/replay_page.inc"
+
+constexpr std::int64_t kBillion = 1'000'000'000;
+__extension__ typedef __int128 Int128;  // exact products of ns and ppb, as in sim/clock.cpp
+
+// floor(a * b / 1e9), exactly.
+std::int64_t mul_div_billion_floor(std::int64_t a, std::int64_t b) {
+  const Int128 p = static_cast<Int128>(a) * b;
+  Int128 q = p / kBillion;
+  if (p % kBillion != 0 && p < 0) --q;
+  return static_cast<std::int64_t>(q);
+}
+
+std::size_t kind_index(sim::EventKind kind) {
+  return static_cast<std::size_t>(kind);
+}
+
+// The fields each kind carries in the page's data, in order (the script reads them by position).
+// timer_fire is listed for completeness; the recorder only counts timer fires.
+const std::array<std::vector<std::string_view>, sim::kEventKindCount>& kind_fields() {
+  static const std::array<std::vector<std::string_view>, sim::kEventKindCount> table = [] {
+    std::array<std::vector<std::string_view>, sim::kEventKindCount> t{};
+    auto set = [&t](sim::EventKind kind, std::vector<std::string_view> fields) {
+      t[kind_index(kind)] = std::move(fields);
+    };
+    using K = sim::EventKind;
+    set(K::run_start, {"nodes"});
+    set(K::run_end, {});
+    set(K::fault, {"fault", "node", "peer", "index", "duration_ns", "skipped", "groups"});
+    set(K::belief, {"node", "role", "epoch", "leader"});
+    set(K::crash, {"node", "graceful"});
+    set(K::restart, {"node"});
+    set(K::pause, {"node", "duration_ns"});
+    set(K::resume, {"node"});
+    set(K::clock_change, {"node", "what", "drift_ppb", "amount_ns"});
+    set(K::timer_fire, {"node", "tag"});
+    set(K::msg_send, {"from", "to", "type"});
+    set(K::msg_deliver, {"to", "from", "type"});
+    set(K::msg_drop, {"from", "to", "type", "reason"});
+    set(K::store_request, {"node", "op", "request"});
+    set(K::store_apply, {"node", "op", "revision", "succeeded", "lease", "lease_deadline_ns"});
+    set(K::store_change, {"key", "change", "revision", "owner", "lease", "expired"});
+    set(K::lease_expire, {"lease"});
+    set(K::store_reply, {"node", "op", "revision", "succeeded", "error"});
+    set(K::watch_notify, {"node", "key", "change", "revision"});
+    set(K::sink_write, {"writer", "token", "payload", "accepted", "highest_before", "stale"});
+    set(K::sink_reply, {"node", "token", "accepted"});
+    set(K::store_pause, {"duration_ns"});
+    set(K::store_resume, {});
+    set(K::network_change, {"fault", "index"});
+    return t;
+  }();
+  return table;
+}
+
+bool is_at_send_drop(std::int64_t reason) {
+  return reason == static_cast<std::int64_t>(sim::DropReason::loss) ||
+         reason == static_cast<std::int64_t>(sim::DropReason::cut_at_send) ||
+         reason == static_cast<std::int64_t>(sim::DropReason::overload);
+}
+
+}  // namespace
+
+std::int64_t clock_segment_reading(const ClockSegment& segment, std::int64_t t_ns) {
+  const std::int64_t elapsed = t_ns - segment.anchor_ns;
+  return segment.base_ns + elapsed + mul_div_billion_floor(elapsed, segment.drift_ppb);
+}
+
+// ---- Recorder
+
+ReplayRecorder::ReplayRecorder(TraceHeader header, const sim::WorldConfig& world,
+                               std::optional<sim::Duration> lease_ttl, bool lease_judged_by_store)
+    : header_(std::move(header)),
+      lease_ttl_(lease_ttl),
+      lease_judged_by_store_(lease_judged_by_store),
+      store_min_ttl_(world.store.min_ttl),
+      timer_fires_by_node_(header_.node_count, 0),
+      store_clock_(make_clock(world.store_clock)) {
+  node_clocks_.reserve(header_.node_count);
+  node_segments_.resize(header_.node_count);
+  for (std::size_t i = 0; i < header_.node_count; ++i) {
+    node_clocks_.push_back(
+        make_clock(i < world.clocks.size() ? world.clocks[i] : sim::ClockConfig{}));
+    rebuild_from(node_clocks_.back(), node_segments_[i], 0);
+  }
+  rebuild_from(store_clock_, store_segments_, 0);
+}
+
+ReplayRecorder::Clock ReplayRecorder::make_clock(const sim::ClockConfig& config) {
+  Clock clock{sim::ClockModel(config.offset, config.drift_ppb, config.steps), 0, {}};
+  for (const sim::ClockStep& step : config.steps) clock.scheduled_steps_ns.push_back(step.at.ns);
+  std::sort(clock.scheduled_steps_ns.begin(), clock.scheduled_steps_ns.end());
+  return clock;
+}
+
+// The segments from `at_ns` on, read off the model as it is now: one at `at_ns`, and one at each
+// scheduled step after it (the model already knows them, so its readings there are final until
+// the next change).
+void ReplayRecorder::rebuild_from(const Clock& clock, std::vector<ClockSegment>& segments,
+                                  std::int64_t at_ns) {
+  while (!segments.empty() && segments.back().from_ns >= at_ns) segments.pop_back();
+  auto add = [&](std::int64_t from) {
+    const std::int64_t elapsed = from - clock.anchor_ns;
+    const std::int64_t drift = clock.model.drift_ppb();
+    const std::int64_t reading = clock.model.local_at(sim::Time(from)).ns;
+    segments.push_back(ClockSegment{
+        from, clock.anchor_ns, reading - elapsed - mul_div_billion_floor(elapsed, drift), drift});
+  };
+  add(at_ns);
+  for (const std::int64_t step_at : clock.scheduled_steps_ns) {
+    if (step_at > segments.back().from_ns) add(step_at);
+  }
+}
+
+void ReplayRecorder::on_clock_change(const sim::Event& e) {
+  Clock* clock = nullptr;
+  std::vector<ClockSegment>* segments = nullptr;
+  if (e.node >= 0 && static_cast<std::size_t>(e.node) < node_clocks_.size()) {
+    clock = &node_clocks_[static_cast<std::size_t>(e.node)];
+    segments = &node_segments_[static_cast<std::size_t>(e.node)];
+  } else if (e.node == sim::kStoreEndpoint) {
+    clock = &store_clock_;
+    segments = &store_segments_;
+  }
+  if (clock == nullptr) return;
+  switch (e.code) {
+    case 0:  // drift: the model re-anchors so that the reading stays continuous
+      if (e.a <= -kBillion) return;  // not a clock (a malformed trace); the kernel refuses it
+      clock->model.set_drift_at(e.time, e.a);
+      clock->anchor_ns = e.time.ns;
+      break;
+    case 1:
+      clock->model.add_step(e.time, sim::Duration(e.b));
+      break;
+    case 2:
+      clock->model.set_offset_at(e.time, sim::Duration(e.b));
+      break;
+    default:
+      return;
+  }
+  rebuild_from(*clock, *segments, e.time.ns);
+}
+
+std::int32_t ReplayRecorder::intern(std::string_view text) {
+  if (const auto it = text_ids_.find(text); it != text_ids_.end()) return it->second;
+  const auto id = static_cast<std::int32_t>(texts_.size());
+  texts_.emplace_back(text);
+  text_ids_.emplace(std::string(text), id);
+  return id;
+}
+
+void ReplayRecorder::on_event(const sim::Event& e) {
+  using K = sim::EventKind;
+  ++events_seen_;
+  if (e.kind == K::timer_fire) {
+    ++timer_fires_;
+    if (e.node >= 0 && static_cast<std::size_t>(e.node) < timer_fires_by_node_.size()) {
+      ++timer_fires_by_node_[static_cast<std::size_t>(e.node)];
+    }
+    return;
+  }
+  ReplayEvent r;
+  r.time_ns = e.time.ns;
+  r.kind = e.kind;
+  r.code = e.code;
+  r.node = e.node;
+  r.peer = e.peer;
+  r.x = e.a;
+  r.y = e.b;
+  r.z = e.d;
+  switch (e.kind) {
+    case K::fault:
+      r.flags = e.c != 0 ? 1 : 0;
+      if (!e.text.empty()) r.text = intern(e.text);
+      break;
+    case K::belief:
+      if (e.node >= 0 && e.code == static_cast<std::uint16_t>(sim::Role::leader) &&
+          (!newest_epoch_ || e.a > *newest_epoch_)) {
+        newest_epoch_ = e.a;
+      }
+      break;
+    case K::crash:
+      r.flags = e.a != 0 ? 1 : 0;
+      forget_replies_to(e.node);
+      break;
+    case K::clock_change:
+      on_clock_change(e);
+      break;
+    case K::store_apply: {
+      r.flags = e.b != 0 ? 1 : 0;
+      r.y = e.c;  // lease
+      r.z = 0;    // the lease's deadline in true time, when this grants or renews one
+      const bool renews = e.code == static_cast<std::uint16_t>(sim::StoreOp::lease_grant) ||
+                          e.code == static_cast<std::uint16_t>(sim::StoreOp::lease_keepalive);
+      if (lease_ttl_ && renews && r.flags != 0) {
+        const sim::Duration ttl = std::max(*lease_ttl_, store_min_ttl_);
+        r.z = e.time.ns + store_clock_.model.true_duration_for(ttl).count();
+      }
+      break;
+    }
+    case K::store_change:
+      r.flags = e.c != 0 ? 1 : 0;
+      r.text = intern(e.text);
+      break;
+    case K::store_reply:
+      r.flags = e.b != 0 ? 1 : 0;
+      r.y = e.c;  // error
+      break;
+    case K::watch_notify:
+      r.text = intern(e.text);
+      break;
+    case K::sink_write: {
+      const bool stale = newest_epoch_ && e.a < *newest_epoch_;
+      r.flags = static_cast<std::uint8_t>((e.c != 0 ? 1 : 0) | (stale ? 2 : 0));
+      break;
+    }
+    case K::sink_reply:
+      r.flags = e.c != 0 ? 1 : 0;
+      break;
+    default:
+      if (!e.text.empty()) r.text = intern(e.text);
+      break;
+  }
+  ELECTSIM_ASSERT(events_.size() < UINT32_MAX, "flights index events with 32 bits");
+  const auto index = static_cast<std::uint32_t>(events_.size());
+  events_.push_back(r);
+  pair(e, index);
+}
+
+void ReplayRecorder::pair(const sim::Event& e, std::uint32_t index) {
+  using K = sim::EventKind;
+  using S = ReplayFlight::Status;
+  switch (e.kind) {
+    case K::msg_send:
+      channels_[ChannelKey{e.node, e.peer, e.code}].pending.push_back(index);
+      return;
+    case K::msg_deliver:
+    case K::msg_drop: {
+      // msg_deliver names the receiver first; msg_drop the sender.
+      const bool deliver = e.kind == K::msg_deliver;
+      const ChannelKey key =
+          deliver ? ChannelKey{e.peer, e.node, e.code} : ChannelKey{e.node, e.peer, e.code};
+      Channel& channel = channels_[key];
+      if (!deliver && is_at_send_drop(e.a)) {
+        // Dropped when sent: the kernel reports it right after its msg_send.
+        if (!channel.pending.empty()) channel.pending.pop_back();
+        return;
+      }
+      if (!channel.pending.empty()) {
+        const std::uint32_t start = channel.pending.front();
+        channel.pending.pop_front();
+        channel.last_matched = start;
+        flights_.push_back({start, index, deliver ? S::arrived : S::dropped});
+      } else if (channel.last_matched >= 0) {
+        flights_.push_back({static_cast<std::uint32_t>(channel.last_matched), index,
+                            deliver ? S::duplicate_arrived : S::duplicate_dropped});
+      }
+      return;
+    }
+    case K::store_request:
+      requests_[e.a] = index;
+      return;
+    case K::store_apply: {
+      if (const auto it = requests_.find(e.d); it != requests_.end()) {
+        flights_.push_back({it->second, index, S::arrived});
+        requests_.erase(it);
+      }
+      store_replies_[ReplyKey{e.node, e.code, e.a, e.b != 0}].push_back(index);
+      return;
+    }
+    case K::store_reply: {
+      const auto it = store_replies_.find(ReplyKey{e.node, e.code, e.a, e.b != 0});
+      if (it == store_replies_.end()) return;
+      flights_.push_back({it->second.front(), index, S::arrived});
+      it->second.pop_front();
+      if (it->second.empty()) store_replies_.erase(it);
+      return;
+    }
+    case K::sink_write:
+      sink_replies_[SinkKey{e.node, e.a, e.c != 0}].push_back(index);
+      return;
+    case K::sink_reply: {
+      const auto it = sink_replies_.find(SinkKey{e.node, e.a, e.c != 0});
+      if (it == sink_replies_.end()) return;
+      flights_.push_back({it->second.front(), index, S::arrived});
+      it->second.pop_front();
+      if (it->second.empty()) sink_replies_.erase(it);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+// A crash ends the node's sessions: replies on their way to it are lost without an event.
+void ReplayRecorder::forget_replies_to(sim::NodeId node) {
+  for (auto it = store_replies_.begin(); it != store_replies_.end();) {
+    if (std::get<0>(it->first) == node) {
+      requests_lost_before_ += it->second.size();
+      it = store_replies_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = sink_replies_.begin(); it != sink_replies_.end();) {
+    if (std::get<0>(it->first) == node) {
+      requests_lost_before_ += it->second.size();
+      it = sink_replies_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::vector<ReplayFlight> ReplayRecorder::flights() const {
+  std::vector<ReplayFlight> out = flights_;
+  const auto end = static_cast<std::uint32_t>(events_.size());
+  for (const auto& [key, channel] : channels_) {
+    for (const std::uint32_t start : channel.pending) {
+      out.push_back({start, end, ReplayFlight::Status::travelling_at_end});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const ReplayFlight& a, const ReplayFlight& b) {
+    return std::tie(a.start, a.end, a.status) < std::tie(b.start, b.end, b.status);
+  });
+  return out;
+}
+
+std::uint64_t ReplayRecorder::requests_lost() const {
+  std::uint64_t n = requests_lost_before_ + requests_.size();
+  for (const auto& [key, pending] : store_replies_) n += pending.size();
+  for (const auto& [key, pending] : sink_replies_) n += pending.size();
+  return n;
+}
+
+// ---- Page
+
+namespace {
+
+// JSON text that is also safe inside <script>: '<', '>' and '&' are written as \u escapes, so no
+// string can close the element or open a comment.
+void append_json_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (const char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      default:
+        if (u < 0x20) {
+          fmt::format_to(std::back_inserter(out), "\\u{:04x}", u);
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
+
+void append_int(std::string& out, std::int64_t v) {
+  fmt::format_to(std::back_inserter(out), "{}", v);
+}
+
+template <typename Range, typename Fn>
+void append_array(std::string& out, const Range& range, Fn each) {
+  out += '[';
+  bool first = true;
+  for (const auto& item : range) {
+    if (!first) out += ',';
+    first = false;
+    each(item);
+  }
+  out += ']';
+}
+
+void append_string_array(std::string& out, const std::vector<std::string>& names) {
+  append_array(out, names, [&](const std::string& s) { append_json_string(out, s); });
+}
+
+template <typename Enum>
+std::vector<std::string> enum_names(int count, const char* (*name)(Enum)) {
+  std::vector<std::string> out;
+  for (int i = 0; i < count; ++i) out.emplace_back(name(static_cast<Enum>(i)));
+  return out;
+}
+
+void append_segments(std::string& out, const std::vector<ClockSegment>& segments) {
+  append_array(out, segments, [&](const ClockSegment& s) {
+    fmt::format_to(std::back_inserter(out), "{},{},{},{}", s.from_ns, s.anchor_ns, s.base_ns,
+                   s.drift_ppb);
+  });
+}
+
+// One event's fields, in the order kind_fields() names them.
+void append_event_fields(std::string& out, const ReplayEvent& r) {
+  using K = sim::EventKind;
+  auto it = std::back_inserter(out);
+  switch (r.kind) {
+    case K::run_start:
+      fmt::format_to(it, ",{}", r.x);
+      return;
+    case K::fault:
+      fmt::format_to(it, ",{},{},{},{},{},{},{}", r.code, r.node, r.peer, r.x, r.y, r.flags & 1,
+                     r.text);
+      return;
+    case K::belief:
+      fmt::format_to(it, ",{},{},{},{}", r.node, r.code, r.x, r.y);
+      return;
+    case K::crash:
+      fmt::format_to(it, ",{},{}", r.node, r.flags & 1);
+      return;
+    case K::restart:
+    case K::resume:
+      fmt::format_to(it, ",{}", r.node);
+      return;
+    case K::pause:
+      fmt::format_to(it, ",{},{}", r.node, r.x);
+      return;
+    case K::clock_change:
+      fmt::format_to(it, ",{},{},{},{}", r.node, r.code, r.x, r.y);
+      return;
+    case K::timer_fire:
+      fmt::format_to(it, ",{},{}", r.node, r.x);
+      return;
+    case K::msg_send:
+    case K::msg_deliver:
+      fmt::format_to(it, ",{},{},{}", r.node, r.peer, r.code);
+      return;
+    case K::msg_drop:
+      fmt::format_to(it, ",{},{},{},{}", r.node, r.peer, r.code, r.x);
+      return;
+    case K::store_request:
+      fmt::format_to(it, ",{},{},{}", r.node, r.code, r.x);
+      return;
+    case K::store_apply:
+      fmt::format_to(it, ",{},{},{},{},{},{}", r.node, r.code, r.x, r.flags & 1, r.y, r.z);
+      return;
+    case K::store_change:
+      fmt::format_to(it, ",{},{},{},{},{},{}", r.text, r.code, r.x, r.node, r.y, r.flags & 1);
+      return;
+    case K::lease_expire:
+      fmt::format_to(it, ",{}", r.x);
+      return;
+    case K::store_reply:
+      fmt::format_to(it, ",{},{},{},{},{}", r.node, r.code, r.x, r.flags & 1, r.y);
+      return;
+    case K::watch_notify:
+      fmt::format_to(it, ",{},{},{},{}", r.node, r.text, r.code, r.x);
+      return;
+    case K::sink_write:
+      fmt::format_to(it, ",{},{},{},{},{},{}", r.node, r.x, r.y, r.flags & 1, r.z,
+                     (r.flags >> 1) & 1);
+      return;
+    case K::sink_reply:
+      fmt::format_to(it, ",{},{},{}", r.node, r.x, r.flags & 1);
+      return;
+    case K::store_pause:
+      fmt::format_to(it, ",{}", r.x);
+      return;
+    case K::run_end:
+    case K::store_resume:
+      return;
+    case K::network_change:
+      fmt::format_to(it, ",{},{}", r.code, r.x);
+      return;
+  }
+}
+
+struct SplitBrainEpisode {
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+  std::vector<std::pair<NodeId, Epoch>> leaders;  // every (node, epoch) that led during it
+};
+
+// Maximal stretches of non-zero length with two or more leader intervals open, the way the
+// analyzer counts split-brain episodes: changes at one instant count as one.
+std::vector<SplitBrainEpisode> split_brain_episodes(const Report& report) {
+  struct Boundary {
+    std::int64_t at;
+    bool opens;
+    std::size_t interval;
+  };
+  std::vector<Boundary> boundaries;
+  for (std::size_t i = 0; i < report.intervals.size(); ++i) {
+    const LeaderInterval& li = report.intervals[i];
+    if (li.end <= li.start) continue;
+    boundaries.push_back({li.start.ns, true, i});
+    boundaries.push_back({li.end.ns, false, i});
+  }
+  std::sort(boundaries.begin(), boundaries.end(), [](const Boundary& a, const Boundary& b) {
+    return std::tie(a.at, a.opens, a.interval) < std::tie(b.at, b.opens, b.interval);
+  });
+  std::vector<SplitBrainEpisode> out;
+  std::set<std::size_t> open;
+  bool in_episode = false;
+  for (std::size_t i = 0; i < boundaries.size();) {
+    const std::int64_t at = boundaries[i].at;
+    for (; i < boundaries.size() && boundaries[i].at == at; ++i) {
+      if (boundaries[i].opens) {
+        open.insert(boundaries[i].interval);
+      } else {
+        open.erase(boundaries[i].interval);
+      }
+    }
+    if (open.size() >= 2) {
+      if (!in_episode) {
+        out.push_back(SplitBrainEpisode{at, at, {}});
+        in_episode = true;
+      }
+      for (const std::size_t k : open) {
+        const std::pair<NodeId, Epoch> who{report.intervals[k].node, report.intervals[k].epoch};
+        auto& leaders = out.back().leaders;
+        if (std::find(leaders.begin(), leaders.end(), who) == leaders.end()) {
+          leaders.push_back(who);
+        }
+      }
+    } else if (in_episode) {
+      out.back().end = at;
+      in_episode = false;
+    }
+  }
+  for (auto& episode : out) std::sort(episode.leaders.begin(), episode.leaders.end());
+  return out;
+}
+
+constexpr std::size_t kFindingsShownMax = 1000;
+
+std::int64_t optional_ns(const std::optional<Time>& t) {
+  return t ? t->ns : -1;
+}
+std::int64_t optional_ns(const std::optional<Duration>& d) {
+  return d ? d->count() : -1;
+}
+
+void append_findings(std::string& out, const Report& report) {
+  auto it = std::back_inserter(out);
+  const std::vector<SplitBrainEpisode> episodes = split_brain_episodes(report);
+  out += "{\"split_brain\":";
+  std::vector<SplitBrainEpisode> shown(
+      episodes.begin(),
+      episodes.begin() + static_cast<std::ptrdiff_t>(std::min(episodes.size(), kFindingsShownMax)));
+  append_array(out, shown, [&](const SplitBrainEpisode& e) {
+    fmt::format_to(it, "[{},{},", e.start, e.end);
+    append_array(out, e.leaders, [&](const std::pair<NodeId, Epoch>& p) {
+      fmt::format_to(it, "{},{}", p.first, p.second);
+    });
+    out += ']';
+  });
+  fmt::format_to(it, ",\"split_brain_total\":{},\"split_brain_time_ns\":{}", episodes.size(),
+                 report.split_brain_time.count());
+  out += ",\"same_epoch\":";
+  append_array(out, report.same_epoch_leaders, [&](const SameEpochLeaders& s) {
+    fmt::format_to(it, "[{},{},{},{}]", s.at.ns, s.epoch, s.first, s.second);
+  });
+  fmt::format_to(it, ",\"same_epoch_total\":{}", report.same_epoch_leaders_total);
+  out += ",\"stale\":";
+  append_array(out, report.stale_writes, [&](const StaleWrite& w) {
+    fmt::format_to(it, "[{},{},{},{},{}]", w.at.ns, w.writer, w.token, w.newest_epoch,
+                   w.accepted ? 1 : 0);
+  });
+  fmt::format_to(it, ",\"stale_accepted\":{},\"stale_rejected\":{}", report.stale_writes_accepted,
+                 report.stale_writes_rejected);
+  out += ",\"failovers\":";
+  std::vector<Failover> failovers(
+      report.failovers.begin(),
+      report.failovers.begin() +
+          static_cast<std::ptrdiff_t>(std::min(report.failovers.size(), kFindingsShownMax)));
+  append_array(out, failovers, [&](const Failover& f) {
+    fmt::format_to(it, "[{},{},{},{},{},{},{},{},{},{},{},{}]", f.fault_at.ns,
+                   static_cast<int>(f.fault), f.fault_index, f.old_leader, f.old_epoch,
+                   optional_ns(f.new_leader_at), f.new_leader, optional_ns(f.failover),
+                   f.ridden_out ? 1 : 0, optional_ns(f.write_outage), optional_ns(f.last_old_write),
+                   optional_ns(f.first_new_write));
+  });
+  fmt::format_to(it, ",\"failovers_total\":{}}}", report.failovers.size());
+}
+
+std::string data_json(const ReplayRecorder& recorder, const Report& report, const Verdict& verdict,
+                      const RunInfo& info) {
+  const TraceHeader& h = recorder.header();
+  const std::vector<ReplayEvent>& events = recorder.events();
+  std::string out;
+  out.reserve(events.size() * 24 + 4096);
+  auto it = std::back_inserter(out);
+
+  out += "{\"schema\":1,\"run\":{\"scenario\":";
+  append_json_string(out, info.scenario);
+  out += ",\"variant\":";
+  append_json_string(out, info.variant);
+  out += ",\"protocol\":";
+  append_json_string(out, info.protocol);
+  // The seed as text: a JavaScript number is exact only up to 2^53.
+  fmt::format_to(it, ",\"seed\":\"{}\",\"nodes\":{},\"duration_ns\":{},\"end_ns\":{}", info.seed,
+                 h.node_count, info.duration.count(), events.empty() ? 0 : events.back().time_ns);
+  out += ",\"trace_hash\":";
+  append_json_string(out, info.trace_hash);
+  fmt::format_to(it,
+                 ",\"events_total\":{},\"events_kept\":{},\"timer_fires\":{},"
+                 "\"lost_in_transit\":{},\"timer_fires_by_node\":",
+                 recorder.events_seen(), events.size(), recorder.timer_fires(),
+                 recorder.requests_lost());
+  append_array(out, recorder.timer_fires_by_node(), [&](std::uint64_t n) { append_int(out, n); });
+  out += "}";
+
+  out += ",\"names\":{\"kinds\":";
+  append_string_array(out, enum_names<sim::EventKind>(sim::kEventKindCount, sim::event_kind_name));
+  out += ",\"roles\":";
+  append_string_array(out, enum_names<sim::Role>(3, sim::role_name));
+  out += ",\"faults\":";
+  append_string_array(out, enum_names<sim::FaultKind>(sim::kFaultKindCount, sim::fault_kind_name));
+  out += ",\"ops\":";
+  append_string_array(out, enum_names<sim::StoreOp>(sim::kStoreOpCount, sim::store_op_name));
+  out += ",\"reasons\":";
+  append_string_array(out, enum_names<sim::DropReason>(5, sim::drop_reason_name));
+  out += ",\"types\":";
+  append_string_array(out, h.message_types);
+  out += ",\"texts\":";
+  append_string_array(out, recorder.texts());
+  out += "}";
+
+  out += ",\"fields\":";
+  append_array(out, kind_fields(), [&](const std::vector<std::string_view>& fields) {
+    append_array(out, fields, [&](std::string_view f) { append_json_string(out, f); });
+  });
+  out += ",\"leader_key\":";
+  if (h.leader_key) {
+    append_json_string(out, *h.leader_key);
+  } else {
+    out += "null";
+  }
+  out += ",\"lease\":";
+  if (recorder.lease_ttl()) {
+    fmt::format_to(it, "{{\"ttl_ns\":{},\"by_store\":{}}}", recorder.lease_ttl()->count(),
+                   recorder.lease_judged_by_store() ? "true" : "false");
+  } else {
+    out += "null";
+  }
+  out += ",\"clocks\":";
+  append_array(out, recorder.clock_segments(),
+               [&](const std::vector<ClockSegment>& s) { append_segments(out, s); });
+  out += ",\"store_clock\":";
+  append_segments(out, recorder.store_clock_segments());
+
+  // Events: the time since the previous kept event, the kind, then the kind's fields.
+  out += ",\"ev\":[";
+  std::int64_t previous = 0;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const ReplayEvent& r = events[i];
+    fmt::format_to(it, "{}{},{}", i == 0 ? "" : ",", r.time_ns - previous, kind_index(r.kind));
+    append_event_fields(out, r);
+    previous = r.time_ns;
+  }
+  out += ']';
+
+  // Flights: start as a step from the previous flight's start, length in events, status.
+  out += ",\"flights\":[";
+  std::uint32_t previous_start = 0;
+  bool first = true;
+  for (const ReplayFlight& f : recorder.flights()) {
+    fmt::format_to(it, "{}{},{},{}", first ? "" : ",", f.start - previous_start, f.end - f.start,
+                   static_cast<int>(f.status));
+    previous_start = f.start;
+    first = false;
+  }
+  out += ']';
+
+  out += ",\"findings\":";
+  append_findings(out, report);
+  out += ",\"verdict\":{\"ok\":";
+  out += verdict.ok() ? "true" : "false";
+  out += ",\"breaches\":";
+  append_array(out, verdict.breaches, [&](const Breach& b) { append_json_string(out, b.message); });
+  out += "}}";
+  return out;
+}
+
+// The timeline as an inline element: no XML declaration or doctype, and no namespace
+// declarations (HTML puts <svg> in the SVG namespace by itself, and the page names no address).
+// A picture without a viewBox gets one from its width and height, so that it scales.
+std::string inline_svg(const std::string& svg) {
+  std::string s = svg;
+  const std::size_t open = s.find("<svg");
+  if (open == std::string::npos) return {};
+  s.erase(0, open);
+  for (const std::string_view ns :
+       {std::string_view(" xmlns=\"http://www.w3.org/2000/svg\""),
+        std::string_view(" xmlns:xlink=\"http://www.w3.org/1999/xlink\"")}) {
+    for (std::size_t at = s.find(ns); at != std::string::npos; at = s.find(ns, at)) {
+      s.erase(at, ns.size());
+    }
+  }
+  const std::size_t tag_end = s.find('>');
+  if (tag_end == std::string::npos) return {};
+  const std::string_view tag(s.data(), tag_end);
+  if (tag.find("viewBox=") == std::string_view::npos) {
+    auto attribute = [&](std::string_view name) -> std::string {
+      const std::string key = " " + std::string(name) + "=\"";
+      const std::size_t at = tag.find(key);
+      if (at == std::string_view::npos) return {};
+      const std::size_t from = at + key.size();
+      const std::size_t to = tag.find('"', from);
+      if (to == std::string_view::npos) return {};
+      return std::string(tag.substr(from, to - from));
+    };
+    const std::string width = attribute("width");
+    const std::string height = attribute("height");
+    const bool numeric = !width.empty() && !height.empty() &&
+                         width.find_first_not_of("0123456789.") == std::string::npos &&
+                         height.find_first_not_of("0123456789.") == std::string::npos;
+    if (numeric) s.insert(4, fmt::format(" viewBox=\"0 0 {} {}\"", width, height));
+  }
+  return s;
+}
+
+// The summary as printed by `electsim run`, with the lines that state a broken bound marked.
+std::string summary_html(const std::string& summary, const Verdict& verdict) {
+  std::string out;
+  std::size_t from = 0;
+  while (from < summary.size()) {
+    std::size_t to = summary.find('\n', from);
+    if (to == std::string::npos) to = summary.size();
+    const std::string_view line(summary.data() + from, to - from);
+    bool breach = line.rfind("verdict: FAIL", 0) == 0;
+    for (const Breach& b : verdict.breaches) {
+      if (!b.message.empty() && line.find(b.message) != std::string_view::npos) breach = true;
+    }
+    if (breach) out += "<mark class=\"breach\">";
+    out += svg::escape(line);
+    if (breach) out += "</mark>";
+    out += '\n';
+    from = to + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_replay_html(const ReplayRecorder& recorder, const Report& report,
+                               const Verdict& verdict, const RunInfo& info,
+                               const std::string& timeline_svg) {
+  const std::string scenario =
+      info.scenario + (info.variant.empty() ? "" : " [" + info.variant + "]");
+  const std::string title =
+      fmt::format("electsim replay: {} · {} · seed {}", scenario, info.protocol, info.seed);
+  const std::string svg = inline_svg(timeline_svg);
+
+  std::string html;
+  html.reserve(recorder.events().size() * 24 + 200'000 + svg.size());
+  auto it = std::back_inserter(html);
+  html +=
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>";
+  html += svg::escape(title);
+  html += "</title>\n<style>\n";
+  for (const std::string_view part : kReplayStyle) html += part;
+  html += "</style>\n</head>\n<body>\n<header>\n<h1>electsim replay <span class=\"scenario\">";
+  html += svg::escape(scenario);
+  html += "</span></h1>\n<p class=\"meta\">";
+  fmt::format_to(it,
+                 "protocol <b>{}</b> · {} nodes · seed {} · {} simulated · {} events in its trace, "
+                 "{} of them timer fires (counted, not listed)",
+                 svg::escape(info.protocol), recorder.header().node_count, info.seed,
+                 svg::escape(sim::format_duration(info.duration)), recorder.events_seen(),
+                 recorder.timer_fires());
+  html += "</p>\n";
+  if (verdict.ok()) {
+    html +=
+        "<div id=\"verdict\" class=\"verdict pass\"><b>Verdict: PASS</b>: the run met every "
+        "bound its scenario states.</div>\n";
+  } else {
+    fmt::format_to(it,
+                   "<div id=\"verdict\" class=\"verdict fail\"><b>Verdict: FAIL</b>: {} "
+                   "expectation{} broke<ul>",
+                   verdict.breaches.size(), verdict.breaches.size() == 1 ? "" : "s");
+    for (const Breach& b : verdict.breaches) {
+      html += "<li class=\"breach\">";
+      html += svg::escape(b.message);
+      html += "</li>";
+    }
+    html += "</ul></div>\n";
+  }
+  html += "</header>\n";
+  for (const std::string_view part : kReplayBody) html += part;
+  for (const std::string_view part : kReplayPanels) html += part;
+  if (!svg.empty()) {
+    html +=
+        "<section id=\"timeline\" class=\"panel\"><h2>Timeline <small>the red line is the "
+        "replay's time; click anywhere to jump there</small></h2><div id=\"timeline-wrap\">";
+    html += svg;
+    html += "<div id=\"cursor\"></div></div></section>\n";
+  }
+  html +=
+      "<details id=\"summary\" open><summary>Summary, as <code>electsim run</code> prints it"
+      "</summary><pre>";
+  html += summary_html(format_summary(info, report, verdict), verdict);
+  html += "</pre></details>\n</main>\n";
+  html += "<script type=\"application/json\" id=\"replay-data\">";
+  html += data_json(recorder, report, verdict, info);
+  html += "</script>\n<script>\n";
+  for (const std::string_view part : kReplayScript) html += part;
+  html += "</script>\n</body>\n</html>\n";
+  return html;
+}
+
+}  // namespace electsim::analysis
