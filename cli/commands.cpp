@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -20,9 +21,11 @@
 
 #include "analysis/expect.hpp"
 #include "analysis/summary.hpp"
+#include "analysis/timeline_svg.hpp"
 #include "analysis/trace.hpp"
 #include "protocols/registry.hpp"
 #include "runner/compare.hpp"
+#include "runner/comparison_page.hpp"
 #include "runner/files.hpp"
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
@@ -51,6 +54,7 @@ constexpr const char* kUsage =
     "                     summarise each point: failover percentiles, split-brain and stale-write\n"
     "                     probability, cost; CSV, JSON and an SVG plot\n"
     "  merge PART...      combine the parts of a sweep split with --shard\n"
+    "  comparison         write the measured comparison page (docs/comparison.md)\n"
     "  validate FILE...   check scenario files without running them\n"
     "  list [WHAT]        protocols and their parameters, metrics, fault kinds\n"
     "  check TRACE        analyse a saved JSON Lines trace offline\n"
@@ -99,7 +103,14 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
      "run this protocol instead of the file's (parameters from the file's `protocols` section)")
     ("json", "print a machine-readable summary (JSON) instead of text")
     ("trace", po::value<std::string>(),
-     "write the JSON Lines trace to FILE (with several variants: FILE-<variant>.ext too)");
+     "write the JSON Lines trace to FILE (with several variants: FILE-<variant>.ext too)")
+    ("svg", po::value<std::string>(),
+     "draw the run's timeline to FILE.svg: a row per node, the store, the sink, split-brain and "
+     "failovers marked")
+    ("html", po::value<std::string>(),
+     "write one self-contained HTML page: summary, timeline and a step-by-step replay")
+    ("perfetto", po::value<std::string>(),
+     "write a Perfetto / Chrome trace (Trace Event Format JSON) to FILE (docs/perfetto.md)");
   // clang-format on
   po::positional_options_description positional;
   positional.add("scenario", 1);
@@ -169,7 +180,24 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
     if (vm.count("trace") != 0) {
       run.trace_path = with_suffix(vm["trace"].as<std::string>(), variant.value_or(""));
     }
-    const runner::RunResult result = runner::run_scenario(*loaded.scenario, run);
+    if (vm.count("perfetto") != 0) {
+      run.perfetto_path = with_suffix(vm["perfetto"].as<std::string>(), variant.value_or(""));
+    }
+    run.timeline = vm.count("svg") != 0;
+    run.replay_html = vm.count("html") != 0;
+    runner::RunResult result = runner::run_scenario(*loaded.scenario, run);
+    std::vector<runner::OutputFile> pictures;
+    if (vm.count("svg") != 0 && result.timeline) {
+      pictures.push_back({with_suffix(vm["svg"].as<std::string>(), variant.value_or("")),
+                          analysis::render_timeline_svg(*result.timeline)});
+    }
+    if (vm.count("html") != 0) {
+      pictures.push_back({with_suffix(vm["html"].as<std::string>(), variant.value_or("")),
+                          std::move(result.replay_html)});
+    }
+    if (auto error = runner::write_files_whole(pictures)) {
+      result.errors.push_back(*error + "; no picture written");
+    }
     if (json) {
       json_runs.push_back(analysis::summary_json(result.info, result.report, result.verdict));
       if (!result.errors.empty()) json_runs.back()["errors"] = result.errors;
@@ -214,7 +242,9 @@ int cmd_compare(const std::vector<std::string>& args, Streams io) {
      "override a scenario value, as for run (repeatable)")
     ("variant", po::value<std::string>(), "compare one of the file's variants")
     ("json", "print the table and every run's summary as JSON")
-    ("csv", "print one CSV row per protocol");
+    ("csv", "print one CSV row per protocol")
+    ("svg", po::value<std::string>(),
+     "draw every protocol's timeline to FILE.svg, one panel each on a shared time axis");
   // clang-format on
   po::positional_options_description positional;
   positional.add("scenario", 1);
@@ -273,12 +303,29 @@ int cmd_compare(const std::vector<std::string>& args, Streams io) {
       return kExitBadInput;
     }
   }
-  const runner::CompareOutcome outcome = runner::compare_protocols(text.str(), file, load, chosen);
+  runner::RunOptions run;
+  run.timeline = vm.count("svg") != 0;
+  const runner::CompareOutcome outcome =
+      runner::compare_protocols(text.str(), file, load, chosen, run);
   if (!outcome.result) {
     for (const std::string& m : outcome.problems) io.err << m << "\n";
     return kExitBadInput;
   }
   const runner::CompareResult& result = *outcome.result;
+  if (vm.count("svg") != 0) {
+    std::vector<const analysis::Timeline*> timelines;
+    std::vector<std::string> titles;
+    for (const runner::RunResult& r : result.runs) {
+      timelines.push_back(r.timeline ? &*r.timeline : nullptr);
+      titles.push_back(r.info.protocol);
+    }
+    const std::string path = vm["svg"].as<std::string>();
+    if (auto error = runner::write_files_whole(
+            {{path, analysis::render_timelines_svg(timelines, titles)}})) {
+      io.err << fmt::format("electsim compare: {}; no picture written\n", *error);
+      return kExitBadInput;
+    }
+  }
   if (vm.count("json") != 0) {
     io.out << runner::compare_json(result).dump(2) << "\n";
   } else if (vm.count("csv") != 0) {
@@ -603,6 +650,44 @@ int cmd_merge(const std::vector<std::string>& args, Streams io) {
   return write_sweep_outputs(*merged.result, vm, *metrics, "merge", io);
 }
 
+int cmd_comparison(const std::vector<std::string>& args, Streams io) {
+  po::options_description options("electsim comparison [options]");
+  // clang-format off
+  options.add_options()
+    ("help,h", "describe this command")
+    ("out,o", po::value<std::string>()->default_value("docs/comparison.md"), "the page")
+    ("pictures", po::value<std::string>()->default_value("docs/img"),
+     "directory for the timelines (SVG), linked from the page")
+    ("scenarios", po::value<std::string>()->default_value("scenarios"),
+     "directory of the shipped scenario files");
+  // clang-format on
+  const po::variables_map vm = parse(args, options, {});
+  if (vm.count("help") != 0) {
+    io.out << options << "\n"
+           << "Runs the shipped scenarios under every protocol and writes the comparison table\n"
+           << "(messages per election, crash, partition, process pause) with the timeline of\n"
+           << "every run: the page docs/comparison.md is this command's output.\n";
+    return kExitOk;
+  }
+  runner::ComparisonPageOptions o;
+  o.page_path = vm["out"].as<std::string>();
+  o.pictures_dir = vm["pictures"].as<std::string>();
+  o.scenarios_dir = vm["scenarios"].as<std::string>();
+  const runner::ComparisonPage page = runner::comparison_page(o);
+  if (!page.problems.empty()) {
+    for (const std::string& p : page.problems) io.err << p << "\n";
+    return kExitBadInput;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(o.pictures_dir, ec);
+  if (auto error = runner::write_files_whole(page.files)) {
+    io.err << fmt::format("electsim comparison: {}; nothing written\n", *error);
+    return kExitBadInput;
+  }
+  for (const runner::OutputFile& f : page.files) io.out << fmt::format("wrote {}\n", f.path);
+  return kExitOk;
+}
+
 int cmd_validate(const std::vector<std::string>& args, Streams io) {
   po::options_description options("electsim validate FILE... [options]");
   // clang-format off
@@ -779,6 +864,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (command == "compare") return cmd_compare(rest, io);
     if (command == "sweep") return cmd_sweep(rest, io);
     if (command == "merge") return cmd_merge(rest, io);
+    if (command == "comparison") return cmd_comparison(rest, io);
     if (command == "validate") return cmd_validate(rest, io);
     if (command == "list") return cmd_list(rest, io);
     if (command == "check") return cmd_check(rest, io);

@@ -124,7 +124,8 @@ std::string verdict_cell(const RunResult& r) {
 
 CompareOutcome compare_protocols(const std::string& source_text, const std::string& source_name,
                                  const LoadOptions& options,
-                                 const std::vector<std::string>& protocols) {
+                                 const std::vector<std::string>& protocols,
+                                 const RunOptions& run_options) {
   CompareOutcome outcome;
   std::vector<Scenario> scenarios;
   // A problem of the file shows up under every protocol: say it once, naming the protocols only
@@ -160,7 +161,7 @@ CompareOutcome compare_protocols(const std::string& source_text, const std::stri
   if (!outcome.problems.empty()) return outcome;
   CompareResult result;
   result.protocols = protocols;
-  for (const Scenario& s : scenarios) result.runs.push_back(run_scenario(s, RunOptions{}));
+  for (const Scenario& s : scenarios) result.runs.push_back(run_scenario(s, run_options));
   outcome.result = std::move(result);
   return outcome;
 }

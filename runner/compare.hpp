@@ -27,7 +27,8 @@ struct CompareOutcome {
 };
 CompareOutcome compare_protocols(const std::string& source_text, const std::string& source_name,
                                  const LoadOptions& options,
-                                 const std::vector<std::string>& protocols);
+                                 const std::vector<std::string>& protocols,
+                                 const RunOptions& run_options = {});
 
 // The table's rows, each a metric over every protocol: text for people, CSV and JSON for tools.
 std::string format_compare_table(const CompareResult& result);

@@ -11,6 +11,9 @@
 #include <fmt/format.h>
 
 #include "analysis/analyzer.hpp"
+#include "analysis/perfetto.hpp"
+#include "analysis/replay_html.hpp"
+#include "analysis/timeline_svg.hpp"
 #include "analysis/trace.hpp"
 #include "protocols/registry.hpp"
 
@@ -96,11 +99,30 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (options.trace_path) {
     writer.emplace(*options.trace_path, header, scenario.limits.max_trace_bytes);
   }
+  std::optional<analysis::PerfettoWriter> perfetto;
+  if (options.perfetto_path) {
+    perfetto.emplace(*options.perfetto_path, header, scenario.limits.max_trace_bytes);
+  }
+  std::optional<analysis::TimelineRecorder> timeline;
+  if (options.timeline || options.replay_html) {
+    timeline.emplace(header, world, scenario.prepared.lease_ttl,
+                     scenario.prepared.lease_ttl
+                         ? std::optional<bool>(scenario.prepared.lease_judged_by_store)
+                         : std::nullopt);
+  }
+  std::optional<analysis::ReplayRecorder> replay;
+  if (options.replay_html) {
+    replay.emplace(header, world, scenario.prepared.lease_ttl,
+                   scenario.prepared.lease_judged_by_store);
+  }
 
   sim::Kernel kernel(world, scenario.prepared.factory);
   kernel.add_observer(&analyzer);
   kernel.add_observer(&hasher);
   if (writer) kernel.add_observer(&*writer);
+  if (perfetto) kernel.add_observer(&*perfetto);
+  if (timeline) kernel.add_observer(&*timeline);
+  if (replay) kernel.add_observer(&*replay);
   result.stats = kernel.run();
 
   result.report = analyzer.finish();
@@ -127,6 +149,16 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (writer && !writer->close()) {
     result.errors.push_back(
         fmt::format("trace {} not written: {}", *options.trace_path, writer->error()));
+  }
+  if (perfetto && !perfetto->close()) {
+    result.errors.push_back(fmt::format("Perfetto trace {} not written: {}", *options.perfetto_path,
+                                        perfetto->error()));
+  }
+  if (timeline) result.timeline = timeline->finish(result.report);
+  if (replay) {
+    result.replay_html =
+        analysis::render_replay_html(*replay, result.report, result.verdict, result.info,
+                                     analysis::render_timeline_svg(*result.timeline));
   }
   return result;
 }

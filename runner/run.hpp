@@ -11,6 +11,7 @@
 #include "analysis/expect.hpp"
 #include "analysis/report.hpp"
 #include "analysis/summary.hpp"
+#include "analysis/timeline.hpp"
 #include "runner/scenario.hpp"
 #include "sim/kernel.hpp"
 
@@ -24,6 +25,10 @@ struct RunOptions {
   std::optional<std::uint64_t> seed;
   // When it becomes true the run stops early and says so in `errors` (sweeps, on Ctrl-C).
   const std::atomic<bool>* cancel = nullptr;
+  // Pictures and exports (docs/labs, docs/perfetto.md); none of them changes the run.
+  bool timeline = false;                     // keep RunResult::timeline (for --svg)
+  bool replay_html = false;                  // render RunResult::replay_html (implies a timeline)
+  std::optional<std::string> perfetto_path;  // Trace Event Format JSON, whole or not at all
 };
 
 // The world of one run: the scenario's world with `seed` as its root seed, and the scenario's
@@ -35,8 +40,10 @@ struct RunResult {
   analysis::Report report;
   analysis::Verdict verdict;
   sim::RunStats stats;
-  std::string trace_hash;           // 16 hex digits over the event stream
-  std::vector<std::string> errors;  // trace could not be written, event limit hit, ...
+  std::string trace_hash;                      // 16 hex digits over the event stream
+  std::vector<std::string> errors;             // trace could not be written, event limit hit, ...
+  std::optional<analysis::Timeline> timeline;  // with RunOptions::timeline or replay_html
+  std::string replay_html;                     // with RunOptions::replay_html
   bool ok() const { return errors.empty() && verdict.ok(); }
 };
 

@@ -80,3 +80,27 @@ TEST_CASE(
   CHECK(failover > ttl_ns / 2);
   CHECK(failover <= ttl_ns + ttl_ns / 3 + 50'000'000);
 }
+
+TEST_CASE("lab 3: a pause shorter than the renew deadline is ridden out with nothing stale") {
+  const auto r = run("lease-gc-pause-fence.json", {{"faults.0.duration", "500ms"}});
+  REQUIRE(r.failovers.size() == 1);
+  CHECK(r.failovers[0].ridden_out);
+  CHECK(r.split_brain_time == sim::Duration(0));
+  CHECK(r.stale_writes_accepted == 0);
+  CHECK(r.stale_writes_rejected == 0);
+}
+
+TEST_CASE("lab 5: without PreVote the minority's terms inflate and disrupt the heal, with it not") {
+  const auto plain = run("partition-minority-leader.json", {}, "raft");
+  const auto pre_vote =
+      run("partition-minority-leader.json", {{"protocols.raft.pre_vote", "true"}}, "raft");
+  REQUIRE_FALSE(plain.intervals.empty());
+  REQUIRE_FALSE(pre_vote.intervals.empty());
+  // Without PreVote the cut-off node campaigns for 40s; its term forces a new election at the heal.
+  CHECK(plain.intervals.back().epoch > 50);
+  CHECK(plain.elections == 3);
+  // With PreVote it never wins a pre-vote, so the majority's leader of term 2 leads to the end.
+  CHECK(pre_vote.elections == 2);
+  CHECK(pre_vote.intervals.back().epoch == 2);
+  CHECK(pre_vote.intervals.back().open_at_end);
+}
