@@ -989,13 +989,16 @@ class PanelPainter {
     } else if (tl_.lease_ttl && tl_.lease_ttl->count() > 0) {
       zero_at = last + *tl_.lease_ttl;
     }
-    std::optional<Time> drain_end;
+    // A plain flag and value, not std::optional: GCC 12 at -O3 takes the optional's value for
+    // possibly uninitialised on the paths below (-Wmaybe-uninitialized).
+    bool draws_drain = false;
+    Time drain_end{};
     if (zero_at && *zero_at > last &&
         (hold.ended_by == HoldEnd::expired || hold.end - last > 3 * renewal_gap(hold))) {
       drain_end = std::min(hold.end, *zero_at);
-      if (g.x(*drain_end) - g.x(last) < 1) drain_end.reset();
+      draws_drain = g.x(drain_end) - g.x(last) >= 1;
     }
-    const double full_end = drain_end ? g.x(last) : x1;
+    const double full_end = draws_drain ? g.x(last) : x1;
     const std::string tooltip =
         fmt::format("leader key held by {}{}, {} to {} ({}); {} renewal{}{}", who,
                     hold.lease != sim::kNoLease ? fmt::format(" under lease {}", hold.lease) : "",
@@ -1005,12 +1008,12 @@ class PanelPainter {
     fmt::format_to(std::back_inserter(out),
                    "<g class=\"hold\" data-holder=\"{}\" data-lease=\"{}\">", hold.holder,
                    hold.lease);
-    rect(out, c_, x0, y, std::max(full_end, x0 + (drain_end ? 0.0 : 1.0)), h, fill, "", tooltip);
-    if (drain_end) {
+    rect(out, c_, x0, y, std::max(full_end, x0 + (draws_drain ? 0.0 : 1.0)), h, fill, "", tooltip);
+    if (draws_drain) {
       c_.used.draining = true;
       const double dx0 = g.x(last);
-      const double dx1 = std::max(g.x(*drain_end), dx0 + 1);
-      const double left = static_cast<double>((*zero_at - *drain_end).count()) /
+      const double dx1 = std::max(g.x(drain_end), dx0 + 1);
+      const double left = static_cast<double>((*zero_at - drain_end).count()) /
                           static_cast<double>((*zero_at - last).count());
       fmt::format_to(
           std::back_inserter(out),
@@ -1021,9 +1024,9 @@ class PanelPainter {
       std::string what;
       if (hold.ended_by == HoldEnd::expired) {
         what = "the store expired it at " + time_text(hold.end);
-      } else if (*drain_end < *zero_at) {
+      } else if (drain_end < *zero_at) {
         what = fmt::format("{} at {} with {} of its {} TTL left", hold_end_name(hold.ended_by),
-                           time_text(hold.end), short_duration(*zero_at - *drain_end),
+                           time_text(hold.end), short_duration(*zero_at - drain_end),
                            short_duration(*tl_.lease_ttl));
       } else {
         what = "its TTL ran out at " + time_text(*zero_at);
@@ -1032,7 +1035,7 @@ class PanelPainter {
           out, c_,
           fmt::format("lease draining since the last renewal at {}; {}", time_text(last), what));
       out += "</path>";
-      if (*drain_end < hold.end) {
+      if (drain_end < hold.end) {
         // Followers judge the record expired, but it stays in the store until overwritten.
         rect(out, c_, dx1, y + h * 0.25, x1, h * 0.5, "none",
              fmt::format(" stroke=\"{}\" stroke-width=\"1\" stroke-dasharray=\"3 2\"", fill),
