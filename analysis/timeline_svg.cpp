@@ -50,7 +50,6 @@ constexpr std::array<std::string_view, 5> kEpochInk = {"#ffffff", "#ffffff", "#0
                                                        "#000000"};
 constexpr std::string_view kAlarm = "#C62828";  // split-brain, rejected and stale writes
 constexpr std::string_view kInk = "#222222";
-constexpr std::string_view kMuted = "#555555";
 constexpr std::string_view kFollower = "#8c8c8c";
 constexpr std::string_view kMergedFill = "#6b6b6b";
 constexpr std::string_view kGrid = "#e2e2e2";

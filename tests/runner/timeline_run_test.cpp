@@ -25,7 +25,6 @@ using analysis::Timeline;
 using sim::Duration;
 using sim::Time;
 
-constexpr std::int64_t kMs = 1'000'000;
 constexpr std::int64_t kS = 1'000'000'000;
 
 runner::Scenario load(std::string_view text, std::optional<std::string> variant = std::nullopt) {
