@@ -4,6 +4,7 @@
 // flow pairs ("s"/"f") from a send to its delivery and a counter ("C") of store requests. Text is
 // formatted by hand with fmt into one buffer; the file is renamed into place only when whole.
 #include "analysis/perfetto.hpp"
+#include "analysis/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -53,22 +54,6 @@ void append_us(std::string& out, std::int64_t ns) {
     magnitude = ~magnitude + 1;
   }
   fmt::format_to(Out(out), "{}.{:03}", magnitude / 1000, magnitude % 1000);
-}
-
-void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (const char ch : s) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (u < 0x20) {
-      fmt::format_to(Out(out), "\\u{:04x}", u);
-    } else {
-      out += ch;
-    }
-  }
-  out += '"';
 }
 
 // A node id, or the service's name.

@@ -5,6 +5,8 @@
 // thousand events at most, whatever the run's length.
 #include "analysis/replay_html.hpp"
 
+#include "analysis/json_text.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -365,35 +367,8 @@ namespace {
 
 // JSON text that is also safe inside <script>: '<', '>' and '&' are written as \u escapes, so no
 // string can close the element or open a comment.
-void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (const char ch : s) {
-    const auto u = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '<':
-        out += "\\u003c";
-        break;
-      case '>':
-        out += "\\u003e";
-        break;
-      case '&':
-        out += "\\u0026";
-        break;
-      default:
-        if (u < 0x20) {
-          fmt::format_to(std::back_inserter(out), "\\u{:04x}", u);
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
+void append_script_json_string(std::string& out, std::string_view s) {
+  append_json_string(out, s, /*script_safe=*/true);
 }
 
 void append_int(std::string& out, std::int64_t v) {
@@ -413,7 +388,7 @@ void append_array(std::string& out, const Range& range, Fn each) {
 }
 
 void append_string_array(std::string& out, const std::vector<std::string>& names) {
-  append_array(out, names, [&](const std::string& s) { append_json_string(out, s); });
+  append_array(out, names, [&](const std::string& s) { append_script_json_string(out, s); });
 }
 
 template <typename Enum>
@@ -623,16 +598,16 @@ std::string data_json(const ReplayRecorder& recorder, const Report& report, cons
   auto it = std::back_inserter(out);
 
   out += "{\"schema\":1,\"run\":{\"scenario\":";
-  append_json_string(out, info.scenario);
+  append_script_json_string(out, info.scenario);
   out += ",\"variant\":";
-  append_json_string(out, info.variant);
+  append_script_json_string(out, info.variant);
   out += ",\"protocol\":";
-  append_json_string(out, info.protocol);
+  append_script_json_string(out, info.protocol);
   // The seed as text: a JavaScript number is exact only up to 2^53.
   fmt::format_to(it, ",\"seed\":\"{}\",\"nodes\":{},\"duration_ns\":{},\"end_ns\":{}", info.seed,
                  h.node_count, info.duration.count(), events.empty() ? 0 : events.back().time_ns);
   out += ",\"trace_hash\":";
-  append_json_string(out, info.trace_hash);
+  append_script_json_string(out, info.trace_hash);
   fmt::format_to(it,
                  ",\"events_total\":{},\"events_kept\":{},\"timer_fires\":{},"
                  "\"lost_in_transit\":{},\"timer_fires_by_node\":",
@@ -659,11 +634,11 @@ std::string data_json(const ReplayRecorder& recorder, const Report& report, cons
 
   out += ",\"fields\":";
   append_array(out, kind_fields(), [&](const std::vector<std::string_view>& fields) {
-    append_array(out, fields, [&](std::string_view f) { append_json_string(out, f); });
+    append_array(out, fields, [&](std::string_view f) { append_script_json_string(out, f); });
   });
   out += ",\"leader_key\":";
   if (h.leader_key) {
-    append_json_string(out, *h.leader_key);
+    append_script_json_string(out, *h.leader_key);
   } else {
     out += "null";
   }
@@ -708,7 +683,8 @@ std::string data_json(const ReplayRecorder& recorder, const Report& report, cons
   out += ",\"verdict\":{\"ok\":";
   out += verdict.ok() ? "true" : "false";
   out += ",\"breaches\":";
-  append_array(out, verdict.breaches, [&](const Breach& b) { append_json_string(out, b.message); });
+  append_array(out, verdict.breaches,
+               [&](const Breach& b) { append_script_json_string(out, b.message); });
   out += "}}";
   return out;
 }

@@ -3,6 +3,7 @@
 // every field of an Event survives the round trip, so a trace read back replays into the same
 // Report and the same hash. The file is written under a temporary name and renamed when whole.
 #include "analysis/trace.hpp"
+#include "analysis/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -216,22 +217,6 @@ const char* name_of(Format format, std::int64_t v) {
     default:
       return nullptr;
   }
-}
-
-void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (const char ch : s) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (u < 0x20) {
-      fmt::format_to(std::back_inserter(out), "\\u{:04x}", u);
-    } else {
-      out += ch;
-    }
-  }
-  out += '"';
 }
 
 // Message type names as written: the protocol's name when it names exactly one type, else
