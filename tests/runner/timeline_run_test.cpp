@@ -43,32 +43,13 @@ struct Pictured {
   Timeline timeline;
 };
 
-// One run with the recorder beside the analyzer, as run_scenario builds it.
+// One run with the timeline recorded beside the analyzer.
 Pictured run_with_timeline(const runner::Scenario& scenario) {
-  sim::WorldConfig world = runner::world_for_seed(scenario, scenario.world.seed);
-  const protocols::ProtocolInfo* info = protocols::find_protocol(scenario.protocol);
-  analysis::TraceHeader header;
-  header.scenario = scenario.name;
-  header.variant = scenario.variant;
-  header.protocol = scenario.protocol;
-  header.seed = world.seed;
-  header.node_count = scenario.world.node_count;
-  header.duration = scenario.world.duration;
-  if (info != nullptr) header.message_types = info->message_types;
-  header.leader_key = scenario.prepared.leader_key;
-  header.uses_store = scenario.prepared.uses_store;
-
-  analysis::Analyzer analyzer(header.analysis_config());
-  analysis::TimelineRecorder recorder(header, world, scenario.prepared.lease_ttl,
-                                      scenario.prepared.lease_judged_by_store);
-  sim::Kernel kernel(world, scenario.prepared.factory);
-  kernel.add_observer(&analyzer);
-  kernel.add_observer(&recorder);
-  kernel.run();
-  Pictured out;
-  out.report = analyzer.finish();
-  out.timeline = recorder.finish(out.report);
-  return out;
+  runner::RunOptions options;
+  options.timeline = true;
+  runner::RunResult result = runner::run_scenario(scenario, options);
+  REQUIRE(result.timeline);
+  return {std::move(result.report), std::move(*result.timeline)};
 }
 
 void keep(const std::string& name, const std::string& doc) {
