@@ -279,11 +279,27 @@ std::optional<sim::Duration> read_duration(const nlohmann::json& value, const st
   if (value.is_string()) {
     const std::string& text = value.get_ref<const std::string&>();
     const auto d = sim::parse_duration(text);
+    // Every duration a user gives is bounded, so that the sums and products the simulator forms
+    // from a few of them (deadlines, ttl*2/3, a fault's end) stay far inside 64-bit nanoseconds.
+    if (d && (*d > kLongestDuration || *d < -kLongestDuration)) {
+      add_problem(
+          problems, pointer,
+          fmt::format("a duration from {}{} to {} (ten years, the longest electsim accepts)",
+                      allow_negative ? "-" : "",
+                      allow_negative ? sim::format_duration(kLongestDuration) : "0",
+                      json_quoted(sim::format_duration(kLongestDuration))),
+          json_excerpt(value));
+      return std::nullopt;
+    }
     if (!d) {
+      const bool overflow = text.find_first_of("0123456789") != std::string::npos &&
+                            text.find_first_not_of("-0123456789.hmsnu") == std::string::npos;
       add_problem(problems, pointer, expected, json_excerpt(value),
                   parse_double(text) ? fmt::format("durations need a unit, such as \"{}s\" or "
                                                    "\"{}ms\"",
                                                    text, text)
+                  : overflow         ? fmt::format("the longest duration electsim accepts is {}",
+                                                   json_quoted(sim::format_duration(kLongestDuration)))
                                      : std::string());
       return std::nullopt;
     }
@@ -492,6 +508,28 @@ std::optional<sim::Duration> ParamReader::duration_opt(std::string_view name) {
   spec(name);
   if (!has(name)) return std::nullopt;
   return read_duration(object_.at(std::string(name)), pointer_of(name), problems_);
+}
+
+std::optional<sim::Duration> ParamReader::timer(std::string_view name) {
+  const std::size_t before = problems_.size();
+  const sim::Duration d = duration(name);
+  if (problems_.size() != before) return std::nullopt;
+  if (d < kShortestTimer) {
+    json storage;
+    const json* v = value_or_default(name, storage);
+    add_problem(problems_, pointer_of(name),
+                fmt::format("a duration of at least {} (the shortest protocol timer)",
+                            json_quoted(sim::format_duration(kShortestTimer))),
+                v != nullptr ? json_excerpt(*v) : std::string("nothing"));
+    return std::nullopt;
+  }
+  return d;
+}
+
+std::optional<sim::Duration> ParamReader::timer_opt(std::string_view name) {
+  spec(name);
+  if (!has(name)) return std::nullopt;
+  return timer(name);
 }
 
 bool ParamReader::boolean(std::string_view name) {

@@ -71,6 +71,11 @@ class ParamReader {
   bool has(std::string_view name) const;
   sim::Duration duration(std::string_view name);
   std::optional<sim::Duration> duration_opt(std::string_view name);
+  // A protocol timer (a timeout, an interval, a TTL): the given value or the default, from
+  // kShortestTimer up. Nullopt, with one problem recorded, when it is wrong, so that no
+  // cross-check runs on a value nobody meant. timer_opt: nullopt also when it was not given.
+  std::optional<sim::Duration> timer(std::string_view name);
+  std::optional<sim::Duration> timer_opt(std::string_view name);
   bool boolean(std::string_view name);
   std::int64_t integer(std::string_view name);
   double number(std::string_view name);
@@ -96,6 +101,15 @@ class ParamReader {
 };
 
 // Free readers, usable outside a spec table (the scenario loader uses them for every section).
+// The longest duration (and, negated, the most negative one) a scenario may give anywhere: ten
+// years. Sums of a few such values cannot overflow 64-bit nanoseconds (292 years).
+// The shortest timer a protocol may set from a parameter. Below a millisecond a run measures only
+// how fast the simulator spins (a 3ns TTL renews a billion times a second); no real deployment
+// is tuned that fine.
+inline constexpr sim::Duration kShortestTimer = std::chrono::milliseconds(1);
+
+inline constexpr sim::Duration kLongestDuration = std::chrono::hours(24 * 365 * 10);
+
 std::optional<sim::Duration> read_duration(const nlohmann::json& value, const std::string& pointer,
                                            Problems& problems, bool allow_negative = false);
 std::optional<sim::Ppm> read_probability(const nlohmann::json& value, const std::string& pointer,

@@ -9,6 +9,9 @@
 namespace electsim::sim {
 namespace {
 constexpr std::int64_t kBillion = 1'000'000'000;
+// The farthest a clock reads from zero: 2^62 ns, so a reading plus any duration a scenario may
+// give (io and protocols bound those at ten years) still fits in 64 bits.
+constexpr std::int64_t kLocalLimit = std::int64_t{1} << 62;
 __extension__ typedef __int128 Int128;  // exact products of ns and ppb
 
 // floor(a * b / c) for c > 0, without overflow for the magnitudes a run can reach.
@@ -29,12 +32,15 @@ ClockModel::ClockModel(Duration offset, std::int64_t drift_ppb, std::vector<Cloc
 
 LocalTime ClockModel::local_at(Time t) const {
   const std::int64_t elapsed = t.ns - anchor_true_.ns;
-  std::int64_t local = anchor_local_ + elapsed + mul_div_floor(elapsed, drift_ppb_, kBillion);
+  Int128 local =
+      static_cast<Int128>(anchor_local_) + elapsed + mul_div_floor(elapsed, drift_ppb_, kBillion);
   for (const ClockStep& step : steps_) {
     if (step.at > t) break;
     local += step.by.count();
   }
-  return LocalTime(local);
+  // Many large steps could carry a reading past 64 bits; a clock pinned at its limit (146 years
+  // either side of the start) is as broken as a clock can usefully be, and stays well defined.
+  return LocalTime(static_cast<std::int64_t>(std::clamp<Int128>(local, -kLocalLimit, kLocalLimit)));
 }
 
 Duration ClockModel::true_duration_for(Duration local) const {

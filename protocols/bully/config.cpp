@@ -72,23 +72,10 @@ std::optional<BullyConfig> read_config(const nlohmann::json& params, const std::
   ParamReader reader(params, pointer, specs(), problems);
   BullyConfig c;
 
-  // A valid positive duration (given or the default), or nullopt with one problem recorded, so
-  // that no cross-check runs on a value nobody meant.
-  const auto positive = [&](const char* name) -> std::optional<sim::Duration> {
-    const std::size_t before = problems.size();
-    const sim::Duration d = reader.duration(name);
-    if (problems.size() != before) return std::nullopt;
-    if (d.count() <= 0) {
-      reader.problem(name, "a positive duration such as \"100ms\"",
-                     json_excerpt(params.at(std::string(name))));
-      return std::nullopt;
-    }
-    return d;
-  };
-  const auto answer_timeout = positive("answer_timeout");
-  const auto coordinator_timeout = positive("coordinator_timeout");
-  const auto heartbeat_interval = positive("heartbeat_interval");
-  const auto failure_timeout = positive("failure_timeout");
+  const auto answer_timeout = reader.timer("answer_timeout");
+  const auto coordinator_timeout = reader.timer("coordinator_timeout");
+  const auto heartbeat_interval = reader.timer("heartbeat_interval");
+  const auto failure_timeout = reader.timer("failure_timeout");
   if (answer_timeout) c.answer_timeout = *answer_timeout;
   if (coordinator_timeout) c.coordinator_timeout = *coordinator_timeout;
   if (heartbeat_interval) c.heartbeat_interval = *heartbeat_interval;

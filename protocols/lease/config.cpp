@@ -142,23 +142,10 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
   c.fencing = reader.boolean("fencing");
   c.recheck_before_write = reader.boolean("recheck_before_write");
 
-  // A duration that was given and is valid and positive, or the mode's default; nullopt (with a
-  // problem) when it was given wrong, so no cross-check runs on a value nobody meant.
-  const auto positive = [&](const char* name) -> std::optional<sim::Duration> {
-    const std::size_t before = problems.size();
-    const auto d = reader.duration_opt(name);
-    if (problems.size() != before) return std::nullopt;
-    if (d && d->count() <= 0) {
-      reader.problem(name, "a positive duration such as \"2s\"",
-                     json_excerpt(params.at(std::string(name))));
-      return std::nullopt;
-    }
-    return d;
-  };
-  const auto given_ttl = positive("ttl");
-  const auto given_renew_interval = positive("renew_interval");
-  const auto given_renew_deadline = positive("renew_deadline");
-  const auto given_retry_interval = positive("retry_interval");
+  const auto given_ttl = reader.timer_opt("ttl");
+  const auto given_renew_interval = reader.timer_opt("renew_interval");
+  const auto given_renew_deadline = reader.timer_opt("renew_deadline");
+  const auto given_retry_interval = reader.timer_opt("retry_interval");
   const bool ttl_ok = given_ttl || !reader.has("ttl");
   const bool renew_interval_ok = given_renew_interval || !reader.has("renew_interval");
   const bool renew_deadline_ok = given_renew_deadline || !reader.has("renew_deadline");

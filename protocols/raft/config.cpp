@@ -178,22 +178,9 @@ std::optional<RaftConfig> read_config(const nlohmann::json& params, const std::s
   ParamReader reader(params, pointer, specs(), problems);
   RaftConfig c;
 
-  // A positive duration, or nullopt (with a problem) so no cross-check runs on a value nobody
-  // meant.
-  const auto positive = [&](const char* name) -> std::optional<sim::Duration> {
-    const std::size_t before = problems.size();
-    const sim::Duration d = reader.duration(name);
-    if (problems.size() != before) return std::nullopt;
-    if (d.count() <= 0) {
-      reader.problem(name, "a positive duration such as \"150ms\"",
-                     json_excerpt(params.at(std::string(name))));
-      return std::nullopt;
-    }
-    return d;
-  };
-  const auto min = positive("election_timeout_min");
-  const auto max = positive("election_timeout_max");
-  const auto heartbeat = positive("heartbeat_interval");
+  const auto min = reader.timer("election_timeout_min");
+  const auto max = reader.timer("election_timeout_max");
+  const auto heartbeat = reader.timer("heartbeat_interval");
   if (min) c.election_timeout_min = *min;
   if (max) c.election_timeout_max = *max;
   if (heartbeat) c.heartbeat_interval = *heartbeat;

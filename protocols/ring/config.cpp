@@ -240,22 +240,9 @@ std::optional<RingConfig> read_config(const nlohmann::json& params, const std::s
   ParamReader reader(params, pointer, specs(), problems);
   RingConfig c;
 
-  // A positive duration, or nullopt (with a problem) so no cross-check runs on a value nobody
-  // meant.
-  const auto positive = [&](const char* name) -> std::optional<sim::Duration> {
-    const std::size_t before = problems.size();
-    const sim::Duration d = reader.duration(name);
-    if (problems.size() != before) return std::nullopt;
-    if (d.count() <= 0) {
-      reader.problem(name, "a positive duration such as \"100ms\"",
-                     json_excerpt(params.at(std::string(name))));
-      return std::nullopt;
-    }
-    return d;
-  };
-  const auto ack = positive("ack_timeout");
-  const auto heartbeat = positive("heartbeat_interval");
-  const auto failure = positive("failure_timeout");
+  const auto ack = reader.timer("ack_timeout");
+  const auto heartbeat = reader.timer("heartbeat_interval");
+  const auto failure = reader.timer("failure_timeout");
   if (ack) c.ack_timeout = *ack;
   if (heartbeat) c.heartbeat_interval = *heartbeat;
   if (failure) c.failure_timeout = *failure;

@@ -506,9 +506,9 @@ TEST_CASE("bully: given parameters override the defaults") {
 
 TEST_CASE("bully: a wrong or inconsistent parameter is one problem at its own pointer") {
   auto [params, pointer, says] = GENERATE(table<std::string, std::string, std::string>({
-      {R"({"answer_timeout": "0s"})", "/protocol/answer_timeout", "positive"},
-      {R"({"coordinator_timeout": "0ms"})", "/protocol/coordinator_timeout", "positive"},
-      {R"({"heartbeat_interval": 0})", "/protocol/heartbeat_interval", "positive"},
+      {R"({"answer_timeout": "0s"})", "/protocol/answer_timeout", "at least \"1ms\""},
+      {R"({"coordinator_timeout": "0ms"})", "/protocol/coordinator_timeout", "at least \"1ms\""},
+      {R"({"heartbeat_interval": 0})", "/protocol/heartbeat_interval", "at least \"1ms\""},
       {R"({"failure_timeout": "-1s"})", "/protocol/failure_timeout", "\"-1s\""},
       {R"({"answer_timeout": "ten"})", "/protocol/answer_timeout", "\"ten\""},
       {R"({"heartbeat_interval": "500ms"})", "/protocol/heartbeat_interval",

@@ -993,7 +993,7 @@ TEST_CASE("raft: a wrong or inconsistent parameter is one problem at its own poi
       {R"({"election_timeout_min": "400ms"})", "/protocol/election_timeout_max", "300ms"},
       {R"({"election_timeout_max": "100ms"})", "/protocol/election_timeout_max", "150ms"},
       {R"({"heartbeat_interval": "150ms"})", "/protocol/heartbeat_interval", "shorter"},
-      {R"({"election_timeout_min": "0"})", "/protocol/election_timeout_min", "positive"},
+      {R"({"election_timeout_min": "0"})", "/protocol/election_timeout_min", "at least \"1ms\""},
       {R"({"heartbeat_interval": "-5ms"})", "/protocol/heartbeat_interval", "non-negative"},
       {R"({"election_timeot_min": "1s"})", "/protocol/election_timeot_min", "election_timeout_min"},
       {R"({"pre_vote": "yes"})", "/protocol/pre_vote", "true or false"},

@@ -649,7 +649,7 @@ TEST_CASE("ring: a wrong or inconsistent parameter is one problem at its own poi
   auto [params, pointer, says] = GENERATE(table<std::string, std::string, std::string>({
       {R"({"heartbeat_interval": "500ms"})", "/protocol/heartbeat_interval", "failure_timeout"},
       {R"({"failure_timeout": "100ms"})", "/protocol/heartbeat_interval", "(the default)"},
-      {R"({"ack_timeout": "0"})", "/protocol/ack_timeout", "positive"},
+      {R"({"ack_timeout": "0"})", "/protocol/ack_timeout", "at least \"1ms\""},
       {R"({"failure_timeout": "-1s"})", "/protocol/failure_timeout", "non-negative"},
       {R"({"ack_timeout": "soon"})", "/protocol/ack_timeout", "duration"},
       {R"({"odrer": "ascending"})", "/protocol/odrer", "did you mean \"order\""},
