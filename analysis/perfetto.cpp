@@ -15,12 +15,14 @@
 #include <deque>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "io/output.hpp"
 #include "sim/fault.hpp"
 #include "sim/protocol.hpp"
 
@@ -169,11 +171,7 @@ struct PerfettoWriter::State {
   };
 
   State(std::string p, const TraceHeader& h, std::uint64_t max)
-      : path(std::move(p)),
-        tmp_path(path + ".tmp"),
-        header(h),
-        max_bytes(max),
-        nodes(h.node_count) {}
+      : path(std::move(p)), header(h), max_bytes(max), nodes(h.node_count) {}
 
   // ---- Track ids: per node its main track, its messages and (when needed) its pauses, then the
   // store, the sink and the fault lanes. thread_sort_index follows the same order.
@@ -319,11 +317,7 @@ struct PerfettoWriter::State {
   void fail(std::string message) {
     if (error.empty()) error = std::move(message);
     buffer.clear();
-    if (file != nullptr) {
-      std::fclose(file);
-      file = nullptr;
-      std::remove(tmp_path.c_str());
-    }
+    file.reset();
   }
 
   void fail_limit() {
@@ -331,10 +325,10 @@ struct PerfettoWriter::State {
   }
 
   void flush_buffer() {
-    if (file == nullptr || buffer.empty()) return;
-    const std::size_t written = std::fwrite(buffer.data(), 1, buffer.size(), file);
+    if (!file || buffer.empty()) return;
+    const std::size_t written = std::fwrite(buffer.data(), 1, buffer.size(), file->file());
     if (written != buffer.size()) {
-      fail(fmt::format("cannot write Perfetto trace {}: {}", tmp_path, std::strerror(errno)));
+      fail(fmt::format("cannot write Perfetto trace {}: {}", path, std::strerror(errno)));
       return;
     }
     flushed += buffer.size();
@@ -894,10 +888,9 @@ struct PerfettoWriter::State {
   static constexpr std::int64_t kStorePauseWindow = -2;
 
   std::string path;
-  std::string tmp_path;
   TraceHeader header;
   std::uint64_t max_bytes;
-  std::FILE* file = nullptr;
+  std::unique_ptr<io::TempFile> file;  // null once failed or closed
   std::uint64_t flushed = 0;
   std::string buffer;
   std::string error;
@@ -931,9 +924,10 @@ struct PerfettoWriter::State {
 PerfettoWriter::PerfettoWriter(std::string path, const TraceHeader& header, std::uint64_t max_bytes)
     : state_(std::make_unique<State>(std::move(path), header, max_bytes)) {
   State& s = *state_;
-  s.file = std::fopen(s.tmp_path.c_str(), "wb");
-  if (s.file == nullptr) {
-    s.error = fmt::format("cannot write Perfetto trace {}: {}", s.tmp_path, std::strerror(errno));
+  s.file = std::make_unique<io::TempFile>(s.path);
+  if (s.file->file() == nullptr) {
+    s.error = fmt::format("cannot write Perfetto trace: {}", s.file->error());
+    s.file.reset();
     return;
   }
   s.buffer.reserve(kFlushBytes + 4096);
@@ -941,17 +935,11 @@ PerfettoWriter::PerfettoWriter(std::string path, const TraceHeader& header, std:
   if (s.bytes() > s.max_bytes) s.fail_limit();
 }
 
-PerfettoWriter::~PerfettoWriter() {
-  if (state_->file != nullptr) {
-    std::fclose(state_->file);
-    state_->file = nullptr;
-    std::remove(state_->tmp_path.c_str());
-  }
-}
+PerfettoWriter::~PerfettoWriter() = default;  // an uncommitted TempFile removes itself
 
 void PerfettoWriter::on_event(const sim::Event& event) {
   State& s = *state_;
-  if (s.file == nullptr || s.closed || s.finished) return;
+  if (!s.file || s.closed || s.finished) return;
   s.on_event(event);
   if (s.bytes() > s.max_bytes) {
     s.fail_limit();
@@ -964,7 +952,7 @@ bool PerfettoWriter::close() {
   State& s = *state_;
   if (s.closed) return ok();
   s.closed = true;
-  if (s.file == nullptr) return false;
+  if (!s.file) return false;
   s.finish(s.now);
   s.write_trailer();
   if (s.bytes() > s.max_bytes) {
@@ -972,22 +960,11 @@ bool PerfettoWriter::close() {
     return false;
   }
   s.flush_buffer();
-  if (s.file == nullptr) return false;
-  const bool flushed = std::fflush(s.file) == 0;
-  const bool closed = std::fclose(s.file) == 0;
-  s.file = nullptr;
-  if (!flushed || !closed) {
-    std::remove(s.tmp_path.c_str());
-    s.error = fmt::format("cannot write Perfetto trace {}", s.tmp_path);
-    return false;
-  }
-  if (std::rename(s.tmp_path.c_str(), s.path.c_str()) != 0) {
-    s.error = fmt::format("cannot rename Perfetto trace {} to {}: {}", s.tmp_path, s.path,
-                          std::strerror(errno));
-    std::remove(s.tmp_path.c_str());
-    return false;
-  }
-  return true;
+  if (!s.file) return false;
+  const bool committed = s.file->commit();
+  if (!committed) s.error = fmt::format("Perfetto trace: {}", s.file->error());
+  s.file.reset();
+  return committed;
 }
 
 bool PerfettoWriter::ok() const {

@@ -15,10 +15,10 @@
 
 namespace electsim::analysis {
 
-// Writes "<path>.tmp" as the events arrive (slices when they end) and renames it onto `path`
-// only in close(): the file is whole or absent. Past `max_bytes` it stops writing and close()
-// fails with an error naming the limit. Text is formatted straight into one buffer; nothing is
-// built per event but that text.
+// Writes a unique temporary beside `path` as the events arrive (slices when they end) and renames
+// it onto `path` only in close(): the file is whole or absent. Past `max_bytes` it stops writing
+// and close() fails with an error naming the limit. Text is formatted straight into one buffer;
+// nothing is built per event but that text.
 class PerfettoWriter : public sim::Observer {
  public:
   PerfettoWriter(std::string path, const TraceHeader& header,

@@ -376,12 +376,12 @@ std::string TraceHasher::hex() const {
 
 TraceWriter::TraceWriter(std::string path, const TraceHeader& header, std::uint64_t max_bytes)
     : path_(std::move(path)),
-      tmp_path_(path_ + ".tmp"),
+      file_(std::make_unique<io::TempFile>(path_)),
       max_bytes_(max_bytes),
       type_names_(usable_type_names(header.message_types)) {
-  file_ = std::fopen(tmp_path_.c_str(), "wb");
-  if (file_ == nullptr) {
-    error_ = fmt::format("cannot write trace {}: {}", tmp_path_, std::strerror(errno));
+  if (file_->file() == nullptr) {
+    error_ = fmt::format("cannot write trace: {}", file_->error());
+    file_.reset();
     return;
   }
   buffer_.reserve(kFlushBytes + 4096);
@@ -395,36 +395,26 @@ TraceWriter::TraceWriter(std::string path, const TraceHeader& header, std::uint6
   bytes_ = buffer_.size();
 }
 
-TraceWriter::~TraceWriter() {
-  if (file_ != nullptr) {
-    std::fclose(file_);
-    file_ = nullptr;
-    std::remove(tmp_path_.c_str());
-  }
-}
+TraceWriter::~TraceWriter() = default;  // an uncommitted TempFile removes itself
 
 void TraceWriter::fail(std::string message) {
   if (error_.empty()) error_ = std::move(message);
   buffer_.clear();
-  if (file_ != nullptr) {
-    std::fclose(file_);
-    file_ = nullptr;
-    std::remove(tmp_path_.c_str());
-  }
+  file_.reset();
 }
 
 void TraceWriter::flush_buffer() {
-  if (file_ == nullptr || buffer_.empty()) return;
-  const std::size_t written = std::fwrite(buffer_.data(), 1, buffer_.size(), file_);
+  if (!file_ || buffer_.empty()) return;
+  const std::size_t written = std::fwrite(buffer_.data(), 1, buffer_.size(), file_->file());
   if (written != buffer_.size()) {
-    fail(fmt::format("cannot write trace {}: {}", tmp_path_, std::strerror(errno)));
+    fail(fmt::format("cannot write trace {}: {}", path_, std::strerror(errno)));
     return;
   }
   buffer_.clear();
 }
 
 void TraceWriter::on_event(const sim::Event& event) {
-  if (file_ == nullptr || closed_) return;
+  if (!file_ || closed_) return;
   const std::size_t before = buffer_.size();
   append_event(buffer_, event, type_names_);
   buffer_ += '\n';
@@ -440,23 +430,15 @@ void TraceWriter::on_event(const sim::Event& event) {
 bool TraceWriter::close() {
   if (closed_) return ok();
   closed_ = true;
-  if (file_ == nullptr) return false;
+  if (!file_) return false;
   flush_buffer();
-  if (file_ == nullptr) return false;
-  const bool flushed = std::fflush(file_) == 0;
-  const bool closed = std::fclose(file_) == 0;
-  file_ = nullptr;
-  if (!flushed || !closed) {
-    std::remove(tmp_path_.c_str());
-    error_ = fmt::format("cannot write trace {}", tmp_path_);
+  if (!file_) return false;
+  if (!file_->commit()) {
+    error_ = file_->error();
+    file_.reset();
     return false;
   }
-  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
-    error_ =
-        fmt::format("cannot rename trace {} to {}: {}", tmp_path_, path_, std::strerror(errno));
-    std::remove(tmp_path_.c_str());
-    return false;
-  }
+  file_.reset();
   return true;
 }
 

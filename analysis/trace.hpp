@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <istream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "analysis/analyzer.hpp"
 #include "analysis/report.hpp"
 #include "analysis/summary.hpp"
+#include "io/output.hpp"
 #include "sim/event.hpp"
 
 namespace electsim::analysis {
@@ -48,8 +50,9 @@ class TraceHasher : public sim::Observer {
   std::uint64_t hash_ = 0xcbf29ce484222325ull;
 };
 
-// Writes the trace to "<path>.tmp" and renames it onto `path` only in close(): a trace is whole
-// or absent. Past `max_bytes` it stops writing and close() fails with an error naming the limit.
+// Writes the trace to a unique temporary beside `path` (io::TempFile) and renames it onto `path`
+// only in close(): a trace is whole or absent. Past `max_bytes` it stops writing and close() fails
+// with an error naming the limit.
 class TraceWriter : public sim::Observer {
  public:
   TraceWriter(std::string path, const TraceHeader& header,
@@ -71,8 +74,7 @@ class TraceWriter : public sim::Observer {
   void flush_buffer();
 
   std::string path_;
-  std::string tmp_path_;
-  std::FILE* file_ = nullptr;
+  std::unique_ptr<io::TempFile> file_;  // null once failed or closed
   std::uint64_t max_bytes_;
   std::uint64_t bytes_ = 0;
   std::string buffer_;

@@ -3,11 +3,14 @@
 #include "cli/commands.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <boost/program_options.hpp>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -15,6 +18,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -23,10 +27,11 @@
 #include "analysis/summary.hpp"
 #include "analysis/timeline_svg.hpp"
 #include "analysis/trace.hpp"
+#include "io/input.hpp"
+#include "io/output.hpp"
 #include "protocols/registry.hpp"
 #include "runner/compare.hpp"
 #include "runner/comparison_page.hpp"
-#include "runner/files.hpp"
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
 #include "runner/sweep.hpp"
@@ -88,13 +93,45 @@ std::string with_suffix(const std::string& path, const std::string& suffix) {
   return path.substr(0, dot) + "-" + suffix + path.substr(dot);
 }
 
+// A whole number from the command line, read as strictly as a number in a scenario file: digits
+// only (no sign, no spaces, no hex), within [min, max]. The message names the option.
+std::optional<std::uint64_t> parse_cli_number(const std::string& text, const char* option,
+                                              std::uint64_t min, std::uint64_t max,
+                                              const char* command, Streams io) {
+  std::uint64_t value = 0;
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  const auto [ptr, ec] = std::from_chars(begin, end, value);
+  const bool digits_only =
+      !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits_only || ec != std::errc{} || ptr != end || value < min || value > max) {
+    io.err << fmt::format("electsim {}: {}: expected a whole number from {} to {}, found {}\n",
+                          command, option, min, max, text.empty() ? "nothing" : text);
+    return std::nullopt;
+  }
+  return value;
+}
+
+// The most threads a sweep may use: each holds one run in memory.
+constexpr std::uint64_t kMaxJobs = 1024;
+
+// Refuses outputs that clash with each other or with an input before anything runs.
+bool paths_distinct(const std::vector<std::string>& outputs, const std::vector<std::string>& inputs,
+                    const char* command, Streams io) {
+  if (auto clash = io::clashing_paths(outputs, inputs)) {
+    io.err << fmt::format("electsim {}: {}\n", command, *clash);
+    return false;
+  }
+  return true;
+}
+
 int cmd_run(const std::vector<std::string>& args, Streams io) {
   po::options_description options("electsim run [SCENARIO] [options]");
   // clang-format off
   options.add_options()
     ("help,h", "describe this command")
     ("scenario", po::value<std::string>(), "scenario file (JSON); none: the built-in flagship")
-    ("seed", po::value<std::uint64_t>(), "root seed, overriding the file's")
+    ("seed", po::value<std::string>(), "root seed, overriding the file's (0 to 2^64-1)")
     ("set", po::value<std::vector<std::string>>()->composing(),
      "override a scenario value: --set protocol.ttl=10s --set nodes=7 (repeatable)")
     ("variant", po::value<std::string>(), "run one of the file's variants")
@@ -125,7 +162,11 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
 
   runner::LoadOptions load;
   if (vm.count("protocol") != 0) load.protocol = vm["protocol"].as<std::string>();
-  if (vm.count("seed") != 0) load.seed = vm["seed"].as<std::uint64_t>();
+  if (vm.count("seed") != 0) {
+    load.seed = parse_cli_number(vm["seed"].as<std::string>(), "--seed", 0,
+                                 std::numeric_limits<std::uint64_t>::max(), "run", io);
+    if (!load.seed) return kExitBadInput;
+  }
   if (vm.count("set") != 0) {
     for (const std::string& text : vm["set"].as<std::vector<std::string>>()) {
       const std::optional<runner::Override> o = runner::parse_override(text);
@@ -141,12 +182,30 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
   }
   const bool from_file = vm.count("scenario") != 0;
   const std::string file = from_file ? vm["scenario"].as<std::string>() : std::string();
+  {
+    std::vector<std::string> outputs;
+    for (const char* o : {"trace", "svg", "html", "perfetto"}) {
+      if (vm.count(o) != 0) outputs.push_back(vm[o].as<std::string>());
+    }
+    if (!paths_distinct(outputs,
+                        from_file ? std::vector<std::string>{file} : std::vector<std::string>{},
+                        "run", io)) {
+      return kExitBadInput;
+    }
+  }
+  std::string text = runner::flagship_scenario_text();
+  if (from_file) {
+    io::ReadResult read = runner::read_scenario_file(file);
+    if (!read.ok()) {
+      io.err << fmt::format("{}: {}\n", file, read.error);
+      return kExitBadInput;
+    }
+    text = std::move(read.text);
+  }
   auto load_one = [&](const std::optional<std::string>& variant) {
     runner::LoadOptions o = load;
     o.variant = variant;
-    return from_file ? runner::load_scenario_file(file, o)
-                     : runner::load_scenario_text(runner::flagship_scenario_text(),
-                                                  "<built-in flagship>", o);
+    return runner::load_scenario_text(text, from_file ? file : "<built-in flagship>", o);
   };
 
   runner::LoadResult base = load_one(std::nullopt);
@@ -186,7 +245,7 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
     run.timeline = vm.count("svg") != 0;
     run.replay_html = vm.count("html") != 0;
     runner::RunResult result = runner::run_scenario(*loaded.scenario, run);
-    std::vector<runner::OutputFile> pictures;
+    std::vector<io::OutputFile> pictures;
     if (vm.count("svg") != 0 && result.timeline) {
       pictures.push_back({with_suffix(vm["svg"].as<std::string>(), variant.value_or("")),
                           analysis::render_timeline_svg(*result.timeline)});
@@ -195,7 +254,7 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
       pictures.push_back({with_suffix(vm["html"].as<std::string>(), variant.value_or("")),
                           std::move(result.replay_html)});
     }
-    if (auto error = runner::write_files_whole(pictures)) {
+    if (auto error = io::write_files_whole(pictures)) {
       result.errors.push_back(*error + "; no picture written");
     }
     if (json) {
@@ -220,14 +279,37 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   std::size_t start = 0;
-  while (start <= text.size()) {
+  for (;;) {
     const std::size_t comma = text.find(',', start);
-    const std::size_t end = comma == std::string::npos ? text.size() : comma;
-    if (end > start) out.push_back(text.substr(start, end - start));
+    out.push_back(
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
   return out;
+}
+
+// A comma-separated list of names for `option`, each one of `known`: an empty list or an empty
+// name (",,") is an error, as is an unknown name, with the names that are known.
+std::optional<std::vector<std::string>> name_list(const std::string& text, const char* option,
+                                                  const std::vector<std::string>& known,
+                                                  const char* command, Streams io) {
+  std::string names;
+  for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
+  if (text.empty()) {
+    io.err << fmt::format("electsim {}: {}: expected one or more of {}, found nothing\n", command,
+                          option, names);
+    return std::nullopt;
+  }
+  std::vector<std::string> list = split_list(text);
+  for (const std::string& name : list) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      io.err << fmt::format("electsim {}: {}: expected names from {}, found {}\n", command, option,
+                            names, name.empty() ? "an empty name in \"" + text + "\"" : name);
+      return std::nullopt;
+    }
+  }
+  return list;
 }
 
 int cmd_compare(const std::vector<std::string>& args, Streams io) {
@@ -237,7 +319,7 @@ int cmd_compare(const std::vector<std::string>& args, Streams io) {
     ("help,h", "describe this command")
     ("scenario", po::value<std::string>(), "scenario file (JSON)")
     ("protocols", po::value<std::string>(), "comma-separated protocols (default: all of them)")
-    ("seed", po::value<std::uint64_t>(), "root seed, overriding the file's")
+    ("seed", po::value<std::string>(), "root seed, overriding the file's (0 to 2^64-1)")
     ("set", po::value<std::vector<std::string>>()->composing(),
      "override a scenario value, as for run (repeatable)")
     ("variant", po::value<std::string>(), "compare one of the file's variants")
@@ -250,7 +332,7 @@ int cmd_compare(const std::vector<std::string>& args, Streams io) {
   positional.add("scenario", 1);
   const po::variables_map vm = parse(args, options, positional);
   if (vm.count("help") != 0 || vm.count("scenario") == 0) {
-    io.out
+    (vm.count("help") != 0 ? io.out : io.err)
         << options << "\n"
         << "Runs the scenario once per protocol with the same seed and the same fault schedule\n"
         << "(a fault aimed at the leader hits each protocol's own leader), and prints failover,\n"
@@ -264,16 +346,22 @@ int cmd_compare(const std::vector<std::string>& args, Streams io) {
     return kExitBadInput;
   }
   const std::string file = vm["scenario"].as<std::string>();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    io.err << fmt::format("{}: cannot read the file\n", file);
+  if (vm.count("svg") != 0 &&
+      !paths_distinct({vm["svg"].as<std::string>()}, {file}, "compare", io)) {
     return kExitBadInput;
   }
-  std::stringstream text;
-  text << in.rdbuf();
+  const io::ReadResult text = runner::read_scenario_file(file);
+  if (!text.ok()) {
+    io.err << fmt::format("{}: {}\n", file, text.error);
+    return kExitBadInput;
+  }
 
   runner::LoadOptions load;
-  if (vm.count("seed") != 0) load.seed = vm["seed"].as<std::uint64_t>();
+  if (vm.count("seed") != 0) {
+    load.seed = parse_cli_number(vm["seed"].as<std::string>(), "--seed", 0,
+                                 std::numeric_limits<std::uint64_t>::max(), "compare", io);
+    if (!load.seed) return kExitBadInput;
+  }
   if (vm.count("variant") != 0) load.variant = vm["variant"].as<std::string>();
   if (vm.count("set") != 0) {
     for (const std::string& t : vm["set"].as<std::vector<std::string>>()) {
@@ -287,26 +375,15 @@ int cmd_compare(const std::vector<std::string>& args, Streams io) {
   }
   std::vector<std::string> chosen = protocols::protocol_names();
   if (vm.count("protocols") != 0) {
-    chosen = split_list(vm["protocols"].as<std::string>());
-    const std::vector<std::string> known = protocols::protocol_names();
-    for (const std::string& p : chosen) {
-      if (protocols::find_protocol(p) == nullptr) {
-        std::string names;
-        for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
-        io.err << fmt::format("electsim compare: --protocols: expected names from {}, found {}\n",
-                              names, p);
-        return kExitBadInput;
-      }
-    }
-    if (chosen.empty()) {
-      io.err << "electsim compare: --protocols: expected at least one protocol\n";
-      return kExitBadInput;
-    }
+    auto list = name_list(vm["protocols"].as<std::string>(), "--protocols",
+                          protocols::protocol_names(), "compare", io);
+    if (!list) return kExitBadInput;
+    chosen = std::move(*list);
   }
   runner::RunOptions run;
   run.timeline = vm.count("svg") != 0;
   const runner::CompareOutcome outcome =
-      runner::compare_protocols(text.str(), file, load, chosen, run);
+      runner::compare_protocols(text.text, file, load, chosen, run);
   if (!outcome.result) {
     for (const std::string& m : outcome.problems) io.err << m << "\n";
     return kExitBadInput;
@@ -320,8 +397,8 @@ int cmd_compare(const std::vector<std::string>& args, Streams io) {
       titles.push_back(r.info.protocol);
     }
     const std::string path = vm["svg"].as<std::string>();
-    if (auto error = runner::write_files_whole(
-            {{path, analysis::render_timelines_svg(timelines, titles)}})) {
+    if (auto error =
+            io::write_files_whole({{path, analysis::render_timelines_svg(timelines, titles)}})) {
       io.err << fmt::format("electsim compare: {}; no picture written\n", *error);
       return kExitBadInput;
     }
@@ -362,12 +439,23 @@ std::string format_eta(double seconds) {
   return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
 }
 
+// The paths a sweep or merge will write, from its options.
+std::vector<std::string> sweep_outputs(const po::variables_map& vm) {
+  std::vector<std::string> paths;
+  if (vm.count("out") != 0) {
+    const std::string prefix = vm["out"].as<std::string>();
+    for (const char* ext : {".csv", ".json", ".runs.csv", ".part"}) paths.push_back(prefix + ext);
+  }
+  if (vm.count("plot") != 0) paths.push_back(vm["plot"].as<std::string>());
+  return paths;
+}
+
 // The files a finished (or merged) sweep writes, and its table on stdout.
 int write_sweep_outputs(const runner::SweepResult& result, const po::variables_map& vm,
                         const std::vector<std::string>& metrics, const std::string& command,
                         Streams io) {
   const std::vector<runner::PointSummary> points = runner::summarise(result);
-  std::vector<runner::OutputFile> files;
+  std::vector<io::OutputFile> files;
   if (vm.count("out") != 0) {
     const std::string prefix = vm["out"].as<std::string>();
     files.push_back({prefix + ".csv", runner::sweep_points_csv(result, points)});
@@ -379,7 +467,7 @@ int write_sweep_outputs(const runner::SweepResult& result, const po::variables_m
     files.push_back(
         {vm["plot"].as<std::string>(), runner::sweep_plot_svg(result, points, metrics)});
   }
-  if (auto error = runner::write_files_whole(files)) {
+  if (auto error = io::write_files_whole(files)) {
     io.err << fmt::format("electsim {}: {}; no output written\n", command, *error);
     return kExitBadInput;
   }
@@ -388,29 +476,29 @@ int write_sweep_outputs(const runner::SweepResult& result, const po::variables_m
   } else {
     io.out << runner::format_sweep_table(result, points);
   }
-  for (const runner::OutputFile& f : files) io.err << fmt::format("wrote {}\n", f.path);
+  for (const io::OutputFile& f : files) io.err << fmt::format("wrote {}\n", f.path);
   return kExitOk;
 }
 
 // --metrics, else the file's, else the default panels; every name checked.
 std::optional<std::vector<std::string>> plot_metrics(const po::variables_map& vm,
                                                      const std::vector<std::string>& from_file,
-                                                     const std::string& command, Streams io) {
-  std::vector<std::string> metrics =
-      vm.count("metrics") != 0 ? split_list(vm["metrics"].as<std::string>()) : from_file;
-  if (metrics.empty()) metrics = {"failover_p50", "failover_p99", "split_brain_probability"};
-  for (const std::string& m : metrics) {
+                                                     const char* command, Streams io) {
+  std::vector<std::string> known;
+  for (const auto& m : runner::point_metrics()) known.push_back(m.name);
+  if (vm.count("metrics") != 0) {
+    return name_list(vm["metrics"].as<std::string>(), "--metrics", known, command, io);
+  }
+  for (const std::string& m : from_file) {
     if (runner::find_point_metric(m) == nullptr) {
-      std::string names;
-      for (const auto& known : runner::point_metrics()) {
-        names += (names.empty() ? "" : ", ") + known.name;
-      }
-      io.err << fmt::format("electsim {}: --metrics: expected names from {}, found {}\n", command,
-                            names, m);
+      io.err << fmt::format(
+          "electsim {}: the file's sweep.metrics: expected names from {}, found {}\n", command,
+          fmt::join(known, ", "), m);
       return std::nullopt;
     }
   }
-  return metrics;
+  if (!from_file.empty()) return from_file;
+  return std::vector<std::string>{"failover_p50", "failover_p99", "split_brain_probability"};
 }
 
 constexpr const char* kSweepHelp =
@@ -445,7 +533,7 @@ int cmd_sweep(const std::vector<std::string>& args, Streams io) {
     ("variant", po::value<std::string>(), "sweep one of the file's variants")
     ("set", po::value<std::vector<std::string>>()->composing(),
      "fix a scenario value for every run: --set nodes=7 (repeatable)")
-    ("jobs,j", po::value<unsigned>(), "threads (default: the machine's cores)")
+    ("jobs,j", po::value<std::string>(), "threads, 1 to 1024 (default: the machine's cores)")
     ("shard", po::value<std::string>(), "i/n: run a deterministic share and write PREFIX.part")
     ("out,o", po::value<std::string>(), "output prefix: PREFIX.csv, PREFIX.json (PREFIX.part with --shard)")
     ("runs", "also write PREFIX.runs.csv, one row per run")
@@ -459,25 +547,24 @@ int cmd_sweep(const std::vector<std::string>& args, Streams io) {
   positional.add("scenario", 1);
   const po::variables_map vm = parse(args, options, positional);
   if (vm.count("help") != 0 || vm.count("scenario") == 0) {
-    io.out << options << "\n" << kSweepHelp;
+    (vm.count("help") != 0 ? io.out : io.err) << options << "\n" << kSweepHelp;
     return vm.count("help") != 0 ? kExitOk : kExitBadInput;
   }
   const std::string file = vm["scenario"].as<std::string>();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    io.err << fmt::format("{}: cannot read the file\n", file);
+  if (!paths_distinct(sweep_outputs(vm), {file}, "sweep", io)) return kExitBadInput;
+  io::ReadResult read = runner::read_scenario_file(file);
+  if (!read.ok()) {
+    io.err << fmt::format("{}: {}\n", file, read.error);
     return kExitBadInput;
   }
-  std::stringstream text_stream;
-  text_stream << in.rdbuf();
-  const std::string text = text_stream.str();
+  const std::string text = std::move(read.text);
 
   // The file's `sweep` section gives defaults; an unparsable file is reported by the plan below.
   std::vector<std::string> problems;
   runner::SweepDefaults defaults;
   {
-    const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
-    if (!document.is_discarded()) defaults = runner::read_sweep_defaults(document, problems);
+    const io::JsonParse document = io::parse_json(text);
+    if (document.ok()) defaults = runner::read_sweep_defaults(document.value, problems);
   }
   for (const std::string& p : problems) io.err << file << ": " << p << "\n";
   if (!problems.empty()) return kExitBadInput;
@@ -513,17 +600,12 @@ int cmd_sweep(const std::vector<std::string>& args, Streams io) {
     return kExitBadInput;
   }
   definition.seeds = *seeds.value;
-  const std::vector<std::string> protocol_list = vm.count("protocols") != 0
-                                                     ? split_list(vm["protocols"].as<std::string>())
-                                                     : defaults.protocols;
-  for (const std::string& p : protocol_list) {
-    if (protocols::find_protocol(p) == nullptr) {
-      std::string names;
-      for (const auto& k : protocols::protocol_names()) names += (names.empty() ? "" : ", ") + k;
-      io.err << fmt::format("electsim sweep: --protocols: expected names from {}, found {}\n",
-                            names, p);
-      return kExitBadInput;
-    }
+  std::vector<std::string> protocol_list = defaults.protocols;
+  if (vm.count("protocols") != 0) {
+    auto list = name_list(vm["protocols"].as<std::string>(), "--protocols",
+                          protocols::protocol_names(), "sweep", io);
+    if (!list) return kExitBadInput;
+    protocol_list = std::move(*list);
   }
   definition.protocols = protocol_list;
   definition.protocols_asked = !protocol_list.empty();
@@ -557,11 +639,12 @@ int cmd_sweep(const std::vector<std::string>& args, Streams io) {
   const runner::SweepPlan& plan = *planned.plan;
 
   runner::SweepOptions sweep;
-  sweep.jobs = vm.count("jobs") != 0 ? vm["jobs"].as<unsigned>()
-                                     : std::max(1u, std::thread::hardware_concurrency());
-  if (sweep.jobs == 0) {
-    io.err << "electsim sweep: --jobs: expected at least 1\n";
-    return kExitBadInput;
+  sweep.jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (vm.count("jobs") != 0) {
+    const auto jobs =
+        parse_cli_number(vm["jobs"].as<std::string>(), "--jobs", 1, kMaxJobs, "sweep", io);
+    if (!jobs) return kExitBadInput;
+    sweep.jobs = static_cast<unsigned>(*jobs);
   }
   sweep.shard = shard;
   g_sweep_stop.store(false);
@@ -595,7 +678,7 @@ int cmd_sweep(const std::vector<std::string>& args, Streams io) {
   int exit_code = kExitOk;
   if (shard) {
     const std::string path = vm["out"].as<std::string>() + ".part";
-    if (auto error = runner::write_files_whole({{path, runner::sweep_part(result, *shard)}})) {
+    if (auto error = io::write_files_whole({{path, runner::sweep_part(result, *shard)}})) {
       io.err << fmt::format("electsim sweep: {}; no output written\n", *error);
       return kExitBadInput;
     }
@@ -623,22 +706,24 @@ int cmd_merge(const std::vector<std::string>& args, Streams io) {
   positional.add("parts", -1);
   const po::variables_map vm = parse(args, options, positional);
   if (vm.count("help") != 0 || vm.count("parts") == 0) {
-    io.out << options << "\n"
-           << "Combines the parts of a sharded sweep into exactly the output the sweep gives on\n"
-           << "one machine. Every run must be in exactly one part, and all parts must come from\n"
-           << "the same sweep (scenario file, grid, seeds, protocols, --set).\n";
+    (vm.count("help") != 0 ? io.out : io.err)
+        << options << "\n"
+        << "Combines the parts of a sharded sweep into exactly the output the sweep gives on\n"
+        << "one machine. Every run must be in exactly one part, and all parts must come from\n"
+        << "the same sweep (scenario file, grid, seeds, protocols, --set).\n";
     return vm.count("help") != 0 ? kExitOk : kExitBadInput;
+  }
+  if (!paths_distinct(sweep_outputs(vm), vm["parts"].as<std::vector<std::string>>(), "merge", io)) {
+    return kExitBadInput;
   }
   std::vector<runner::PartText> parts;
   for (const std::string& path : vm["parts"].as<std::vector<std::string>>()) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      io.err << fmt::format("{}: cannot read the file\n", path);
+    io::ReadResult read = io::read_file_bounded(path, io::kMaxPartBytes, "sweep part");
+    if (!read.ok()) {
+      io.err << fmt::format("{}: {}\n", path, read.error);
       return kExitBadInput;
     }
-    std::stringstream text;
-    text << in.rdbuf();
-    parts.push_back({path, text.str()});
+    parts.push_back({path, std::move(read.text)});
   }
   const auto metrics = plot_metrics(vm, {}, "merge", io);
   if (!metrics) return kExitBadInput;
@@ -680,11 +765,11 @@ int cmd_comparison(const std::vector<std::string>& args, Streams io) {
   }
   std::error_code ec;
   std::filesystem::create_directories(o.pictures_dir, ec);
-  if (auto error = runner::write_files_whole(page.files)) {
+  if (auto error = io::write_files_whole(page.files)) {
     io.err << fmt::format("electsim comparison: {}; nothing written\n", *error);
     return kExitBadInput;
   }
-  for (const runner::OutputFile& f : page.files) io.out << fmt::format("wrote {}\n", f.path);
+  for (const io::OutputFile& f : page.files) io.out << fmt::format("wrote {}\n", f.path);
   return kExitOk;
 }
 
@@ -699,14 +784,21 @@ int cmd_validate(const std::vector<std::string>& args, Streams io) {
   positional.add("files", -1);
   const po::variables_map vm = parse(args, options, positional);
   if (vm.count("help") != 0 || vm.count("files") == 0) {
-    io.out << options << "\n"
-           << "Checks each file and each of its variants; prints every problem with the file,\n"
-           << "the JSON pointer of the field, what was expected and what was found.\n";
+    (vm.count("help") != 0 ? io.out : io.err)
+        << options << "\n"
+        << "Checks each file and each of its variants; prints every problem with the file,\n"
+        << "the JSON pointer of the field, what was expected and what was found.\n";
     return vm.count("help") != 0 ? kExitOk : kExitBadInput;
   }
   int exit_code = kExitOk;
   for (const std::string& file : vm["files"].as<std::vector<std::string>>()) {
-    runner::LoadResult base = runner::load_scenario_file(file);
+    const io::ReadResult text = runner::read_scenario_file(file);
+    if (!text.ok()) {
+      io.err << fmt::format("{}: {}\n", file, text.error);
+      exit_code = kExitBadInput;
+      continue;
+    }
+    runner::LoadResult base = runner::load_scenario_text(text.text, file);
     if (!base.scenario) {
       for (const std::string& m : base.messages()) io.err << m << "\n";
       exit_code = kExitBadInput;
@@ -717,7 +809,7 @@ int cmd_validate(const std::vector<std::string>& args, Streams io) {
     for (const std::string& v : variants) {
       runner::LoadOptions o;
       o.variant = v;
-      runner::LoadResult loaded = runner::load_scenario_file(file, o);
+      runner::LoadResult loaded = runner::load_scenario_text(text.text, file, o);
       if (!loaded.scenario) {
         for (const std::string& m : loaded.messages()) io.err << m << " (variant " << v << ")\n";
         ok = false;
@@ -817,8 +909,9 @@ int cmd_check(const std::vector<std::string>& args, Streams io) {
   positional.add("trace", 1);
   const po::variables_map vm = parse(args, options, positional);
   if (vm.count("help") != 0 || vm.count("trace") == 0) {
-    io.out << options << "\n"
-           << "Replays a saved trace through the same checkers and metrics as a live run.\n";
+    (vm.count("help") != 0 ? io.out : io.err)
+        << options << "\n"
+        << "Replays a saved trace through the same checkers and metrics as a live run.\n";
     return vm.count("help") != 0 ? kExitOk : kExitBadInput;
   }
   const std::string path = vm["trace"].as<std::string>();

@@ -235,7 +235,7 @@ ComparisonPage comparison_page(const ComparisonPageOptions& options) {
     out += fmt::format("![{}]({})\n", e.title,
                        svg_path.lexically_relative(page_dir.empty() ? "." : page_dir).string());
   }
-  page.files.insert(page.files.begin(), OutputFile{options.page_path, out});
+  page.files.insert(page.files.begin(), io::OutputFile{options.page_path, out});
   return page;
 }
 

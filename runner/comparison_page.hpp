@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/files.hpp"
+#include "io/output.hpp"
 
 namespace electsim::runner {
 
@@ -20,7 +20,7 @@ struct ComparisonPageOptions {
 
 // The page and its pictures (not yet written), or the problems that stopped it.
 struct ComparisonPage {
-  std::vector<OutputFile> files;  // the page first, then one SVG per scenario
+  std::vector<io::OutputFile> files;  // the page first, then one SVG per scenario
   std::vector<std::string> problems;
 };
 ComparisonPage comparison_page(const ComparisonPageOptions& options);

@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "analysis/expect.hpp"
+#include "io/input.hpp"
 #include "protocols/registry.hpp"
 #include "sim/fault.hpp"
 
@@ -40,6 +41,7 @@ using protocols::Problems;
 // inequality exaggerate drift to make it visible (scenarios/lease-clock-drift.json runs at 25%).
 constexpr double kMaxDriftPpm = 500'000;
 constexpr const char* kRequired = "nothing (the key is required)";
+constexpr std::size_t kMaxVariants = 64;
 constexpr std::uint64_t kEventsCeiling = 100'000'000'000;  // the kernel orders 2^40 pushes
 constexpr std::uint64_t kTraceBytesCeiling = 64ull << 30;  // 64 GiB
 
@@ -740,7 +742,16 @@ protocols::WorkloadConfig Loader::read_workload(const json& v) {
     if (auto b = read_bool(*enabled, "/workload/enabled")) workload.enabled = *b;
   }
   if (const json* interval = get(v, "interval")) {
-    if (auto d = read_positive_duration(*interval, "/workload/interval")) workload.interval = *d;
+    if (auto d = read_positive_duration(*interval, "/workload/interval")) {
+      if (*d < protocols::kShortestTimer) {
+        problem("/workload/interval",
+                fmt::format("a duration of at least {} (the shortest protocol timer)",
+                            json_quoted(sim::format_duration(protocols::kShortestTimer))),
+                json_excerpt(*interval));
+      } else {
+        workload.interval = *d;
+      }
+    }
   }
   if (const json* work = get(v, "work")) {
     if (auto d = protocols::read_distribution(*work, "/workload/work", problems_)) {
@@ -1264,6 +1275,12 @@ std::optional<std::vector<analysis::Expectation>> Loader::read_variants(
     problem("/variants", "an object from variant name to variant", json_excerpt(v));
     return selected;
   }
+  if (v.size() > kMaxVariants) {
+    // Each variant is validated as a whole scenario; the cap keeps that linear in the file.
+    problem("/variants", fmt::format("at most {} variants (the limit on variants)", kMaxVariants),
+            fmt::format("{} variants", v.size()));
+    return selected;
+  }
   for (const auto& [name, body] : v.items()) {
     const std::string pointer = child("/variants", name);
     if (name.empty()) problem(pointer, "a non-empty variant name", "\"\"");
@@ -1551,6 +1568,12 @@ LoadResult load_scenario_text(std::string_view text, std::string source,
                               const LoadOptions& options) {
   Problems duplicates;
   json document;
+  if (auto deep = io::json_depth_problem(text)) {
+    LoadResult result;
+    result.source = std::move(source);
+    add(result.problems, "", "valid JSON", *deep);
+    return result;
+  }
   try {
     DuplicateKeyFinder finder(duplicates);
     document = json::parse(text.begin(), text.end(), std::ref(finder));
@@ -1573,24 +1596,16 @@ LoadResult load_scenario_text(std::string_view text, std::string source,
   return result;
 }
 
+io::ReadResult read_scenario_file(const std::string& path) {
+  return io::read_file_bounded(path, io::kMaxScenarioBytes, "scenario file");
+}
+
 LoadResult load_scenario_file(const std::string& path, const LoadOptions& options) {
-  std::error_code ec;
-  const std::filesystem::file_status status = std::filesystem::status(path, ec);
-  std::string why;
-  if (ec || !std::filesystem::exists(status)) {
-    why = "no such file";
-  } else if (std::filesystem::is_directory(status)) {
-    why = "a directory";
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    if (in) text << in.rdbuf();
-    if (in && !in.bad()) return load_scenario_text(text.str(), path, options);
-    why = "a file that cannot be read";
-  }
+  io::ReadResult read = read_scenario_file(path);
+  if (read.ok()) return load_scenario_text(read.text, path, options);
   LoadResult result;
   result.source = path;
-  add(result.problems, "", "a readable scenario file", json_quoted(path) + ": " + why);
+  add(result.problems, "", "a readable scenario file", read.error);
   return result;
 }
 

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/input.hpp"
 #include "protocols/params.hpp"
 #include "runner/scenario.hpp"
 
@@ -47,6 +48,9 @@ struct LoadOptions {
 LoadResult load_scenario_text(std::string_view text, std::string source,
                               const LoadOptions& options = {});
 LoadResult load_scenario_file(const std::string& path, const LoadOptions& options = {});
+// Reads a scenario file once, within the size limit (io::kMaxScenarioBytes): commands that load
+// it several times (variants, protocols) read a pipe or FIFO only once.
+io::ReadResult read_scenario_file(const std::string& path);
 LoadResult load_scenario_json(const nlohmann::json& document, std::string source,
                               const LoadOptions& options = {});
 

@@ -18,6 +18,7 @@
 #include "analysis/perfetto.hpp"
 #include "sim/fault.hpp"
 #include "sim/protocol.hpp"
+#include "tests/temp_files.hpp"
 
 namespace {
 
@@ -88,7 +89,6 @@ fs::path scratch(const std::string& name) {
   fs::create_directories(dir);
   const fs::path path = dir / (name + ".json");
   fs::remove(path);
-  fs::remove(path.string() + ".tmp");
   return path;
 }
 
@@ -117,7 +117,7 @@ Written write(const std::vector<Event>& events, const std::string& name,
     w.error = writer.error();
   }
   if (fs::exists(path)) w.text = read_text(path);
-  CHECK_FALSE(fs::exists(path.string() + ".tmp"));
+  CHECK_FALSE(electsim::testing::has_temporary(path));
   fs::remove(path);
   return w;
 }

@@ -14,6 +14,7 @@
 #include "sim/fault.hpp"
 #include "sim/protocol.hpp"
 #include "sim/store_types.hpp"
+#include "tests/temp_files.hpp"
 
 namespace {
 
@@ -248,7 +249,7 @@ TEST_CASE("trace: a written trace read back gives the same report and the same h
   CHECK(read.info.events_processed == rich_stream().size());
   CHECK(read.info.seed == h.seed);
   CHECK(read.info.duration == live_report.duration);
-  CHECK_FALSE(fs::exists(path.string() + ".tmp"));
+  CHECK_FALSE(electsim::testing::has_temporary(path));
   fs::remove_all(dir);
 }
 
@@ -316,10 +317,10 @@ TEST_CASE("trace: a writer destroyed without close leaves no file behind") {
   {
     analysis::TraceWriter writer(path.string(), header());
     for (const Event& e : rich_stream()) writer.on_event(e);
-    CHECK(fs::exists(path.string() + ".tmp"));
+    CHECK(electsim::testing::has_temporary(path));
   }
   CHECK_FALSE(fs::exists(path));
-  CHECK_FALSE(fs::exists(path.string() + ".tmp"));
+  CHECK_FALSE(electsim::testing::has_temporary(path));
   fs::remove_all(dir);
 }
 
@@ -351,7 +352,7 @@ TEST_CASE("trace: past its byte limit a trace stops, fails with the limit and is
   CHECK_THAT(writer.error(), Catch::Contains("limit of 1000 bytes"));
   CHECK_FALSE(writer.close());
   CHECK_FALSE(fs::exists(path));
-  CHECK_FALSE(fs::exists(path.string() + ".tmp"));
+  CHECK_FALSE(electsim::testing::has_temporary(path));
   fs::remove_all(dir);
 }
 

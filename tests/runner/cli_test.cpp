@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "tests/temp_files.hpp"
 
 using electsim::cli::run_cli;
 
@@ -219,7 +220,7 @@ TEST_CASE("cli: sweep writes its tables whole and the same for any --jobs") {
     const std::string text = slurp(a + ext);
     CHECK_FALSE(text.empty());
     CHECK(text == slurp(b + ext));
-    CHECK_FALSE(std::filesystem::exists(a + ext + ".tmp"));
+    CHECK_FALSE(electsim::testing::has_temporary(a + ext));
   }
   // A row per grid point plus the header; a row per run plus the header.
   const std::string points = slurp(a + ".csv");

@@ -11,6 +11,7 @@
 #include "analysis/trace.hpp"
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
+#include "tests/temp_files.hpp"
 
 using namespace electsim;
 
@@ -116,7 +117,7 @@ TEST_CASE("run: a trace over its byte limit is not written and the run says so")
   REQUIRE(r.errors.size() == 1);
   CHECK(r.errors[0].find("limit") != std::string::npos);
   CHECK_FALSE(std::ifstream(a).good());
-  CHECK_FALSE(std::ifstream(a + ".tmp").good());
+  CHECK_FALSE(electsim::testing::has_temporary(a));
 }
 
 TEST_CASE("run: the event limit stops a run and is reported") {
