@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -19,6 +20,7 @@
 #include <string_view>
 #include <utility>
 
+#include "io/input.hpp"
 #include "sim/assert.hpp"
 #include "sim/fault.hpp"
 #include "sim/protocol.hpp"
@@ -451,6 +453,12 @@ std::string format_trace_event(const sim::Event& event,
 
 // ---- Reader
 
+// The longest line a trace reader accepts; the writer's longest is a few hundred bytes (a fault
+// with partition groups of 1000 nodes is about 5 KB).
+constexpr std::size_t kMaxTraceLine = 64 * 1024;
+// The largest trace read back: the most a run may write (runner's ceiling on limits.trace_bytes).
+constexpr std::uint64_t kMaxTraceBytes = 64ull << 30;
+
 namespace {
 
 struct FieldRef {
@@ -650,6 +658,7 @@ std::string read_header(const nlohmann::json& j, TraceHeader& h) {
     if (nodes < 0 || nodes > 1'000'000) return "header field \"nodes\" is out of range";
     h.node_count = static_cast<std::size_t>(nodes);
     h.duration = Duration(j.at("duration_ns").get<std::int64_t>());
+    if (h.duration.count() < 0) return "header field \"duration_ns\" is negative";
     h.message_types = j.value("message_types", std::vector<std::string>());
     const nlohmann::json& key = j.value("leader_key", nlohmann::json(nullptr));
     if (key.is_string()) h.leader_key = key.get<std::string>();
@@ -660,30 +669,194 @@ std::string read_header(const nlohmann::json& j, TraceHeader& h) {
   return {};
 }
 
+// The rules an event stream written by the kernel always keeps, checked on a trace read back so
+// that a damaged or hand-edited file is refused instead of analysed: one run_start first, naming
+// the header's nodes and seed; events only from endpoints that can emit them; no negative epoch,
+// token, revision, lease, request id or duration; store requests and revisions that only grow
+// (a duplicated line breaks them); crash, restart and resume in an order a node can live.
+class StreamChecker {
+ public:
+  explicit StreamChecker(const TraceHeader& h)
+      : header_(h), down_(h.node_count, false), paused_(h.node_count, false) {}
+
+  std::string check(const sim::Event& e) {
+    using K = sim::EventKind;
+    if (!started_ && e.kind != K::run_start) return "expected run_start as the first event";
+    if (e.time > sim::Time(header_.duration)) {
+      return fmt::format("an event at {} ns, after the run's duration of {} ns", e.time.ns,
+                         header_.duration.count());
+    }
+    switch (e.kind) {
+      case K::run_start:
+        if (started_) return "a second run_start (a duplicated or spliced line)";
+        started_ = true;
+        if (e.a != static_cast<std::int64_t>(header_.node_count)) {
+          return fmt::format("run_start names {} nodes, the header {}", e.a, header_.node_count);
+        }
+        if (static_cast<std::uint64_t>(e.b) != header_.seed) {
+          return "run_start names another seed than the header";
+        }
+        return {};
+      case K::belief:
+        if (auto p = need_node(e.node, "node")) return *p;
+        if (e.b != sim::kNoNode && !is_node(e.b))
+          return "field \"leader\": not a node of this trace";
+        return non_negative(e.a, "epoch");
+      case K::crash:
+        if (auto p = need_node(e.node, "node")) return *p;
+        if (down_[idx(e.node)]) return fmt::format("node {} crashes while it is down", e.node);
+        down_[idx(e.node)] = true;
+        paused_[idx(e.node)] = false;
+        return {};
+      case K::restart:
+        if (auto p = need_node(e.node, "node")) return *p;
+        if (!down_[idx(e.node)]) return fmt::format("node {} restarts while it is up", e.node);
+        down_[idx(e.node)] = false;
+        return {};
+      case K::pause:
+      case K::resume:
+        if (e.node == sim::kStoreEndpoint) return non_negative(e.a, "duration_ns");
+        if (auto p = need_node(e.node, "node")) return *p;
+        if (down_[idx(e.node)]) return fmt::format("node {} pauses or resumes while down", e.node);
+        if (e.kind == K::pause) {
+          // A pause during a pause extends it; one resume ends both.
+          paused_[idx(e.node)] = true;
+          return non_negative(e.a, "duration_ns");
+        }
+        if (!paused_[idx(e.node)]) return fmt::format("node {} resumes while not paused", e.node);
+        paused_[idx(e.node)] = false;
+        return {};
+      case K::clock_change:
+        if (e.node == sim::kStoreEndpoint) return {};
+        return need_node(e.node, "node").value_or("");
+      case K::timer_fire:
+      case K::store_reply:
+      case K::watch_notify:
+      case K::sink_reply:
+        if (auto p = need_node(e.node, "node")) return *p;
+        return non_negative(e.a, e.kind == K::sink_reply ? "token" : "value");
+      case K::msg_send:
+      case K::msg_deliver:
+      case K::msg_drop:
+        if (auto p = need_node(e.node, e.kind == K::msg_deliver ? "to" : "from")) return *p;
+        return need_node(e.peer, e.kind == K::msg_deliver ? "from" : "to").value_or("");
+      case K::store_request:
+        if (auto p = need_node(e.node, "node")) return *p;
+        if (e.a <= last_request_) {
+          return fmt::format("store request {} after request {} (ids only grow)", e.a,
+                             last_request_);
+        }
+        last_request_ = e.a;
+        return {};
+      case K::store_apply:
+        if (auto p = need_node(e.node, "node")) return *p;
+        if (e.d > last_request_ || e.d < 0) {
+          return fmt::format("store request {} applied before it was sent", e.d);
+        }
+        if (e.a < 0 || e.c < 0) return "a negative revision or lease";
+        return {};
+      case K::store_change:
+        if (e.node != sim::kNoNode && !is_node(e.node)) {
+          return "field \"owner\": not a node of this trace";
+        }
+        if (e.a <= last_revision_) {
+          return fmt::format("store revision {} after revision {} (revisions only grow)", e.a,
+                             last_revision_);
+        }
+        last_revision_ = e.a;
+        return non_negative(e.b, "lease");
+      case K::lease_expire:
+        return non_negative(e.a, "lease");
+      case K::sink_write:
+        if (auto p = need_node(e.node, "writer")) return *p;
+        if (e.a < 0 || e.d < 0) return "a negative fencing token";
+        return {};
+      case K::store_pause:
+        return non_negative(e.a, "duration_ns");
+      case K::fault:
+        if (e.a < 0 || e.b < 0) return "a negative fault index or duration";
+        return {};
+      case K::run_end:
+      case K::store_resume:
+      case K::network_change:
+        return {};
+    }
+    return "an unknown event kind";
+  }
+
+ private:
+  bool is_node(std::int64_t n) const {
+    return n >= 0 && static_cast<std::uint64_t>(n) < header_.node_count;
+  }
+  static std::size_t idx(sim::NodeId n) { return static_cast<std::size_t>(n); }
+  std::optional<std::string> need_node(sim::NodeId n, const char* field) const {
+    if (is_node(n)) return std::nullopt;
+    return fmt::format("field \"{}\": expected a node of this trace (0 to {}), found {}", field,
+                       header_.node_count == 0 ? 0 : header_.node_count - 1,
+                       n == sim::kStoreEndpoint  ? std::string("\"store\"")
+                       : n == sim::kSinkEndpoint ? std::string("\"sink\"")
+                       : n == sim::kNoNode       ? std::string("null")
+                                                 : std::to_string(n));
+  }
+  static std::string non_negative(std::int64_t v, const char* field) {
+    if (v >= 0) return {};
+    return fmt::format("field \"{}\": expected a value from 0, found {}", field, v);
+  }
+
+  const TraceHeader& header_;
+  bool started_ = false;
+  std::vector<bool> down_;
+  std::vector<bool> paused_;
+  std::int64_t last_request_ = -1;
+  std::int64_t last_revision_ = -1;
+};
+
+// One line of at most kMaxTraceLine bytes into `line` (without its '\n'). Returns false at the
+// end of the input; sets `too_long` (and stops reading) for a longer line, so a file without
+// newlines, such as /dev/zero, costs at most the limit.
+bool next_line(std::istream& in, std::string& line, bool& too_long, std::uint64_t& bytes) {
+  line.clear();
+  too_long = false;
+  std::streambuf* buffer = in.rdbuf();
+  if (buffer == nullptr) return false;
+  for (;;) {
+    const int c = buffer->sbumpc();
+    if (c == std::char_traits<char>::eof()) return !line.empty();
+    ++bytes;
+    if (c == '\n') return true;
+    if (line.size() >= kMaxTraceLine) {
+      too_long = true;
+      return true;
+    }
+    line.push_back(static_cast<char>(c));
+  }
+}
+
 }  // namespace
 
 TraceReadResult read_trace(std::istream& in, sim::Observer* also) {
   TraceReadResult result;
   std::string line;
   std::size_t line_no = 0;
+  std::uint64_t bytes = 0;
+  bool too_long = false;
   auto failed = [&](const std::string& what) {
     result.error = fmt::format("line {}: {}", line_no, what);
     return result;
   };
   auto parse = [&](nlohmann::json& out) -> std::string {
-    try {
-      out = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      return fmt::format("not JSON ({})", e.what());
-    }
+    // Trace lines are flat objects; anything nested deeper is not a trace line.
+    io::JsonParse parsed = io::parse_json(line, 4);
+    if (!parsed.ok()) return fmt::format("not a trace line ({})", parsed.error);
+    out = std::move(parsed.value);
     return {};
   };
+  const std::string long_line =
+      fmt::format("a line longer than {} bytes (the limit on a trace line)", kMaxTraceLine);
 
-  if (!std::getline(in, line)) {
-    line_no = 1;
-    return failed("empty trace: expected the header line");
-  }
   line_no = 1;
+  if (!next_line(in, line, too_long, bytes)) return failed("empty trace: expected the header line");
+  if (too_long) return failed(long_line);
   nlohmann::json j;
   if (std::string problem = parse(j); !problem.empty()) return failed(problem);
   if (std::string problem = read_header(j, result.header); !problem.empty()) return failed(problem);
@@ -691,13 +864,19 @@ TraceReadResult read_trace(std::istream& in, sim::Observer* also) {
   Analyzer analyzer(result.header.analysis_config());
   TraceHasher hasher;
   const LineDecoder decoder(result.header);
+  StreamChecker checker(result.header);
   sim::Event event;
   std::string text;
   sim::Time last;
   bool ended = false;
   std::uint64_t events = 0;
-  while (std::getline(in, line)) {
+  while (next_line(in, line, too_long, bytes)) {
     ++line_no;
+    if (too_long) return failed(long_line);
+    if (bytes > kMaxTraceBytes) {
+      return failed(
+          fmt::format("the trace is larger than {} bytes (the limit on a trace)", kMaxTraceBytes));
+    }
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     if (ended) return failed("events after run_end");
     if (std::string problem = parse(j); !problem.empty()) return failed(problem);
@@ -706,6 +885,7 @@ TraceReadResult read_trace(std::istream& in, sim::Observer* also) {
     }
     event.text = text;
     if (event.time < last) return failed("time goes backwards");
+    if (std::string problem = checker.check(event); !problem.empty()) return failed(problem);
     last = event.time;
     analyzer.on_event(event);
     hasher.on_event(event);
@@ -728,10 +908,16 @@ TraceReadResult read_trace(std::istream& in, sim::Observer* also) {
 }
 
 TraceReadResult read_trace_file(const std::string& path, sim::Observer* also) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    TraceReadResult result;
+    result.error = "cannot read the trace: it is a directory";
+    return result;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     TraceReadResult result;
-    result.error = fmt::format("cannot open trace: {}", std::strerror(errno));
+    result.error = fmt::format("cannot open the trace: {}", std::strerror(errno));
     return result;
   }
   return read_trace(in, also);

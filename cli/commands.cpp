@@ -422,14 +422,10 @@ int cmd_compare(const std::vector<std::string>& args, Streams io) {
 
 constexpr int kExitInterrupted = 130;  // the shell's code for a run stopped by Ctrl-C
 
-// Ctrl-C during a sweep: the first stops it after the runs under way (their records are kept
-// and the outputs written); a second one kills the process the usual way.
+// Ctrl-C or SIGTERM (what Slurm sends at a job's time limit) during a sweep: the first stops it
+// after the runs under way (their records are kept and the outputs written); a second one ends
+// the process the usual way (io::install_signal_cleanup removes any temporary first).
 std::atomic<bool> g_sweep_stop{false};
-
-extern "C" void on_sweep_interrupt(int /*signal*/) {
-  g_sweep_stop.store(true);
-  std::signal(SIGINT, SIG_DFL);
-}
 
 std::string format_eta(double seconds) {
   if (seconds < 0 || !std::isfinite(seconds)) return "?";
@@ -516,7 +512,7 @@ constexpr const char* kSweepHelp =
     "PREFIX.runs.csv (a row per run); files appear whole or not at all. The output is the same\n"
     "for any --jobs. --shard i/n runs every n-th run starting at run i-1 and writes PREFIX.part;\n"
     "`electsim merge` combines the parts into exactly the unsharded output (docs/sweeps.md).\n"
-    "Ctrl-C stops after the runs under way and writes what finished (exit 130).\n"
+    "Ctrl-C or SIGTERM stops after the runs under way and writes what finished (exit 130).\n"
     "Exit 0 when done (a run breaking the scenario's expect block is counted, not an error),\n"
     "2 on bad input.\n";
 
@@ -666,9 +662,9 @@ int cmd_sweep(const std::vector<std::string>& args, Streams io) {
              << std::flush;
     };
   }
-  auto previous = std::signal(SIGINT, on_sweep_interrupt);
+  io::set_soft_stop(&g_sweep_stop);
   runner::SweepResult result = runner::run_sweep(plan, sweep);
-  std::signal(SIGINT, previous == SIG_ERR ? SIG_DFL : previous);
+  io::set_soft_stop(nullptr);
   if (show_progress) io.err << "\n";
   if (result.interrupted) {
     io.err << fmt::format(
@@ -922,12 +918,32 @@ int cmd_check(const std::vector<std::string>& args, Streams io) {
   }
   std::vector<analysis::Expectation> expectations;
   if (vm.count("scenario") != 0) {
-    runner::LoadResult loaded = runner::load_scenario_file(vm["scenario"].as<std::string>());
+    // The scenario as the trace ran it: the same protocol (a run may have used --protocol) and
+    // variant, so its bounds are the ones that applied; then it must be the same world.
+    const std::string scenario_path = vm["scenario"].as<std::string>();
+    runner::LoadOptions options;
+    options.protocol = read.header.protocol;
+    if (!read.header.variant.empty()) options.variant = read.header.variant;
+    runner::LoadResult loaded = runner::load_scenario_file(scenario_path, options);
     if (!loaded.scenario) {
       for (const std::string& m : loaded.messages()) io.err << m << "\n";
+      io.err << fmt::format(
+          "electsim check: {} cannot judge this trace (protocol {}{}); see above\n", scenario_path,
+          read.header.protocol,
+          read.header.variant.empty() ? "" : ", variant " + read.header.variant);
       return kExitBadInput;
     }
-    expectations = loaded.scenario->expect;
+    const runner::Scenario& sc = *loaded.scenario;
+    if (sc.name != read.header.scenario || sc.world.node_count != read.header.node_count ||
+        sc.world.duration != read.header.duration) {
+      io.err << fmt::format(
+          "electsim check: the trace is of scenario \"{}\" ({} nodes, {}), but {} is \"{}\" ({} "
+          "nodes, {}); give the scenario the trace was made from\n",
+          read.header.scenario, read.header.node_count, sim::format_duration(read.header.duration),
+          scenario_path, sc.name, sc.world.node_count, sim::format_duration(sc.world.duration));
+      return kExitBadInput;
+    }
+    expectations = sc.expect;
   }
   const analysis::Verdict verdict = analysis::check(read.report, expectations);
   if (vm.count("json") != 0) {

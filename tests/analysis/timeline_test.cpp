@@ -92,9 +92,10 @@ sim::Event key_put(std::int64_t t_ms, NodeId owner, sim::LeaseId lease, sim::Rev
   return e;
 }
 
-sim::Event key_delete(std::int64_t t_ms, sim::LeaseId lease, bool expired) {
+sim::Event key_delete(std::int64_t t_ms, sim::LeaseId lease, bool expired, sim::Revision revision) {
   sim::Event e = event(t_ms, EventKind::store_change);
   e.code = 1;
+  e.a = revision;
   e.b = lease;
   e.c = expired ? 1 : 0;
   e.text = kKey;
@@ -139,15 +140,32 @@ struct Feed {
   explicit Feed(TraceHeader hdr, const sim::WorldConfig& world = {},
                 std::optional<Duration> ttl = std::nullopt)
       : h(hdr), analyzer(hdr.analysis_config()), recorder(hdr, world, ttl, true) {
-    *this << event(0, EventKind::run_start);
+    sim::Event start = event(0, EventKind::run_start);
+    start.a = static_cast<std::int64_t>(h.node_count);
+    start.b = static_cast<std::int64_t>(h.seed);
+    *this << start;
   }
   std::vector<sim::Event> fed;  // texts point at literals and kKey, which outlive the feed
 
-  Feed& operator<<(const sim::Event& e) {
+  Feed& operator<<(const sim::Event& given) {
+    sim::Event e = given;
+    if (e.kind == EventKind::store_apply) {
+      // The kernel sends every request it applies: a trace read back insists on it.
+      sim::Event request = e;
+      request.kind = EventKind::store_request;
+      request.a = next_request;
+      request.b = request.c = request.d = 0;
+      push(request);
+      e.d = next_request++;
+    }
+    push(e);
+    return *this;
+  }
+  std::int64_t next_request = 1;
+  void push(const sim::Event& e) {
     fed.push_back(e);
     analyzer.on_event(e);
     recorder.on_event(e);
-    return *this;
   }
   Timeline finish(std::int64_t end_ms) {
     *this << event(end_ms, EventKind::run_end);
@@ -230,7 +248,7 @@ void sample_events(Feed& f) {
   f << sink_write(4800, 1, 3, true);
   f << fault(5000, sim::FaultKind::pause, 0, 1, 6000)
     << on_node(5000, EventKind::pause, 1, 6000 * kMs);
-  f << key_delete(6700, 5, true) << belief(6710, 2, sim::Role::candidate, 3);
+  f << key_delete(6700, 5, true, 4) << belief(6710, 2, sim::Role::candidate, 3);
   f << key_put(6800, 2, 6, 9) << belief(6800, 2, sim::Role::leader, 9);
   f << sink_write(7000, 2, 9, true);
   f << on_node(11000, EventKind::resume, 1) << sink_write(11010, 1, 3, false);
@@ -453,8 +471,8 @@ TEST_CASE("timeline: lease holder spans and renewals come from store events") {
     << keepalive(2500, 1, 5, false);  // refused: not a renewal
   sim::Event other_key = key_put(2600, 2, 8, 4);
   other_key.text = "/other";
-  f << other_key << key_delete(4000, 5, true) << key_put(4200, 2, 8, 6)
-    << key_delete(6000, 8, false) << key_put(7000, 0, 9, 8) << key_put(8000, 1, 10, 9);
+  f << other_key << key_delete(4000, 5, true, 5) << key_put(4200, 2, 8, 6)
+    << key_delete(6000, 8, false, 7) << key_put(7000, 0, 9, 8) << key_put(8000, 1, 10, 9);
   const Timeline tl = f.finish(10'000);
   REQUIRE(tl.leader_key.size() == 4);
   const LeaseHold& first = tl.leader_key[0];

@@ -285,7 +285,10 @@ TEST_CASE("trace: message types named twice are written by number and still read
   const fs::path path = dir / "t.jsonl";
   TraceHeader h = header();
   h.message_types = {"ping", "ping", "type_7"};
-  std::vector<Event> events = {make(EventKind::run_start, 0)};
+  Event start = make(EventKind::run_start, 0);
+  start.a = static_cast<std::int64_t>(h.node_count);
+  start.b = static_cast<std::int64_t>(h.seed);
+  std::vector<Event> events = {start};
   for (std::uint16_t code : {0, 1, 2, 7}) {
     Event e = make(EventKind::msg_send, 1, 0);
     e.peer = 1;
@@ -434,7 +437,7 @@ TEST_CASE("trace: malformed traces are reported with their line number") {
       {R"({"electsim_trace":2,"seed":1,"nodes":3,"duration_ns":1})"
        "\n",
        "line 1: trace schema version 2 is not supported"},
-      {head + start + "{not json\n" + end, "line 3: not JSON"},
+      {head + start + "{not json\n" + end, "line 3: not a trace line"},
       {head + start + R"({"t":5,"ev":"coronation","node":1})" + "\n" + end,
        "line 3: unknown event kind \"coronation\""},
       {head + start + R"({"t":5,"ev":"belief","node":1,"role":"emperor","epoch":1})" + "\n" + end,
@@ -446,8 +449,36 @@ TEST_CASE("trace: malformed traces are reported with their line number") {
       {head + start + R"({"t":5,"ev":"msg_send","from":1,"to":2,"type":"gossip"})" + "\n" + end,
        "line 3: field \"type\": unknown message type \"gossip\""},
       {head + start + R"({"t":"soon","ev":"run_end"})" + "\n", "line 3: \"t\" must be"},
-      {head + R"({"t":5,"ev":"run_start"})" + "\n" + R"({"t":4,"ev":"run_end"})" + "\n",
+      {head + R"({"t":5,"ev":"run_start","nodes":3,"seed":1})" + "\n" +
+           R"({"t":4,"ev":"run_end"})" + "\n",
        "line 3: time goes backwards"},
+      // What the kernel never writes: a damaged or spliced stream is refused, not analysed.
+      {head + R"({"t":0,"ev":"belief","node":1,"role":"leader","epoch":1})" + "\n" + end,
+       "line 2: expected run_start as the first event"},
+      {head + R"({"t":0,"ev":"run_start","nodes":4,"seed":1})" + "\n" + end,
+       "line 2: run_start names 4 nodes, the header 3"},
+      {head + start + start + end, "line 3: a second run_start"},
+      {head + start + R"({"t":5,"ev":"crash","node":1,"graceful":false})" + "\n" +
+           R"({"t":6,"ev":"crash","node":1,"graceful":false})" + "\n" + end,
+       "line 4: node 1 crashes while it is down"},
+      {head + start + R"({"t":5,"ev":"restart","node":2})" + "\n" + end,
+       "line 3: node 2 restarts while it is up"},
+      {head + start + R"({"t":5,"ev":"belief","node":"store","role":"leader","epoch":1})" + "\n" +
+           end,
+       "line 3: field \"node\": expected a node of this trace (0 to 2), found \"store\""},
+      {head + start + R"({"t":5,"ev":"sink_write","writer":1,"token":-4,"payload":1})" + "\n" + end,
+       "line 3: a negative fencing token"},
+      {head + start + R"({"t":5,"ev":"belief","node":1,"role":"leader","epoch":-1})" + "\n" + end,
+       "line 3: field \"epoch\": expected a value from 0, found -1"},
+      {head + start + R"({"t":5,"ev":"store_request","node":1,"op":"get","request":1})" + "\n" +
+           R"({"t":5,"ev":"store_request","node":1,"op":"get","request":1})" + "\n" + end,
+       "line 4: store request 1 after request 1 (ids only grow)"},
+      {head + start + R"({"t":5,"ev":"store_apply","node":1,"op":"get","request":9})" + "\n" + end,
+       "line 3: store request 9 applied before it was sent"},
+      {head + start + R"({"t":2000,"ev":"run_end"})" + "\n",
+       "line 3: an event at 2000 ns, after the run's duration of 1000 ns"},
+      {head + std::string(70000, 'x') + "\n", "line 2: a line longer than 65536 bytes"},
+      {head + std::string(300, '[') + "\n", "line 2: not a trace line (line 1, column 5"},
       {head + start, "line 2: the trace ends without run_end"},
       {head + start + end + start, "line 4: events after run_end"},
   }));
@@ -476,5 +507,5 @@ TEST_CASE("trace: blank lines are skipped and a missing file is an error") {
 
   const analysis::TraceReadResult missing =
       analysis::read_trace_file((fs::temp_directory_path() / "electsim-no-such-trace").string());
-  CHECK_THAT(missing.error, Catch::StartsWith("cannot open trace"));
+  CHECK_THAT(missing.error, Catch::StartsWith("cannot open the trace"));
 }
