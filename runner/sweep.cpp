@@ -18,9 +18,13 @@
 #include <thread>
 
 #include "analysis/stats.hpp"
+#include "io/input.hpp"
+#include "protocols/registry.hpp"
 #include "runner/run.hpp"
 
 namespace electsim::runner {
+
+__extension__ typedef __int128 Int128;  // exact sums of nanoseconds over a whole sweep
 namespace {
 
 using json = nlohmann::json;
@@ -165,6 +169,24 @@ std::optional<SweepDefinition> SweepDefinition::from_json(const json& j, std::st
     if (d.protocols.empty() || d.seeds.first > d.seeds.last) {
       throw std::runtime_error("no protocols or an empty seed range");
     }
+    for (const std::string& p : d.protocols) {
+      if (protocols::find_protocol(p) == nullptr) {
+        throw std::runtime_error(fmt::format("unknown protocol \"{}\"", p));
+      }
+    }
+    // The same bounds the sweep itself was planned under, computed without overflow.
+    std::uint64_t runs = d.seeds.last - d.seeds.first;  // count - 1: the full range fits too
+    if (runs >= kMaxSweepRuns) throw std::runtime_error("more runs than a sweep may have");
+    runs += 1;
+    for (const GridAxis& a : d.axes) {
+      if (a.values.size() > kMaxGridValues || runs * a.values.size() > kMaxSweepRuns) {
+        throw std::runtime_error("more runs than a sweep may have");
+      }
+      runs *= a.values.size();
+    }
+    if (runs * d.protocols.size() > kMaxSweepRuns) {
+      throw std::runtime_error("more runs than a sweep may have");
+    }
     return d;
   } catch (const std::exception& e) {
     error = fmt::format("expected a sweep definition ({})", e.what());
@@ -225,34 +247,83 @@ json RunRecord::to_json() const {
   return j;
 }
 
+namespace {
+
+// Strict readers for the numbers of a part: a count is a whole number from 0 (nlohmann would turn
+// -1 into 2^64-1 and 1.5 into 1), a duration a whole number of nanoseconds within [0, max].
+std::uint64_t part_count(const json& j, const char* key, std::uint64_t max) {
+  const json& v = j.at(key);
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
+    throw std::runtime_error(fmt::format("\"{}\" must be a whole number from 0", key));
+  }
+  const auto n = v.get<std::uint64_t>();
+  if (n > max) throw std::runtime_error(fmt::format("\"{}\" is above {}", key, max));
+  return n;
+}
+
+std::int64_t part_duration(const json& v, const char* key, std::int64_t max) {
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) ||
+      v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > max) {
+    throw std::runtime_error(fmt::format(
+        "\"{}\" must be whole nanoseconds from 0 to {} (the run's duration)", key, max));
+  }
+  return v.get<std::int64_t>();
+}
+
+std::vector<std::int64_t> part_durations(const json& j, const char* key, std::int64_t max,
+                                         std::uint64_t max_count) {
+  const json& v = j.at(key);
+  if (!v.is_array() || v.size() > max_count) {
+    throw std::runtime_error(
+        fmt::format("\"{}\" must be a list of at most {} durations", key, max_count));
+  }
+  std::vector<std::int64_t> out;
+  out.reserve(v.size());
+  for (const json& d : v) out.push_back(part_duration(d, key, max));
+  return out;
+}
+
+// A run's events bound every count it reports (each message, write or election is an event).
+constexpr std::uint64_t kMaxRunEvents = 100'000'000'000;
+constexpr std::int64_t kMaxRunNs = std::int64_t{24} * 30 * 3600 * 1'000'000'000;  // 720h
+
+}  // namespace
+
 std::optional<RunRecord> RunRecord::from_json(const json& j, std::string& error) {
   try {
+    if (!j.is_object()) throw std::runtime_error("not an object");
     RunRecord r;
-    r.run = j.at("run").get<std::uint64_t>();
+    r.run = part_count(j, "run", kMaxSweepRuns - 1);
     r.seed = j.at("seed").get<std::uint64_t>();
+    if (!j.at("seed").is_number_unsigned()) throw std::runtime_error("\"seed\" must be unsigned");
     r.complete = j.at("complete").get<bool>();
     r.expect_ok = j.at("expect_ok").get<bool>();
-    r.duration_ns = j.at("duration_ns").get<std::int64_t>();
-    r.failovers_ns = j.at("failovers_ns").get<std::vector<std::int64_t>>();
-    r.failovers_unresolved = j.at("failovers_unresolved").get<std::uint64_t>();
-    r.failovers_ridden_out = j.at("failovers_ridden_out").get<std::uint64_t>();
-    r.failovers_regained = j.at("failovers_regained").get<std::uint64_t>();
-    r.write_outages_ns = j.at("write_outages_ns").get<std::vector<std::int64_t>>();
+    r.duration_ns = part_duration(j.at("duration_ns"), "duration_ns", kMaxRunNs);
+    r.events = part_count(j, "events", kMaxRunEvents);
+    const std::int64_t d = r.duration_ns;
+    r.failovers_ns = part_durations(j, "failovers_ns", d, r.events);
+    r.failovers_unresolved = part_count(j, "failovers_unresolved", r.events);
+    r.failovers_ridden_out = part_count(j, "failovers_ridden_out", r.events);
+    r.failovers_regained = part_count(j, "failovers_regained", r.events);
+    r.write_outages_ns = part_durations(j, "write_outages_ns", d, r.events);
     if (!j.at("first_leader_at_ns").is_null()) {
-      r.first_leader_at_ns = j.at("first_leader_at_ns").get<std::int64_t>();
+      r.first_leader_at_ns = part_duration(j.at("first_leader_at_ns"), "first_leader_at_ns", d);
     }
-    r.leaderless_ns = j.at("leaderless_ns").get<std::int64_t>();
-    r.split_brain_ns = j.at("split_brain_ns").get<std::int64_t>();
-    r.same_epoch_leaders = j.at("same_epoch_leaders").get<std::uint64_t>();
-    r.stale_writes_accepted = j.at("stale_writes_accepted").get<std::uint64_t>();
-    r.stale_writes_rejected = j.at("stale_writes_rejected").get<std::uint64_t>();
-    r.stale_writes_overwriting = j.at("stale_writes_overwriting").get<std::uint64_t>();
-    r.writes_accepted = j.at("writes_accepted").get<std::uint64_t>();
-    r.elections = j.at("elections").get<std::uint64_t>();
-    r.messages_sent = j.at("messages_sent").get<std::uint64_t>();
-    r.store_requests = j.at("store_requests").get<std::uint64_t>();
-    r.events = j.at("events").get<std::uint64_t>();
+    r.leaderless_ns = part_duration(j.at("leaderless_ns"), "leaderless_ns", d);
+    r.split_brain_ns = part_duration(j.at("split_brain_ns"), "split_brain_ns", d);
+    r.same_epoch_leaders = part_count(j, "same_epoch_leaders", r.events);
+    r.stale_writes_accepted = part_count(j, "stale_writes_accepted", r.events);
+    r.stale_writes_rejected = part_count(j, "stale_writes_rejected", r.events);
+    r.stale_writes_overwriting = part_count(j, "stale_writes_overwriting", r.stale_writes_accepted);
+    r.writes_accepted = part_count(j, "writes_accepted", r.events);
+    r.elections = part_count(j, "elections", r.events);
+    r.messages_sent = part_count(j, "messages_sent", r.events);
+    r.store_requests = part_count(j, "store_requests", r.events);
     r.trace_hash = j.at("trace_hash").get<std::string>();
+    if (r.trace_hash.size() != 16 ||
+        r.trace_hash.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      throw std::runtime_error("\"trace_hash\" must be 16 hex digits");
+    }
     return r;
   } catch (const std::exception& e) {
     error = fmt::format("expected a run record ({})", e.what());
@@ -489,9 +560,10 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
       s.point = point;
       std::vector<std::int64_t> failovers;
       std::vector<std::int64_t> outages;
-      std::int64_t simulated_ns = 0;
-      std::int64_t leaderless_ns = 0;
-      std::int64_t split_brain_total_ns = 0;
+      // Sums over up to 10^8 runs of up to 720h each: 128 bits, so no sweep can overflow them.
+      Int128 simulated_ns = 0;
+      Int128 leaderless_ns = 0;
+      Int128 split_brain_total_ns = 0;
       std::int64_t split_brain_max_ns = 0;
       std::uint64_t runs_split = 0;
       std::uint64_t runs_stale = 0;
@@ -556,9 +628,8 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
           s.store_requests_per_second = static_cast<double>(store_requests) / simulated_s;
         }
         s.split_brain_probability = static_cast<double>(runs_split) / runs;
-        s.split_brain_time_mean_ns =
-            (split_brain_total_ns + static_cast<std::int64_t>(s.runs / 2)) /
-            static_cast<std::int64_t>(s.runs);
+        s.split_brain_time_mean_ns = static_cast<std::int64_t>(
+            (split_brain_total_ns + static_cast<Int128>(s.runs / 2)) / static_cast<Int128>(s.runs));
         s.split_brain_time_max_ns = split_brain_max_ns;
         s.stale_write_probability = static_cast<double>(runs_stale) / runs;
         s.overwrite_probability = static_cast<double>(runs_overwrite) / runs;
@@ -934,6 +1005,10 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
     std::size_t line_start = 0;
     std::size_t line_number = 0;
     bool header_seen = false;
+    Shard shard;
+    std::uint64_t owned = 0;
+    std::uint64_t in_part = 0;
+    bool part_interrupted = false;
     while (line_start < part.text.size()) {
       std::size_t line_end = part.text.find('\n', line_start);
       if (line_end == std::string::npos) line_end = part.text.size();
@@ -941,9 +1016,10 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
       line_start = line_end + 1;
       ++line_number;
       if (line.empty()) continue;
-      const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+      const io::JsonParse parsed = io::parse_json(line, 8);
+      const json& j = parsed.value;
       const std::string where = fmt::format("{}:{}", part.name, line_number);
-      if (j.is_discarded() || !j.is_object()) {
+      if (!parsed.ok() || !j.is_object()) {
         outcome.problems.push_back(where + ": expected a JSON object on every line of a part");
         break;
       }
@@ -972,7 +1048,31 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
               where, parts.front().name));
           break;
         }
-        if (j.value("interrupted", false)) interrupted.push_back(part.name);
+        const json* shard_text = j.contains("shard") ? &j["shard"] : nullptr;
+        const auto parsed_shard = shard_text != nullptr && shard_text->is_string()
+                                      ? parse_shard(shard_text->get<std::string>())
+                                      : Parsed<Shard>{};
+        if (!parsed_shard.value || !j.contains("runs_expected") ||
+            !j["runs_expected"].is_number_unsigned() || !j.contains("interrupted") ||
+            !j["interrupted"].is_boolean()) {
+          outcome.problems.push_back(
+              where +
+              ": expected the part header's \"shard\" (\"i/n\"), \"runs_expected\" and "
+              "\"interrupted\"");
+          break;
+        }
+        shard = *parsed_shard.value;
+        const std::uint64_t total = definition->run_count();
+        const std::uint64_t first = shard.index - 1;
+        owned = first < total ? (total - first + shard.count - 1) / shard.count : 0;
+        if (j["runs_expected"].get<std::uint64_t>() != owned) {
+          outcome.problems.push_back(fmt::format(
+              "{}: shard {}/{} of this sweep owns {} runs, but the header says {}", where,
+              shard.index, shard.count, owned, j["runs_expected"].get<std::uint64_t>()));
+          break;
+        }
+        part_interrupted = j["interrupted"].get<bool>();
+        if (part_interrupted) interrupted.push_back(part.name);
         continue;
       }
       std::string error;
@@ -987,6 +1087,12 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
                                                where, record->run, record->seed));
         break;
       }
+      if (record->run % shard.count != shard.index - 1) {
+        outcome.problems.push_back(fmt::format("{}: run {} does not belong to shard {}/{}", where,
+                                               record->run, shard.index, shard.count));
+        break;
+      }
+      ++in_part;
       const auto [it, inserted] = owner.emplace(record->run, part.name);
       if (!inserted) {
         outcome.problems.push_back(fmt::format("{}: run {} (seed {}) is also in {}", where,
@@ -998,6 +1104,12 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
     }
     if (!header_seen && outcome.problems.empty()) {
       outcome.problems.push_back(part.name + ": expected a sweep part, found an empty file");
+    }
+    if (header_seen && outcome.problems.empty() &&
+        (in_part > owned || (!part_interrupted && in_part != owned))) {
+      outcome.problems.push_back(
+          fmt::format("{}: holds {} runs, but shard {}/{} {} {}", part.name, in_part, shard.index,
+                      shard.count, part_interrupted ? "owns only" : "finished and owns", owned));
     }
   }
   if (!outcome.problems.empty()) return outcome;

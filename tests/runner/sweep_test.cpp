@@ -177,6 +177,65 @@ TEST_CASE("sweep: merge refuses a missing shard, a duplicate and a part of anoth
   CHECK_THAT(junk.problems.at(0), Catch::Contains("junk.part:1"));
 }
 
+// The text of `part` with the first occurrence of `from` (after its header line) replaced.
+std::string tampered(const std::string& part, const std::string& from, const std::string& to) {
+  const std::size_t body = part.find('\n') + 1;
+  const std::size_t at = part.find(from, body);
+  REQUIRE(at != std::string::npos);
+  return part.substr(0, at) + to + part.substr(at + from.size());
+}
+
+TEST_CASE("sweep: merge refuses a part whose numbers no run could have produced") {
+  const auto p = plan({"protocol.ttl=1s,3s"}, {1, 2});
+  const runner::Shard first{1, 2};
+  const runner::Shard second{2, 2};
+  const std::string a = runner::sweep_part(sweep(p, 1, first), first);
+  const std::string b = runner::sweep_part(sweep(p, 1, second), second);
+  REQUIRE(runner::merge_parts({{"a.part", a}, {"b.part", b}}).result);
+  auto [from, to, says] = GENERATE(table<std::string, std::string, std::string>({
+      {"\"messages_sent\":", "\"messages_sent\":-1,\"x\":", "\"messages_sent\" must be a whole"},
+      {"\"elections\":", "\"elections\":1.5,\"x\":", "\"elections\" must be a whole"},
+      {"\"split_brain_ns\":", "\"split_brain_ns\":99999999999999,\"x\":",
+       "\"split_brain_ns\" must be whole nanoseconds from 0 to"},
+      {"\"duration_ns\":", "\"duration_ns\":-5,\"x\":", "\"duration_ns\" must be whole"},
+      {"\"events\":", "\"events\":18446744073709551615,\"x\":", "\"events\" is above"},
+      {"\"trace_hash\":\"", "\"trace_hash\":\"zz", "16 hex digits"},
+  }));
+  INFO(from << " -> " << to);
+  const auto merged = runner::merge_parts({{"a.part", tampered(a, from, to)}, {"b.part", b}});
+  CHECK_FALSE(merged.result);
+  REQUIRE_FALSE(merged.problems.empty());
+  CHECK_THAT(merged.problems[0], Catch::Contains("a.part:2") && Catch::Contains(says));
+}
+
+TEST_CASE("sweep: merge refuses a part whose header lies about its shard") {
+  const auto p = plan({"protocol.ttl=1s,3s"}, {1, 2});
+  const runner::Shard first{1, 2};
+  const runner::Shard second{2, 2};
+  const std::string a = runner::sweep_part(sweep(p, 1, first), first);
+  const std::string b = runner::sweep_part(sweep(p, 1, second), second);
+  auto swap_header = [](const std::string& part, const std::string& from, const std::string& to) {
+    const std::size_t at = part.find(from);
+    REQUIRE(at != std::string::npos);
+    return part.substr(0, at) + to + part.substr(at + from.size());
+  };
+  const auto wrong_shard = runner::merge_parts(
+      {{"a.part", swap_header(a, "\"shard\":\"1/2\"", "\"shard\":\"2/2\"")}, {"b.part", b}});
+  REQUIRE_FALSE(wrong_shard.problems.empty());
+  CHECK_THAT(wrong_shard.problems[0], Catch::Contains("does not belong to shard 2/2"));
+  const auto wrong_count = runner::merge_parts(
+      {{"a.part", swap_header(a, "\"runs_expected\":2", "\"runs_expected\":3")}, {"b.part", b}});
+  REQUIRE_FALSE(wrong_count.problems.empty());
+  CHECK_THAT(wrong_count.problems[0], Catch::Contains("owns 2 runs, but the header says 3"));
+  // A finished shard missing one of its runs: a line was lost.
+  const std::size_t last_line = a.rfind('\n', a.size() - 2);
+  const auto short_part =
+      runner::merge_parts({{"a.part", a.substr(0, last_line + 1)}, {"b.part", b}});
+  REQUIRE_FALSE(short_part.problems.empty());
+  CHECK_THAT(short_part.problems[0],
+             Catch::Contains("holds 1 runs, but shard 1/2 finished and owns 2"));
+}
+
 TEST_CASE(
     "sweep: with fencing no stale write is accepted at any TTL, without it one is once "
     "the pause outlasts the TTL") {
