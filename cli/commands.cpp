@@ -36,6 +36,7 @@
 #include "runner/run.hpp"
 #include "runner/sweep.hpp"
 #include "runner/sweep_plot.hpp"
+#include "runner/validate.hpp"
 #include "sim/fault.hpp"
 
 namespace electsim::cli {
@@ -208,11 +209,14 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
     return runner::load_scenario_text(text, from_file ? file : "<built-in flagship>", o);
   };
 
-  runner::LoadResult base = load_one(std::nullopt);
-  if (!base.scenario) {
-    for (const std::string& m : base.messages()) io.err << m << "\n";
+  // The whole file is checked as `validate` checks it, whichever part of it runs.
+  runner::FileCheck check =
+      runner::check_scenario_file(text, from_file ? file : "<built-in flagship>", load);
+  if (!check.ok()) {
+    for (const std::string& m : check.problems) io.err << m << "\n";
     return kExitBadInput;
   }
+  runner::LoadResult base = std::move(check.base);
   std::vector<std::optional<std::string>> variants;
   if (vm.count("variant") != 0) {
     variants.push_back(vm["variant"].as<std::string>());
@@ -379,6 +383,15 @@ int cmd_compare(const std::vector<std::string>& args, Streams io) {
                           protocols::protocol_names(), "compare", io);
     if (!list) return kExitBadInput;
     chosen = std::move(*list);
+  }
+  {
+    runner::LoadOptions whole = load;
+    whole.variant.reset();
+    const runner::FileCheck check = runner::check_scenario_file(text.text, file, whole);
+    if (!check.ok()) {
+      for (const std::string& m : check.problems) io.err << m << "\n";
+      return kExitBadInput;
+    }
   }
   runner::RunOptions run;
   run.timeline = vm.count("svg") != 0;
@@ -626,6 +639,15 @@ int cmd_sweep(const std::vector<std::string>& args, Streams io) {
   }
   const auto metrics = plot_metrics(vm, defaults.metrics, "sweep", io);
   if (!metrics) return kExitBadInput;
+  {
+    runner::LoadOptions whole;
+    whole.overrides = definition.sets;
+    const runner::FileCheck check = runner::check_scenario_file(text, file, whole);
+    if (!check.ok()) {
+      for (const std::string& m : check.problems) io.err << m << "\n";
+      return kExitBadInput;
+    }
+  }
 
   runner::PlanOutcome planned = runner::plan_sweep(text, std::move(definition));
   if (!planned.plan) {
@@ -794,27 +816,14 @@ int cmd_validate(const std::vector<std::string>& args, Streams io) {
       exit_code = kExitBadInput;
       continue;
     }
-    runner::LoadResult base = runner::load_scenario_text(text.text, file);
-    if (!base.scenario) {
-      for (const std::string& m : base.messages()) io.err << m << "\n";
+    const runner::FileCheck check = runner::check_scenario_file(text.text, file);
+    if (!check.ok()) {
+      for (const std::string& m : check.problems) io.err << m << "\n";
       exit_code = kExitBadInput;
       continue;
     }
-    const std::vector<std::string> variants = runner::variant_names(base.scenario->document);
-    bool ok = true;
-    for (const std::string& v : variants) {
-      runner::LoadOptions o;
-      o.variant = v;
-      runner::LoadResult loaded = runner::load_scenario_text(text.text, file, o);
-      if (!loaded.scenario) {
-        for (const std::string& m : loaded.messages()) io.err << m << " (variant " << v << ")\n";
-        ok = false;
-      }
-    }
-    if (!ok) {
-      exit_code = kExitBadInput;
-      continue;
-    }
+    const runner::LoadResult& base = check.base;
+    const std::vector<std::string>& variants = check.variants;
     const std::size_t generators = base.scenario->random_faults.size();
     io.out << fmt::format(
         "{}: ok ({}, {} nodes, {} faults{}{})\n", file, base.scenario->protocol,
