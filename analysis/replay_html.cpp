@@ -179,6 +179,15 @@ std::int32_t ReplayRecorder::intern(std::string_view text) {
 
 void ReplayRecorder::on_event(const sim::Event& e) {
   using K = sim::EventKind;
+  if (overflowed_) return;
+  if (events_.size() >= max_events_) {
+    overflowed_ = true;
+    std::vector<ReplayEvent>().swap(events_);
+    std::vector<ReplayFlight>().swap(flights_);
+    channels_.clear();
+    requests_.clear();
+    return;
+  }
   ++events_seen_;
   if (e.kind == K::timer_fire) {
     ++timer_fires_;

@@ -80,7 +80,13 @@ class ReplayRecorder : public sim::Observer {
   ReplayRecorder(TraceHeader header, const sim::WorldConfig& world,
                  std::optional<sim::Duration> lease_ttl, bool lease_judged_by_store);
 
+  // The most events one page may show: about 16 bytes each in the page and 48 in memory. Past it
+  // the recorder drops what it kept and overflowed() says so; the run reports it.
+  static constexpr std::size_t kMaxEvents = 5'000'000;
+
   void on_event(const sim::Event& event) override;
+  bool overflowed() const { return overflowed_; }
+  void set_max_events(std::size_t max) { max_events_ = max; }
 
   const TraceHeader& header() const { return header_; }
   const std::vector<ReplayEvent>& events() const { return events_; }
@@ -127,6 +133,8 @@ class ReplayRecorder : public sim::Observer {
   bool lease_judged_by_store_ = false;
   sim::Duration store_min_ttl_{0};
 
+  bool overflowed_ = false;
+  std::size_t max_events_ = kMaxEvents;
   std::vector<ReplayEvent> events_;
   std::vector<std::string> texts_;
   std::map<std::string, std::int32_t, std::less<>> text_ids_;

@@ -188,6 +188,8 @@ struct TimelineRecorder::State {
   std::vector<std::uint64_t> sent_by_code;
   Time last_event;
   std::optional<Time> run_end;
+  bool overflowed = false;
+  std::size_t max_items = kMaxItems;
 
   void init(TraceHeader header, const sim::WorldConfig* world, std::optional<Duration> ttl,
             std::optional<bool> judged_by_store) {
@@ -528,9 +530,25 @@ TimelineRecorder::TimelineRecorder(TraceHeader header, std::optional<Duration> l
 
 TimelineRecorder::~TimelineRecorder() = default;
 
+void TimelineRecorder::set_max_items(std::size_t max) {
+  state_->max_items = max;
+}
+
+bool TimelineRecorder::overflowed() const {
+  return state_->overflowed;
+}
+
 void TimelineRecorder::on_event(const sim::Event& e) {
   State& s = *state_;
-  if (s.run_end) return;
+  if (s.run_end || s.overflowed) return;
+  const Timeline& t = s.tl;
+  if (t.beliefs.size() + t.downs.size() + t.pauses.size() + t.store_pauses.size() +
+          t.partitions.size() + t.leader_key.size() + t.writes.size() + t.faults.size() >
+      s.max_items) {
+    s.overflowed = true;
+    s.tl = Timeline{};
+    return;
+  }
   ELECTSIM_ASSERT(e.time >= s.last_event, "events arrive in time order");
   s.last_event = e.time;
   switch (e.kind) {

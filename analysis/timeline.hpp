@@ -197,7 +197,13 @@ class TimelineRecorder : public sim::Observer {
   TimelineRecorder(const TimelineRecorder&) = delete;
   TimelineRecorder& operator=(const TimelineRecorder&) = delete;
 
+  // The most spans, marks and holds one picture may collect (about 100 bytes each). Past it the
+  // recorder stops and overflowed() says so: the run reports it instead of eating the machine.
+  static constexpr std::size_t kMaxItems = 4'000'000;
+
   void on_event(const sim::Event& event) override;
+  bool overflowed() const;
+  void set_max_items(std::size_t max);
   // Closes what is still open at the run's end, computes split-brain stretches and copies the
   // report's failovers and figures. Call after the analyzer's finish(); may be called again.
   Timeline finish(const Report& report);

@@ -254,7 +254,7 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
       pictures.push_back({with_suffix(vm["svg"].as<std::string>(), variant.value_or("")),
                           analysis::render_timeline_svg(*result.timeline)});
     }
-    if (vm.count("html") != 0) {
+    if (vm.count("html") != 0 && !result.replay_html.empty()) {
       pictures.push_back({with_suffix(vm["html"].as<std::string>(), variant.value_or("")),
                           std::move(result.replay_html)});
     }

@@ -123,6 +123,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (perfetto) kernel.add_observer(&*perfetto);
   if (timeline) kernel.add_observer(&*timeline);
   if (replay) kernel.add_observer(&*replay);
+  if (replay) replay->set_max_events(options.replay_events_max);
+  if (timeline) timeline->set_max_items(options.timeline_items_max);
   result.stats = kernel.run();
 
   result.report = analyzer.finish();
@@ -154,8 +156,22 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     result.errors.push_back(fmt::format("Perfetto trace {} not written: {}", *options.perfetto_path,
                                         perfetto->error()));
   }
+  if (replay && replay->overflowed()) {
+    result.errors.push_back(fmt::format(
+        "the replay page would show more than {} events (the limit on a replay page); no page "
+        "written. Shorten the run, or use --trace or --perfetto, which stream to disk",
+        options.replay_events_max));
+    replay.reset();
+  }
+  if (timeline && timeline->overflowed()) {
+    result.errors.push_back(fmt::format(
+        "the timeline would draw more than {} spans and marks (the limit on a picture); no "
+        "picture written. Shorten the run, or use --trace or --perfetto, which stream to disk",
+        options.timeline_items_max));
+    timeline.reset();
+  }
   if (timeline) result.timeline = timeline->finish(result.report);
-  if (replay) {
+  if (replay && result.timeline) {
     result.replay_html =
         analysis::render_replay_html(*replay, result.report, result.verdict, result.info,
                                      analysis::render_timeline_svg(*result.timeline));

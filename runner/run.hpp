@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/expect.hpp"
+#include "analysis/replay_html.hpp"
 #include "analysis/report.hpp"
 #include "analysis/summary.hpp"
 #include "analysis/timeline.hpp"
@@ -29,6 +30,9 @@ struct RunOptions {
   bool timeline = false;                     // keep RunResult::timeline (for --svg)
   bool replay_html = false;                  // render RunResult::replay_html (implies a timeline)
   std::optional<std::string> perfetto_path;  // Trace Event Format JSON, whole or not at all
+  // Bounds on what the pictures keep in memory; a run past one reports it in `errors`.
+  std::size_t replay_events_max = analysis::ReplayRecorder::kMaxEvents;
+  std::size_t timeline_items_max = analysis::TimelineRecorder::kMaxItems;
 };
 
 // The world of one run: the scenario's world with `seed` as its root seed, and the scenario's

@@ -15,7 +15,10 @@ SinkReply Sink::write(Time at, NodeId writer, RequestId id, Token token, std::in
     highest_ = any_accepted_ ? std::max(highest_, token) : token;
     any_accepted_ = true;
   }
-  decisions_.push_back(SinkDecision{at, writer, token, payload, accepted, highest_before});
+  ++decision_count_;
+  if (decisions_.size() < kDecisionsKept) {
+    decisions_.push_back(SinkDecision{at, writer, token, payload, accepted, highest_before});
+  }
   return SinkReply{id, token, payload, accepted, highest_};
 }
 

@@ -1,6 +1,8 @@
 // The sink: the protected database a leader writes to. With fencing on it rejects a token lower
 // than the highest it has accepted (Kleppmann's fencing token); with fencing off it accepts
-// everything. Every decision is recorded and answered.
+// everything. Every decision is answered and emitted as a sink_write event; the sink itself keeps
+// only the first kDecisionsKept of them (for tests and inspection), so its memory stays bounded
+// however long a run writes.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +40,12 @@ class Sink {
 
   SinkReply write(Time at, NodeId writer, RequestId id, Token token, std::int64_t payload);
 
+  static constexpr std::size_t kDecisionsKept = 10'000;
+
   Token highest_accepted() const { return highest_; }
+  // The first kDecisionsKept decisions; decision_count() counts them all.
   const std::vector<SinkDecision>& decisions() const { return decisions_; }
+  std::uint64_t decision_count() const { return decision_count_; }
   const SinkConfig& config() const { return config_; }
 
  private:
@@ -47,6 +53,7 @@ class Sink {
   Token highest_ = 0;
   bool any_accepted_ = false;
   std::vector<SinkDecision> decisions_;
+  std::uint64_t decision_count_ = 0;
 };
 
 }  // namespace electsim::sim

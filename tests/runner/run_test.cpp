@@ -120,6 +120,26 @@ TEST_CASE("run: a trace over its byte limit is not written and the run says so")
   CHECK_FALSE(electsim::testing::has_temporary(a));
 }
 
+TEST_CASE("run: a replay page or picture over its limit is refused, not kept growing") {
+  const runner::Scenario s = load();
+  runner::RunOptions opt;
+  opt.replay_html = true;
+  opt.replay_events_max = 500;
+  const auto page = runner::run_scenario(s, opt);
+  REQUIRE(page.errors.size() == 1);
+  CHECK_THAT(page.errors[0], Catch::Contains("more than 500 events (the limit on a replay page)"));
+  CHECK(page.replay_html.empty());
+  runner::RunOptions svg;
+  svg.timeline = true;
+  svg.timeline_items_max = 20;
+  const auto picture = runner::run_scenario(s, svg);
+  REQUIRE(picture.errors.size() == 1);
+  CHECK_THAT(picture.errors[0], Catch::Contains("more than 20 spans and marks"));
+  CHECK_FALSE(picture.timeline);
+  // The run itself is whole either way.
+  CHECK(page.trace_hash == picture.trace_hash);
+}
+
 TEST_CASE("run: the event limit stops a run and is reported") {
   runner::Scenario s = load();
   s.world.limits.max_events = 1000;

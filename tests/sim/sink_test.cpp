@@ -96,3 +96,15 @@ TEST_CASE("sink: every decision is recorded with the highest token accepted befo
   CHECK(d[3].payload == 400);
   CHECK(d[3].highest_before == 4);
 }
+
+TEST_CASE("sink: a long run's decisions are counted but only the first ones are kept") {
+  Sink sink(SinkConfig{true});
+  const std::size_t writes = Sink::kDecisionsKept + 25;
+  for (std::size_t i = 0; i < writes; ++i) {
+    sink.write(Time(static_cast<std::int64_t>(i)), 1, static_cast<RequestId>(i), 3, 0);
+  }
+  CHECK(sink.decision_count() == writes);
+  REQUIRE(sink.decisions().size() == Sink::kDecisionsKept);
+  CHECK(sink.decisions().back().at == Time(static_cast<std::int64_t>(Sink::kDecisionsKept - 1)));
+  CHECK(sink.highest_accepted() == 3);
+}
