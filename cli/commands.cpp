@@ -736,7 +736,8 @@ int cmd_merge(const std::vector<std::string>& args, Streams io) {
   }
   std::vector<runner::PartText> parts;
   for (const std::string& path : vm["parts"].as<std::vector<std::string>>()) {
-    io::ReadResult read = io::read_file_bounded(path, io::kMaxPartBytes, "sweep part");
+    io::ReadResult read =
+        io::read_file_bounded(path, io::kMaxPartBytes, "sweep part", io::kMaxPartLine);
     if (!read.ok()) {
       io.err << fmt::format("{}: {}\n", path, read.error);
       return kExitBadInput;

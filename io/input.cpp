@@ -47,7 +47,7 @@ std::string position_of(std::string_view text, std::size_t pos) {
 }  // namespace
 
 ReadResult read_file_bounded(const std::string& path, std::uint64_t max_bytes,
-                             std::string_view what) {
+                             std::string_view what, std::uint64_t max_line) {
   ReadResult result;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -71,6 +71,7 @@ ReadResult read_file_bounded(const std::string& path, std::uint64_t max_bytes,
     }
   }
   char buffer[1 << 16];
+  std::size_t line_start = 0;  // where the line in progress begins (with max_line)
   for (;;) {
     const ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0) {
@@ -85,7 +86,19 @@ ReadResult read_file_bounded(const std::string& path, std::uint64_t max_bytes,
       result.text.clear();
       break;
     }
+    const std::size_t before = result.text.size();
     result.text.append(buffer, static_cast<std::size_t>(n));
+    if (max_line > 0) {
+      // Only the new bytes are scanned for the end of the line in progress.
+      const std::size_t newline = std::string_view(result.text).substr(before).find_last_of('\n');
+      if (newline != std::string_view::npos) line_start = before + newline + 1;
+      if (result.text.size() - line_start > max_line) {
+        result.error = fmt::format("a line longer than {} (the limit on a line of a {})",
+                                   size_text(max_line), what);
+        result.text.clear();
+        break;
+      }
+    }
   }
   ::close(fd);
   return result;

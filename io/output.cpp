@@ -73,8 +73,9 @@ bool same_file(const std::string& a, const std::string& b) {
   if (a == b) return true;
   std::error_code ea;
   std::error_code eb;
-  const auto ca = std::filesystem::weakly_canonical(a, ea);
-  const auto cb = std::filesystem::weakly_canonical(b, eb);
+  // absolute() first: weakly_canonical leaves a relative path with no existing part relative.
+  const auto ca = std::filesystem::weakly_canonical(std::filesystem::absolute(a, ea), ea);
+  const auto cb = std::filesystem::weakly_canonical(std::filesystem::absolute(b, eb), eb);
   if (!ea && !eb && ca == cb) return true;
   const auto ia = identity(a);
   return ia && ia == identity(b);

@@ -273,6 +273,26 @@ std::string json_excerpt(const nlohmann::json& value) {
   return text + "...";
 }
 
+namespace {
+
+// "durations need a unit, such as "5s" or "5ms"" for a bare number, but only with suggestions
+// that are themselves valid here: a negative number for a field that must not be, 1e+300 or a
+// value past the longest duration get no hint.
+std::string unit_hint(const std::string& number, bool allow_negative) {
+  std::vector<std::string> valid;
+  for (const char* unit : {"s", "ms"}) {
+    const auto d = sim::parse_duration(number + unit);
+    if (d && (allow_negative || d->count() >= 0) && *d <= kLongestDuration &&
+        *d >= -kLongestDuration) {
+      valid.push_back(json_quoted(number + unit));
+    }
+  }
+  if (valid.empty()) return {};
+  return "durations need a unit, such as " + valid[0] + (valid.size() > 1 ? " or " + valid[1] : "");
+}
+
+}  // namespace
+
 std::optional<sim::Duration> read_duration(const nlohmann::json& value, const std::string& pointer,
                                            Problems& problems, bool allow_negative) {
   const char* expected = allow_negative ? kDurationExpected : kNonNegativeDurationExpected;
@@ -294,13 +314,12 @@ std::optional<sim::Duration> read_duration(const nlohmann::json& value, const st
     if (!d) {
       const bool overflow = text.find_first_of("0123456789") != std::string::npos &&
                             text.find_first_not_of("-0123456789.hmsnu") == std::string::npos;
+      const std::string hint = unit_hint(text, allow_negative);
       add_problem(problems, pointer, expected, json_excerpt(value),
-                  parse_double(text) ? fmt::format("durations need a unit, such as \"{}s\" or "
-                                                   "\"{}ms\"",
-                                                   text, text)
-                  : overflow         ? fmt::format("the longest duration electsim accepts is {}",
-                                                   json_quoted(sim::format_duration(kLongestDuration)))
-                                     : std::string());
+                  !hint.empty() ? hint
+                  : overflow    ? fmt::format("the longest duration electsim accepts is {}",
+                                              json_quoted(sim::format_duration(kLongestDuration)))
+                                : std::string());
       return std::nullopt;
     }
     if (!allow_negative && d->count() < 0) {
@@ -313,8 +332,7 @@ std::optional<sim::Duration> read_duration(const nlohmann::json& value, const st
     // Zero is zero in every unit; any other bare number is ambiguous.
     if (value.get<double>() == 0.0) return sim::Duration(0);
     const std::string number = json_excerpt(value);
-    add_problem(problems, pointer, expected, number,
-                fmt::format("durations need a unit, such as \"{}s\" or \"{}ms\"", number, number));
+    add_problem(problems, pointer, expected, number, unit_hint(number, allow_negative));
     return std::nullopt;
   }
   add_problem(problems, pointer, expected, json_excerpt(value));

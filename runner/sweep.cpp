@@ -969,7 +969,9 @@ SweepDefaults read_sweep_defaults(const json& document, std::vector<std::string>
   }
   for (std::size_t i = 0; i < defaults.metrics.size(); ++i) {
     if (find_point_metric(defaults.metrics[i]) == nullptr) {
-      problem(fmt::format("/sweep/metrics/{}", i), "a point metric (electsim list sweep-metrics)",
+      std::string names;
+      for (const auto& m : point_metrics()) names += (names.empty() ? "" : ", ") + m.name;
+      problem(fmt::format("/sweep/metrics/{}", i), "one of the sweep metrics " + names,
               json(defaults.metrics[i]));
     }
   }

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Hostile and careless input, table-driven: every case runs the real electsim binary and must end
+# with the expected exit code and a message naming what was wrong; none may crash, hang (each
+# case has a time limit), leave a temporary file behind or print success with its output cut.
+# Classes: overflow, nesting, size, paths, numbers on the command line, outputs, signals.
+# Usage: tests/hostile_cli.sh ELECTSIM SOURCE_DIR
+set -uo pipefail
+electsim=$(realpath "$1")
+source_dir=$(realpath "$2")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+flagship="$source_dir/scenarios/lease-gc-pause-fence.json"
+sweep_file="$source_dir/scenarios/sweeps/ttl-vs-drift.json"
+passed=0
+failed=0
+
+# A copy of the flagship with one change made by a Python expression on `d` (the document).
+variant_of() {  # NAME EXPRESSION
+  /usr/bin/python3 - "$flagship" "$work/$1.json" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+json.dump(d, open(sys.argv[2], "w"))
+PY
+}
+
+# expect CODE 'MESSAGE' -- COMMAND...: the command exits CODE within 60 s and what it prints (stderr,
+# or stdout for a success) contains MESSAGE (a fixed string).
+expect() {
+  local code=$1 message=$2
+  shift 3
+  local out="$work/out" err="$work/err"
+  timeout 60 "$@" >"$out" 2>"$err" </dev/null
+  local got=$?
+  if [[ $got -eq $code ]] && cat "$err" "$out" | grep -qF -- "$message"; then
+    passed=$((passed + 1))
+    echo "ok - exit $code, \"$message\": ${*:2}"
+  else
+    failed=$((failed + 1))
+    echo "not ok - expected exit $code and \"$message\", found exit $got: $*"
+    sed 's/^/    /' "$err" | head -5
+  fi
+}
+
+cd "$work" || exit 1
+
+# ---- Overflow: numbers near the limits of 64-bit nanoseconds are refused with the limit.
+variant_of ttl-huge 'd["protocol"]["ttl"] = "2562047h"'
+expect 2 'at /protocol/ttl: expected a duration from 0 to "87600h"' -- "$electsim" run ttl-huge.json
+variant_of ttl-max 'd["protocol"]["ttl"] = "9223372036854775807ns"'
+expect 2 'the longest electsim accepts' -- "$electsim" validate ttl-max.json
+variant_of ttl-overflow 'd["protocol"]["ttl"] = "99999999999999999999h"'
+expect 2 'the longest duration electsim accepts is "87600h"' -- "$electsim" validate ttl-overflow.json
+variant_of ttl-tiny 'd["protocol"]["ttl"] = "3ns"'
+expect 2 'at /protocol/ttl: expected a duration of at least "1ms"' -- "$electsim" run ttl-tiny.json
+variant_of step-huge 'd["clocks"] = {"default": {"steps": [{"at": "1s", "by": "-2562047h"}]}}'
+expect 2 'at /clocks/default/steps/0/by' -- "$electsim" run step-huge.json
+variant_of pause-huge 'd["faults"][0]["duration"] = "2562047h"'
+expect 2 'at /faults/0/duration' -- "$electsim" run pause-huge.json
+variant_of nodes-huge 'd["nodes"] = 18446744073709551616'
+expect 2 'at /nodes' -- "$electsim" run nodes-huge.json
+variant_of negative-unit 'd["protocol"]["ttl"] = -5'
+expect 2 'at /protocol/ttl: expected a non-negative duration' -- "$electsim" run negative-unit.json
+expect 2 'range 1s..87601h:1h: expected at most 10000 values' -- \
+  "$electsim" sweep "$sweep_file" --grid protocol.ttl=1s..87601h:1h --seeds 1 -q
+expect 2 'the limit on runs per sweep' -- \
+  "$electsim" sweep "$sweep_file" --seeds 1..100000001 -q
+
+# ---- Nesting: deep JSON is an error with a position, not a stack overflow.
+/usr/bin/python3 -c 'print("[" * 300000 + "]" * 300000)' >deep.json
+expect 2 'nest deeper than 100 levels' -- "$electsim" run deep.json
+expect 2 'nest deeper than 100 levels' -- "$electsim" validate deep.json
+expect 2 'nest deeper than 100 levels' -- "$electsim" sweep deep.json --seeds 1 -q
+{ echo '{"electsim_trace":1,"seed":1,"nodes":2,"duration_ns":10,"message_types":[]}'
+  /usr/bin/python3 -c 'print("[" * 1000)'; } >deep.jsonl
+expect 2 'line 2: not a trace line' -- "$electsim" check deep.jsonl
+
+# ---- Size: endless or huge inputs are refused at the limit, before they are read whole.
+expect 2 'larger than 64 MiB (the limit on a scenario file)' -- "$electsim" validate /dev/zero
+expect 2 'line 1: a line longer than 65536 bytes' -- "$electsim" check /dev/zero
+expect 2 'a line longer than 16 MiB (the limit on a line of a sweep part)' -- \
+  "$electsim" merge /dev/zero -o merged
+variant_of many-variants 'd["variants"] = {f"v{i}": {"set": {}} for i in range(65)}'
+expect 2 'at most 64 variants' -- "$electsim" validate many-variants.json
+
+# ---- Paths: what cannot be read, and outputs that would destroy inputs or each other.
+expect 2 'cannot open the scenario file: No such file or directory' -- "$electsim" run missing.json
+expect 2 'it is a directory' -- "$electsim" validate "$work"
+expect 2 'cannot read the trace: it is a directory' -- "$electsim" check "$work"
+cp "$flagship" input.json
+expect 2 'the output input.json is also an input' -- "$electsim" run input.json --trace input.json
+expect 2 'two outputs name the same file' -- "$electsim" run input.json --svg x.svg --html ./x.svg
+expect 2 'is also an input' -- "$electsim" sweep input.json --seeds 1 --plot input.json -q
+expect 2 'cannot write' -- "$electsim" run input.json --trace no-such-dir/t.jsonl
+mkfifo fifo.json
+(cat "$flagship" >fifo.json &)
+expect 0 'fifo.json: ok (lease' -- "$electsim" validate fifo.json
+
+# ---- Numbers and lists on the command line, parsed as strictly as the file's.
+expect 2 '--seed: expected a whole number from 0 to 18446744073709551615, found -1' -- \
+  "$electsim" run --seed -1
+expect 2 '--seed: expected a whole number' -- "$electsim" run --seed 0x10
+expect 2 '--jobs: expected a whole number from 1 to 1024, found -1' -- \
+  "$electsim" sweep "$sweep_file" --jobs -1 --seeds 1 -q
+expect 2 '--jobs: expected a whole number from 1 to 1024, found 0' -- \
+  "$electsim" sweep "$sweep_file" --jobs 0 --seeds 1 -q
+expect 2 '--protocols: expected one or more of' -- "$electsim" compare "$flagship" --protocols ''
+expect 2 '--protocols: expected names from' -- "$electsim" compare "$flagship" --protocols raft,,lease
+expect 2 '--metrics: expected one or more of' -- "$electsim" sweep "$sweep_file" --metrics '' -q
+expect 2 'electsim compare SCENARIO [options]' -- "$electsim" compare
+expect 2 'electsim check TRACE [options]' -- "$electsim" check
+
+# ---- Outputs: a full disk is an error, never success with the output cut short.
+expect 2 'cannot write to standard output' -- sh -c "\"$electsim\" run --json >/dev/full"
+expect 2 'cannot write to standard output' -- sh -c "\"$electsim\" list >/dev/full"
+if ls "$work"/*.tmp >/dev/null 2>&1; then
+  failed=$((failed + 1))
+  echo "not ok - a temporary file was left behind: $(ls "$work"/*.tmp)"
+else
+  passed=$((passed + 1))
+  echo "ok - no temporary file left behind by any case"
+fi
+
+# ---- Signals: SIGTERM during a long run with a trace removes the temporary and ends the process
+# by the signal (exit 143).
+variant_of long 'd["duration"] = "720h"; d["limits"] = {"events": 100000000000}'
+"$electsim" run long.json --trace long.jsonl >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 50); do ls long.jsonl.*.tmp >/dev/null 2>&1 && break; sleep 0.1; done
+sleep 0.5
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+if [[ $code -eq 143 ]] && ! ls long.jsonl* >/dev/null 2>&1; then
+  passed=$((passed + 1))
+  echo "ok - SIGTERM during a run ends it with 143 and removes the trace's temporary"
+else
+  failed=$((failed + 1))
+  echo "not ok - SIGTERM during a run: exit $code, left: $(ls long.jsonl* 2>/dev/null)"
+fi
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
