@@ -295,10 +295,49 @@ int bench_sweep(std::uint64_t runs, unsigned jobs) {
   return 0;
 }
 
+// Cost growth with the cluster: every protocol on 5, 50, 500 and 1000 nodes, 60 simulated
+// seconds each with its defaults (every node starts at once), and the events per simulated
+// second each needs. A run that hits the event limit prints where it stopped.
+int bench_scale(std::uint64_t seed) {
+  std::printf("%-6s %6s %14s %18s %10s %10s\n", "proto", "nodes", "events", "events/sim s",
+              "wall s", "messages");
+  for (const char* protocol : {"lease", "raft", "ring", "bully"}) {
+    for (const int nodes : {5, 50, 500, 1000}) {
+      const std::string text = fmt::format(
+          R"({{"name": "scale", "nodes": {}, "duration": "60s", "protocol": {{"name": "{}"}},
+              "network": {{"latency": {{"dist": "uniform", "min": "1ms", "max": "10ms",
+                                         "step": "1ms"}}}},
+              "workload": {{"interval": "100ms"}}}})",
+          nodes, protocol);
+      runner::LoadOptions options;
+      options.seed = seed;
+      const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench scale>", options);
+      if (!loaded.scenario) {
+        for (const auto& m : loaded.messages()) std::fprintf(stderr, "%s\n", m.c_str());
+        return 2;
+      }
+      const auto start = std::chrono::steady_clock::now();
+      const runner::RunResult r = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
+      const double wall = seconds_since(start);
+      const double simulated = static_cast<double>(r.stats.end.since_start().count()) / 1e9;
+      std::printf("%-6s %6d %14llu %18.0f %10.2f %10llu%s\n", protocol, nodes,
+                  static_cast<unsigned long long>(r.stats.events),
+                  static_cast<double>(r.stats.events) / std::max(simulated, 1e-9), wall,
+                  static_cast<unsigned long long>(r.report.messages_sent),
+                  r.stats.hit_event_limit
+                      ? fmt::format("  (event limit at {:.3f} s)", simulated).c_str()
+                      : "");
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
 void usage() {
   std::puts(
       "usage: electsim_bench [WORKLOAD...] [--seconds T] [--seed N] [--runs N] [--jobs N]\n"
-      "workloads: heartbeat-5 baseline-5 raft-5 lease-5 sweep-lease (default: all)\n"
+      "workloads: heartbeat-5 baseline-5 raft-5 lease-5 sweep-lease (default: all), and\n"
+      "           scale (every protocol on 5 to 1000 nodes: minutes; only when named)\n"
       "--seconds T  simulated seconds per workload (default 36000; not sweep-lease)\n"
       "--seed N     root seed (default 1)\n"
       "--runs N     seeds in sweep-lease (default 1000)\n"
@@ -336,7 +375,7 @@ int main(int argc, char** argv) {
       usage();
       return 0;
     } else if (arg == "heartbeat-5" || arg == "baseline-5" || arg == "raft-5" || arg == "lease-5" ||
-               arg == "sweep-lease") {
+               arg == "sweep-lease" || arg == "scale") {
       workloads.push_back(arg);
     } else {
       std::fprintf(stderr, "electsim_bench: unknown argument %s\n", arg.c_str());
@@ -357,6 +396,7 @@ int main(int argc, char** argv) {
     if (w == "raft-5" && bench_raft(seconds, seed, kernel_rate) != 0) return 2;
     if (w == "lease-5" && bench_lease(seconds, seed) != 0) return 2;
     if (w == "sweep-lease" && bench_sweep(runs, jobs) != 0) return 2;
+    if (w == "scale" && bench_scale(seed) != 0) return 2;
   }
   if (kernel_rate > 0 && baseline_rate > 0) {
     std::printf("heartbeat-5 runs at %.2f of the hand-written loop's speed\n",

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -139,10 +140,30 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   result.info.duration = scenario.world.duration;
 
   if (result.stats.hit_event_limit) {
+    // Say what grew: a protocol whose messages explode with the cluster (Bully with every node
+    // starting at once) is the usual cause, and the user should see which and how.
+    std::string grew;
+    if (result.report.messages_sent > 0) {
+      std::vector<std::pair<std::uint64_t, std::string>> by_count;
+      for (const auto& [type, count] : result.report.messages_by_type) {
+        by_count.emplace_back(count, type);
+      }
+      std::sort(by_count.begin(), by_count.end(), std::greater<>());
+      std::string top;
+      for (std::size_t i = 0; i < by_count.size() && i < 3; ++i) {
+        top += fmt::format("{}{} {}", i == 0 ? "" : ", ", by_count[i].first, by_count[i].second);
+      }
+      grew = fmt::format(
+          "; by then protocol {} on {} nodes had sent {} messages ({}), {:.0f} per simulated "
+          "second",
+          scenario.protocol, scenario.world.node_count, result.report.messages_sent, top,
+          static_cast<double>(result.report.messages_sent) /
+              std::max(1e-9, static_cast<double>(result.stats.end.since_start().count()) / 1e9));
+    }
     result.errors.push_back(fmt::format(
-        "the run stopped at {} after {} events (the limit on events per run); the report covers "
-        "only that much",
-        sim::format_seconds(result.stats.end.since_start()), result.stats.events));
+        "the run stopped at {} after {} events (the limit on events per run, limits.events){}; "
+        "the report covers only that much",
+        sim::format_seconds(result.stats.end.since_start()), result.stats.events, grew));
   }
   if (result.stats.cancelled) {
     result.errors.push_back(fmt::format("the run was cancelled at {}",
