@@ -141,7 +141,8 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
      "run this protocol instead of the file's (parameters from the file's `protocols` section)")
     ("json", "print a machine-readable summary (JSON) instead of text")
     ("trace", po::value<std::string>(),
-     "write the JSON Lines trace to FILE (with several variants: FILE-<variant>.ext too)")
+     "write the JSON Lines trace to FILE (with --all-variants: each variant's to "
+     "FILE-<variant>.ext too, and every file written is listed)")
     ("svg", po::value<std::string>(),
      "draw the run's timeline to FILE.svg: a row per node, the store, the sink, split-brain and "
      "failovers marked")
@@ -233,7 +234,12 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
   nlohmann::json json_runs = nlohmann::json::array();
   int exit_code = kExitOk;
   bool first = true;
+  // One run writes exactly the paths given; several (--all-variants, or the flagship) add each
+  // variant's name to them, and say every file they wrote.
+  const bool several = variants.size() > 1;
+  std::vector<std::string> written;
   for (const auto& variant : variants) {
+    const std::string suffix = several ? variant.value_or("") : std::string();
     runner::LoadResult loaded = variant ? load_one(variant) : std::move(base);
     if (!loaded.scenario) {
       for (const std::string& m : loaded.messages()) io.err << m << "\n";
@@ -241,25 +247,30 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
     }
     runner::RunOptions run;
     if (vm.count("trace") != 0) {
-      run.trace_path = with_suffix(vm["trace"].as<std::string>(), variant.value_or(""));
+      run.trace_path = with_suffix(vm["trace"].as<std::string>(), suffix);
     }
     if (vm.count("perfetto") != 0) {
-      run.perfetto_path = with_suffix(vm["perfetto"].as<std::string>(), variant.value_or(""));
+      run.perfetto_path = with_suffix(vm["perfetto"].as<std::string>(), suffix);
     }
     run.timeline = vm.count("svg") != 0;
     run.replay_html = vm.count("html") != 0;
     runner::RunResult result = runner::run_scenario(*loaded.scenario, run);
     std::vector<io::OutputFile> pictures;
     if (vm.count("svg") != 0 && result.timeline) {
-      pictures.push_back({with_suffix(vm["svg"].as<std::string>(), variant.value_or("")),
+      pictures.push_back({with_suffix(vm["svg"].as<std::string>(), suffix),
                           analysis::render_timeline_svg(*result.timeline)});
     }
     if (vm.count("html") != 0 && !result.replay_html.empty()) {
-      pictures.push_back({with_suffix(vm["html"].as<std::string>(), variant.value_or("")),
-                          std::move(result.replay_html)});
+      pictures.push_back(
+          {with_suffix(vm["html"].as<std::string>(), suffix), std::move(result.replay_html)});
     }
     if (auto error = io::write_files_whole(pictures)) {
       result.errors.push_back(*error + "; no picture written");
+    } else {
+      for (const io::OutputFile& f : pictures) written.push_back(f.path);
+    }
+    for (const auto& path : {run.trace_path, run.perfetto_path}) {
+      if (path && std::filesystem::exists(*path) && result.errors.empty()) written.push_back(*path);
     }
     if (json) {
       json_runs.push_back(analysis::summary_json(result.info, result.report, result.verdict));
@@ -277,6 +288,9 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
     }
   }
   if (json) io.out << (json_runs.size() == 1 ? json_runs[0] : json_runs).dump(2) << "\n";
+  if (several) {
+    for (const std::string& path : written) io.err << fmt::format("wrote {}\n", path);
+  }
   return exit_code;
 }
 

@@ -284,3 +284,28 @@ TEST_CASE("cli: sweep refuses bad grids, seeds, shards and metrics with exit 2")
   CHECK(o.code == 2);
   CHECK_FALSE(o.err.empty());
 }
+
+TEST_CASE("cli: --variant writes the path given, --all-variants adds names and lists each file") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "electsim-cli-test-variant-outputs";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string trace = (dir / "t.jsonl").string();
+  const Outcome one = cli(
+      {"run", scenario("lease-gc-pause-fence.json"), "--variant", "no-fencing", "--trace", trace});
+  INFO(one.err);
+  REQUIRE(one.code == 0);
+  CHECK(fs::exists(trace));
+  CHECK_FALSE(fs::exists(dir / "t-no-fencing.jsonl"));
+  CHECK(one.err.find("wrote") == std::string::npos);
+  fs::remove(trace);
+
+  const Outcome all =
+      cli({"run", scenario("lease-gc-pause-fence.json"), "--all-variants", "--trace", trace});
+  REQUIRE(all.code == 0);
+  CHECK(fs::exists(trace));
+  CHECK(fs::exists(dir / "t-no-fencing.jsonl"));
+  CHECK_THAT(all.err, Catch::Contains("wrote " + trace) &&
+                          Catch::Contains("wrote " + (dir / "t-no-fencing.jsonl").string()));
+  fs::remove_all(dir);
+}
