@@ -710,6 +710,7 @@ int cmd_sweep(const std::vector<std::string>& args, Streams io) {
   int exit_code = kExitOk;
   if (shard) {
     const std::string path = vm["out"].as<std::string>() + ".part";
+    result.plot_metrics = *metrics;
     if (auto error = io::write_files_whole({{path, runner::sweep_part(result, *shard)}})) {
       io.err << fmt::format("electsim sweep: {}; no output written\n", *error);
       return kExitBadInput;
@@ -731,8 +732,10 @@ int cmd_merge(const std::vector<std::string>& args, Streams io) {
     ("out,o", po::value<std::string>(), "output prefix: PREFIX.csv and PREFIX.json")
     ("runs", "also write PREFIX.runs.csv, one row per run")
     ("plot", po::value<std::string>(), "draw the chosen metrics against the first axis in FILE.svg")
-    ("metrics", po::value<std::string>(), "plot panels (as for sweep)")
-    ("json", "print the JSON result instead of the table");
+    ("metrics", po::value<std::string>(),
+     "plot panels (as for sweep; default: the sweep's own, carried in its parts)")
+    ("json", "print the JSON result instead of the table")
+    ("quiet,q", "no progress on stderr (as for sweep; merge shows none)");
   // clang-format on
   po::positional_options_description positional;
   positional.add("parts", -1);
@@ -758,13 +761,13 @@ int cmd_merge(const std::vector<std::string>& args, Streams io) {
     }
     parts.push_back({path, std::move(read.text)});
   }
-  const auto metrics = plot_metrics(vm, {}, "merge", io);
-  if (!metrics) return kExitBadInput;
   runner::MergeOutcome merged = runner::merge_parts(parts);
   if (!merged.result) {
     for (const std::string& m : merged.problems) io.err << m << "\n";
     return kExitBadInput;
   }
+  const auto metrics = plot_metrics(vm, merged.result->plot_metrics, "merge", io);
+  if (!metrics) return kExitBadInput;
   return write_sweep_outputs(*merged.result, vm, *metrics, "merge", io);
 }
 

@@ -987,6 +987,7 @@ std::string sweep_part(const SweepResult& result, const Shard& shard) {
   header["shard"] = fmt::format("{}/{}", shard.index, shard.count);
   header["runs_expected"] = result.runs_expected;
   header["interrupted"] = result.interrupted;
+  if (!result.plot_metrics.empty()) header["metrics"] = result.plot_metrics;
   std::string out = header.dump() + "\n";
   for (const RunRecord& r : result.records) out += r.to_json().dump() + "\n";
   return out;
@@ -1003,6 +1004,7 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
   std::map<std::uint64_t, RunRecord> records;
   std::map<std::uint64_t, std::string> owner;
   std::vector<std::string> interrupted;
+  std::vector<std::string> plot_metrics;
   for (const PartText& part : parts) {
     std::size_t line_start = 0;
     std::size_t line_number = 0;
@@ -1074,6 +1076,20 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
           break;
         }
         part_interrupted = j["interrupted"].get<bool>();
+        if (j.contains("metrics")) {
+          std::vector<std::string> metrics;
+          const json& list = j["metrics"];
+          bool valid = list.is_array();
+          for (std::size_t i = 0; valid && i < list.size(); ++i) {
+            valid = list[i].is_string() && find_point_metric(list[i].get<std::string>()) != nullptr;
+            if (valid) metrics.push_back(list[i].get<std::string>());
+          }
+          if (!valid) {
+            outcome.problems.push_back(where + ": expected \"metrics\" to list sweep metrics");
+            break;
+          }
+          if (plot_metrics.empty()) plot_metrics = std::move(metrics);
+        }
         if (part_interrupted) interrupted.push_back(part.name);
         continue;
       }
@@ -1141,6 +1157,7 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
   SweepResult result;
   result.definition = std::move(*definition);
   result.runs_expected = total;
+  result.plot_metrics = std::move(plot_metrics);
   result.records.reserve(records.size());
   for (auto& [run, record] : records) result.records.push_back(std::move(record));
   outcome.result = std::move(result);

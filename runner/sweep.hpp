@@ -109,6 +109,9 @@ struct SweepResult {
   std::vector<RunRecord> records;
   bool interrupted = false;
   std::uint64_t runs_expected = 0;  // runs this sweep (or shard) was asked for
+  // The metrics the sweep's plot draws (--metrics or the file's sweep.metrics), carried in a
+  // part's header so that `merge --plot` draws the very plot the unsharded sweep would.
+  std::vector<std::string> plot_metrics;
 };
 
 struct SweepProgress {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A sweep split into shards run by GNU parallel, as on a batch cluster, must merge into exactly
-# the single-machine result (docs/sweeps.md shows the same with a Slurm job array).
+# the single-machine result, its plot included (docs/sweeps.md shows the same with a Slurm job
+# array). The scenario's own sweep section chooses the plot's metrics in both.
 # Usage: tests/sweep_parallel.sh ELECTSIM SCENARIO
 set -euo pipefail
 electsim=$1
@@ -11,12 +12,13 @@ trap 'rm -rf "$work"' EXIT
 sweep=(sweep "$scenario" --grid protocol.ttl=1s..4s:1s --grid protocol.fencing=true,false
        --seeds 1..6 --quiet)
 
-"$electsim" "${sweep[@]}" --jobs 2 -o "$work/whole" --runs >/dev/null
+"$electsim" "${sweep[@]}" --jobs 2 -o "$work/whole" --runs --plot "$work/whole.svg" >/dev/null
 parallel --halt now,fail=1 "$electsim" "${sweep[@]}" --jobs 1 --shard {}/4 -o "$work/part-{}" \
   ::: 1 2 3 4 >/dev/null
-"$electsim" merge "$work"/part-*.part -o "$work/merged" --runs >/dev/null
+"$electsim" merge "$work"/part-*.part -o "$work/merged" --runs --plot "$work/merged.svg" -q \
+  >/dev/null
 
-for ext in csv json runs.csv; do
+for ext in csv json runs.csv svg; do
   if ! cmp -s "$work/whole.$ext" "$work/merged.$ext"; then
     echo "sweep_parallel: merged $ext differs from the single-machine $ext" >&2
     diff "$work/whole.$ext" "$work/merged.$ext" | head -20 >&2
