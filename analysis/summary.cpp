@@ -194,8 +194,10 @@ std::string format_summary(const RunInfo& info, const Report& r, const Verdict& 
   fmt::format_to(it, "scenario {}{}, protocol {}, {} nodes\n", info.scenario,
                  info.variant.empty() ? "" : " (variant " + info.variant + ")", info.protocol,
                  r.node_count);
-  fmt::format_to(it, "simulated {}, {} events\n", sim::format_duration(info.duration),
-                 info.events_processed);
+  fmt::format_to(it, "simulated {}, {} events in the trace{}\n",
+                 sim::format_duration(info.duration), info.events_processed,
+                 info.kernel_steps == 0 ? std::string()
+                                        : fmt::format(" ({} kernel steps)", info.kernel_steps));
   leaders_section(out, r);
   safety_section(out, r);
   liveness_section(out, r);
@@ -224,6 +226,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   j["protocol"] = info.protocol;
   j["nodes"] = r.node_count;
   j["events_processed"] = info.events_processed;
+  if (info.kernel_steps != 0) j["kernel_steps"] = info.kernel_steps;
   put_duration(j, "duration", info.duration);
   j["trace_hash"] = info.trace_hash;
 

@@ -19,9 +19,13 @@ struct RunInfo {
   std::string variant;   // "" for the base scenario
   std::string protocol;  // registry name
   std::uint64_t seed = 0;
-  std::string trace_hash;              // 16 hex digits (TraceHasher)
-  std::uint64_t events_processed = 0;  // kernel events; read back from a trace: events in it
-  Duration duration{0};                // simulated time
+  std::string trace_hash;  // 16 hex digits (TraceHasher)
+  // The events of the run's stream, one per line of its trace: the same count in run, check and
+  // the replay page.
+  std::uint64_t events_processed = 0;
+  // Entries the kernel took off its queue (what limits.events bounds); 0 for a trace read back.
+  std::uint64_t kernel_steps = 0;
+  Duration duration{0};  // simulated time
 };
 
 // Text for people: a few dozen lines at most (the leader timeline shows the first 50 intervals).

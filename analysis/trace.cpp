@@ -350,6 +350,7 @@ AnalysisConfig TraceHeader::analysis_config() const {
 // ---- Hasher
 
 void TraceHasher::on_event(const sim::Event& e) {
+  ++events_;
   std::array<std::uint8_t, 55> fixed{};
   std::uint8_t* p = fixed.data();
   put_le(p, static_cast<std::uint64_t>(e.time.ns), 8);

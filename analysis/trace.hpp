@@ -44,10 +44,12 @@ class TraceHasher : public sim::Observer {
  public:
   void on_event(const sim::Event& event) override;
   std::uint64_t value() const { return hash_; }
-  std::string hex() const;  // 16 lowercase hex digits
+  std::string hex() const;                          // 16 lowercase hex digits
+  std::uint64_t events() const { return events_; }  // events hashed: the lines of the trace
 
  private:
   std::uint64_t hash_ = 0xcbf29ce484222325ull;
+  std::uint64_t events_ = 0;
 };
 
 // Writes the trace to a unique temporary beside `path` (io::TempFile) and renames it onto `path`

@@ -136,7 +136,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   result.info.protocol = scenario.protocol;
   result.info.seed = world.seed;
   result.info.trace_hash = result.trace_hash;
-  result.info.events_processed = result.stats.events;
+  result.info.events_processed = hasher.events();
+  result.info.kernel_steps = result.stats.events;
   result.info.duration = scenario.world.duration;
 
   if (result.stats.hit_event_limit) {

@@ -153,6 +153,13 @@ TEST_CASE("cli: --trace writes a trace that check reads back to the same verdict
     return s.substr(at, s.find('\n', at) - at);
   };
   CHECK(hash_line(r.out) == hash_line(c.out));
+  // One event count: the run's events in the trace are the lines check reads back.
+  const auto events_of = [](const std::string& s) {
+    const auto at = s.find(", ", s.find("simulated "));
+    return s.substr(at, s.find(" events in the trace", at) - at);
+  };
+  CHECK(events_of(r.out) == events_of(c.out));
+  CHECK_THAT(r.out, Catch::Contains("kernel steps"));
   std::remove(path.c_str());
   CHECK(cli({"check", path}).code == 2);  // gone: a clear error, not a crash
 }
