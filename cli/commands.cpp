@@ -218,6 +218,7 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
     return kExitBadInput;
   }
   runner::LoadResult base = std::move(check.base);
+  for (const std::string& w : base.warnings) io.err << "electsim run: warning: " << w << "\n";
   std::vector<std::optional<std::string>> variants;
   if (vm.count("variant") != 0) {
     variants.push_back(vm["variant"].as<std::string>());
@@ -391,6 +392,7 @@ int cmd_compare(const std::vector<std::string>& args, Streams io) {
       load.overrides.push_back(*o);
     }
   }
+  load.all_protocols_run = true;
   std::vector<std::string> chosen = protocols::protocol_names();
   if (vm.count("protocols") != 0) {
     auto list = name_list(vm["protocols"].as<std::string>(), "--protocols",

@@ -766,9 +766,15 @@ protocols::WorkloadConfig Loader::read_workload(const json& v) {
 // another protocol runs, so a file is either valid for `compare` or says why not.
 void Loader::read_protocol_choice(const json& document, Scenario& s) {
   const json* section = get(document, "protocols");
+  const json* own = get(document, "protocol");
   const std::vector<std::string> names = protocols::protocol_names();
-  json chosen;  // {"name": ..., params...} of the protocol to run
-  std::string chosen_pointer = "/protocol";
+  // The protocol that runs: --protocol, else the one the file's `protocol` names.
+  std::optional<std::string> running = options_.protocol;
+  if (!running && own != nullptr && own->is_object() && own->contains("name") &&
+      own->at("name").is_string()) {
+    running = own->at("name").get<std::string>();
+  }
+  const json* entry = nullptr;  // protocols.<running>, when the file has it
   if (section != nullptr) {
     if (!section->is_object()) {
       problem("/protocols",
@@ -793,10 +799,8 @@ void Loader::read_protocol_choice(const json& document, Scenario& s) {
                   json_excerpt(params.at("name")));
           continue;
         }
-        if (options_.protocol && *options_.protocol == name) {
-          chosen = params;
-          chosen["name"] = name;
-          chosen_pointer = pointer;
+        if (running && *running == name) {
+          entry = &params;  // validated below, together with `protocol` when it names it too
         } else if (cluster_size_) {
           Scenario scratch;
           read_protocol_at(params, name, pointer, s.workload, scratch);
@@ -805,26 +809,53 @@ void Loader::read_protocol_choice(const json& document, Scenario& s) {
     }
   }
   if (!options_.protocol) {
-    read_protocol(get(document, "protocol"), s.workload, s);
-    return;
-  }
-  if (protocols::find_protocol(*options_.protocol) == nullptr) {
+    if (entry == nullptr) {
+      read_protocol(own, s.workload, s);
+      return;
+    }
+  } else if (protocols::find_protocol(*options_.protocol) == nullptr) {
     problem("", "a protocol to run: one of " + joined(names, true), json_quoted(*options_.protocol),
             did_you_mean(*options_.protocol, names));
     return;
   }
-  if (chosen.is_null()) {
-    const json* base = get(document, "protocol");
-    if (base != nullptr && base->is_object() && base->contains("name") &&
-        base->at("name") == *options_.protocol) {
-      chosen = *base;
-    } else {
-      chosen = json{{"name", *options_.protocol}};  // its defaults
+  // The running protocol's parameters: the `protocol` object when it names it, and
+  // protocols.<name> on top. A key both give differently is an error, so that no value a user
+  // wrote (or --set) is silently ignored.
+  json params = json::object();
+  std::string pointer = entry != nullptr ? child("/protocols", *running) : "/protocol";
+  std::set<std::string> from_entry;
+  if (own != nullptr && own->is_object() && own->contains("name") && own->at("name") == *running) {
+    params = *own;
+    params.erase("name");
+    pointer = "/protocol";
+  }
+  if (entry != nullptr) {
+    for (const auto& [key, value] : entry->items()) {
+      if (params.contains(key) && params[key] != value) {
+        problem(child(child("/protocols", *running), key),
+                fmt::format("the value /protocol/{} gives, or no {} here: the parameter is given "
+                            "twice for protocol {}",
+                            key, json_quoted(key), *running),
+                json_excerpt(value));
+        continue;
+      }
+      params[key] = value;
+      from_entry.insert(key);
     }
   }
-  json params = chosen;
-  params.erase("name");
-  read_protocol_at(params, *options_.protocol, chosen_pointer, s.workload, s);
+  const std::size_t before = problems_.size();
+  read_protocol_at(params, *running, pointer, s.workload, s);
+  // A problem in a key that came from protocols.<name> is reported where the user wrote it.
+  for (std::size_t i = before; i < problems_.size(); ++i) {
+    std::string& where = problems_[i].pointer;
+    for (const std::string& key : from_entry) {
+      const std::string from = child(pointer, key);
+      if (pointer != child("/protocols", *running) &&
+          (where == from || starts_with(where, from + "/"))) {
+        where = child(child("/protocols", *running), key) + where.substr(from.size());
+      }
+    }
+  }
 }
 
 void Loader::read_expect_by_protocol(const json& v, Scenario& s) {
@@ -1532,9 +1563,31 @@ LoadResult load_scenario_json(const nlohmann::json& document, std::string source
         }
       }
     }
+    // The protocol that will run, to aim command-line overrides at it.
+    std::string file_protocol;
+    if (doc.contains("protocol") && doc["protocol"].is_object() &&
+        doc["protocol"].contains("name") && doc["protocol"]["name"].is_string()) {
+      file_protocol = doc["protocol"]["name"].get<std::string>();
+    }
+    const std::string running = options.protocol.value_or(file_protocol);
     for (const Override& o : options.overrides) {
       const std::string context = "--set " + o.path + "=" + o.value;
-      if (auto pointer = set_path(doc, o.path, override_value(o.value), context, problems)) {
+      std::string path = o.path;
+      // `--protocol raft --set protocol.pre_vote=true` means raft's pre_vote, not a parameter of
+      // the file's other protocol.
+      if (options.protocol && *options.protocol != file_protocol &&
+          starts_with(path, "protocol.") && path != "protocol.name") {
+        path = "protocols." + *options.protocol + path.substr(std::string("protocol").size());
+      }
+      const auto segments = split_path(path);
+      if (segments.size() >= 2 && segments[0] == "protocols" && segments[1] != running &&
+          !options.all_protocols_run) {
+        result.warnings.push_back(fmt::format(
+            "{} does not reach this run: it runs protocol {}, not {} (use --protocol {} or "
+            "compare)",
+            context, running, segments[1], segments[1]));
+      }
+      if (auto pointer = set_path(doc, path, override_value(o.value), context, problems)) {
         applied.push_back({*pointer, context});
       }
     }

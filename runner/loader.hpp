@@ -27,6 +27,9 @@ struct LoadResult {
   std::optional<Scenario> scenario;
   std::string source;
   protocols::Problems problems;  // empty when scenario is set
+  // Overrides that are valid but change nothing in this run (a parameter of a protocol that does
+  // not run), said next to the result instead of silently ignored.
+  std::vector<std::string> warnings;
   // One line per problem: "<source>: at /protocol/ttl: expected ..., found ...".
   std::vector<std::string> messages() const;
 };
@@ -41,6 +44,9 @@ struct LoadOptions {
   // `protocols` section (or from `protocol` when it names the same one), its bounds from `expect`
   // plus `expect_by_protocol`. This is how `compare` runs one file under every protocol.
   std::optional<std::string> protocol;
+  // Set by commands that run every protocol in turn (compare), where protocols.<name> always
+  // reaches one of the runs.
+  bool all_protocols_run = false;
   Limits limits;
 };
 

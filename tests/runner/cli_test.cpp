@@ -240,7 +240,7 @@ TEST_CASE("cli: sweep writes its tables whole and the same for any --jobs") {
 TEST_CASE("cli: sweep shards merged equal the unsharded sweep") {
   const std::string whole = temp_prefix("sweep-whole");
   const std::vector<std::string> base = {"sweep",       scenario("lease-gc-pause-fence.json"),
-                                         "--grid",      "protocol.ttl=1s,3s",
+                                         "--grid",      "faults.0.duration=3s,6s",
                                          "--protocols", "lease,raft",
                                          "--seeds",     "2",
                                          "--quiet"};
@@ -315,4 +315,30 @@ TEST_CASE("cli: --variant writes the path given, --all-variants adds names and l
   CHECK_THAT(all.err, Catch::Contains("wrote " + trace) &&
                           Catch::Contains("wrote " + (dir / "t-no-fencing.jsonl").string()));
   fs::remove_all(dir);
+}
+
+TEST_CASE("cli: an override that cannot reach the protocol that runs is said, never ignored") {
+  const std::string file = scenario("lease-gc-pause-fence.json");
+  // --protocol raft --set protocol.X is raft's X: a lease parameter there is an error...
+  const Outcome lease_key =
+      cli({"run", file, "--protocol", "raft", "--set", "protocol.ttl=3s", "--json"});
+  CHECK(lease_key.code == 2);
+  CHECK_THAT(lease_key.err, Catch::Contains("at /protocols/raft/ttl"));
+  // ...and a raft parameter takes effect.
+  const Outcome pre_vote =
+      cli({"run", file, "--protocol", "raft", "--set", "protocol.pre_vote=false", "--json"});
+  CHECK(pre_vote.code != 2);
+  const Outcome pre_vote_on =
+      cli({"run", file, "--protocol", "raft", "--set", "protocol.pre_vote=true", "--json"});
+  CHECK(pre_vote.out != pre_vote_on.out);
+  // A parameter of a protocol that does not run is a warning next to the result.
+  const Outcome other = cli({"run", file, "--set", "protocols.raft.pre_vote=true"});
+  CHECK_THAT(other.err, Catch::Contains("warning: --set protocols.raft.pre_vote=true does not "
+                                        "reach this run: it runs protocol lease"));
+  // A protocol-specific grid axis swept across protocols fails before any run, naming both.
+  const Outcome sweep = cli({"sweep", file, "--grid", "protocol.ttl=1s,3s", "--protocols",
+                             "lease,raft", "--seeds", "1", "--quiet"});
+  CHECK(sweep.code == 2);
+  CHECK_THAT(sweep.err, Catch::Contains("at /protocols/raft/ttl") &&
+                            Catch::Contains("grid point protocol raft"));
 }

@@ -90,7 +90,7 @@ TEST_CASE("sweep: the outputs are identical for one thread and for three") {
 }
 
 TEST_CASE("sweep: runs are numbered protocol-major, then grid point, then seed") {
-  const auto p = plan({"protocol.ttl=1s,3s"}, {7, 9}, {"lease", "raft"});
+  const auto p = plan({"faults.0.duration=3s,6s"}, {7, 9}, {"lease", "raft"});
   const runner::SweepResult r = sweep(p, 2);
   REQUIRE(r.records.size() == 12);
   for (std::size_t i = 0; i < r.records.size(); ++i) {
@@ -128,7 +128,7 @@ TEST_CASE("sweep: every run is the run electsim run makes with that seed and tho
 }
 
 TEST_CASE("sweep: shards merged give exactly the unsharded outputs") {
-  const auto p = plan({"protocol.ttl=1s,3s"}, {1, 4}, {"lease", "raft"});
+  const auto p = plan({"faults.0.duration=3s,6s"}, {1, 4}, {"lease", "raft"});
   const Outputs whole = outputs(sweep(p, 2));
   std::vector<runner::PartText> parts;
   for (std::uint64_t i = 1; i <= 3; ++i) {
@@ -337,7 +337,7 @@ TEST_CASE("sweep: the file's sweep section is read and its errors are located") 
 }
 
 TEST_CASE("sweep: the plot has a panel per metric and a line per protocol") {
-  const auto p = plan({"protocol.ttl=1s,3s"}, {1, 2}, {"lease", "raft"});
+  const auto p = plan({"faults.0.duration=3s,6s"}, {1, 2}, {"lease", "raft"});
   const runner::SweepResult r = sweep(p, 2);
   const auto points = runner::summarise(r);
   const std::string svg =
@@ -345,7 +345,7 @@ TEST_CASE("sweep: the plot has a panel per metric and a line per protocol") {
   CHECK_THAT(svg, Catch::StartsWith("<?xml") || Catch::StartsWith("<svg"));
   CHECK_THAT(svg, Catch::Contains("failover p50"));
   CHECK_THAT(svg, Catch::Contains("split brain probability"));
-  CHECK_THAT(svg, Catch::Contains("protocol.ttl"));
+  CHECK_THAT(svg, Catch::Contains("faults.0.duration"));
   CHECK_THAT(svg, Catch::Contains(">lease<"));
   CHECK_THAT(svg, Catch::Contains(">raft<"));
 }
