@@ -143,7 +143,8 @@ JsonParse parse_json(std::string_view text, int max_depth) {
   }
   try {
     result.value = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error for bad syntax, out_of_range for a number beyond a double (1e400).
     // nlohmann's message is "[json.exception.parse_error.101] parse error at line 1, column 2:
     // ..."; keep from "line" on, which says where and what.
     std::string what = e.what();

@@ -1,0 +1,14 @@
+// libFuzzer target: any bytes as a scenario file, loaded as `electsim validate` loads it (the
+// scenario, each of its first variants, the sweep section). Nothing is run: loading is the
+// target. A crash, leak, hang or abort here is a bug in the loader.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "runner/validate.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  electsim::runner::check_scenario_file(text, "<fuzz>");
+  return 0;
+}
