@@ -226,6 +226,7 @@ struct Features {
   bool skipped_faults = false;
   bool merged = false;
   bool run_ended = false;
+  std::optional<Epoch> legend_epoch;  // an epoch that occurs, for the colour legend's sample
 };
 
 // Where time goes on the page.
@@ -486,6 +487,7 @@ class PanelPainter {
     }
     std::sort(epochs_.begin(), epochs_.end());
     epochs_.erase(std::unique(epochs_.begin(), epochs_.end()), epochs_.end());
+    if (!c_.used.legend_epoch && !epochs_.empty()) c_.used.legend_epoch = epochs_.front();
     rows_ = row_geometry(n, !tl_.partitions.empty());
 
     // Heading and summary.
@@ -1485,11 +1487,14 @@ std::vector<LegendEntry> legend_entries(const Context& c) {
   const Features& u = c.used;
   std::vector<LegendEntry> e;
   // Samples are drawn at the origin and moved into place with a translate.
-  e.push_back({fmt::format("<rect x=\"0\" y=\"1\" width=\"28\" height=\"12\" fill=\"{}\"/>"
-                           "<text x=\"3\" y=\"10.5\" font-size=\"9\" fill=\"{}\" "
-                           "font-weight=\"bold\">L e7</text>",
-                           kEpochFill[kLegendSlot], kEpochInk[kLegendSlot]),
-               "leader in epoch 7 (colour by epoch)"});
+  // The sample names an epoch of this picture, in that epoch's colour (the first epoch's slot).
+  if (u.legend_epoch) {
+    e.push_back({fmt::format("<rect x=\"0\" y=\"1\" width=\"28\" height=\"12\" fill=\"{}\"/>"
+                             "<text x=\"3\" y=\"10.5\" font-size=\"9\" fill=\"{}\" "
+                             "font-weight=\"bold\">L e{}</text>",
+                             kEpochFill[0], kEpochInk[0], *u.legend_epoch),
+                 fmt::format("leader in epoch {} (each epoch its own colour)", *u.legend_epoch)});
+  }
   if (u.candidate) {
     e.push_back({fmt::format("<rect x=\"0\" y=\"4\" width=\"28\" height=\"6\" fill=\"{}\" "
                              "stroke=\"#555555\" stroke-width=\"0.8\"/>",

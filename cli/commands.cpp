@@ -792,10 +792,35 @@ int cmd_comparison(const std::vector<std::string>& args, Streams io) {
            << "every run: the page docs/comparison.md is this command's output.\n";
     return kExitOk;
   }
+  // The defaults name the repository's own files: found from the current directory, else from
+  // where this electsim was built (build/*/bin/electsim), so the command works from anywhere.
+  std::filesystem::path root;
+  {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    auto is_root = [&](const fs::path& dir) {
+      return fs::exists(dir / "scenarios" / "lease-gc-pause-fence.json", ec) &&
+             fs::is_directory(dir / "docs", ec);
+    };
+    if (!is_root(fs::current_path(ec))) {
+      fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+      for (int up = 0; up < 5 && !ec && !dir.empty(); ++up, dir = dir.parent_path()) {
+        if (is_root(dir)) {
+          root = dir;
+          break;
+        }
+        if (dir == dir.parent_path()) break;
+      }
+    }
+  }
+  auto path_of = [&](const char* option) {
+    const std::string given = vm[option].as<std::string>();
+    return vm[option].defaulted() && !root.empty() ? (root / given).string() : given;
+  };
   runner::ComparisonPageOptions o;
-  o.page_path = vm["out"].as<std::string>();
-  o.pictures_dir = vm["pictures"].as<std::string>();
-  o.scenarios_dir = vm["scenarios"].as<std::string>();
+  o.page_path = path_of("out");
+  o.pictures_dir = path_of("pictures");
+  o.scenarios_dir = path_of("scenarios");
   const runner::ComparisonPage page = runner::comparison_page(o);
   if (!page.problems.empty()) {
     for (const std::string& p : page.problems) io.err << p << "\n";

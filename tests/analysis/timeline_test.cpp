@@ -834,3 +834,14 @@ TEST_CASE("timeline svg: an empty timeline still renders an axis") {
   const std::string none = render_timelines_svg({}, {});
   CHECK(well_formed_error(none).empty());
 }
+
+TEST_CASE("timeline svg: the colour legend names an epoch the run has, and none without leaders") {
+  const auto [tl, report] = sample_run();  // leaders in epochs 3 and 9
+  const std::string doc = render_timeline_svg(tl);
+  CHECK_THAT(doc, Catch::Contains("leader in epoch 3 (each epoch its own colour)"));
+  CHECK_THAT(doc, !Catch::Contains("leader in epoch 7"));
+  Feed idle(header(3, 1'000));
+  for (NodeId n = 0; n < 3; ++n) idle << belief(0, n, sim::Role::follower, 0);
+  const std::string none = render_timeline_svg(idle.finish(1'000));
+  CHECK_THAT(none, !Catch::Contains("leader in epoch"));
+}
