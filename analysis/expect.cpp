@@ -54,7 +54,8 @@ const std::vector<MetricInfo>& catalogue() {
       {"messages_sent", MetricUnit::count, "peer-to-peer messages sent"},
       {"messages_dropped", MetricUnit::count, "peer-to-peer messages lost, cut or refused"},
       {"messages_per_election", MetricUnit::rate,
-       "messages sent per election (unobserved: no election)"},
+       "all messages sent, heartbeats included, per election (unobserved: no election); "
+       "compare also shows election messages alone"},
       {"store_requests", MetricUnit::count, "requests sent to the store"},
       {"store_requests_per_second", MetricUnit::rate, "store requests per simulated second"},
       {"sink_writes", MetricUnit::count, "writes that reached the sink"},

@@ -148,7 +148,7 @@ void cost_section(std::string& out, const Report& r) {
   fmt::format_to(it, "  messages: {} sent, {} delivered, {} dropped", r.messages_sent,
                  r.messages_delivered, r.messages_dropped);
   if (r.elections > 0) {
-    fmt::format_to(it, "; {:.1f} per election",
+    fmt::format_to(it, "; {:.1f} per election, heartbeats included",
                    static_cast<double>(r.messages_sent) / static_cast<double>(r.elections));
   }
   out += '\n';
