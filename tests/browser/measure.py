@@ -9,8 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+import chromium
 from selenium.webdriver.support.ui import WebDriverWait
 
 if len(sys.argv) < 2:
@@ -19,21 +18,9 @@ if len(sys.argv) < 2:
 page_path = sys.argv[1]
 seeks = int(sys.argv[2]) if len(sys.argv) > 2 else 200
 
-options = webdriver.ChromeOptions()
-options.binary_location = '/usr/bin/chromium'
-# No proxy answers on port 9 and no host name resolves: nothing the page asks for can leave.
-for arg in ['--headless=new', '--no-sandbox', '--disable-gpu', '--window-size=1400,900',
-            '--hide-scrollbars', '--disable-quic', '--no-first-run',
-            '--disable-background-networking', '--disable-component-update', '--disable-sync',
-            '--proxy-server=127.0.0.1:9', '--host-resolver-rules=MAP * ~NOTFOUND']:
-    options.add_argument(arg)
 
-driver = webdriver.Chrome(service=Service(executable_path='/usr/bin/chromedriver'),
-                          options=options)
+driver = chromium.start()
 try:
-    # The page itself sees a 1400x900 viewport (the window's frame would take some of it).
-    driver.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
-                           {'width': 1400, 'height': 900, 'deviceScaleFactor': 1, 'mobile': False})
     driver.set_page_load_timeout(300)
     driver.set_script_timeout(300)
     started = time.monotonic()

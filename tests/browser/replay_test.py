@@ -14,8 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+import chromium
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.by import By
@@ -126,26 +125,11 @@ def check(name, ok, detail=None):
           ('' if ok or detail is None else '\n    ' + str(detail)), flush=True)
 
 
-options = webdriver.ChromeOptions()
-options.binary_location = '/usr/bin/chromium'
-# No proxy answers on port 9 and no host name resolves: nothing the page asks for can leave.
-for arg in ['--headless=new', '--no-sandbox', '--disable-gpu', '--window-size=1400,900',
-            '--hide-scrollbars', '--disable-quic', '--no-first-run',
-            '--disable-background-networking', '--disable-component-update', '--disable-sync',
-            '--proxy-server=127.0.0.1:9', '--host-resolver-rules=MAP * ~NOTFOUND']:
-    options.add_argument(arg)
-# The browser log carries console errors and uncaught exceptions; the performance log carries
-# the page's requests (Network.requestWillBeSent).
-options.set_capability('goog:loggingPrefs', {'browser': 'ALL', 'performance': 'ALL'})
 
 driver = None
 failed_hard = False
 try:
-    driver = webdriver.Chrome(service=Service(executable_path='/usr/bin/chromedriver'),
-                              options=options)
-    # The page itself sees a 1400x900 viewport (the window's frame would take some of it).
-    driver.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
-                           {'width': 1400, 'height': 900, 'deviceScaleFactor': 1, 'mobile': False})
+    driver = chromium.start(capture_logs=True)
     driver.set_page_load_timeout(60)
     js = driver.execute_script
 

@@ -148,14 +148,19 @@ TEST_CASE("sweep: shards merged give exactly the unsharded outputs") {
   CHECK(combined.json == whole.json);
 }
 
-TEST_CASE("sweep: merge refuses a missing shard, a duplicate and a part of another sweep") {
-  const auto p = plan({"protocol.ttl=1s,3s"}, {1, 2});
+// The two parts of `p` split in two shards, as two machines would write them.
+std::pair<std::string, std::string> two_parts(const runner::SweepPlan& p) {
   const runner::Shard first{1, 2};
   const runner::Shard second{2, 2};
-  const std::string a = runner::sweep_part(sweep(p, 1, first), first);
-  const std::string b = runner::sweep_part(sweep(p, 1, second), second);
+  return {runner::sweep_part(sweep(p, 1, first), first),
+          runner::sweep_part(sweep(p, 1, second), second)};
+}
+
+TEST_CASE("sweep: merge refuses a missing shard, a duplicate and a part of another sweep") {
+  const auto p = plan({"protocol.ttl=1s,3s"}, {1, 2});
+  const auto [a, b] = two_parts(p);
   const auto other_plan = plan({"protocol.ttl=1s,4s"}, {1, 2});
-  const std::string other = runner::sweep_part(sweep(other_plan, 1, second), second);
+  const std::string other = two_parts(other_plan).second;
 
   const auto missing = runner::merge_parts({{"a.part", a}});
   CHECK_FALSE(missing.result);
@@ -187,10 +192,7 @@ std::string tampered(const std::string& part, const std::string& from, const std
 
 TEST_CASE("sweep: merge refuses a part whose numbers no run could have produced") {
   const auto p = plan({"protocol.ttl=1s,3s"}, {1, 2});
-  const runner::Shard first{1, 2};
-  const runner::Shard second{2, 2};
-  const std::string a = runner::sweep_part(sweep(p, 1, first), first);
-  const std::string b = runner::sweep_part(sweep(p, 1, second), second);
+  const auto [a, b] = two_parts(p);
   REQUIRE(runner::merge_parts({{"a.part", a}, {"b.part", b}}).result);
   auto [from, to, says] = GENERATE(table<std::string, std::string, std::string>({
       {"\"messages_sent\":", "\"messages_sent\":-1,\"x\":", "\"messages_sent\" must be a whole"},
@@ -210,10 +212,7 @@ TEST_CASE("sweep: merge refuses a part whose numbers no run could have produced"
 
 TEST_CASE("sweep: merge refuses a part whose header lies about its shard") {
   const auto p = plan({"protocol.ttl=1s,3s"}, {1, 2});
-  const runner::Shard first{1, 2};
-  const runner::Shard second{2, 2};
-  const std::string a = runner::sweep_part(sweep(p, 1, first), first);
-  const std::string b = runner::sweep_part(sweep(p, 1, second), second);
+  const auto [a, b] = two_parts(p);
   auto swap_header = [](const std::string& part, const std::string& from, const std::string& to) {
     const std::size_t at = part.find(from);
     REQUIRE(at != std::string::npos);
