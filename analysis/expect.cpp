@@ -27,7 +27,8 @@ const std::vector<MetricInfo>& catalogue() {
       {"same_epoch_leaders", MetricUnit::count,
        "pairs of different nodes that were leader in the same epoch"},
       {"stale_writes_accepted", MetricUnit::count,
-       "sink writes accepted with a token below the newest leader epoch (data corrupted)"},
+       "sink writes accepted with a token below the newest leader epoch (a deposed leader acted; "
+       "corruption only where it overwrote newer data, stale_writes_overwriting)"},
       {"stale_writes_rejected", MetricUnit::count,
        "sink writes with a stale token that fencing rejected"},
       {"stale_writes_overwriting", MetricUnit::count,

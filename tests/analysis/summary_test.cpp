@@ -170,3 +170,19 @@ TEST_CASE("summary: JSON keeps durations in nanoseconds and seconds, and null wh
   CHECK(empty["leadership"]["first_leader_at_s"].is_null());
   CHECK(empty["safety"]["first_split_brain"].is_null());
 }
+
+TEST_CASE("summary: a PASS with harm the expect block does not bound names that harm") {
+  Report clean;
+  const std::string fine = analysis::format_summary(info(), clean, Verdict{});
+  CHECK(has_line_containing(lines(fine), "verdict: PASS"));
+  CHECK_FALSE(has_line_containing(lines(fine), "still has"));
+  Report damaged;
+  damaged.split_brain_time = Duration(1'500'000'000);
+  damaged.stale_writes_accepted = 2;
+  damaged.stale_writes_overwriting = 1;
+  const std::string text = analysis::format_summary(info(), damaged, Verdict{});
+  CHECK(has_line_containing(lines(text),
+                            "verdict: PASS (every bound of the expect block holds; the run still "
+                            "has 1.500s of split-brain, 2 stale writes accepted and 1 overwrite "
+                            "of newer data (corruption))"));
+}
