@@ -67,7 +67,8 @@ constexpr const char* kUsage =
     "\n"
     "`electsim <command> --help` describes each command's options.\n"
     "exit codes: 0 fine, 1 an expectation of the scenario broke, 2 bad input,\n"
-    "            130 a sweep stopped by Ctrl-C (what finished is written)\n";
+    "            130 a sweep stopped by Ctrl-C or SIGTERM (what finished is written)\n"
+    "limits on every input and output: README, \"Limits\"\n";
 
 struct Streams {
   std::ostream& out;
