@@ -32,7 +32,9 @@ expect() {
   local out="$work/out" err="$work/err"
   timeout 60 "$@" >"$out" 2>"$err" </dev/null
   local got=$?
-  if [[ $got -eq $code ]] && cat "$err" "$out" | grep -qF -- "$message"; then
+  # grep reads the files itself: `cat | grep -q` would fail under pipefail whenever grep's early
+  # exit cut cat off with SIGPIPE.
+  if [[ $got -eq $code ]] && grep -qF -- "$message" "$err" "$out"; then
     passed=$((passed + 1))
     echo "ok - exit $code, \"$message\": ${*:2}"
   else
