@@ -641,25 +641,43 @@ class LineDecoder {
   std::map<std::string, sim::EventKind> kinds_;
 };
 
+// A header field that must be a whole number: nlohmann's get<> of a float out of range (1e20) is
+// undefined behaviour, so the type is checked first.
+std::optional<std::int64_t> header_integer(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) {
+    if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+    return static_cast<std::int64_t>(v.get<std::uint64_t>());
+  }
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  return std::nullopt;
+}
+
 std::string read_header(const nlohmann::json& j, TraceHeader& h) {
   if (!j.is_object() || !j.contains("electsim_trace")) {
     return "expected the trace header {\"electsim_trace\": 1, ...}";
   }
   try {
-    h.schema_version = j.at("electsim_trace").get<int>();
-    if (h.schema_version != kTraceSchemaVersion) {
+    const auto version = header_integer(j.at("electsim_trace"));
+    if (!version || *version != kTraceSchemaVersion) {
       return fmt::format("trace schema version {} is not supported (this electsim reads {})",
-                         h.schema_version, kTraceSchemaVersion);
+                         j.at("electsim_trace").dump(), kTraceSchemaVersion);
     }
+    h.schema_version = static_cast<int>(*version);
     h.scenario = j.value("scenario", std::string());
     h.variant = j.value("variant", std::string());
     h.protocol = j.value("protocol", std::string());
+    if (!j.at("seed").is_number_unsigned()) {
+      return "header field \"seed\" must be a whole number from 0 to 2^64-1";
+    }
     h.seed = j.at("seed").get<std::uint64_t>();
-    const std::int64_t nodes = j.at("nodes").get<std::int64_t>();
-    if (nodes < 0 || nodes > 1'000'000) return "header field \"nodes\" is out of range";
-    h.node_count = static_cast<std::size_t>(nodes);
-    h.duration = Duration(j.at("duration_ns").get<std::int64_t>());
-    if (h.duration.count() < 0) return "header field \"duration_ns\" is negative";
+    const auto nodes = header_integer(j.at("nodes"));
+    if (!nodes || *nodes < 0 || *nodes > 1'000'000) return "header field \"nodes\" is out of range";
+    h.node_count = static_cast<std::size_t>(*nodes);
+    const auto duration = header_integer(j.at("duration_ns"));
+    if (!duration || *duration < 0) {
+      return "header field \"duration_ns\" must be a whole number of nanoseconds from 0";
+    }
+    h.duration = Duration(*duration);
     h.message_types = j.value("message_types", std::vector<std::string>());
     const nlohmann::json& key = j.value("leader_key", nlohmann::json(nullptr));
     if (key.is_string()) h.leader_key = key.get<std::string>();

@@ -164,6 +164,12 @@ std::optional<SweepDefinition> SweepDefinition::from_json(const json& j, std::st
       classify_axis(axis);
       d.axes.push_back(std::move(axis));
     }
+    // get<> of a float out of range (1e20, -1.5) is undefined behaviour: check the type first.
+    for (const char* end : {"first", "last"}) {
+      if (!j.at("seeds").at(end).is_number_unsigned()) {
+        throw std::runtime_error(fmt::format("seeds.{} must be a whole number from 0", end));
+      }
+    }
     d.seeds.first = j.at("seeds").at("first").get<std::uint64_t>();
     d.seeds.last = j.at("seeds").at("last").get<std::uint64_t>();
     if (d.protocols.empty() || d.seeds.first > d.seeds.last) {
@@ -294,8 +300,8 @@ std::optional<RunRecord> RunRecord::from_json(const json& j, std::string& error)
     if (!j.is_object()) throw std::runtime_error("not an object");
     RunRecord r;
     r.run = part_count(j, "run", kMaxSweepRuns - 1);
-    r.seed = j.at("seed").get<std::uint64_t>();
     if (!j.at("seed").is_number_unsigned()) throw std::runtime_error("\"seed\" must be unsigned");
+    r.seed = j.at("seed").get<std::uint64_t>();
     r.complete = j.at("complete").get<bool>();
     r.expect_ok = j.at("expect_ok").get<bool>();
     r.duration_ns = part_duration(j.at("duration_ns"), "duration_ns", kMaxRunNs);
@@ -610,6 +616,7 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
         }
       }
       s.failovers = failovers.size();
+      s.write_outages = outages.size();
       std::sort(failovers.begin(), failovers.end());
       std::sort(outages.begin(), outages.end());
       s.failover_p50_ns = analysis::nearest_rank_percentile(failovers, 50);
@@ -734,7 +741,7 @@ std::string sweep_points_csv(const SweepResult& result, const std::vector<PointS
     out += ",";
     out += metric_column(m);
   }
-  out += ",worst_seed,replay_worst\n";
+  out += ",worst_seed,replay_worst,write_outages,failover_p99_unstable,write_outage_p99_unstable\n";
   for (const PointSummary& s : points) {
     out += csv_field(d.protocols[s.protocol]);
     for (const std::string& v : d.point_values(s.point)) {
@@ -755,7 +762,9 @@ std::string sweep_points_csv(const SweepResult& result, const std::vector<PointS
     } else {
       out += ",,";
     }
-    out += "\n";
+    // A p99 from fewer than kStableP99Samples samples is flagged, never silently printed as one.
+    out += fmt::format(",{},{},{}\n", s.write_outages, s.failovers < kStableP99Samples,
+                       s.write_outages < kStableP99Samples);
   }
   return out;
 }
@@ -828,6 +837,9 @@ json sweep_json(const SweepResult& result, const std::vector<PointSummary>& poin
     row["runs_incomplete"] = s.runs_incomplete;
     row["runs_breaking_expect"] = s.runs_breaking_expect;
     row["failovers"] = s.failovers;
+    row["write_outages"] = s.write_outages;
+    row["failover_p99_unstable"] = s.failovers < kStableP99Samples;
+    row["write_outage_p99_unstable"] = s.write_outages < kStableP99Samples;
     row["failovers_unresolved"] = s.failovers_unresolved;
     row["failovers_ridden_out"] = s.failovers_ridden_out;
     row["failovers_regained"] = s.failovers_regained;
@@ -854,8 +866,8 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
   std::vector<std::vector<std::string>> table;
   std::vector<std::string> header = {"protocol"};
   for (const GridAxis& a : d.axes) header.push_back(a.path);
-  for (const char* h : {"runs", "failover p50", "p99", "max", "unresolved", "split-brain",
-                        "stale write", "overwrite", "msgs/s", "store req/s"}) {
+  for (const char* h : {"runs", "failovers", "failover p50", "p99", "max", "unresolved",
+                        "split-brain", "stale write", "overwrite", "msgs/s", "store req/s"}) {
     header.emplace_back(h);
   }
   table.push_back(header);
@@ -868,12 +880,16 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
   auto rate = [](const std::optional<double>& v) {
     return v ? fmt::format("{:.1f}", *v) : std::string("-");
   };
+  bool any_unstable = false;
   for (const PointSummary& s : points) {
     std::vector<std::string> row = {d.protocols[s.protocol]};
     for (const std::string& v : d.point_values(s.point)) row.push_back(v);
     row.push_back(fmt::format("{}", s.runs));
+    row.push_back(fmt::format("{}", s.failovers));
     row.push_back(seconds(s.failover_p50_ns));
-    row.push_back(seconds(s.failover_p99_ns));
+    const bool unstable = s.failover_p99_ns && s.failovers < kStableP99Samples;
+    any_unstable = any_unstable || unstable;
+    row.push_back(seconds(s.failover_p99_ns) + (unstable ? "*" : " "));
     row.push_back(seconds(s.failover_max_ns));
     row.push_back(fmt::format("{}", s.failovers_unresolved));
     row.push_back(percent(s.split_brain_probability));
@@ -906,6 +922,12 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
   out +=
       "failover percentiles pool every observed failover of a point (nearest rank); "
       "split-brain, stale write and overwrite (a stale write on newer data): share of runs\n";
+  if (any_unstable) {
+    out += fmt::format(
+        "* a p99 from fewer than {} failovers is the largest one or next to it, not a stable "
+        "estimate: run more seeds\n",
+        kStableP99Samples);
+  }
   return out;
 }
 

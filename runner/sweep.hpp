@@ -81,7 +81,8 @@ struct PointSummary {
   std::uint64_t runs = 0;
   std::uint64_t runs_incomplete = 0;
   std::uint64_t runs_breaking_expect = 0;
-  std::uint64_t failovers = 0;  // observed, over all runs
+  std::uint64_t failovers = 0;      // observed, over all runs: the failover percentiles' samples
+  std::uint64_t write_outages = 0;  // the write outage percentiles' samples
   std::uint64_t failovers_unresolved = 0;
   std::uint64_t failovers_ridden_out = 0;
   std::uint64_t failovers_regained = 0;
@@ -104,6 +105,10 @@ struct PointSummary {
 
 // A finished (or interrupted) sweep: the definition and the records of the runs that finished,
 // in run order.
+// Below this many samples a p99 is the largest sample or next to it, not a stable estimate: the
+// table marks such a p99 and the CSV and JSON say so.
+inline constexpr std::uint64_t kStableP99Samples = 100;
+
 struct SweepResult {
   SweepDefinition definition;
   std::vector<RunRecord> records;
