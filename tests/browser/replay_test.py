@@ -254,6 +254,22 @@ try:
             role = node_field(paused, 'role')['data'].get('role')
             check('the frozen leader is shown paused, believing it leads with no lease',
                   role == 'paused' and 'no lease' in lease, 'role %s, lease "%s"' % (role, lease))
+        # Findings are links to their moment: from later in the run, a click on the split-brain
+        # finding seeks back to where it began.
+        seek_ms(20000)
+        js('document.querySelector(\'#findings [data-kind="split-brain"]\').click();')
+        wait_for('return document.getElementById("time").dataset.ns === arguments[0]', str(split))
+        check('a click on the split-brain finding seeks back to %ss' % num(split / 1e9),
+              time_ns() == split)
+        # The line of findings still to come jumps to the next one.
+        seek_ms(1000)
+        first_after = js("""return Math.min(...[...document.querySelectorAll('#findings .finding')]
+            .map((x) => Number(x.dataset.at)).filter((t) => t > 1e9));""")
+        js('document.querySelector("#findings .later").click();')
+        wait_for('return Number(document.getElementById("time").dataset.ns) === arguments[0]',
+                 first_after)
+        check('"more findings later" jumps to the first finding after the cursor (%ss)'
+              % num(first_after / 1e9), time_ns() == first_after)
     else:
         check('the trace has a split-brain to look for', False)
 
