@@ -456,6 +456,12 @@ Report Analyzer::finish() {
     const std::string name = named ? s.config.message_types[code] : "type_" + std::to_string(code);
     r.messages_by_type[name] += s.sent_by_type[code];
   }
+  for (const auto& [name, count] : r.messages_by_type) {
+    const auto& election = s.config.election_message_types;
+    if (std::find(election.begin(), election.end(), name) != election.end()) {
+      r.election_messages_sent += count;
+    }
+  }
   return r;
 }
 

@@ -17,6 +17,9 @@ struct AnalysisConfig {
   std::size_t node_count = 0;
   Duration duration{0};
   std::vector<std::string> message_types;  // names by sim::MessageType
+  // The message names that belong to electing a leader (Election, RequestVote, ...), as the
+  // protocol's registry entry lists them; the rest (heartbeats) are not election cost.
+  std::vector<std::string> election_message_types;
   // Lease-style protocols: leadership lives in this store key; failover ends when another node
   // holds it (the store_change event's node is the holder).
   std::optional<std::string> leader_key;

@@ -56,7 +56,12 @@ const std::vector<MetricInfo>& catalogue() {
       {"messages_dropped", MetricUnit::count, "peer-to-peer messages lost, cut or refused"},
       {"messages_per_election", MetricUnit::rate,
        "all messages sent, heartbeats included, per election (unobserved: no election); "
-       "compare also shows election messages alone"},
+       "election_messages_per_election counts the election's own"},
+      {"election_messages", MetricUnit::count,
+       "messages of the elections themselves (Election, Answer, Coordinator, RequestVote, ...), "
+       "heartbeats and other traffic excluded"},
+      {"election_messages_per_election", MetricUnit::rate,
+       "election messages per election (unobserved: no election)"},
       {"store_requests", MetricUnit::count, "requests sent to the store"},
       {"store_requests_per_second", MetricUnit::rate, "store requests per simulated second"},
       {"sink_writes", MetricUnit::count, "writes that reached the sink"},
@@ -234,6 +239,11 @@ std::optional<double> metric_value(const Report& r, std::string_view name) {
   if (name == "messages_per_election") {
     if (r.elections == 0) return std::nullopt;
     return count(r.messages_sent) / count(r.elections);
+  }
+  if (name == "election_messages") return count(r.election_messages_sent);
+  if (name == "election_messages_per_election") {
+    if (r.elections == 0) return std::nullopt;
+    return count(r.election_messages_sent) / count(r.elections);
   }
   if (name == "store_requests") return count(r.store_requests_total);
   if (name == "store_requests_per_second") return r.store_requests_per_second;

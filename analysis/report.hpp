@@ -112,6 +112,7 @@ struct Report {
 
   // Cost.
   std::uint64_t messages_sent = 0;
+  std::uint64_t election_messages_sent = 0;  // of the types the protocol lists as election ones
   std::uint64_t messages_delivered = 0;
   std::uint64_t messages_dropped = 0;
   std::map<std::string, std::uint64_t> messages_by_type;           // sent, by protocol message name

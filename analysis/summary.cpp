@@ -150,6 +150,11 @@ void cost_section(std::string& out, const Report& r) {
   if (r.elections > 0) {
     fmt::format_to(it, "; {:.1f} per election, heartbeats included",
                    static_cast<double>(r.messages_sent) / static_cast<double>(r.elections));
+    if (r.election_messages_sent > 0) {
+      fmt::format_to(
+          it, "; {} election messages, {:.1f} per election", r.election_messages_sent,
+          static_cast<double>(r.election_messages_sent) / static_cast<double>(r.elections));
+    }
   }
   out += '\n';
   for (const auto& [name, n] : r.messages_by_type) fmt::format_to(it, "    {:<24} {}\n", name, n);
@@ -338,6 +343,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
 
   json cost = json::object();
   cost["messages_sent"] = r.messages_sent;
+  cost["election_messages_sent"] = r.election_messages_sent;
   cost["messages_delivered"] = r.messages_delivered;
   cost["messages_dropped"] = r.messages_dropped;
   cost["messages_by_type"] = r.messages_by_type;

@@ -324,6 +324,7 @@ nlohmann::json header_json(const TraceHeader& h) {
   j["nodes"] = h.node_count;
   j["duration_ns"] = h.duration.count();
   j["message_types"] = h.message_types;
+  if (!h.election_message_types.empty()) j["election_message_types"] = h.election_message_types;
   j["leader_key"] = h.leader_key ? nlohmann::json(*h.leader_key) : nlohmann::json(nullptr);
   j["uses_store"] = h.uses_store;
   return j;
@@ -342,6 +343,7 @@ AnalysisConfig TraceHeader::analysis_config() const {
   config.node_count = node_count;
   config.duration = duration;
   config.message_types = message_types;
+  config.election_message_types = election_message_types;
   config.leader_key = leader_key;
   config.uses_store = uses_store;
   return config;
@@ -679,6 +681,7 @@ std::string read_header(const nlohmann::json& j, TraceHeader& h) {
     }
     h.duration = Duration(*duration);
     h.message_types = j.value("message_types", std::vector<std::string>());
+    h.election_message_types = j.value("election_message_types", std::vector<std::string>());
     const nlohmann::json& key = j.value("leader_key", nlohmann::json(nullptr));
     if (key.is_string()) h.leader_key = key.get<std::string>();
     h.uses_store = j.value("uses_store", false);

@@ -31,7 +31,8 @@ struct TraceHeader {
   std::uint64_t seed = 0;
   std::size_t node_count = 0;
   Duration duration{0};
-  std::vector<std::string> message_types;  // names by sim::MessageType
+  std::vector<std::string> message_types;           // names by sim::MessageType
+  std::vector<std::string> election_message_types;  // the election's own, of message_types
   std::optional<std::string> leader_key;
   bool uses_store = false;
 

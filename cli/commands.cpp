@@ -907,7 +907,7 @@ void list_metrics(std::ostream& out) {
                        : m.unit == analysis::MetricUnit::count    ? "count"
                        : m.unit == analysis::MetricUnit::fraction ? "fraction"
                                                                   : "rate";
-    out << fmt::format("  {:<26} {:<9} {}\n", m.name, unit, m.meaning);
+    out << fmt::format("  {:<30} {:<9} {}\n", m.name, unit, m.meaning);
   }
   out << "\n";
 }

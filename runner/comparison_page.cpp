@@ -15,6 +15,7 @@
 #include "analysis/timeline_svg.hpp"
 #include "protocols/registry.hpp"
 #include "runner/compare.hpp"
+#include "runner/loader.hpp"
 
 namespace electsim::runner {
 namespace {
@@ -27,24 +28,13 @@ struct Experiment {
 };
 
 std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  io::ReadResult read = read_scenario_file(path);
+  if (!read.ok()) return std::nullopt;
+  return std::move(read.text);
 }
 
 std::uint64_t election_messages(const RunResult& r) {
-  const protocols::ProtocolInfo* info = protocols::find_protocol(r.info.protocol);
-  std::uint64_t n = 0;
-  for (const auto& [name, count] : r.report.messages_by_type) {
-    if (info != nullptr &&
-        std::find(info->election_message_types.begin(), info->election_message_types.end(), name) !=
-            info->election_message_types.end()) {
-      n += count;
-    }
-  }
-  return n;
+  return r.report.election_messages_sent;
 }
 
 std::string seconds(sim::Duration d) {

@@ -90,7 +90,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   header.seed = world.seed;
   header.node_count = scenario.world.node_count;
   header.duration = scenario.world.duration;
-  if (info != nullptr) header.message_types = info->message_types;
+  if (info != nullptr) {
+    header.message_types = info->message_types;
+    header.election_message_types = info->election_message_types;
+  }
   header.leader_key = scenario.prepared.leader_key;
   header.uses_store = scenario.prepared.uses_store;
 

@@ -342,3 +342,15 @@ TEST_CASE("cli: an override that cannot reach the protocol that runs is said, ne
   CHECK_THAT(sweep.err, Catch::Contains("at /protocols/raft/ttl") &&
                             Catch::Contains("grid point protocol raft"));
 }
+
+TEST_CASE("cli: election messages are counted alike live and from a trace, heartbeats apart") {
+  const auto path =
+      (std::filesystem::temp_directory_path() / "electsim-cli-test-ring.jsonl").string();
+  const Outcome r = cli({"run", scenario("ring-all-start.json"), "--trace", path});
+  REQUIRE(r.code == 0);
+  // Descending ring of 8, all starting: n(n+1)/2 = 36 Election and 8 Elected.
+  CHECK_THAT(r.out, Catch::Contains("44 election messages, 44.0 per election"));
+  const Outcome c = cli({"check", path});
+  CHECK_THAT(c.out, Catch::Contains("44 election messages, 44.0 per election"));
+  std::remove(path.c_str());
+}
