@@ -198,7 +198,8 @@ class TimelineRecorder : public sim::Observer {
   TimelineRecorder& operator=(const TimelineRecorder&) = delete;
 
   // The most spans, marks and holds one picture may collect (about 100 bytes each). Past it the
-  // recorder stops and overflowed() says so: the run reports it instead of eating the machine.
+  // recorder stops (checked every 1024 events) and overflowed() says so: the run reports it
+  // instead of eating the machine.
   static constexpr std::size_t kMaxItems = 4'000'000;
 
   void on_event(const sim::Event& event) override;

@@ -24,7 +24,6 @@ class TempFile {
 
   std::FILE* file() const { return file_; }
   const std::string& temp_path() const { return temp_path_; }
-  const std::string& final_path() const { return final_path_; }
   const std::string& error() const { return error_; }
 
   // Flushes, closes and renames onto the destination; false (temporary removed) on any failure.

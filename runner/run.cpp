@@ -125,10 +125,14 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   kernel.add_observer(&hasher);
   if (writer) kernel.add_observer(&*writer);
   if (perfetto) kernel.add_observer(&*perfetto);
-  if (timeline) kernel.add_observer(&*timeline);
-  if (replay) kernel.add_observer(&*replay);
-  if (replay) replay->set_max_events(options.replay_events_max);
-  if (timeline) timeline->set_max_items(options.timeline_items_max);
+  if (timeline) {
+    timeline->set_max_items(options.timeline_items_max);
+    kernel.add_observer(&*timeline);
+  }
+  if (replay) {
+    replay->set_max_events(options.replay_events_max);
+    kernel.add_observer(&*replay);
+  }
   result.stats = kernel.run();
 
   result.report = analyzer.finish();
