@@ -72,7 +72,7 @@ struct Analyzer::State {
   // Writes.
   std::uint64_t stale_accepted_kept = 0;
   std::uint64_t stale_rejected_kept = 0;
-  std::vector<std::optional<Time>> last_accepted_write;  // per node
+  std::optional<Time> last_write_any;  // the sink's last accepted write
   std::vector<PendingFailover> pending;
 
   // Cost.
@@ -85,7 +85,6 @@ struct Analyzer::State {
   void ensure_node(NodeId node) {
     const auto size = static_cast<std::size_t>(node) + 1;
     if (open.size() < size) open.resize(size);
-    if (last_accepted_write.size() < size) last_accepted_write.resize(size);
   }
   bool is_node(NodeId node) const { return node >= 0; }
   bool is_leader(NodeId node) const {
@@ -237,7 +236,11 @@ struct Analyzer::State {
     } else {
       ++report.writes_rejected;
     }
-    if (accepted && e.a < e.d) ++report.stale_writes_overwriting;
+    if (accepted && e.a < e.d) {
+      ++report.stale_writes_overwriting;
+      if (!report.first_overwrite)
+        report.first_overwrite = Report::Overwrite{e.time, e.node, e.a, e.d};
+    }
     if (newest_epoch && e.a < *newest_epoch) {
       std::uint64_t& kept = accepted ? stale_accepted_kept : stale_rejected_kept;
       ++(accepted ? report.stale_writes_accepted : report.stale_writes_rejected);
@@ -249,7 +252,7 @@ struct Analyzer::State {
     if (!accepted || !is_node(e.node)) return;
     ensure_node(e.node);
     settle_ridden_out(e.node, e.time);
-    last_accepted_write[static_cast<std::size_t>(e.node)] = e.time;
+    last_write_any = e.time;
     for (std::size_t i = 0; i < pending.size();) {
       PendingFailover& p = pending[i];
       Failover& f = report.failovers[p.index];
@@ -328,6 +331,9 @@ struct Analyzer::State {
       const bool same_interval = !pending[i].resolved && (!writer || by_write) && kept_interval(f);
       if (same_interval) {
         f.ridden_out = true;
+        // The cluster wrote nothing while its leader was frozen: that gap is a write outage too,
+        // ended by the old leader's own first write after the fault.
+        if (by_write) set_first_new_write(f, at);
         pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
       } else {
         ++i;
@@ -358,7 +364,10 @@ struct Analyzer::State {
     f.fault_at = e.time;
     f.old_leader = *taken;
     f.old_epoch = interval_of(*taken).epoch;
-    f.last_old_write = last_accepted_write[static_cast<std::size_t>(*taken)];
+    // The outage starts at the sink's last accepted write: the old leader's, or, when it had not
+    // written yet in this leadership, its predecessor's (not a write of an earlier term of its
+    // own).
+    f.last_old_write = last_write_any;
     pending.push_back({report.failovers.size(), false, {}, e.time + Duration(e.b)});
     report.failovers.push_back(f);
   }

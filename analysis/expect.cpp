@@ -46,7 +46,8 @@ const std::vector<MetricInfo>& catalogue() {
       {"failover_median", MetricUnit::duration,
        "median time from such a fault to another node leading (unobserved: no failover)"},
       {"write_outage_max", MetricUnit::duration,
-       "longest time from the old leader's last accepted write to the new leader's first"},
+       "longest time from the old leader's last accepted write before a fault to the new "
+       "leader's first (or to the old leader's own, where it rode the fault out)"},
       {"leaderless_fraction", MetricUnit::fraction, "share of the run with no leader"},
       {"leaderless_time", MetricUnit::duration, "time with no leader"},
       {"first_leader_at", MetricUnit::duration,
@@ -156,6 +157,11 @@ std::string when(const Report& r, std::string_view metric) {
     return fmt::format("; first at {} (node {} wrote token {} after epoch {} was announced)",
                        sim::format_seconds(w->at.since_start()), w->writer, w->token,
                        w->newest_epoch);
+  }
+  if (metric == "stale_writes_overwriting" && r.first_overwrite) {
+    const Report::Overwrite& w = *r.first_overwrite;
+    return fmt::format("; first at {} (node {} wrote token {} after the sink had accepted {})",
+                       sim::format_seconds(w.at.since_start()), w.writer, w.token, w.over);
   }
   if (metric == "failover_max") {
     const Failover* f = longest_failover(r);
@@ -282,6 +288,24 @@ Verdict check(const Report& report, std::span<const Expectation> expectations) {
     }
     message += when(report, e.metric);
     verdict.breaches.push_back({e, actual, std::move(message)});
+  }
+  // An overwrite is corruption: it fails every verdict, unless the scenario states a bound on it
+  // (a lab that shows corruption on purpose says how much it expects).
+  const bool bounded = std::any_of(expectations.begin(), expectations.end(), [](const auto& e) {
+    return e.metric == "stale_writes_overwriting";
+  });
+  if (report.stale_writes_overwriting > 0 && !bounded) {
+    Expectation rule;
+    rule.metric = "stale_writes_overwriting";
+    rule.max = 0;
+    const auto n = report.stale_writes_overwriting;
+    std::string message = fmt::format(
+        "stale_writes_overwriting = {}: a deposed leader's write overwrote newer data "
+        "(corruption), which fails any run whose expect block does not bound "
+        "stale_writes_overwriting",
+        n);
+    message += when(report, rule.metric);
+    verdict.breaches.push_back({rule, static_cast<double>(n), std::move(message)});
   }
   return verdict;
 }

@@ -76,6 +76,7 @@ const std::array<std::vector<std::string_view>, sim::kEventKindCount>& kind_fiel
     set(K::store_pause, {"duration_ns"});
     set(K::store_resume, {});
     set(K::network_change, {"fault", "index"});
+    set(K::sink_send, {"writer", "token", "payload", "send_delay_ns"});
     return t;
   }();
   return table;
@@ -254,6 +255,9 @@ void ReplayRecorder::on_event(const sim::Event& e) {
     case K::sink_reply:
       r.flags = e.c != 0 ? 1 : 0;
       break;
+    case K::sink_send:
+      r.z = e.c;  // send delay
+      break;
     default:
       if (!e.text.empty()) r.text = intern(e.text);
       break;
@@ -313,9 +317,19 @@ void ReplayRecorder::pair(const sim::Event& e, std::uint32_t index) {
       if (it->second.empty()) store_replies_.erase(it);
       return;
     }
-    case K::sink_write:
+    case K::sink_send:
+      sink_sends_[SendKey{e.node, e.b}].push_back(index);
+      return;
+    case K::sink_write: {
+      // The write's own flight: from the moment the writer committed it to the sink's decision.
+      if (const auto it = sink_sends_.find(SendKey{e.node, e.b}); it != sink_sends_.end()) {
+        flights_.push_back({it->second.front(), index, S::arrived});
+        it->second.pop_front();
+        if (it->second.empty()) sink_sends_.erase(it);
+      }
       sink_replies_[SinkKey{e.node, e.a, e.c != 0}].push_back(index);
       return;
+    }
     case K::sink_reply: {
       const auto it = sink_replies_.find(SinkKey{e.node, e.a, e.c != 0});
       if (it == sink_replies_.end()) return;
@@ -347,6 +361,10 @@ void ReplayRecorder::forget_replies_to(sim::NodeId node) {
       ++it;
     }
   }
+  // Writes still inside the crashed writer died with it; one already on the wire may still
+  // arrive, but its arrow is not worth a payload number a restarted writer may reuse.
+  sink_sends_.erase(sink_sends_.lower_bound(SendKey{node, INT64_MIN}),
+                    sink_sends_.upper_bound(SendKey{node, INT64_MAX}));
 }
 
 std::vector<ReplayFlight> ReplayRecorder::flights() const {
@@ -485,6 +503,9 @@ void append_event_fields(std::string& out, const ReplayEvent& r) {
       return;
     case K::network_change:
       fmt::format_to(it, ",{},{}", r.code, r.x);
+      return;
+    case K::sink_send:
+      fmt::format_to(it, ",{},{},{},{}", r.node, r.x, r.y, r.z);
       return;
   }
 }

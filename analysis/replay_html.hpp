@@ -153,6 +153,8 @@ class ReplayRecorder : public sim::Observer {
   std::map<std::int64_t, std::uint32_t> requests_;  // store request id -> its event
   std::map<ReplyKey, std::deque<std::uint32_t>> store_replies_;
   std::map<SinkKey, std::deque<std::uint32_t>> sink_replies_;
+  using SendKey = std::pair<std::int32_t, std::int64_t>;  // writer, payload
+  std::map<SendKey, std::deque<std::uint32_t>> sink_sends_;
   std::uint64_t requests_lost_before_ = 0;  // replies forgotten when their node crashed
 };
 

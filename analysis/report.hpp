@@ -64,9 +64,13 @@ struct Failover {
   Epoch old_epoch = 0;
   std::optional<Time> new_leader_at;  // another node leads (lease: holds the key in the store)
   NodeId new_leader = sim::kNoNode;
-  std::optional<Duration> failover;      // new_leader_at - fault_at
-  std::optional<Time> last_old_write;    // the old leader's last accepted write before the fault
-  std::optional<Time> first_new_write;   // the new leader's first accepted write after the fault
+  std::optional<Duration> failover;    // new_leader_at - fault_at
+  // The sink's last accepted write before the fault: the old leader's, or its predecessor's
+  // when it had not written yet.
+  std::optional<Time> last_old_write;
+  // The new leader's first accepted write after the fault; for a record ridden out, the old
+  // leader's own first accepted write once the fault's effect ended.
+  std::optional<Time> first_new_write;
   std::optional<Duration> write_outage;  // first_new_write - last_old_write
   // The old leader kept the same leader interval, with no other leader, until the next fault that
   // took a leader away or the run's end: the cluster rode the fault out and no failover happened
@@ -105,6 +109,13 @@ struct Report {
   // landing on top of a newer leader's data. Fencing rejects exactly these, so with fencing on it
   // is always 0; a stale write accepted before the newer token reached the sink is not one.
   std::uint64_t stale_writes_overwriting = 0;
+  struct Overwrite {
+    Time at;
+    NodeId writer = sim::kNoNode;
+    sim::Token token = 0;
+    sim::Token over = 0;  // the highest token the sink had accepted before
+  };
+  std::optional<Overwrite> first_overwrite;
   std::vector<StaleWrite> stale_writes;  // first 100 of each kind (accepted, rejected), in order
 
   // Liveness.

@@ -79,10 +79,8 @@ void safety_section(std::string& out, const Report& r) {
     fmt::format_to(it, "  same-epoch leaders: {}; first at {}: nodes {} and {} in epoch {}\n",
                    r.same_epoch_leaders_total, secs(s.at), s.first, s.second, s.epoch);
   }
-  fmt::format_to(it,
-                 "  stale writes: {} accepted ({} over a newer leader's writes), {} rejected by "
-                 "fencing\n",
-                 r.stale_writes_accepted, r.stale_writes_overwriting, r.stale_writes_rejected);
+  fmt::format_to(it, "  stale writes: {} accepted, {} rejected by fencing\n",
+                 r.stale_writes_accepted, r.stale_writes_rejected);
   for (const bool accepted : {true, false}) {
     for (const StaleWrite& w : r.stale_writes) {
       if (w.accepted != accepted) continue;
@@ -91,6 +89,19 @@ void safety_section(std::string& out, const Report& r) {
                      w.newest_epoch, accepted ? " (a deposed leader's write was accepted)" : "");
       break;
     }
+  }
+  if (r.stale_writes_overwriting == 0) {
+    out += "  overwrites: none\n";
+  } else {
+    fmt::format_to(it,
+                   "  overwrites: {} (corruption: an old token's write accepted over newer data)",
+                   r.stale_writes_overwriting);
+    if (r.first_overwrite) {
+      const Report::Overwrite& w = *r.first_overwrite;
+      fmt::format_to(it, "; first at {}: node {} wrote token {} after the sink had accepted {}",
+                     secs(w.at), w.writer, w.token, w.over);
+    }
+    out += '\n';
   }
   fmt::format_to(it, "  writes at the sink: {} accepted, {} rejected\n", r.writes_accepted,
                  r.writes_rejected);
@@ -297,6 +308,16 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   safety["stale_writes_accepted"] = r.stale_writes_accepted;
   safety["stale_writes_rejected"] = r.stale_writes_rejected;
   safety["stale_writes_overwriting"] = r.stale_writes_overwriting;
+  if (r.first_overwrite) {
+    json w;
+    put_time(w, "at", r.first_overwrite->at);
+    w["writer"] = r.first_overwrite->writer;
+    w["token"] = r.first_overwrite->token;
+    w["over"] = r.first_overwrite->over;
+    safety["first_overwrite"] = std::move(w);
+  } else {
+    safety["first_overwrite"] = nullptr;
+  }
   json stale = json::array();
   for (const StaleWrite& w : r.stale_writes) {
     json x = {{"writer", w.writer},

@@ -140,6 +140,10 @@ const std::array<KindSchema, sim::kEventKindCount>& schema() {
     set(sim::EventKind::store_resume, {});
     set(sim::EventKind::network_change,
         {{S::code, "fault", F::fault}, {S::a, "index", F::integer}});
+    set(sim::EventKind::sink_send, {{S::node, "writer", F::endpoint},
+                                    {S::a, "token", F::integer},
+                                    {S::b, "payload", F::integer},
+                                    {S::c, "send_delay_ns", F::integer}});
     return t;
   }();
   return table;
@@ -793,6 +797,10 @@ class StreamChecker {
         if (auto p = need_node(e.node, "writer")) return *p;
         if (e.a < 0 || e.d < 0) return "a negative fencing token";
         return {};
+      case K::sink_send:
+        if (auto p = need_node(e.node, "writer")) return *p;
+        if (e.a < 0) return "a negative fencing token";
+        return non_negative(e.c, "send_delay_ns");
       case K::store_pause:
         return non_negative(e.a, "duration_ns");
       case K::fault:

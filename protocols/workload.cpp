@@ -44,7 +44,7 @@ bool Writer::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag,
     if (slot != nullptr) {
       const sim::Duration work = config_.work.sample(ctx.workload_rng());
       if (work.count() == 0) {
-        if (may_write(token_)) ctx.sink_write(token_, next_payload_++);
+        if (may_write(token_)) commit(ctx, token_);
       } else {
         slot->timer = ctx.set_timer(work, kWorkDone);
         slot->token = token_;
@@ -60,12 +60,17 @@ bool Writer::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag,
       const sim::Token token = w.token;
       // The slot is freed before asking: may_write may step the protocol down and stop us.
       w = InWork{};
-      if (may_write(token)) ctx.sink_write(token, next_payload_++);
+      if (may_write(token)) commit(ctx, token);
       return true;
     }
     return true;  // a work timer of a write already forgotten
   }
   return false;
+}
+
+void Writer::commit(sim::Context& ctx, sim::Token token) {
+  const sim::Duration send_delay = config_.send_delay.sample(ctx.workload_rng());
+  ctx.sink_write(token, next_payload_++, send_delay);
 }
 
 }  // namespace electsim::protocols

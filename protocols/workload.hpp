@@ -1,8 +1,11 @@
 // The leader's write workload, shared by every protocol: every `interval` while the node believes
 // it leads, it decides to write, checks that it leads, works for `work` (the time between the check
-// and the write, where a GC pause bites), then sends the write with the token it checked. Whether
-// the protocol re-checks just before sending is the protocol's call (may_write), so a lab can show
-// the careful and the careless client. Runs on ordinary Context timers, so pauses delay it.
+// and the write, where a GC pause bites), then commits the write with the token it checked. Whether
+// the protocol re-checks just before committing is the protocol's call (may_write), so a lab can
+// show the careful and the careless client. Even the careful client's write then spends
+// `send_delay` in the writer (syscall, serialisation, socket buffer) before it leaves, and a pause
+// there holds it: the check narrows the window, it cannot close it. Runs on ordinary Context
+// timers, so pauses delay it.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,16 @@ struct WorkloadConfig {
   bool enabled = true;
   sim::Duration interval = std::chrono::milliseconds(100);
   sim::Distribution work = sim::Distribution::constant_of(sim::Duration(0));
+  // From the commit to the bytes leaving the writer. A user-space write to a database client's
+  // socket costs tens to hundreds of microseconds of serialisation and syscalls; 100us..1ms
+  // leaves room for a busy client. Small next to any TTL, and not zero: the window a pause can
+  // fall into after the careful client's last check (Kleppmann, "How to do distributed locking").
+  sim::Distribution send_delay = default_send_delay();
+
+  static sim::Distribution default_send_delay() {
+    return sim::Distribution::uniform_of(std::chrono::microseconds(100),
+                                         std::chrono::milliseconds(1));
+  }
 };
 
 // Timer tags at or above this value belong to the Writer.
@@ -46,6 +59,8 @@ class Writer {
   bool active_ = false;
   sim::Token token_ = 0;
   sim::TimerId tick_ = sim::kNoTimer;
+  void commit(sim::Context& ctx, sim::Token token);
+
   // Writes in their work window: token checked at decision time, per timer.
   struct InWork {
     sim::TimerId timer = sim::kNoTimer;

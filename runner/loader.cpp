@@ -735,7 +735,8 @@ void Loader::read_limits(const json& v, Limits& limits) {
 
 protocols::WorkloadConfig Loader::read_workload(const json& v) {
   protocols::WorkloadConfig workload;
-  if (!check_object(v, "/workload", {"enabled", "interval", "work"}, "the workload section")) {
+  if (!check_object(v, "/workload", {"enabled", "interval", "work", "send_delay"},
+                    "the workload section")) {
     return workload;
   }
   if (const json* enabled = get(v, "enabled")) {
@@ -756,6 +757,11 @@ protocols::WorkloadConfig Loader::read_workload(const json& v) {
   if (const json* work = get(v, "work")) {
     if (auto d = protocols::read_distribution(*work, "/workload/work", problems_)) {
       workload.work = *d;
+    }
+  }
+  if (const json* send_delay = get(v, "send_delay")) {
+    if (auto d = protocols::read_distribution(*send_delay, "/workload/send_delay", problems_)) {
+      workload.send_delay = *d;
     }
   }
   return workload;

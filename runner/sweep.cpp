@@ -237,6 +237,7 @@ json RunRecord::to_json() const {
   j["failovers_ridden_out"] = failovers_ridden_out;
   j["failovers_regained"] = failovers_regained;
   j["write_outages_ns"] = write_outages_ns;
+  j["ridden_out_outages_ns"] = ridden_out_outages_ns;
   j["first_leader_at_ns"] = first_leader_at_ns ? json(*first_leader_at_ns) : json(nullptr);
   j["leaderless_ns"] = leaderless_ns;
   j["split_brain_ns"] = split_brain_ns;
@@ -312,6 +313,7 @@ std::optional<RunRecord> RunRecord::from_json(const json& j, std::string& error)
     r.failovers_ridden_out = part_count(j, "failovers_ridden_out", r.events);
     r.failovers_regained = part_count(j, "failovers_regained", r.events);
     r.write_outages_ns = part_durations(j, "write_outages_ns", d, r.events);
+    r.ridden_out_outages_ns = part_durations(j, "ridden_out_outages_ns", d, r.events);
     if (!j.at("first_leader_at_ns").is_null()) {
       r.first_leader_at_ns = part_duration(j.at("first_leader_at_ns"), "first_leader_at_ns", d);
     }
@@ -357,7 +359,10 @@ RunRecord record_of(std::uint64_t run, std::uint64_t seed, const RunResult& resu
     } else {
       ++r.failovers_unresolved;
     }
-    if (f.write_outage) r.write_outages_ns.push_back(f.write_outage->count());
+    if (f.write_outage) {
+      (f.ridden_out ? r.ridden_out_outages_ns : r.write_outages_ns)
+          .push_back(f.write_outage->count());
+    }
   }
   if (report.first_leader_at) r.first_leader_at_ns = report.first_leader_at->ns;
   r.leaderless_ns = report.leaderless_time.count();
@@ -566,6 +571,7 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
       s.point = point;
       std::vector<std::int64_t> failovers;
       std::vector<std::int64_t> outages;
+      std::vector<std::int64_t> ridden;
       // Sums over up to 10^8 runs of up to 720h each: 128 bits, so no sweep can overflow them.
       Int128 simulated_ns = 0;
       Int128 leaderless_ns = 0;
@@ -588,6 +594,8 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
         s.runs_breaking_expect += rec.expect_ok ? 0 : 1;
         failovers.insert(failovers.end(), rec.failovers_ns.begin(), rec.failovers_ns.end());
         outages.insert(outages.end(), rec.write_outages_ns.begin(), rec.write_outages_ns.end());
+        ridden.insert(ridden.end(), rec.ridden_out_outages_ns.begin(),
+                      rec.ridden_out_outages_ns.end());
         s.failovers_unresolved += rec.failovers_unresolved;
         s.failovers_ridden_out += rec.failovers_ridden_out;
         s.failovers_regained += rec.failovers_regained;
@@ -625,6 +633,11 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
       s.failover_max_ns = analysis::nearest_rank_percentile(failovers, 100);
       s.write_outage_p50_ns = analysis::nearest_rank_percentile(outages, 50);
       s.write_outage_p99_ns = analysis::nearest_rank_percentile(outages, 99);
+      s.ridden_out_outages = ridden.size();
+      std::sort(ridden.begin(), ridden.end());
+      s.ridden_out_outage_p50_ns = analysis::nearest_rank_percentile(ridden, 50);
+      s.ridden_out_outage_p99_ns = analysis::nearest_rank_percentile(ridden, 99);
+      s.ridden_out_outage_max_ns = analysis::nearest_rank_percentile(ridden, 100);
       if (s.runs > 0) {
         const auto runs = static_cast<double>(s.runs);
         if (simulated_ns > 0) {
@@ -673,6 +686,15 @@ const std::vector<PointMetric>& point_metrics() {
        [ns](const PointSummary& s) { return ns(s.write_outage_p50_ns); }},
       {"write_outage_p99", true, false, "99th percentile write outage (nearest rank)",
        [ns](const PointSummary& s) { return ns(s.write_outage_p99_ns); }},
+      {"ridden_out_outage_p50", true, false,
+       "median write outage of a fault the leader rode out (its last accepted write before the "
+       "fault to its first after: a pause shorter than the lease still stops the writes)",
+       [ns](const PointSummary& s) { return ns(s.ridden_out_outage_p50_ns); }},
+      {"ridden_out_outage_p99", true, false,
+       "99th percentile write outage of a ridden-out fault (nearest rank)",
+       [ns](const PointSummary& s) { return ns(s.ridden_out_outage_p99_ns); }},
+      {"ridden_out_outage_max", true, false, "longest write outage of a ridden-out fault",
+       [ns](const PointSummary& s) { return ns(s.ridden_out_outage_max_ns); }},
       {"leaderless_fraction", false, true, "leaderless time over simulated time, all runs pooled",
        [](const PointSummary& s) { return s.leaderless_fraction; }},
       {"split_brain_probability", false, true, "fraction of runs with any split-brain time",
@@ -682,11 +704,12 @@ const std::vector<PointMetric>& point_metrics() {
       {"split_brain_time_max", true, false, "the longest split-brain time of one run",
        [ns](const PointSummary& s) { return ns(s.split_brain_time_max_ns); }},
       {"stale_write_probability", false, true,
-       "fraction of runs in which the sink accepted a stale write (data corrupted)",
+       "fraction of runs in which the sink accepted a stale write (a deposed leader acted; "
+       "corruption where it overwrote newer data, overwrite_probability)",
        [](const PointSummary& s) { return s.stale_write_probability; }},
       {"overwrite_probability", false, true,
-       "fraction of runs in which a stale write landed on a newer leader's data (what fencing "
-       "prevents)",
+       "fraction of runs in which a stale write overwrote a newer leader's data: corruption, "
+       "what fencing prevents",
        [](const PointSummary& s) { return s.overwrite_probability; }},
       {"same_epoch_probability", false, true,
        "fraction of runs with two leaders in one epoch or term",
@@ -741,7 +764,9 @@ std::string sweep_points_csv(const SweepResult& result, const std::vector<PointS
     out += ",";
     out += metric_column(m);
   }
-  out += ",worst_seed,replay_worst,write_outages,failover_p99_unstable,write_outage_p99_unstable\n";
+  out +=
+      ",worst_seed,replay_worst,write_outages,failover_p99_unstable,write_outage_p99_unstable,"
+      "ridden_out_outages,ridden_out_outage_p99_unstable\n";
   for (const PointSummary& s : points) {
     out += csv_field(d.protocols[s.protocol]);
     for (const std::string& v : d.point_values(s.point)) {
@@ -763,8 +788,9 @@ std::string sweep_points_csv(const SweepResult& result, const std::vector<PointS
       out += ",,";
     }
     // A p99 from fewer than kStableP99Samples samples is flagged, never silently printed as one.
-    out += fmt::format(",{},{},{}\n", s.write_outages, s.failovers < kStableP99Samples,
-                       s.write_outages < kStableP99Samples);
+    out += fmt::format(",{},{},{},{},{}\n", s.write_outages, s.failovers < kStableP99Samples,
+                       s.write_outages < kStableP99Samples, s.ridden_out_outages,
+                       s.ridden_out_outages < kStableP99Samples);
   }
   return out;
 }
@@ -840,6 +866,8 @@ json sweep_json(const SweepResult& result, const std::vector<PointSummary>& poin
     row["write_outages"] = s.write_outages;
     row["failover_p99_unstable"] = s.failovers < kStableP99Samples;
     row["write_outage_p99_unstable"] = s.write_outages < kStableP99Samples;
+    row["ridden_out_outages"] = s.ridden_out_outages;
+    row["ridden_out_outage_p99_unstable"] = s.ridden_out_outages < kStableP99Samples;
     row["failovers_unresolved"] = s.failovers_unresolved;
     row["failovers_ridden_out"] = s.failovers_ridden_out;
     row["failovers_regained"] = s.failovers_regained;
@@ -866,8 +894,9 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
   std::vector<std::vector<std::string>> table;
   std::vector<std::string> header = {"protocol"};
   for (const GridAxis& a : d.axes) header.push_back(a.path);
-  for (const char* h : {"runs", "failovers", "failover p50", "p99", "max", "unresolved",
-                        "split-brain", "stale write", "overwrite", "msgs/s", "store req/s"}) {
+  for (const char* h :
+       {"runs", "failovers", "failover p50", "p99", "max", "unresolved", "ridden out", "outage max",
+        "split-brain", "stale write", "overwrite", "msgs/s", "store req/s"}) {
     header.emplace_back(h);
   }
   table.push_back(header);
@@ -892,6 +921,8 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
     row.push_back(seconds(s.failover_p99_ns) + (unstable ? "*" : " "));
     row.push_back(seconds(s.failover_max_ns));
     row.push_back(fmt::format("{}", s.failovers_unresolved));
+    row.push_back(fmt::format("{}", s.failovers_ridden_out));
+    row.push_back(seconds(s.ridden_out_outage_max_ns));
     row.push_back(percent(s.split_brain_probability));
     row.push_back(percent(s.stale_write_probability));
     row.push_back(percent(s.overwrite_probability));
@@ -920,8 +951,11 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
     out += line + "\n";
   }
   out +=
-      "failover percentiles pool every observed failover of a point (nearest rank); "
-      "split-brain, stale write and overwrite (a stale write on newer data): share of runs\n";
+      "failover percentiles pool every observed failover of a point (nearest rank); ridden "
+      "out: faults the leader survived without a failover, outage max: the longest time one of "
+      "them left the sink without an accepted write; split-brain (two nodes believed they led), "
+      "stale write (a deposed leader's write accepted) and overwrite (one accepted over newer "
+      "data: corruption): share of runs\n";
   if (any_unstable) {
     out += fmt::format(
         "* a p99 from fewer than {} failovers is the largest one or next to it, not a stable "

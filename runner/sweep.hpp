@@ -55,7 +55,10 @@ struct RunRecord {
   std::uint64_t failovers_unresolved = 0;
   std::uint64_t failovers_ridden_out = 0;
   std::uint64_t failovers_regained = 0;
-  std::vector<std::int64_t> write_outages_ns;
+  std::vector<std::int64_t> write_outages_ns;  // of observed failovers
+  // Of faults the old leader rode out: from its last accepted write before the fault to its first
+  // after it, the time a frozen leader that kept its lease wrote nothing.
+  std::vector<std::int64_t> ridden_out_outages_ns;
   std::optional<std::int64_t> first_leader_at_ns;
   std::int64_t leaderless_ns = 0;
   std::int64_t split_brain_ns = 0;
@@ -88,6 +91,9 @@ struct PointSummary {
   std::uint64_t failovers_regained = 0;
   std::optional<std::int64_t> failover_p50_ns, failover_p90_ns, failover_p99_ns, failover_max_ns;
   std::optional<std::int64_t> write_outage_p50_ns, write_outage_p99_ns;
+  std::uint64_t ridden_out_outages = 0;  // the ridden-out outage percentiles' samples
+  std::optional<std::int64_t> ridden_out_outage_p50_ns, ridden_out_outage_p99_ns,
+      ridden_out_outage_max_ns;
   std::optional<double> leaderless_fraction;  // leaderless time over simulated time
   std::optional<double> split_brain_probability;
   std::optional<std::int64_t> split_brain_time_mean_ns;  // over all runs, zeros included, rounded

@@ -38,8 +38,9 @@ enum class EventKind : std::uint8_t {
   store_pause,    // a: duration ns
   store_resume,   //
   network_change,  // code: FaultKind of the partition/cut/heal/loss window that changed the links
+  sink_send,       // node: writer, a: token, b: payload, c: send delay ns on the writer's clock
 };
-inline constexpr int kEventKindCount = 24;
+inline constexpr int kEventKindCount = 25;
 const char* event_kind_name(EventKind kind);
 
 enum class DropReason : std::uint8_t {

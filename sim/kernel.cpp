@@ -20,6 +20,7 @@ enum class Kernel::EntryKind : std::uint8_t {
   store_arrive,  // node: sender, body: StoreRequest
   store_reply,   // node: receiver, body: StoreReply
   watch_arrive,  // node: receiver, body: WatchEvent
+  sink_send,     // node: writer, body: SinkWrite (leaves the writer when it surfaces)
   sink_arrive,   // node: writer, body: SinkWrite
   sink_reply,    // node: receiver, body: SinkReply
   command,       // node, payload: Command
@@ -105,7 +106,7 @@ class Kernel::NodeContext final : public Context {
   Rng& workload_rng() override;
   DurableState& durable() override;
   RequestId store(StoreRequest request) override;
-  RequestId sink_write(Token token, std::int64_t payload) override;
+  RequestId sink_write(Token token, std::int64_t payload, Duration send_delay) override;
   void announce(const Belief& belief) override;
 
  private:
@@ -189,8 +190,8 @@ DurableState& Kernel::NodeContext::durable() {
 RequestId Kernel::NodeContext::store(StoreRequest request) {
   return kernel_.send_store_request(node_, std::move(request));
 }
-RequestId Kernel::NodeContext::sink_write(Token token, std::int64_t payload) {
-  return kernel_.send_sink_write(node_, token, payload);
+RequestId Kernel::NodeContext::sink_write(Token token, std::int64_t payload, Duration send_delay) {
+  return kernel_.send_sink_write(node_, token, payload, send_delay);
 }
 void Kernel::NodeContext::announce(const Belief& belief) {
   kernel_.announce(node_, belief);
@@ -423,6 +424,7 @@ void Kernel::dispatch(std::uint32_t slot) {
     case EntryKind::store_reply:
     case EntryKind::watch_arrive:
     case EntryKind::sink_reply:
+    case EntryKind::sink_send:
     case EntryKind::command:
       dispatch_to_node(slot, e);
       return;
@@ -629,6 +631,12 @@ void Kernel::dispatch_to_node(std::uint32_t slot, Entry& e) {
         emit(ev);
       }
       protocol.on_sink_reply(node.ctx, reply);
+      return;
+    }
+    case EntryKind::sink_send: {
+      // The write leaves the writer now; from here it is the network's.
+      e.kind = EntryKind::sink_arrive;
+      route(node.id, kSinkEndpoint, slot);
       return;
     }
     case EntryKind::command: {
@@ -882,11 +890,30 @@ RequestId Kernel::send_store_request(Node& from, StoreRequest request) {
   return id;
 }
 
-RequestId Kernel::send_sink_write(Node& from, Token token, std::int64_t payload) {
+RequestId Kernel::send_sink_write(Node& from, Token token, std::int64_t payload,
+                                  Duration send_delay) {
+  ELECTSIM_ASSERT(send_delay.count() >= 0, "a send delay is never negative");
   const RequestId id = next_request_++;
-  const std::uint32_t slot = new_entry(EntryKind::sink_arrive, from.id);
+  if (!observers_.empty()) {
+    Event ev;
+    ev.time = now_;
+    ev.kind = EventKind::sink_send;
+    ev.node = from.id;
+    ev.a = token;
+    ev.b = payload;
+    ev.c = send_delay.count();
+    emit(ev);
+  }
+  if (send_delay.count() == 0) {
+    const std::uint32_t slot = new_entry(EntryKind::sink_arrive, from.id);
+    set_body(slot, SinkWrite{id, token, payload});
+    route(from.id, kSinkEndpoint, slot);
+    return id;
+  }
+  // Still inside the writer: a node-bound entry, so a pause parks it and a crash drops it.
+  const std::uint32_t slot = new_entry(EntryKind::sink_send, from.id);
   set_body(slot, SinkWrite{id, token, payload});
-  route(from.id, kSinkEndpoint, slot);
+  push(now_ + from.clock.true_duration_for(send_delay), slot);
   return id;
 }
 

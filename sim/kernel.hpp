@@ -142,7 +142,7 @@ class Kernel {
   // Traffic.
   void send_message(Node& from, NodeId to, const Message& message);
   RequestId send_store_request(Node& from, StoreRequest request);
-  RequestId send_sink_write(Node& from, Token token, std::int64_t payload);
+  RequestId send_sink_write(Node& from, Token token, std::int64_t payload, Duration send_delay);
   // Routes an entry over the network from `from` to `to`; false if it was lost at send.
   bool route(Endpoint from, Endpoint to, std::uint32_t slot);
   void store_arrive(std::uint32_t slot);

@@ -93,6 +93,8 @@ const char* event_kind_name(EventKind kind) {
       return "store_resume";
     case EventKind::network_change:
       return "network_change";
+    case EventKind::sink_send:
+      return "sink_send";
   }
   return "?";
 }

@@ -69,8 +69,11 @@ class Context {
   virtual DurableState& durable() = 0;        // survives crash and restart
   // Sends a request to the store; the reply (if it arrives) comes to on_store_reply with this id.
   virtual RequestId store(StoreRequest request) = 0;
-  // Writes to the sink with a fencing token; the reply comes to on_sink_reply.
-  virtual RequestId sink_write(Token token, std::int64_t payload) = 0;
+  // Commits a write to the sink with a fencing token: the moment the writer stops looking. The
+  // write leaves `send_delay` later on this node's clock (the syscall, serialisation and socket
+  // buffer); a pause inside that window holds it, and a crash loses it. Then it crosses the
+  // network like any message. The reply comes to on_sink_reply.
+  virtual RequestId sink_write(Token token, std::int64_t payload, Duration send_delay) = 0;
   // Announces a belief. Announcing the same belief again is a no-op.
   virtual void announce(const Belief& belief) = 0;
 };

@@ -67,7 +67,8 @@ const std::vector<ParamSpec>& specs() {
        ParamType::boolean,
        "true",
        "",
-       "the holder checks its deadline just before each write (false: the careless client)",
+       "the holder checks its deadline just before committing each write (false: the careless "
+       "client); a pause in the workload's send_delay after the check still makes it write late",
        {},
        false},
       {"jitter",

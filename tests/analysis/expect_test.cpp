@@ -204,6 +204,41 @@ TEST_CASE("expect: a stale-write breach names the first stale write accepted") {
              Catch::Contains("first at 1.500s (node 0 wrote token 2 after epoch 4"));
 }
 
+TEST_CASE("expect: an overwrite fails the verdict unless the expect block bounds it") {
+  Report r;
+  r.stale_writes_accepted = 1;
+  r.stale_writes_overwriting = 1;
+  r.first_overwrite = Report::Overwrite{ms(10'970), 4, 1, 3};
+  r.split_brain_time = dms(4000);
+
+  SECTION("no bound: corruption fails, and says when and what it overwrote") {
+    const analysis::Verdict v = analysis::check(r, std::vector<Expectation>{});
+    REQUIRE(v.breaches.size() == 1);
+    CHECK(v.breaches[0].expectation.metric == "stale_writes_overwriting");
+    CHECK_THAT(v.breaches[0].message, Catch::StartsWith("stale_writes_overwriting = 1"));
+    CHECK_THAT(v.breaches[0].message, Catch::Contains("(corruption)"));
+    CHECK_THAT(v.breaches[0].message,
+               Catch::Contains("first at 10.970s (node 4 wrote token 1 after the sink had "
+                               "accepted 3)"));
+  }
+  SECTION("bounds on other harm do not excuse it") {
+    const analysis::Verdict v = analysis::check(
+        r, std::vector<Expectation>{bound("stale_writes_accepted", 1.0, std::nullopt)});
+    REQUIRE(v.breaches.size() == 1);
+    CHECK(v.breaches[0].expectation.metric == "stale_writes_overwriting");
+  }
+  SECTION("a lab that expects the corruption states it, and passes") {
+    const analysis::Verdict v = analysis::check(
+        r, std::vector<Expectation>{bound("stale_writes_overwriting", 1.0, std::nullopt)});
+    CHECK(v.ok());
+  }
+  SECTION("split-brain and stale writes alone never fail a verdict") {
+    r.stale_writes_overwriting = 0;
+    r.first_overwrite.reset();
+    CHECK(analysis::check(r, std::vector<Expectation>{}).ok());
+  }
+}
+
 TEST_CASE("expect: a failover breach names the failover concerned") {
   Report r;
   r.failovers = {failover(1000, 1500, 1), failover(10'000, 12'700, 4)};

@@ -69,7 +69,7 @@ class Beacon final : public sim::Protocol {
       return;
     }
     ctx.broadcast(sim::Message{kPing, {}});
-    ctx.sink_write(epoch_, ++payload_);
+    ctx.sink_write(epoch_, ++payload_, sim::Duration(0));
     if (lease_ != sim::kNoLease) {
       sim::StoreRequest keepalive;
       keepalive.op = sim::StoreOp::lease_keepalive;

@@ -110,8 +110,8 @@ TEST_CASE("summary: the text shows leaders, safety findings, failovers and cost"
   CHECK(has_line_containing(ls,
                             "split brain: 1.000s in 1 episode; first at 12.000s: node 0 "
                             "(epoch 1), node 1 (epoch 2)"));
-  CHECK(has_line_containing(
-      ls, "stale writes: 1 accepted (0 over a newer leader's writes), 0 rejected"));
+  CHECK(has_line_containing(ls, "stale writes: 1 accepted, 0 rejected"));
+  CHECK(has_line_containing(ls, "overwrites: none"));
   CHECK(has_line_containing(ls, "first accepted at 12.500s: node 0 wrote token 1 after epoch 2"));
   CHECK(has_line_containing(ls,
                             "pause of node 0 (epoch 1) at 10.000s: node 1 leads at 12.000s, "
@@ -119,6 +119,22 @@ TEST_CASE("summary: the text shows leaders, safety findings, failovers and cost"
   CHECK(has_line_containing(ls, "heartbeat"));
   CHECK(has_line_containing(ls, "store requests: 1"));
   CHECK(has_line_containing(ls, "txn 1"));
+}
+
+TEST_CASE("summary: an overwrite is named corruption, with when and over which token") {
+  Report r = eventful_report();
+  r.stale_writes_overwriting = 2;
+  r.first_overwrite = Report::Overwrite{ms(12'500), 0, 1, 2};
+  const std::string text = analysis::format_summary(info(), r, Verdict{});
+  INFO(text);
+  CHECK(has_line_containing(lines(text),
+                            "overwrites: 2 (corruption: an old token's write accepted over newer "
+                            "data); first at 12.500s: node 0 wrote token 1 after the sink had "
+                            "accepted 2"));
+  const nlohmann::json j = analysis::summary_json(info(), r, Verdict{});
+  CHECK(j["safety"]["first_overwrite"]["token"] == 1);
+  CHECK(j["safety"]["first_overwrite"]["over"] == 2);
+  CHECK(j["safety"]["first_overwrite"]["at_ns"] == 12'500'000'000);
 }
 
 TEST_CASE("summary: the leader timeline shows the first 50 intervals and counts the rest") {

@@ -301,6 +301,18 @@ try:
               ('node %s' % stale['writer']) in sink['text'] and time_ns() == stale['t'],
               json.dumps(sink, separators=(',', ':')))
         check('the findings now list the rejected stale write', visible(sel) == 1)
+        # When the write was decided: the moment its writer committed it, before the pause.
+        sent = next((e for e in events if e['ev'] == 'sink_send' and
+                     e['writer'] == stale['writer'] and e['payload'] == stale['payload']), None)
+        check('the trace says when the rejected write was committed', sent is not None)
+        if sent:
+            want = '%.3fs' % (sent['t'] / 1e9)
+            line = js('return document.querySelector("#log .line.current").textContent;')
+            check('its log line says its writer committed it at %s' % want,
+                  ('committed at ' + want) in line, line)
+            finding = js('return document.querySelector(arguments[0]).textContent;', sel)
+            check('and so does its finding', ('committed the write at ' + want) in finding,
+                  finding)
         key(Keys.ARROW_LEFT)
         wait_for('''return !document.querySelector('#log .line.current[data-kind="sink_write"]') ||
                     document.querySelector('#sink [data-field="last-write"]').dataset.accepted

@@ -44,6 +44,7 @@ class FakeContext final : public sim::Context {
     sim::Token token = 0;
     std::int64_t payload = 0;
     sim::LocalTime at;
+    sim::Duration send_delay{0};
   };
 
   explicit FakeContext(sim::NodeId self = 0, std::size_t cluster_size = 3, std::uint64_t seed = 1)
@@ -87,9 +88,10 @@ class FakeContext final : public sim::Context {
     store_calls.push_back(StoreCall{id, std::move(request), now_});
     return id;
   }
-  sim::RequestId sink_write(sim::Token token, std::int64_t payload) override {
+  sim::RequestId sink_write(sim::Token token, std::int64_t payload,
+                            sim::Duration send_delay) override {
     const sim::RequestId id = next_request_id_++;
-    sink_calls.push_back(SinkCall{id, token, payload, now_});
+    sink_calls.push_back(SinkCall{id, token, payload, now_, send_delay});
     return id;
   }
   void announce(const sim::Belief& belief) override {

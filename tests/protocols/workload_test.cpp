@@ -73,21 +73,49 @@ TEST_CASE("writer: with no work time a leader writes once per interval with its 
   CHECK(host.writer.writes_sent() == static_cast<std::int64_t>(expected_writes));
 }
 
-TEST_CASE("writer: each write goes out one sampled work time after its tick") {
+TEST_CASE("writer: each write is committed one sampled work time after its tick") {
   const Distribution work = Distribution::uniform_of(1ms, 80ms);
   FakeContext ctx(2, 3, /*seed=*/42);
   WriterHost host(config_of(100ms, work));
   host.writer.start(ctx, 3);
   ctx.run_for(host, 2s + 90ms);  // every work window that starts also ends
 
-  // The same stream, drawn in the same order, gives the work times the writer used.
+  // The same stream, drawn in the same order (work at the tick, the send delay at the commit),
+  // gives the times the writer used.
   electsim::sim::Rng replay(42, electsim::sim::StreamPurpose::workload, 2);
+  const Distribution send_delay = WorkloadConfig::default_send_delay();
   REQUIRE(ctx.sink_calls.size() == 20);
   for (std::size_t i = 0; i < ctx.sink_calls.size(); ++i) {
     INFO("write " << i);
     const LocalTime tick(Duration(100ms) * static_cast<std::int64_t>(i + 1));
     CHECK(ctx.sink_calls[i].at == tick + work.sample(replay));
+    CHECK(ctx.sink_calls[i].send_delay == send_delay.sample(replay));
     CHECK(ctx.sink_calls[i].token == 3);
+  }
+}
+
+TEST_CASE("writer: every write gets a send delay from the configured distribution") {
+  WorkloadConfig config = config_of(100ms, Distribution::constant_of(0ms));
+  SECTION("the default is small and never zero") {
+    FakeContext ctx;
+    WriterHost host(config);
+    host.writer.start(ctx, 1);
+    ctx.run_for(host, 10s);
+    REQUIRE(ctx.sink_calls.size() == 100);
+    for (const auto& call : ctx.sink_calls) {
+      CHECK(call.send_delay >= Duration(100us));
+      CHECK(call.send_delay <= Duration(1ms));
+    }
+  }
+  SECTION("a constant is used as given, zero included") {
+    const Duration d = GENERATE(Duration(0), Duration(3ms));
+    config.send_delay = Distribution::constant_of(d);
+    FakeContext ctx;
+    WriterHost host(config);
+    host.writer.start(ctx, 1);
+    ctx.run_for(host, 1s);
+    REQUIRE(ctx.sink_calls.size() == 10);
+    for (const auto& call : ctx.sink_calls) CHECK(call.send_delay == d);
   }
 }
 

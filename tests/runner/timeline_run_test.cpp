@@ -136,11 +136,11 @@ TEST_CASE(
   const Pictured p = run_with_timeline(scenario);
   const Timeline& tl = p.timeline;
 
-  // The leader paused at 5s for 6s, and kept believing it led through the pause.
+  // The leader paused at 4.9633s for 6s, and kept believing it led through the pause.
   REQUIRE(tl.pauses.size() == 1);
   const analysis::PauseSpan& pause = tl.pauses[0];
-  CHECK(pause.start == Time(5 * kS));
-  CHECK(pause.end == Time(11 * kS));
+  CHECK(pause.start == Time(Duration(4'963'300'000)));
+  CHECK(pause.end == Time(Duration(10'963'300'000)));
   bool led_through = false;
   for (const analysis::BeliefSpan& b : tl.beliefs) {
     if (b.node == pause.endpoint && b.role == sim::Role::leader && b.start <= pause.start &&

@@ -313,6 +313,63 @@ TEST_CASE("kernel: the store is reached over the network and answers after a rou
   CHECK(f.kernel->store().revision() == 1);
 }
 
+TEST_CASE("kernel: a sink write leaves its writer a send delay after the commit") {
+  Fixture f(world(1, 10ms));
+  f.script->start = [](Context& ctx) { ctx.sink_write(1, 1, 3ms); };
+  f.kernel->start();
+  f.run_until(1s);
+  REQUIRE(f.log->lines(0) == std::vector<std::string>{"start:0", "sink_ok:1"});
+  // 3 ms inside the writer, 10 ms to the sink, 10 ms back.
+  CHECK(f.log->entries[1].at == Time(Duration(23ms)));
+  REQUIRE(f.recorder.count(EventKind::sink_send) == 1);
+  for (const Event& e : f.recorder.events) {
+    if (e.kind == EventKind::sink_send) {
+      CHECK(e.time == Time(Duration(0)));
+      CHECK(e.a == 1);
+      CHECK(e.c == Duration(3ms).count());
+    }
+    if (e.kind == EventKind::sink_write) CHECK(e.time == Time(Duration(13ms)));
+  }
+}
+
+TEST_CASE("kernel: a pause inside the send delay holds the write until resume") {
+  Fixture f(world(2, 10ms));
+  f.script->start = [](Context& ctx) {
+    if (ctx.self() == 0) ctx.set_timer(100ms, 1);
+  };
+  f.script->timer = [](Context& ctx, TimerTag) { ctx.sink_write(1, 1, 1ms); };
+  f.kernel->start();
+  f.run_until(100ms + 500us);  // committed at 100 ms, still in the writer
+  FaultSpec pause;
+  pause.kind = FaultKind::pause;
+  pause.target = {TargetKind::node, 0};
+  pause.duration = 5s;
+  f.kernel->inject(pause);
+  f.run_until(10s);
+  Time arrived;
+  for (const Event& e : f.recorder.events) {
+    if (e.kind == EventKind::sink_write) arrived = e.time;
+  }
+  // Resumed at 5.1005 s, sent at once (its delay was due during the pause), 10 ms to the sink.
+  CHECK(arrived == Time(Duration(5s + 100ms + 500us + 10ms)));
+}
+
+TEST_CASE("kernel: a crash inside the send delay loses the write") {
+  Fixture f(world(1, 10ms));
+  f.script->start = [](Context& ctx) {
+    if (ctx.durable().get("starts") == 1) ctx.sink_write(1, 1, 1ms);
+  };
+  f.kernel->start();
+  FaultSpec crash;
+  crash.kind = FaultKind::crash;
+  crash.target = {TargetKind::node, 0};
+  crash.duration = 1s;
+  f.kernel->inject(crash);
+  f.run_until(5s);
+  CHECK(f.recorder.count(EventKind::sink_send) == 1);
+  CHECK(f.recorder.count(EventKind::sink_write) == 0);
+}
+
 TEST_CASE("kernel: a paused store answers late, in arrival order") {
   WorldConfig c = world(1, 10ms);
   FaultSpec pause;
