@@ -64,7 +64,7 @@ struct Failover {
   Epoch old_epoch = 0;
   std::optional<Time> new_leader_at;  // another node leads (lease: holds the key in the store)
   NodeId new_leader = sim::kNoNode;
-  std::optional<Duration> failover;    // new_leader_at - fault_at
+  std::optional<Duration> failover;  // new_leader_at - fault_at
   // The sink's last accepted write before the fault: the old leader's, or its predecessor's
   // when it had not written yet.
   std::optional<Time> last_old_write;

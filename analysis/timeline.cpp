@@ -480,6 +480,7 @@ struct TimelineRecorder::State {
     mark.token = e.a;
     mark.accepted = e.c != 0;
     mark.stale = newest_epoch && e.a < *newest_epoch;
+    mark.overwrite = mark.accepted && e.a < e.d;
     tl.writes.push_back(mark);
   }
 
@@ -724,6 +725,7 @@ Timeline TimelineRecorder::finish(const Report& report) {
   tl.summary.writes_rejected = report.writes_rejected;
   tl.summary.stale_writes_accepted = report.stale_writes_accepted;
   tl.summary.stale_writes_rejected = report.stale_writes_rejected;
+  tl.summary.overwrites = report.stale_writes_overwriting;
   tl.summary.leaderless_fraction = report.leaderless_fraction;
   tl.summary.messages_sent = report.messages_sent;
   return tl;

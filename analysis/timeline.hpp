@@ -102,6 +102,7 @@ struct SinkWriteMark {
   sim::Token token = 0;
   bool accepted = false;
   bool stale = false;
+  bool overwrite = false;  // accepted below a token the sink had accepted: corruption
 };
 
 // A maximal stretch of non-zero length during which two or more nodes held leader beliefs.
@@ -146,6 +147,7 @@ struct TimelineSummary {
   std::uint64_t writes_rejected = 0;
   std::uint64_t stale_writes_accepted = 0;
   std::uint64_t stale_writes_rejected = 0;
+  std::uint64_t overwrites = 0;  // stale writes accepted over newer data: corruption
   double leaderless_fraction = 0;
   std::uint64_t messages_sent = 0;
 };

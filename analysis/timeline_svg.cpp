@@ -412,6 +412,10 @@ std::vector<std::string> summary_parts(const Timeline& tl) {
       parts.push_back(fmt::format("stale writes {} accepted, {} rejected", s.stale_writes_accepted,
                                   s.stale_writes_rejected));
     }
+    if (s.overwrites > 0) {
+      parts.push_back(fmt::format("{} overwrite{} of newer data (corruption)", s.overwrites,
+                                  s.overwrites == 1 ? "" : "s"));
+    }
   }
   parts.push_back(fmt::format("leaderless {}%", number(s.leaderless_fraction * 100, 1)));
   return parts;
@@ -1143,7 +1147,7 @@ class PanelPainter {
     double last_stale = -1e9;
     double last_rejected = -1e9;
     for (const SinkWriteMark& w : tl_.writes) {
-      if (w.accepted && !w.stale) continue;
+      if (w.accepted && !w.stale && !w.overwrite) continue;
       const double x = g.x(w.at);
       double& last_mark = w.accepted ? last_stale : last_rejected;
       if (x - last_mark < 2) continue;  // one mark of a kind per couple of pixels
@@ -1151,7 +1155,9 @@ class PanelPainter {
       const std::string tooltip =
           fmt::format("{}: write by {} with token {} {}{}", time_text(w.at), node_name(w.writer),
                       w.token, w.accepted ? "accepted" : "rejected",
-                      w.stale ? " (stale: a newer epoch had been announced)" : "");
+                      w.overwrite ? " over newer data: an overwrite, corruption"
+                      : w.stale   ? " (stale: a newer epoch had been announced)"
+                                  : "");
       if (w.accepted) {
         c_.used.stale = true;
         fmt::format_to(std::back_inserter(out),
@@ -1160,7 +1166,8 @@ class PanelPainter {
                        "fill=\"{}\"/>",
                        number(x, 2), number(mid, 2), kAlarm, number(x, 2), number(mid, 2), kAlarm);
         append_title(out, c_, tooltip);
-        mark_label(texts, labels, x, mid, fmt::format("stale t{}", w.token));
+        mark_label(texts, labels, x, mid,
+                   fmt::format("{} t{}", w.overwrite ? "overwrite" : "stale", w.token));
         out += "</g>\n";
       } else {
         c_.used.rejected = true;
@@ -1585,7 +1592,7 @@ std::vector<LegendEntry> legend_entries(const Context& c) {
         {fmt::format("<circle cx=\"14\" cy=\"7\" r=\"5\" fill=\"none\" stroke=\"{0}\" "
                      "stroke-width=\"2\"/><circle cx=\"14\" cy=\"7\" r=\"1.6\" fill=\"{0}\"/>",
                      kAlarm),
-         "stale write accepted"});
+         "stale write accepted (an overwrite if over newer data: corruption)"});
   }
   if (u.faults) {
     e.push_back({fmt::format("<rect x=\"6\" y=\"10\" width=\"22\" height=\"3\" fill=\"#9a9a9a\"/>"

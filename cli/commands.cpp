@@ -659,6 +659,9 @@ int cmd_sweep(const std::vector<std::string>& args, Streams io) {
   {
     runner::LoadOptions whole;
     whole.overrides = definition.sets;
+    // With --protocols, `--set protocol.X` means each swept protocol's X, as in the runs: check
+    // the file as the first of them runs it (plan_sweep then checks every one).
+    if (definition.protocols_asked) whole.protocol = definition.protocols.front();
     const runner::FileCheck check = runner::check_scenario_file(text, file, whole);
     if (!check.ok()) {
       for (const std::string& m : check.problems) io.err << m << "\n";

@@ -237,6 +237,25 @@ TEST_CASE("cli: sweep writes its tables whole and the same for any --jobs") {
   CHECK(runs.find("--set protocol.ttl=2s --seed 3") != std::string::npos);
 }
 
+TEST_CASE("cli: sweep --protocols NAME takes --set protocol.X as NAME's parameter") {
+  // The file's `protocol` is the lease; with --protocols raft, protocol.X is raft's, for --set as
+  // for --grid, and a raft parameter the lease lacks is no error.
+  const std::string prefix = temp_prefix("sweep-raft-set");
+  const Outcome o =
+      cli({"sweep", scenario("lease-gc-pause-fence.json"), "--protocols", "raft", "--grid",
+           "protocol.election_timeout_min=500ms,1s", "--set", "protocol.election_timeout_max=2s",
+           "--seeds", "1..2", "--quiet", "--runs", "-o", prefix});
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  const std::string runs = slurp(prefix + ".runs.csv");
+  CHECK(runs.find("--protocol raft --set protocol.election_timeout_max=2s") != std::string::npos);
+  // A lease parameter is refused for raft, naming raft's own.
+  const Outcome bad = cli({"sweep", scenario("lease-gc-pause-fence.json"), "--protocols", "raft",
+                           "--set", "protocol.ttl=5s", "--seeds", "1..2", "--quiet"});
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("/protocols/raft/ttl") != std::string::npos);
+}
+
 TEST_CASE("cli: sweep shards merged equal the unsharded sweep") {
   const std::string whole = temp_prefix("sweep-whole");
   const std::vector<std::string> base = {"sweep",       scenario("lease-gc-pause-fence.json"),

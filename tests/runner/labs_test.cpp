@@ -3,8 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
@@ -29,6 +33,26 @@ analysis::Report run(const std::string& file, std::vector<runner::Override> sets
   const runner::RunResult r = runner::run_scenario(*loaded.scenario, {});
   REQUIRE(r.errors.empty());
   return r.report;
+}
+
+// The run's trace, one parsed event per line (the header first).
+std::vector<nlohmann::json> traced(const std::string& file, std::optional<std::string> variant,
+                                   const std::string& name) {
+  runner::LoadOptions o;
+  o.variant = std::move(variant);
+  runner::LoadResult loaded = runner::load_scenario_file(scenario(file), o);
+  REQUIRE(loaded.scenario);
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / name;
+  runner::RunOptions options;
+  options.trace_path = path.string();
+  const runner::RunResult r = runner::run_scenario(*loaded.scenario, options);
+  REQUIRE(r.errors.empty());
+  std::vector<nlohmann::json> events;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) events.push_back(nlohmann::json::parse(line));
+  std::filesystem::remove(path);
+  REQUIRE(events.size() > 1);
+  return events;
 }
 
 std::uint64_t sent(const analysis::Report& r, const std::string& type) {
@@ -88,6 +112,64 @@ TEST_CASE("lab 3: a pause shorter than the renew deadline is ridden out with not
   CHECK(r.split_brain_time == sim::Duration(0));
   CHECK(r.stale_writes_accepted == 0);
   CHECK(r.stale_writes_rejected == 0);
+}
+
+TEST_CASE("lab 3: a pause shorter than the lease still stops the writes for as long as it lasts") {
+  const auto r = run("lease-gc-pause-fence.json", {{"faults.0.duration", "500ms"}});
+  REQUIRE(r.failovers.size() == 1);
+  REQUIRE(r.failovers[0].ridden_out);
+  REQUIRE(r.failovers[0].write_outage);
+  CHECK(*r.failovers[0].write_outage > sim::Duration(500'000'000));
+  CHECK(*r.failovers[0].write_outage < sim::Duration(700'000'000));
+}
+
+TEST_CASE("lab 3: the careful client's write was committed before the pause and decided after it") {
+  const auto events = traced("lease-gc-pause-fence.json", std::nullopt, "lab3-careful.jsonl");
+  const nlohmann::json* pause = nullptr;
+  const nlohmann::json* rejected = nullptr;
+  for (const auto& e : events) {
+    if (e.value("ev", "") == "pause" && pause == nullptr) pause = &e;
+    if (e.value("ev", "") == "sink_write" && e["accepted"] == false && rejected == nullptr) {
+      rejected = &e;
+    }
+  }
+  REQUIRE(pause != nullptr);
+  REQUIRE(rejected != nullptr);
+  const nlohmann::json* committed = nullptr;
+  for (const auto& e : events) {
+    if (e.value("ev", "") == "sink_send" && e["writer"] == (*rejected)["writer"] &&
+        e["payload"] == (*rejected)["payload"]) {
+      committed = &e;
+    }
+  }
+  REQUIRE(committed != nullptr);
+  const std::int64_t pause_at = (*pause)["t"];
+  const std::int64_t pause_ns = (*pause)["duration_ns"];
+  // Checked and committed just before the pause, still inside the process when it struck...
+  CHECK((*committed)["t"].get<std::int64_t>() < pause_at);
+  CHECK((*committed)["t"].get<std::int64_t>() + (*committed)["send_delay_ns"].get<std::int64_t>() >
+        pause_at);
+  // ...and the first thing to leave when it woke: the sink rejects it before the node steps down.
+  CHECK((*rejected)["t"].get<std::int64_t>() > pause_at + pause_ns);
+  CHECK((*rejected)["token"] == 1);
+  CHECK((*rejected)["highest_before"] == 3);
+  CHECK(events.front()["scenario"] == "lease-gc-pause-fence");
+}
+
+TEST_CASE("lab 3: the careless client also writes after it has learnt of the new leader") {
+  const auto events = traced("lease-gc-pause-fence.json", "careless", "lab3-careless.jsonl");
+  std::optional<std::int64_t> learnt;  // the frozen holder hears of epoch 3
+  std::vector<std::int64_t> rejected_sends;
+  for (const auto& e : events) {
+    const std::string ev = e.value("ev", "");
+    if (ev == "belief" && e["node"] == 4 && e["epoch"] == 3 && !learnt) learnt = e["t"];
+    if (ev == "sink_send" && e["writer"] == 4 && e["token"] == 1 && learnt) {
+      rejected_sends.push_back(e["t"]);
+    }
+  }
+  REQUIRE(learnt);
+  REQUIRE(rejected_sends.size() == 1);
+  CHECK(rejected_sends[0] - *learnt == 50'000'000);  // one `work` (50ms) after stepping down
 }
 
 TEST_CASE("lab 5: without PreVote the minority's terms inflate and disrupt the heal, with it not") {

@@ -185,19 +185,31 @@ TEST_CASE(
   CHECK(measured < 4.0 * kS);
 }
 
-TEST_CASE("timeline run: without fencing the flagship's stale write is accepted and circled") {
+TEST_CASE(
+    "timeline run: without fencing the flagship's stale write is accepted, circled and named an "
+    "overwrite") {
   const runner::Scenario scenario = load(runner::flagship_scenario_text(), "no-fencing");
   const Pictured p = run_with_timeline(scenario);
   std::size_t stale_accepted = 0;
+  std::size_t overwrites = 0;
   for (const analysis::SinkWriteMark& w : p.timeline.writes) {
     if (w.accepted && w.stale) ++stale_accepted;
+    if (w.overwrite) ++overwrites;
   }
   CHECK(stale_accepted == p.report.stale_writes_accepted);
   CHECK(stale_accepted >= 1);
+  CHECK(overwrites == p.report.stale_writes_overwriting);
+  CHECK(overwrites >= 1);
   const std::string doc = analysis::render_timeline_svg(p.timeline);
   keep("timeline-flagship-no-fencing.svg", doc);
   CHECK(contains(doc, "class=\"write-stale\""));
+  CHECK(contains(doc, ">overwrite t1</text>"));
+  CHECK(contains(doc, "1 overwrite of newer data (corruption)"));
   CHECK_FALSE(contains(doc, "class=\"write-rejected\""));
+  // With fencing nothing is overwritten, and the picture says no such thing.
+  const Pictured fenced = run_with_timeline(load(runner::flagship_scenario_text()));
+  const std::string fenced_doc = analysis::render_timeline_svg(fenced.timeline);
+  CHECK_FALSE(contains(fenced_doc, "overwrite"));
 }
 
 TEST_CASE("timeline run: nine nodes through a crash, a partition and a pause") {
