@@ -141,14 +141,11 @@ void BullyNode::on_watch(sim::Context&, const sim::WatchEvent&) {
   // No watches: see on_store_reply.
 }
 
-void BullyNode::on_sink_reply(sim::Context& ctx, const sim::SinkReply& reply) {
-  // A rejection of the current epoch means the sink has accepted a higher one: this coordinator
-  // has been deposed without hearing of it. Rejections of an earlier epoch say nothing new.
-  if (stopped_ || reply.accepted || state_ != BullyState::coordinator || reply.token != epoch_) {
-    return;
-  }
-  observe(ctx, reply.highest_accepted);
-  become_candidate(ctx);
+void BullyNode::on_sink_reply(sim::Context& /*ctx*/, const sim::SinkReply& /*reply*/) {
+  // Garcia-Molina's Bully (1982) knows nothing of the resource its coordinator protects: a
+  // coordinator whose write the sink rejects carries on believing, as the textbook's would. Learning
+  // the other side's epoch from the sink would be an invention that lets two sides of a partition
+  // outbid each other's epochs through the database.
 }
 
 void BullyNode::on_command(sim::Context& ctx, sim::Command command) {

@@ -144,12 +144,10 @@ void RingNode::on_watch(sim::Context&, const sim::WatchEvent&) {
   // No store, no watches.
 }
 
-void RingNode::on_sink_reply(sim::Context& ctx, const sim::SinkReply& reply) {
-  // A rejection of this leader's token means the sink has accepted a newer one: some other node
-  // leads with a later epoch. This one gives up and calls an election to settle who leads.
-  // Rejections of an earlier tenure's token say nothing about this one.
-  if (stopped_ || reply.accepted || role_ != Role::leader || reply.token != leader_epoch_) return;
-  start_election(ctx);
+void RingNode::on_sink_reply(sim::Context& /*ctx*/, const sim::SinkReply& /*reply*/) {
+  // Chang and Roberts (1979) elect over the ring alone: a leader whose write the sink rejects
+  // carries on believing, as theirs would. Reacting to the sink would be an invention that lets two
+  // sides of a partition outbid each other's epochs through the database.
 }
 
 void RingNode::on_command(sim::Context& ctx, sim::Command command) {

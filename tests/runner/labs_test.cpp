@@ -172,6 +172,23 @@ TEST_CASE("lab 3: the careless client also writes after it has learnt of the new
   CHECK(rejected_sends[0] - *learnt == 50'000'000);  // one `work` (50ms) after stepping down
 }
 
+TEST_CASE("lab 5: Bully and Ring leaders learn nothing from the sink, and fencing saves the data") {
+  const std::string protocol = GENERATE("bully", "ring");
+  INFO(protocol);
+  const auto fenced = run("partition-minority-leader.json", {}, protocol);
+  // The cut-off leader (node 4) holds one interval from before the cut to after the heal (50s).
+  bool kept = false;
+  for (const auto& i : fenced.intervals) {
+    if (i.node == 4 && i.start.ns < 10'000'000'000 && i.end.ns >= 50'000'000'000) kept = true;
+  }
+  CHECK(kept);
+  CHECK(fenced.stale_writes_rejected > 300);
+  CHECK(fenced.stale_writes_overwriting == 0);
+  CHECK(fenced.elections <= 5);
+  const auto open = run("partition-minority-leader.json", {{"sink.fencing", "false"}}, protocol);
+  CHECK(open.stale_writes_overwriting == fenced.stale_writes_rejected);
+}
+
 TEST_CASE("lab 5: without PreVote the minority's terms inflate and disrupt the heal, with it not") {
   const auto plain = run("partition-minority-leader.json", {}, "raft");
   const auto pre_vote =
