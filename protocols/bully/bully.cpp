@@ -143,9 +143,9 @@ void BullyNode::on_watch(sim::Context&, const sim::WatchEvent&) {
 
 void BullyNode::on_sink_reply(sim::Context& /*ctx*/, const sim::SinkReply& /*reply*/) {
   // Garcia-Molina's Bully (1982) knows nothing of the resource its coordinator protects: a
-  // coordinator whose write the sink rejects carries on believing, as the textbook's would. Learning
-  // the other side's epoch from the sink would be an invention that lets two sides of a partition
-  // outbid each other's epochs through the database.
+  // coordinator whose write the sink rejects carries on believing, as the textbook's would.
+  // Learning the other side's epoch from the sink would be an invention that lets two sides of a
+  // partition outbid each other's epochs through the database.
 }
 
 void BullyNode::on_command(sim::Context& ctx, sim::Command command) {
