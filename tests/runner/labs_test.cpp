@@ -62,6 +62,45 @@ std::uint64_t sent(const analysis::Report& r, const std::string& type) {
 
 }  // namespace
 
+TEST_CASE("lab 1: the first create-if-absent to reach the store wins, the four others fail") {
+  const auto events = traced("lease-acquire-renew.json", std::nullopt, "lab1.jsonl");
+  std::vector<std::pair<std::int64_t, bool>> txns;  // node, succeeded, in the store's order
+  for (const auto& e : events) {
+    if (e.value("ev", "") == "store_apply" && e["op"] == "txn") {
+      txns.emplace_back(e["node"].get<std::int64_t>(), e["succeeded"].get<bool>());
+      if (txns.size() == 1) CHECK(e["revision"] == 1);
+    }
+  }
+  REQUIRE(txns.size() == 5);
+  CHECK(txns[0] == std::make_pair(std::int64_t{4}, true));
+  for (std::size_t i = 1; i < txns.size(); ++i) CHECK_FALSE(txns[i].second);
+  runner::LoadOptions o;
+  runner::LoadResult loaded = runner::load_scenario_file(scenario("lease-acquire-renew.json"), o);
+  REQUIRE(loaded.scenario);
+  runner::RunOptions seed5;
+  seed5.seed = 5;
+  const runner::RunResult r = runner::run_scenario(*loaded.scenario, seed5);
+  REQUIRE(r.report.intervals.size() == 1);
+  CHECK(r.report.intervals[0].node == 2);
+}
+
+TEST_CASE("lab 6: a timeout range one message delay wide elects, but only after split rounds") {
+  const std::uint64_t seed = GENERATE(1u, 2u, 3u);
+  INFO("seed " << seed);
+  runner::LoadOptions o;
+  o.overrides = {{"protocol.election_timeout_max", "155ms"}};
+  runner::LoadResult loaded = runner::load_scenario_file(scenario("raft-split-votes.json"), o);
+  REQUIRE(loaded.scenario);
+  runner::RunOptions options;
+  options.seed = seed;
+  const runner::RunResult r = runner::run_scenario(*loaded.scenario, options);
+  CHECK(r.report.elections == 1);
+  REQUIRE(r.report.first_leader_at);
+  // The randomised variant (150-300 ms) elects at 0.160 s; this takes several 150 ms rounds.
+  CHECK(r.report.first_leader_at->ns > 600'000'000);
+  CHECK(r.report.first_leader_at->ns < 1'500'000'000);
+}
+
 TEST_CASE("lab 7: a descending ring where all start sends n(n+1)/2 Election and n Elected") {
   const std::uint64_t n = GENERATE(4u, 8u, 16u, 32u);
   INFO("n = " << n);
@@ -103,6 +142,37 @@ TEST_CASE(
   const std::int64_t failover = r.failovers[0].failover->count();
   CHECK(failover > ttl_ns / 2);
   CHECK(failover <= ttl_ns + ttl_ns / 3 + 50'000'000);
+}
+
+TEST_CASE("lab 2: the lease dies one TTL after the last keepalive the store applied") {
+  const auto events = traced("lease-leader-crash.json", std::nullopt, "lab2.jsonl");
+  std::optional<std::int64_t> crash;
+  std::optional<std::int64_t> last_keepalive;  // of the holder, applied by the store
+  std::optional<std::int64_t> expired;
+  std::optional<std::int64_t> lease;
+  for (const auto& e : events) {
+    const std::string ev = e.value("ev", "");
+    if (ev == "crash" && !crash) crash = e["t"];
+    if (ev == "store_apply" && e["op"] == "lease_keepalive" && e["node"] == 4 && !expired) {
+      last_keepalive = e["t"];
+      lease = e["lease"];
+    }
+    if (ev == "lease_expire" && crash && lease && e["lease"] == *lease && !expired) {
+      expired = e["t"];
+    }
+  }
+  REQUIRE(crash);
+  REQUIRE(last_keepalive);
+  REQUIRE(expired);
+  CHECK(*last_keepalive > *crash);  // it was on the wire when the holder died
+  CHECK(*expired - *last_keepalive == 2'000'000'000);
+  const auto at10 = run("lease-leader-crash.json", {});
+  const auto at25 = run("lease-leader-crash.json", {{"faults.0.at", "25s"}});
+  REQUIRE(at10.failovers.size() == 1);
+  REQUIRE(at25.failovers.size() == 1);
+  REQUIRE(at10.failovers[0].failover);
+  REQUIRE(at25.failovers[0].failover);
+  CHECK(*at25.failovers[0].failover < *at10.failovers[0].failover);
 }
 
 TEST_CASE("lab 3: a pause shorter than the renew deadline is ridden out with nothing stale") {
@@ -170,6 +240,20 @@ TEST_CASE("lab 3: the careless client also writes after it has learnt of the new
   REQUIRE(learnt);
   REQUIRE(rejected_sends.size() == 1);
   CHECK(rejected_sends[0] - *learnt == 50'000'000);  // one `work` (50ms) after stepping down
+}
+
+TEST_CASE("lab 4: the stale write accepted arrived before the new holder's token, none after") {
+  const auto r = run("lease-clock-drift.json", {});
+  CHECK(r.split_brain_time > sim::Duration(0));
+  CHECK(r.stale_writes_accepted == 1);
+  CHECK(r.stale_writes_rejected == 1);
+  CHECK(r.stale_writes_overwriting == 0);
+  REQUIRE(r.failovers.size() == 1);
+  REQUIRE(r.failovers[0].first_new_write);
+  for (const auto& w : r.stale_writes) {
+    if (w.accepted) CHECK(w.at < *r.failovers[0].first_new_write);
+    if (!w.accepted) CHECK(w.at > *r.failovers[0].first_new_write);
+  }
 }
 
 TEST_CASE("lab 5: Bully and Ring leaders learn nothing from the sink, and fencing saves the data") {
