@@ -25,8 +25,8 @@
 
 #include "analysis/expect.hpp"
 #include "analysis/summary.hpp"
-#include "analysis/timeline_svg.hpp"
 #include "analysis/trace.hpp"
+#include "drawing/timeline_svg.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
 #include "protocols/registry.hpp"
@@ -260,7 +260,7 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
     std::vector<io::OutputFile> pictures;
     if (vm.count("svg") != 0 && result.timeline) {
       pictures.push_back({with_suffix(vm["svg"].as<std::string>(), suffix),
-                          analysis::render_timeline_svg(*result.timeline)});
+                          drawing::render_timeline_svg(*result.timeline)});
     }
     if (vm.count("html") != 0 && !result.replay_html.empty()) {
       pictures.push_back(
@@ -420,7 +420,7 @@ int cmd_compare(const std::vector<std::string>& args, Streams io) {
   }
   const runner::CompareResult& result = *outcome.result;
   if (vm.count("svg") != 0) {
-    std::vector<const analysis::Timeline*> timelines;
+    std::vector<const drawing::Timeline*> timelines;
     std::vector<std::string> titles;
     for (const runner::RunResult& r : result.runs) {
       timelines.push_back(r.timeline ? &*r.timeline : nullptr);
@@ -428,7 +428,7 @@ int cmd_compare(const std::vector<std::string>& args, Streams io) {
     }
     const std::string path = vm["svg"].as<std::string>();
     if (auto error =
-            io::write_files_whole({{path, analysis::render_timelines_svg(timelines, titles)}})) {
+            io::write_files_whole({{path, drawing::render_timelines_svg(timelines, titles)}})) {
       io.err << fmt::format("electsim compare: {}; no picture written\n", *error);
       return kExitBadInput;
     }

@@ -12,7 +12,7 @@
 #include <functional>
 #include <sstream>
 
-#include "analysis/timeline_svg.hpp"
+#include "drawing/timeline_svg.hpp"
 #include "protocols/registry.hpp"
 #include "runner/compare.hpp"
 #include "runner/loader.hpp"
@@ -212,13 +212,13 @@ ComparisonPage comparison_page(const ComparisonPageOptions& options) {
     const std::string stem = std::filesystem::path(e.file).stem().string();
     const std::string svg_name = "compare-" + stem + ".svg";
     const std::filesystem::path svg_path = pictures / svg_name;
-    std::vector<const analysis::Timeline*> timelines;
+    std::vector<const drawing::Timeline*> timelines;
     std::vector<std::string> titles;
     for (const RunResult& r : results[i].runs) {
       timelines.push_back(r.timeline ? &*r.timeline : nullptr);
       titles.push_back(r.info.protocol);
     }
-    page.files.push_back({svg_path.string(), analysis::render_timelines_svg(timelines, titles)});
+    page.files.push_back({svg_path.string(), drawing::render_timelines_svg(timelines, titles)});
     out += fmt::format("\n## {}\n\n", e.title);
     out += fmt::format("`electsim compare scenarios/{} --svg {}` (seed {})\n\n", e.file, svg_name,
                        results[i].runs.front().info.seed);

@@ -12,10 +12,10 @@
 #include <fmt/format.h>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/perfetto.hpp"
-#include "analysis/replay_html.hpp"
-#include "analysis/timeline_svg.hpp"
 #include "analysis/trace.hpp"
+#include "drawing/perfetto.hpp"
+#include "drawing/replay_html.hpp"
+#include "drawing/timeline_svg.hpp"
 #include "protocols/registry.hpp"
 
 namespace electsim::runner {
@@ -103,18 +103,18 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (options.trace_path) {
     writer.emplace(*options.trace_path, header, scenario.limits.max_trace_bytes);
   }
-  std::optional<analysis::PerfettoWriter> perfetto;
+  std::optional<drawing::PerfettoWriter> perfetto;
   if (options.perfetto_path) {
     perfetto.emplace(*options.perfetto_path, header, scenario.limits.max_trace_bytes);
   }
-  std::optional<analysis::TimelineRecorder> timeline;
+  std::optional<drawing::TimelineRecorder> timeline;
   if (options.timeline || options.replay_html) {
     timeline.emplace(header, world, scenario.prepared.lease_ttl,
                      scenario.prepared.lease_ttl
                          ? std::optional<bool>(scenario.prepared.lease_judged_by_store)
                          : std::nullopt);
   }
-  std::optional<analysis::ReplayRecorder> replay;
+  std::optional<drawing::ReplayRecorder> replay;
   if (options.replay_html) {
     replay.emplace(header, world, scenario.prepared.lease_ttl,
                    scenario.prepared.lease_judged_by_store);
@@ -202,8 +202,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (timeline) result.timeline = timeline->finish(result.report);
   if (replay && result.timeline) {
     result.replay_html =
-        analysis::render_replay_html(*replay, result.report, result.verdict, result.info,
-                                     analysis::render_timeline_svg(*result.timeline));
+        drawing::render_replay_html(*replay, result.report, result.verdict, result.info,
+                                    drawing::render_timeline_svg(*result.timeline));
   }
   return result;
 }

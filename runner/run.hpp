@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "analysis/expect.hpp"
-#include "analysis/replay_html.hpp"
 #include "analysis/report.hpp"
 #include "analysis/summary.hpp"
-#include "analysis/timeline.hpp"
+#include "drawing/replay_html.hpp"
+#include "drawing/timeline.hpp"
 #include "runner/scenario.hpp"
 #include "sim/kernel.hpp"
 
@@ -31,8 +31,8 @@ struct RunOptions {
   bool replay_html = false;                  // render RunResult::replay_html (implies a timeline)
   std::optional<std::string> perfetto_path;  // Trace Event Format JSON, whole or not at all
   // Bounds on what the pictures keep in memory; a run past one reports it in `errors`.
-  std::size_t replay_events_max = analysis::ReplayRecorder::kMaxEvents;
-  std::size_t timeline_items_max = analysis::TimelineRecorder::kMaxItems;
+  std::size_t replay_events_max = drawing::ReplayRecorder::kMaxEvents;
+  std::size_t timeline_items_max = drawing::TimelineRecorder::kMaxItems;
 };
 
 // The world of one run: the scenario's world with `seed` as its root seed, and the scenario's
@@ -44,10 +44,10 @@ struct RunResult {
   analysis::Report report;
   analysis::Verdict verdict;
   sim::RunStats stats;
-  std::string trace_hash;                      // 16 hex digits over the event stream
-  std::vector<std::string> errors;             // trace could not be written, event limit hit, ...
-  std::optional<analysis::Timeline> timeline;  // with RunOptions::timeline or replay_html
-  std::string replay_html;                     // with RunOptions::replay_html
+  std::string trace_hash;                     // 16 hex digits over the event stream
+  std::vector<std::string> errors;            // trace could not be written, event limit hit, ...
+  std::optional<drawing::Timeline> timeline;  // with RunOptions::timeline or replay_html
+  std::string replay_html;                    // with RunOptions::replay_html
   bool ok() const { return errors.empty() && verdict.ok(); }
 };
 

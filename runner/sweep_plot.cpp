@@ -1,10 +1,10 @@
-// Sweep results to a LinePlot (analysis/plot.hpp): x is the first axis (durations and numbers on
+// Sweep results to a LinePlot (drawing/plot.hpp): x is the first axis (durations and numbers on
 // a scaled axis, anything else as categories); without axes, the protocols are the categories.
 #include "runner/sweep_plot.hpp"
 
 #include <fmt/format.h>
 
-#include "analysis/plot.hpp"
+#include "drawing/plot.hpp"
 
 namespace electsim::runner {
 
@@ -12,7 +12,7 @@ std::string sweep_plot_svg(const SweepResult& result, const std::vector<PointSum
                            const std::vector<std::string>& metrics) {
   const SweepDefinition& d = result.definition;
   const std::uint64_t point_count = d.point_count();
-  analysis::LinePlot plot;
+  drawing::LinePlot plot;
 
   std::string names;
   for (std::size_t i = 0; i < metrics.size(); ++i) {
@@ -33,7 +33,7 @@ std::string sweep_plot_svg(const SweepResult& result, const std::vector<PointSum
   std::vector<Series> series;
   if (d.axes.empty()) {
     plot.x_label = "protocol";
-    plot.x_unit = analysis::AxisUnit::category;
+    plot.x_unit = drawing::AxisUnit::category;
     Series s{"all seeds", {}};
     for (std::size_t p = 0; p < d.protocols.size(); ++p) {
       plot.x_categories.push_back(d.protocols[p]);
@@ -44,9 +44,9 @@ std::string sweep_plot_svg(const SweepResult& result, const std::vector<PointSum
   } else {
     const GridAxis& first = d.axes.front();
     plot.x_label = first.path;
-    plot.x_unit = first.kind == AxisKind::duration ? analysis::AxisUnit::duration_ns
-                  : first.kind == AxisKind::number ? analysis::AxisUnit::number
-                                                   : analysis::AxisUnit::category;
+    plot.x_unit = first.kind == AxisKind::duration ? drawing::AxisUnit::duration_ns
+                  : first.kind == AxisKind::number ? drawing::AxisUnit::number
+                                                   : drawing::AxisUnit::category;
     for (std::size_t i = 0; i < first.values.size(); ++i) {
       plot.x.push_back(first.kind == AxisKind::category ? static_cast<double>(i)
                                                         : first.numeric[i]);
@@ -72,14 +72,14 @@ std::string sweep_plot_svg(const SweepResult& result, const std::vector<PointSum
   for (const std::string& name : metrics) {
     const PointMetric* metric = find_point_metric(name);
     if (metric == nullptr) continue;
-    analysis::PlotPanel panel;
+    drawing::PlotPanel panel;
     panel.title = name;
     for (char& c : panel.title) c = c == '_' ? ' ' : c;
-    panel.unit = metric->duration      ? analysis::AxisUnit::duration_ns
-                 : metric->probability ? analysis::AxisUnit::probability
-                                       : analysis::AxisUnit::number;
+    panel.unit = metric->duration      ? drawing::AxisUnit::duration_ns
+                 : metric->probability ? drawing::AxisUnit::probability
+                                       : drawing::AxisUnit::number;
     for (const Series& s : series) {
-      analysis::PlotSeries line;
+      drawing::PlotSeries line;
       line.label = s.label;
       for (std::uint64_t index : s.points) {
         line.y.push_back(index < points.size() ? metric->value(points[index]) : std::nullopt);
@@ -88,7 +88,7 @@ std::string sweep_plot_svg(const SweepResult& result, const std::vector<PointSum
     }
     plot.panels.push_back(std::move(panel));
   }
-  return analysis::render_line_plot_svg(plot);
+  return drawing::render_line_plot_svg(plot);
 }
 
 }  // namespace electsim::runner

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/perfetto.hpp"
+#include "drawing/perfetto.hpp"
 #include "protocols/registry.hpp"
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
@@ -62,7 +62,7 @@ Exported run_flagship(const std::string& variant, const std::string& file_name) 
   const std::string path =
       (std::filesystem::temp_directory_path() / ("electsim-perfetto-run-" + file_name)).string();
   analysis::Analyzer analyzer(header.analysis_config());
-  analysis::PerfettoWriter writer(path, header, scenario.limits.max_trace_bytes);
+  drawing::PerfettoWriter writer(path, header, scenario.limits.max_trace_bytes);
   sim::Kernel kernel(world, scenario.prepared.factory);
   kernel.add_observer(&analyzer);
   kernel.add_observer(&writer);

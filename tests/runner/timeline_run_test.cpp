@@ -11,8 +11,8 @@
 #include <string>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/timeline.hpp"
-#include "analysis/timeline_svg.hpp"
+#include "drawing/timeline.hpp"
+#include "drawing/timeline_svg.hpp"
 #include "protocols/registry.hpp"
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
@@ -21,7 +21,7 @@
 namespace {
 
 using namespace electsim;
-using analysis::Timeline;
+using drawing::Timeline;
 using sim::Duration;
 using sim::Time;
 
@@ -138,11 +138,11 @@ TEST_CASE(
 
   // The leader paused at 4.9633s for 6s, and kept believing it led through the pause.
   REQUIRE(tl.pauses.size() == 1);
-  const analysis::PauseSpan& pause = tl.pauses[0];
+  const drawing::PauseSpan& pause = tl.pauses[0];
   CHECK(pause.start == Time(Duration(4'963'300'000)));
   CHECK(pause.end == Time(Duration(10'963'300'000)));
   bool led_through = false;
-  for (const analysis::BeliefSpan& b : tl.beliefs) {
+  for (const drawing::BeliefSpan& b : tl.beliefs) {
     if (b.node == pause.endpoint && b.role == sim::Role::leader && b.start <= pause.start &&
         b.end >= pause.end) {
       led_through = true;
@@ -153,10 +153,10 @@ TEST_CASE(
   // Split-brain stretches add up to the report's, and the frozen holder's write was rejected.
   REQUIRE_FALSE(tl.split_brain.empty());
   Duration total{0};
-  for (const analysis::SplitBrainSpan& s : tl.split_brain) total += s.end - s.start;
+  for (const drawing::SplitBrainSpan& s : tl.split_brain) total += s.end - s.start;
   CHECK(total == p.report.split_brain_time);
-  std::optional<analysis::SinkWriteMark> rejected;
-  for (const analysis::SinkWriteMark& w : tl.writes) {
+  std::optional<drawing::SinkWriteMark> rejected;
+  for (const drawing::SinkWriteMark& w : tl.writes) {
     if (!w.accepted && w.stale && w.writer == pause.endpoint) rejected = w;
   }
   REQUIRE(rejected);
@@ -164,12 +164,12 @@ TEST_CASE(
 
   // The store expired the frozen holder's lease, and the draining lease is drawn.
   bool expired = false;
-  for (const analysis::LeaseHold& h : tl.leader_key) {
-    if (h.holder == pause.endpoint && h.ended_by == analysis::HoldEnd::expired) expired = true;
+  for (const drawing::LeaseHold& h : tl.leader_key) {
+    if (h.holder == pause.endpoint && h.ended_by == drawing::HoldEnd::expired) expired = true;
   }
   CHECK(expired);
 
-  const std::string doc = analysis::render_timeline_svg(tl);
+  const std::string doc = drawing::render_timeline_svg(tl);
   keep("timeline-flagship.svg", doc);
   CHECK(contains(doc, ">GC pause 6s</text>"));
   CHECK(contains(doc, ">split-brain "));
@@ -192,7 +192,7 @@ TEST_CASE(
   const Pictured p = run_with_timeline(scenario);
   std::size_t stale_accepted = 0;
   std::size_t overwrites = 0;
-  for (const analysis::SinkWriteMark& w : p.timeline.writes) {
+  for (const drawing::SinkWriteMark& w : p.timeline.writes) {
     if (w.accepted && w.stale) ++stale_accepted;
     if (w.overwrite) ++overwrites;
   }
@@ -200,7 +200,7 @@ TEST_CASE(
   CHECK(stale_accepted >= 1);
   CHECK(overwrites == p.report.stale_writes_overwriting);
   CHECK(overwrites >= 1);
-  const std::string doc = analysis::render_timeline_svg(p.timeline);
+  const std::string doc = drawing::render_timeline_svg(p.timeline);
   keep("timeline-flagship-no-fencing.svg", doc);
   CHECK(contains(doc, "class=\"write-stale\""));
   CHECK(contains(doc, ">overwrite t1</text>"));
@@ -208,7 +208,7 @@ TEST_CASE(
   CHECK_FALSE(contains(doc, "class=\"write-rejected\""));
   // With fencing nothing is overwritten, and the picture says no such thing.
   const Pictured fenced = run_with_timeline(load(runner::flagship_scenario_text()));
-  const std::string fenced_doc = analysis::render_timeline_svg(fenced.timeline);
+  const std::string fenced_doc = drawing::render_timeline_svg(fenced.timeline);
   CHECK_FALSE(contains(fenced_doc, "overwrite"));
 }
 
@@ -219,7 +219,7 @@ TEST_CASE("timeline run: nine nodes through a crash, a partition and a pause") {
   CHECK(tl.downs.size() == 1);
   CHECK(tl.partitions.size() == 1);
   CHECK(tl.partitions[0].side_count == 2);
-  const std::string doc = analysis::render_timeline_svg(tl);
+  const std::string doc = drawing::render_timeline_svg(tl);
   keep("timeline-nine.svg", doc);
   for (int n = 0; n < 9; ++n) CHECK(contains(doc, ">node " + std::to_string(n) + "</text>"));
   CHECK(contains(doc, ">crashed</text>"));
@@ -231,7 +231,7 @@ TEST_CASE("timeline run: an hour-long run renders with an axis in minutes") {
   const Timeline& tl = p.timeline;
   CHECK(tl.duration == Duration(3600 * kS));
   CHECK(tl.faults.size() >= 5);
-  const std::string doc = analysis::render_timeline_svg(tl);
+  const std::string doc = drawing::render_timeline_svg(tl);
   keep("timeline-hour.svg", doc);
   CHECK(contains(doc, "min</text>"));
   CHECK(doc.size() < 3'000'000);
@@ -256,7 +256,7 @@ TEST_CASE("timeline run: compare panels of every protocol on the partition scena
   }
   std::vector<const Timeline*> timelines;
   for (const Pictured& p : runs) timelines.push_back(&p.timeline);
-  const std::string doc = analysis::render_timelines_svg(timelines, names);
+  const std::string doc = drawing::render_timelines_svg(timelines, names);
   keep("timeline-compare.svg", doc);
   for (const std::string& name : names) CHECK(contains(doc, ">" + name + "</text>"));
   CHECK(contains(doc, ">split-brain "));
@@ -278,7 +278,7 @@ TEST_CASE("timeline run: followers' fast clocks and a client-judged lease show i
   REQUIRE_FALSE(tl.leader_key.empty());
   CHECK_FALSE(tl.leader_key.front().renewals.empty());  // the holder rewrites its record
   CHECK(tl.lease_judged_by_store == false);
-  const std::string doc = analysis::render_timeline_svg(tl);
+  const std::string doc = drawing::render_timeline_svg(tl);
   keep("timeline-clock-drift.svg", doc);
   CHECK(contains(doc, ">clock +25%</text>"));
   CHECK(contains(doc, ">split-brain "));

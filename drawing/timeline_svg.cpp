@@ -1,9 +1,9 @@
-// The run timeline as SVG, written by hand like the sweep chart (analysis/plot.cpp): layout from
+// The run timeline as SVG, written by hand like the sweep chart (drawing/plot.cpp): layout from
 // estimated text widths, colours from the Okabe-Ito palette (Okabe & Ito, "Color Universal
 // Design", 2008), and every distinction also made by a pattern, a label or a dash. Spans narrower
 // than a pixel are merged, so a run with tens of thousands of changes stays a small file that
 // renders quickly; the same timeline always gives the same bytes.
-#include "analysis/timeline_svg.hpp"
+#include "drawing/timeline_svg.hpp"
 
 #include <fmt/format.h>
 
@@ -19,10 +19,13 @@
 #include <string_view>
 #include <utility>
 
-#include "analysis/svg.hpp"
+#include "drawing/svg.hpp"
 #include "sim/assert.hpp"
 
-namespace electsim::analysis {
+namespace electsim::drawing {
+
+using analysis::Failover;
+using analysis::TraceHeader;
 
 namespace {
 
@@ -1841,4 +1844,4 @@ std::string render_timelines_svg(const std::vector<const Timeline*>& timelines,
   return render(present, headings, title, style, true);
 }
 
-}  // namespace electsim::analysis
+}  // namespace electsim::drawing

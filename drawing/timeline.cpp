@@ -3,7 +3,7 @@
 // timer fires only bump a counter. Clocks are mirrored with the kernel's own sim::ClockModel so
 // that every segment reads exactly what the node's clock read; split-brain stretches are derived
 // from the leader spans at the end, with the analyzer's meaning (non-zero length, two or more).
-#include "analysis/timeline.hpp"
+#include "drawing/timeline.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -17,7 +17,10 @@
 #include "sim/clock.hpp"
 #include "sim/store_types.hpp"
 
-namespace electsim::analysis {
+namespace electsim::drawing {
+
+using analysis::Report;
+using analysis::TraceHeader;
 
 namespace {
 
@@ -731,4 +734,4 @@ Timeline TimelineRecorder::finish(const Report& report) {
   return tl;
 }
 
-}  // namespace electsim::analysis
+}  // namespace electsim::drawing

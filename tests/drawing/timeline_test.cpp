@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "analysis/analyzer.hpp"
-#include "analysis/timeline.hpp"
-#include "analysis/timeline_svg.hpp"
 #include "analysis/trace.hpp"
+#include "drawing/timeline.hpp"
+#include "drawing/timeline_svg.hpp"
 #include "sim/clock.hpp"
 #include "sim/store_types.hpp"
-#include "tests/analysis/svg_check.hpp"
+#include "tests/drawing/svg_check.hpp"
 
 namespace {
 
@@ -27,6 +27,7 @@ using electsim::test::well_formed_error;
 
 using namespace electsim;
 using namespace electsim::analysis;
+using namespace electsim::drawing;
 using sim::EventKind;
 
 constexpr std::int64_t kMs = 1'000'000;

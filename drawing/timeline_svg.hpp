@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/timeline.hpp"
+#include "drawing/timeline.hpp"
 
-namespace electsim::analysis {
+namespace electsim::drawing {
 
 struct TimelineStyle {
   double width_px = 1200;  // the whole picture; at least 480 is used
@@ -35,4 +35,4 @@ std::string render_timelines_svg(const std::vector<const Timeline*>& timelines,
                                  const std::vector<std::string>& panel_titles,
                                  const TimelineStyle& style = {});
 
-}  // namespace electsim::analysis
+}  // namespace electsim::drawing

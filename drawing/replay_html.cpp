@@ -3,7 +3,7 @@
 // table, names as in docs/trace-format.md) that the page's script replays. The script keeps a
 // snapshot of the state every few thousand events, so a seek costs one snapshot and a few
 // thousand events at most, whatever the run's length.
-#include "analysis/replay_html.hpp"
+#include "drawing/replay_html.hpp"
 
 #include "analysis/json_text.hpp"
 
@@ -16,17 +16,29 @@
 #include <string_view>
 #include <utility>
 
-#include "analysis/svg.hpp"
+#include "drawing/svg.hpp"
 #include "sim/assert.hpp"
 #include "sim/fault.hpp"
 #include "sim/protocol.hpp"
 #include "sim/store_types.hpp"
 
-namespace electsim::analysis {
+namespace electsim::drawing {
+using analysis::append_json_string;
+
+using analysis::Breach;
+using analysis::Failover;
+using analysis::format_summary;
+using analysis::LeaderInterval;
+using analysis::Report;
+using analysis::RunInfo;
+using analysis::SameEpochLeaders;
+using analysis::StaleWrite;
+using analysis::TraceHeader;
+using analysis::Verdict;
 
 namespace {
 
-#include "analysis/replay_page.inc"
+#include "drawing/replay_page.inc"
 
 constexpr std::int64_t kBillion = 1'000'000'000;
 __extension__ typedef __int128 Int128;  // exact products of ns and ppb, as in sim/clock.cpp
@@ -847,4 +859,4 @@ std::string render_replay_html(const ReplayRecorder& recorder, const Report& rep
   return html;
 }
 
-}  // namespace electsim::analysis
+}  // namespace electsim::drawing

@@ -13,15 +13,15 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/plot.hpp"
-#include "analysis/svg.hpp"
-#include "tests/analysis/svg_check.hpp"
+#include "drawing/plot.hpp"
+#include "drawing/svg.hpp"
+#include "tests/drawing/svg_check.hpp"
 
 namespace {
 
 using electsim::test::well_formed_error;
 
-using namespace electsim::analysis;
+using namespace electsim::drawing;
 using std::nullopt;
 
 constexpr double kMs = 1e6;

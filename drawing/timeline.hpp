@@ -2,7 +2,7 @@
 // were down, paused or cut off, who held the leader key in the store and how its lease drained,
 // what the sink accepted and rejected, where two leaders overlapped and how long failovers took.
 // A TimelineRecorder fills it online from the event stream (docs/trace-format.md); the renderer in
-// analysis/timeline_svg.hpp draws it. Meanings follow DESIGN.md ("Observables and their meaning").
+// drawing/timeline_svg.hpp draws it. Meanings follow DESIGN.md ("Observables and their meaning").
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,12 @@
 #include "sim/protocol.hpp"
 #include "sim/time.hpp"
 
-namespace electsim::analysis {
+namespace electsim::drawing {
+
+using sim::Duration;
+using sim::Epoch;
+using sim::NodeId;
+using sim::Time;
 
 // What one node believed from `start` until its next belief, a crash or the end of the run. A
 // leader belief runs on through a pause: a frozen node still believes it leads.
@@ -153,7 +158,7 @@ struct TimelineSummary {
 };
 
 struct Timeline {
-  TraceHeader header;
+  analysis::TraceHeader header;
   std::size_t node_count = 0;
   Duration duration{0};  // the run as judged: run_end's time (or the configured duration)
   std::optional<Duration> lease_ttl;          // how long a claim on the leader key lasts
@@ -169,7 +174,7 @@ struct Timeline {
   std::vector<SinkWriteMark> writes;
   std::vector<SplitBrainSpan> split_brain;
   std::vector<FaultMark> faults;
-  std::vector<Failover> failovers;                        // the Report's, as they are
+  std::vector<analysis::Failover> failovers;              // the Report's, as they are
   std::vector<std::vector<TimelineClockSegment>> clocks;  // per node, from t = 0, ascending
   std::vector<TimelineClockSegment> store_clock;
   std::map<std::string, std::uint64_t> messages_by_type;  // sent, by protocol message name
@@ -188,12 +193,13 @@ class TimelineRecorder : public sim::Observer {
  public:
   // The world gives the clocks' configuration (offsets, drift, scheduled steps); `lease_ttl` and
   // `lease_judged_by_store` come from the protocol (protocols::PreparedProtocol) when it has them.
-  TimelineRecorder(TraceHeader header, const sim::WorldConfig& world,
+  TimelineRecorder(analysis::TraceHeader header, const sim::WorldConfig& world,
                    std::optional<Duration> lease_ttl = std::nullopt,
                    std::optional<bool> lease_judged_by_store = std::nullopt);
   // For a saved trace, where only the header is known: perfect clocks at the start, changed by the
   // trace's clock_change events (scheduled steps are not in a trace).
-  explicit TimelineRecorder(TraceHeader header, std::optional<Duration> lease_ttl = std::nullopt,
+  explicit TimelineRecorder(analysis::TraceHeader header,
+                            std::optional<Duration> lease_ttl = std::nullopt,
                             std::optional<bool> lease_judged_by_store = std::nullopt);
   ~TimelineRecorder() override;
   TimelineRecorder(const TimelineRecorder&) = delete;
@@ -209,11 +215,11 @@ class TimelineRecorder : public sim::Observer {
   void set_max_items(std::size_t max);
   // Closes what is still open at the run's end, computes split-brain stretches and copies the
   // report's failovers and figures. Call after the analyzer's finish(); may be called again.
-  Timeline finish(const Report& report);
+  Timeline finish(const analysis::Report& report);
 
  private:
   struct State;
   std::unique_ptr<State> state_;
 };
 
-}  // namespace electsim::analysis
+}  // namespace electsim::drawing

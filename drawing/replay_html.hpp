@@ -22,7 +22,12 @@
 #include "sim/event.hpp"
 #include "sim/kernel.hpp"
 
-namespace electsim::analysis {
+namespace electsim::drawing {
+
+using sim::Duration;
+using sim::Epoch;
+using sim::NodeId;
+using sim::Time;
 
 // One piece of a clock's reading in true time: for from <= t < the next piece's from,
 //   local(t) = base + (t - anchor) + floor((t - anchor) * drift_ppb / 1e9)
@@ -77,7 +82,7 @@ class ReplayRecorder : public sim::Observer {
   // `world` gives the clocks (offset, drift, scheduled steps) and the store's lease settings;
   // `lease_ttl` is the lease protocol's TTL (nullopt for protocols without a lease), judged by the
   // store's clock when `lease_judged_by_store`, else by the followers' clocks.
-  ReplayRecorder(TraceHeader header, const sim::WorldConfig& world,
+  ReplayRecorder(analysis::TraceHeader header, const sim::WorldConfig& world,
                  std::optional<sim::Duration> lease_ttl, bool lease_judged_by_store);
 
   // The most events one page may show: about 16 bytes each in the page and 48 in memory. Past it
@@ -88,7 +93,7 @@ class ReplayRecorder : public sim::Observer {
   bool overflowed() const { return overflowed_; }
   void set_max_events(std::size_t max) { max_events_ = max; }
 
-  const TraceHeader& header() const { return header_; }
+  const analysis::TraceHeader& header() const { return header_; }
   const std::vector<ReplayEvent>& events() const { return events_; }
   const std::vector<std::string>& texts() const { return texts_; }
   std::uint64_t events_seen() const { return events_seen_; }  // every event, timer fires included
@@ -128,7 +133,7 @@ class ReplayRecorder : public sim::Observer {
   static void rebuild_from(const Clock& clock, std::vector<ClockSegment>& segments,
                            std::int64_t at_ns);
 
-  TraceHeader header_;
+  analysis::TraceHeader header_;
   std::optional<sim::Duration> lease_ttl_;
   bool lease_judged_by_store_ = false;
   sim::Duration store_min_ttl_{0};
@@ -161,10 +166,10 @@ class ReplayRecorder : public sim::Observer {
 // The page. `timeline_svg` (may be empty: then the page shows no picture) is embedded inline and
 // a cursor follows the replay over it. The picture maps true time to x by the root <svg>'s
 // attributes data-time-left and data-time-right (x of time 0 and of the domain's end, in viewBox
-// units) and data-time-domain-ns (analysis/timeline_svg.hpp); without them its whole width spans
+// units) and data-time-domain-ns (drawing/timeline_svg.hpp); without them its whole width spans
 // the run. Deterministic: the same inputs give the same bytes.
-std::string render_replay_html(const ReplayRecorder& recorder, const Report& report,
-                               const Verdict& verdict, const RunInfo& info,
+std::string render_replay_html(const ReplayRecorder& recorder, const analysis::Report& report,
+                               const analysis::Verdict& verdict, const analysis::RunInfo& info,
                                const std::string& timeline_svg);
 
-}  // namespace electsim::analysis
+}  // namespace electsim::drawing

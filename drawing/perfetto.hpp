@@ -13,7 +13,12 @@
 #include "analysis/trace.hpp"
 #include "sim/event.hpp"
 
-namespace electsim::analysis {
+namespace electsim::drawing {
+
+using sim::Duration;
+using sim::Epoch;
+using sim::NodeId;
+using sim::Time;
 
 // Writes a unique temporary beside `path` as the events arrive (slices when they end) and renames
 // it onto `path` only in close(): the file is whole or absent. Past `max_bytes` it stops writing
@@ -21,7 +26,7 @@ namespace electsim::analysis {
 // nothing is built per event but that text.
 class PerfettoWriter : public sim::Observer {
  public:
-  PerfettoWriter(std::string path, const TraceHeader& header,
+  PerfettoWriter(std::string path, const analysis::TraceHeader& header,
                  std::uint64_t max_bytes = std::numeric_limits<std::uint64_t>::max());
   ~PerfettoWriter() override;  // without a successful close(): removes the temporary file
   PerfettoWriter(const PerfettoWriter&) = delete;
@@ -42,4 +47,4 @@ class PerfettoWriter : public sim::Observer {
   std::unique_ptr<State> state_;
 };
 
-}  // namespace electsim::analysis
+}  // namespace electsim::drawing

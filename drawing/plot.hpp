@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace electsim::analysis {
+namespace electsim::drawing {
 
 enum class AxisUnit { number, duration_ns, probability, category };
 
@@ -41,4 +41,4 @@ struct LinePlot {
 // no value; so does any y at a non-finite x.
 std::string render_line_plot_svg(const LinePlot& plot);
 
-}  // namespace electsim::analysis
+}  // namespace electsim::drawing

@@ -1,7 +1,7 @@
 // SVG text helpers: escaping, locale-free numbers, 1-2-5 ticks and time ticks. Ticks follow
 // Heckbert's "nice numbers" (Graphics Gems, 1990): a step of 1, 2 or 5 times a power of ten; tick
 // values are built as integer multiples of the step so that labels never collect rounding noise.
-#include "analysis/svg.hpp"
+#include "drawing/svg.hpp"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <utility>
 
-namespace electsim::analysis::svg {
+namespace electsim::drawing::svg {
 
 namespace {
 
@@ -294,4 +294,4 @@ double text_width_estimate(std::string_view text, double font_px) {
   return static_cast<double>(code_points) * font_px * 0.58;
 }
 
-}  // namespace electsim::analysis::svg
+}  // namespace electsim::drawing::svg

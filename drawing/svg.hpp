@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace electsim::analysis::svg {
+namespace electsim::drawing::svg {
 
 // Escapes & < > " ' for use in text and in quoted attributes. Control characters that XML 1.0
 // cannot carry at all (below U+0020 except tab, newline, carriage return) become U+FFFD, so any
@@ -63,4 +63,4 @@ std::string duration_label(double ns);
 // advance). Enough to lay out margins and legends, and deterministic, unlike measuring.
 double text_width_estimate(std::string_view text, double font_px);
 
-}  // namespace electsim::analysis::svg
+}  // namespace electsim::drawing::svg

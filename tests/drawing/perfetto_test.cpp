@@ -1,4 +1,4 @@
-// Tests of the Perfetto / Chrome trace export (analysis/perfetto.hpp) on hand-made event streams:
+// Tests of the Perfetto / Chrome trace export (drawing/perfetto.hpp) on hand-made event streams:
 // the file is valid JSON in the Trace Event Format, slices have the right times and names and
 // nest on every track, messages are joined by flow arrows, the file is whole or absent under its
 // byte limit, and the same events give the same bytes.
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/perfetto.hpp"
+#include "drawing/perfetto.hpp"
 #include "sim/fault.hpp"
 #include "sim/protocol.hpp"
 #include "tests/temp_files.hpp"
@@ -23,8 +23,8 @@
 namespace {
 
 using namespace electsim;
-using analysis::PerfettoWriter;
 using analysis::TraceHeader;
+using drawing::PerfettoWriter;
 using nlohmann::json;
 using sim::Event;
 using sim::EventKind;

@@ -2,7 +2,7 @@
 // metrics, so the bytes never depend on the machine); series styles combine the Okabe-Ito palette
 // (Okabe & Ito, "Color Universal Design", 2008) with dash patterns and marker shapes, so a
 // black-and-white print still tells the lines apart. Points carry <title> tooltips.
-#include "analysis/plot.hpp"
+#include "drawing/plot.hpp"
 
 #include <fmt/format.h>
 
@@ -14,10 +14,10 @@
 #include <string_view>
 #include <utility>
 
-#include "analysis/svg.hpp"
+#include "drawing/svg.hpp"
 #include "sim/assert.hpp"
 
-namespace electsim::analysis {
+namespace electsim::drawing {
 
 namespace {
 
@@ -550,4 +550,4 @@ std::string render_line_plot_svg(const LinePlot& plot) {
   return out;
 }
 
-}  // namespace electsim::analysis
+}  // namespace electsim::drawing

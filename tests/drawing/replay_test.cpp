@@ -20,11 +20,11 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/expect.hpp"
-#include "analysis/replay_html.hpp"
 #include "analysis/summary.hpp"
-#include "analysis/timeline.hpp"
-#include "analysis/timeline_svg.hpp"
 #include "analysis/trace.hpp"
+#include "drawing/replay_html.hpp"
+#include "drawing/timeline.hpp"
+#include "drawing/timeline_svg.hpp"
 #include "sim/kernel.hpp"
 #include "sim/protocol.hpp"
 
@@ -32,6 +32,7 @@ namespace {
 
 using namespace electsim;
 using namespace electsim::analysis;
+using namespace electsim::drawing;
 using namespace std::chrono_literals;
 using sim::EventKind;
 

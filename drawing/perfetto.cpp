@@ -3,7 +3,7 @@
 // leader-key holders and fault windows, instants ("i") for writes, drops, expiries and faults,
 // flow pairs ("s"/"f") from a send to its delivery and a counter ("C") of store requests. Text is
 // formatted by hand with fmt into one buffer; the file is renamed into place only when whole.
-#include "analysis/perfetto.hpp"
+#include "drawing/perfetto.hpp"
 #include "analysis/json_text.hpp"
 
 #include <fmt/format.h>
@@ -26,7 +26,10 @@
 #include "sim/fault.hpp"
 #include "sim/protocol.hpp"
 
-namespace electsim::analysis {
+namespace electsim::drawing {
+using analysis::append_json_string;
+
+using analysis::TraceHeader;
 
 namespace {
 
@@ -979,4 +982,4 @@ std::uint64_t PerfettoWriter::bytes() const {
   return state_->bytes();
 }
 
-}  // namespace electsim::analysis
+}  // namespace electsim::drawing
