@@ -1,0 +1,191 @@
+// The scenario loader's internals, shared by its files (runner/loader*.cpp) and by nothing else:
+// the validating reader class, its text helpers and the limits it checks. The public interface is
+// runner/loader.hpp.
+#pragma once
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "analysis/expect.hpp"
+#include "protocols/params.hpp"
+#include "protocols/registry.hpp"
+#include "runner/loader.hpp"
+#include "sim/fault.hpp"
+
+namespace electsim::runner::detail {
+
+using nlohmann::json;
+using protocols::json_excerpt;
+using protocols::Problem;
+using protocols::Problems;
+
+// A clock at most 50% fast or slow: far beyond any real oscillator, but lessons on the lease
+// inequality exaggerate drift to make it visible (scenarios/lease-clock-drift.json runs at 25%).
+inline constexpr double kMaxDriftPpm = 500'000;
+inline constexpr const char* kRequired = "nothing (the key is required)";
+inline constexpr std::size_t kMaxVariants = 64;
+inline constexpr std::uint64_t kEventsCeiling = 100'000'000'000;  // the kernel orders 2^40 pushes
+inline constexpr std::uint64_t kTraceBytesCeiling = 64ull << 30;  // 64 GiB
+
+// ---- Small text helpers ---------------------------------------------------------------------
+
+inline std::string child(const std::string& pointer, std::string_view key) {
+  return protocols::child_pointer(pointer, key);
+}
+
+inline std::string child(const std::string& pointer, std::size_t index) {
+  return pointer + "/" + std::to_string(index);
+}
+
+inline std::string json_quoted(std::string_view text) {
+  return json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+inline std::string joined(const std::vector<std::string>& names, bool quote) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += quote ? json_quoted(names[i]) : names[i];
+  }
+  return out;
+}
+
+// The closest name by edit distance; failing that, the first name that `wrong` begins
+// ("split_brain" for "split_brain_time"), since metric names grow by suffixes.
+inline std::string did_you_mean(std::string_view wrong, const std::vector<std::string>& names) {
+  if (auto best = protocols::closest_name(wrong, names)) {
+    return "did you mean " + json_quoted(*best) + "?";
+  }
+  if (wrong.size() >= 3) {
+    for (const std::string& name : names) {
+      if (name.size() > wrong.size() && name.compare(0, wrong.size(), wrong) == 0) {
+        return "did you mean " + json_quoted(name) + "?";
+      }
+    }
+  }
+  return {};
+}
+
+// Parsed JSON holds non-negative integers as unsigned, values built in code as signed.
+inline std::optional<std::uint64_t> as_unsigned(const json& v) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
+    return static_cast<std::uint64_t>(v.get<std::int64_t>());
+  }
+  return std::nullopt;
+}
+
+inline bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+// A canonical decimal number ("0", "12"; not "012", "+1" or " 1").
+inline std::optional<std::int64_t> parse_index(std::string_view text) {
+  if (text.empty() || (text.size() > 1 && text[0] == '0')) return std::nullopt;
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+inline std::vector<std::string> split_path(std::string_view path) {
+  std::vector<std::string> segments;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', start);
+    segments.emplace_back(path.substr(start, dot == std::string_view::npos ? dot : dot - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return segments;
+}
+
+inline bool valid_path(std::string_view path) {
+  const auto segments = split_path(path);
+  return std::none_of(segments.begin(), segments.end(),
+                      [](const std::string& s) { return s.empty(); });
+}
+
+inline void add(Problems& problems, std::string pointer, std::string expected, std::string found,
+                std::string hint = {}) {
+  problems.push_back(
+      Problem{std::move(pointer), std::move(expected), std::move(found), std::move(hint), {}});
+}
+
+// ---- The validating reader ------------------------------------------------------------------
+
+class Loader {
+ public:
+  Loader(const LoadOptions& options, Problems& problems) : options_(options), problems_(problems) {}
+
+  // `document` is an object (the caller checked). `variant` is the selected variant, if any.
+  std::optional<Scenario> load(const json& document, const std::optional<std::string>& variant);
+
+ private:
+  void problem(std::string pointer, std::string expected, std::string found,
+               std::string hint = {}) {
+    add(problems_, std::move(pointer), std::move(expected), std::move(found), std::move(hint));
+  }
+
+  static const json* get(const json& object, const char* key) {
+    if (!object.is_object()) return nullptr;
+    const auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+  }
+
+  // True when `value` is an object; reports each key outside `keys`, naming `what`.
+  bool check_object(const json& value, const std::string& pointer,
+                    const std::vector<std::string>& keys, const std::string& what);
+
+  std::optional<std::string> read_string(const json& v, const std::string& pointer);
+  std::optional<bool> read_bool(const json& v, const std::string& pointer);
+  std::optional<sim::Duration> read_positive_duration(const json& v, const std::string& pointer);
+  std::optional<sim::Time> read_time(const json& v, const std::string& pointer);
+  std::optional<std::int64_t> read_drift_ppb(const json& v, const std::string& pointer);
+  std::string node_expected() const;
+  std::optional<sim::NodeId> read_node(const json& v, const std::string& pointer);
+  std::optional<sim::Endpoint> read_endpoint(const json& v, const std::string& pointer);
+  std::optional<sim::Target> read_target(const json& v, const std::string& pointer,
+                                         bool allow_store);
+
+  void read_nodes(const json& document);
+  void read_duration(const json& document);
+  sim::NetworkConfig read_network(const json& v);
+  std::optional<DrawRange> read_range(const json& v, const std::string& pointer, bool drift);
+  void read_clock(const json& v, const std::string& pointer, sim::ClockConfig& clock,
+                  ClockRanges& ranges);
+  void read_clocks(const json& v, Scenario& s);
+  sim::StoreConfig read_store(const json& v);
+  protocols::WorkloadConfig read_workload(const json& v);
+  void read_limits(const json& v, Limits& limits);
+  void read_protocol(const json* v, const protocols::WorkloadConfig& workload, Scenario& s);
+  void read_protocol_choice(const json& document, Scenario& s);
+  void read_protocol_at(const json& params, const std::string& name, const std::string& pointer,
+                        const protocols::WorkloadConfig& workload, Scenario& s);
+  void read_expect_by_protocol(const json& v, Scenario& s);
+  std::optional<sim::FaultSpec> read_fault(const json& v, const std::string& pointer,
+                                           RandomFault* generator = nullptr);
+  std::vector<sim::FaultSpec> read_faults(const json& v);
+  std::optional<RandomFault> read_random_fault(const json& v, const std::string& pointer);
+  std::vector<RandomFault> read_random_faults(const json& v, const json* fixed);
+  std::vector<analysis::Expectation> read_expect(const json& v, const std::string& pointer);
+  std::optional<std::vector<analysis::Expectation>> read_variants(
+      const json& v, const std::optional<std::string>& variant);
+
+  const LoadOptions& options_;
+  Problems& problems_;
+  std::optional<std::size_t> nodes_;         // known once /nodes is valid
+  std::optional<sim::Duration> duration_;    // known once /duration is valid
+  std::optional<std::size_t> cluster_size_;  // /nodes if it is a number from 1, even over the limit
+};
+
+}  // namespace electsim::runner::detail

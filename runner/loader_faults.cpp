@@ -1,0 +1,365 @@
+// The scenario loader (runner/loader_detail.hpp): `faults` and `random_faults`.
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "runner/loader_detail.hpp"
+
+namespace electsim::runner::detail {
+
+namespace {
+
+enum class Need { no, optional, required };
+
+struct FaultShape {
+  Need target = Need::no;
+  bool store_target = false;  // clock faults may target the store's clock
+  Need duration = Need::no;
+  std::vector<std::string> keys;  // kind-specific keys, each required
+};
+
+FaultShape shape_of(sim::FaultKind kind) {
+  using sim::FaultKind;
+  switch (kind) {
+    case FaultKind::crash:
+      return {Need::required, false, Need::optional, {}};
+    case FaultKind::restart:
+      return {Need::required, false, Need::no, {}};
+    case FaultKind::pause:
+      return {Need::required, false, Need::required, {}};
+    case FaultKind::partition:
+      return {Need::no, false, Need::optional, {"groups"}};
+    case FaultKind::cut:
+      return {Need::no, false, Need::optional, {"from", "to"}};
+    case FaultKind::isolate:
+      return {Need::required, false, Need::optional, {}};
+    case FaultKind::heal:
+      return {Need::no, false, Need::no, {}};
+    case FaultKind::loss:
+    case FaultKind::duplicate:
+      return {Need::no, false, Need::required, {"probability"}};
+    case FaultKind::latency_spike:
+      return {Need::no, false, Need::required, {"extra"}};
+    case FaultKind::clock_offset:
+      return {Need::required, true, Need::no, {"offset"}};
+    case FaultKind::clock_drift:
+      return {Need::required, true, Need::no, {"drift_ppm"}};
+    case FaultKind::clock_step:
+      return {Need::required, true, Need::no, {"by"}};
+    case FaultKind::store_pause:
+      return {Need::no, false, Need::required, {}};
+    case FaultKind::step_down:
+    case FaultKind::stop:
+      return {Need::required, false, Need::no, {}};
+  }
+  return {};
+}
+
+std::vector<std::string> fault_kind_names() {
+  std::vector<std::string> names;
+  for (int k = 0; k < sim::kFaultKindCount; ++k) {
+    names.emplace_back(sim::fault_kind_name(static_cast<sim::FaultKind>(k)));
+  }
+  return names;
+}
+
+}  // namespace
+
+// A fault of `faults`, or with `generator` the fault part of a `random_faults` entry: the same keys
+// and messages, except that `at` is replaced by the generator's keys (read by the caller) and
+// `duration` may be a distribution, stored in the generator.
+std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::string& pointer,
+                                                 RandomFault* generator) {
+  if (!v.is_object()) {
+    problem(pointer,
+            "a fault object such as {\"at\": \"5s\", \"kind\": \"crash\", \"target\": "
+            "\"leader\"}",
+            json_excerpt(v));
+    return std::nullopt;
+  }
+  const std::size_t before = problems_.size();
+  const std::vector<std::string> kinds = fault_kind_names();
+  const json* kind_value = get(v, "kind");
+  if (kind_value == nullptr) {
+    problem(child(pointer, "kind"), "one of the fault kinds " + joined(kinds, true), kRequired);
+    return std::nullopt;
+  }
+  std::optional<sim::FaultKind> kind;
+  if (kind_value->is_string()) {
+    for (int k = 0; k < sim::kFaultKindCount; ++k) {
+      if (*kind_value == kinds[static_cast<std::size_t>(k)]) kind = static_cast<sim::FaultKind>(k);
+    }
+  }
+  if (!kind) {
+    problem(child(pointer, "kind"), "one of the fault kinds " + joined(kinds, true),
+            json_excerpt(*kind_value),
+            kind_value->is_string() ? did_you_mean(kind_value->get_ref<const std::string&>(), kinds)
+                                    : std::string());
+    return std::nullopt;
+  }
+  const FaultShape shape = shape_of(*kind);
+  std::vector<std::string> keys = {"at", "kind"};
+  if (generator != nullptr) keys = {"kind", "every", "from", "until", "max"};
+  if (shape.target != Need::no) keys.emplace_back("target");
+  if (shape.duration != Need::no) keys.emplace_back("duration");
+  keys.insert(keys.end(), shape.keys.begin(), shape.keys.end());
+  const std::string kind_name = sim::fault_kind_name(*kind);
+  if (generator == nullptr) {
+    check_object(v, pointer, keys, "a " + json_quoted(kind_name) + " fault");
+  } else {
+    // `at` gets a message of its own below rather than "unknown key".
+    json without_at = v;
+    without_at.erase("at");
+    check_object(without_at, pointer, keys, "a " + json_quoted(kind_name) + " random fault");
+  }
+
+  sim::FaultSpec fault;
+  fault.kind = *kind;
+  auto required = [&](const char* key, const std::string& expected) -> const json* {
+    const json* field = get(v, key);
+    if (field == nullptr) {
+      problem(
+          child(pointer, key), expected,
+          fmt::format("nothing (a {} fault needs {})", json_quoted(kind_name), json_quoted(key)));
+    }
+    return field;
+  };
+
+  if (generator != nullptr) {
+    if (const json* at = get(v, "at")) {
+      problem(child(pointer, "at"), "no \"at\" (random faults draw their times from \"every\")",
+              json_excerpt(*at));
+    }
+  } else if (const json* at = required("at", "when the fault happens, such as \"5s\"")) {
+    if (auto t = read_time(*at, child(pointer, "at"))) fault.at = *t;
+  }
+  if (shape.target == Need::required) {
+    if (const json* target = required("target", node_expected() + " or \"leader\", \"follower\", "
+                                                                  "\"random\"")) {
+      if (auto t = read_target(*target, child(pointer, "target"), shape.store_target)) {
+        fault.target = *t;
+      }
+    }
+  }
+  if (shape.duration != Need::no) {
+    const json* duration = shape.duration == Need::required
+                               ? required("duration", "how long it lasts, such as \"6s\"")
+                               : get(v, "duration");
+    if (duration != nullptr && generator != nullptr && duration->is_object()) {
+      // Each generated fault draws its own duration.
+      generator->duration =
+          protocols::read_distribution(*duration, child(pointer, "duration"), problems_);
+    } else if (duration != nullptr) {
+      if (auto d = read_positive_duration(*duration, child(pointer, "duration"))) {
+        fault.duration = *d;
+      }
+    }
+  }
+  for (const std::string& key : shape.keys) {
+    const std::string key_pointer = child(pointer, key);
+    if (key == "groups") {
+      const json* groups = required("groups", "an array of at least two groups of endpoints");
+      if (groups == nullptr) continue;
+      if (!groups->is_array() || groups->size() < 2) {
+        problem(key_pointer,
+                "an array of at least two groups, each an array of node ids, \"store\", "
+                "\"sink\", \"leader\", \"follower\" or \"rest\", such as "
+                "[[\"leader\", \"follower\"], [\"rest\", \"store\"]]",
+                json_excerpt(*groups));
+        continue;
+      }
+      std::set<sim::Endpoint> seen;
+      for (std::size_t g = 0; g < groups->size(); ++g) {
+        const json& group = (*groups)[g];
+        const std::string group_pointer = child(key_pointer, g);
+        if (!group.is_array() || group.empty()) {
+          problem(group_pointer, "a non-empty array of node ids, \"store\" or \"sink\"",
+                  json_excerpt(group));
+          continue;
+        }
+        std::vector<sim::Endpoint> members;
+        for (std::size_t i = 0; i < group.size(); ++i) {
+          // Role members, resolved when the fault fires: "leader" and "rest" at most once in the
+          // whole fault, "follower" as often as wanted (a different follower each time).
+          if (group[i].is_string()) {
+            const auto& text = group[i].get_ref<const std::string&>();
+            const sim::Endpoint role = text == "leader"     ? sim::kLeaderMember
+                                       : text == "follower" ? sim::kFollowerMember
+                                       : text == "rest"     ? sim::kRestMember
+                                                            : sim::kNoNode;
+            if (role != sim::kNoNode) {
+              if (role != sim::kFollowerMember && !seen.insert(role).second) {
+                problem(child(group_pointer, i), "each endpoint in at most one group",
+                        json_excerpt(group[i]) + " again");
+                continue;
+              }
+              members.push_back(role);
+              continue;
+            }
+          }
+          const auto e = read_endpoint(group[i], child(group_pointer, i));
+          if (!e) continue;
+          if (!seen.insert(*e).second) {
+            problem(child(group_pointer, i), "each endpoint in at most one group",
+                    json_excerpt(group[i]) + " again");
+            continue;
+          }
+          members.push_back(*e);
+        }
+        fault.groups.push_back(std::move(members));
+      }
+    } else if (key == "from" || key == "to") {
+      const json* end = required(key.c_str(), node_expected() + ", \"store\" or \"sink\"");
+      if (end == nullptr) continue;
+      if (auto e = read_endpoint(*end, key_pointer)) (key == "from" ? fault.from : fault.to) = *e;
+    } else if (key == "probability") {
+      const json* p = required("probability", "a probability from 0 to 1, such as 0.2");
+      if (p == nullptr) continue;
+      if (auto ppm = protocols::read_probability(*p, key_pointer, problems_)) {
+        fault.probability = *ppm;
+      }
+    } else if (key == "extra") {
+      const json* extra = required("extra", "the extra latency, a duration or a distribution");
+      if (extra == nullptr) continue;
+      if (auto d = protocols::read_distribution(*extra, key_pointer, problems_)) {
+        fault.extra_latency = *d;
+      }
+    } else if (key == "offset" || key == "by") {
+      const json* amount =
+          required(key.c_str(), "a duration that may be negative, such as \"-500ms\"");
+      if (amount == nullptr) continue;
+      if (auto d = protocols::read_duration(*amount, key_pointer, problems_, true)) {
+        fault.clock_amount = *d;
+      }
+    } else if (key == "drift_ppm") {
+      const json* drift = required("drift_ppm", "a drift in ppm, such as 50");
+      if (drift == nullptr) continue;
+      if (auto ppb = read_drift_ppb(*drift, key_pointer)) fault.drift_ppb = *ppb;
+    }
+  }
+  if (*kind == sim::FaultKind::cut && problems_.size() == before && fault.from == fault.to) {
+    problem(child(pointer, "to"), "an endpoint other than \"from\"", json_excerpt(v.at("to")));
+  }
+  if (problems_.size() != before) return std::nullopt;
+  return fault;
+}
+
+std::vector<sim::FaultSpec> Loader::read_faults(const json& v) {
+  std::vector<sim::FaultSpec> faults;
+  if (!v.is_array()) {
+    problem("/faults", "an array of faults", json_excerpt(v));
+    return faults;
+  }
+  const std::size_t limit = options_.limits.max_faults;
+  if (v.size() > limit) {
+    problem("/faults", fmt::format("at most {} faults (the limit on faults)", limit),
+            fmt::format("{} faults", v.size()));
+    return faults;
+  }
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (auto fault = read_fault(v[i], child("/faults", i))) faults.push_back(std::move(*fault));
+  }
+  return faults;
+}
+
+std::optional<RandomFault> Loader::read_random_fault(const json& v, const std::string& pointer) {
+  if (!v.is_object()) {
+    problem(pointer,
+            "a random fault object such as {\"every\": {\"dist\": \"exponential\", \"mean\": "
+            "\"20s\"}, \"kind\": \"pause\", \"target\": \"leader\", \"duration\": \"2s\"}",
+            json_excerpt(v));
+    return std::nullopt;
+  }
+  const std::size_t before = problems_.size();
+  RandomFault out;
+  if (auto fault = read_fault(v, pointer, &out)) out.fault = std::move(*fault);
+
+  if (const json* every = get(v, "every")) {
+    if (auto d = protocols::read_distribution(*every, child(pointer, "every"), problems_)) {
+      out.every = *d;
+    }
+  } else {
+    problem(child(pointer, "every"),
+            "the time between faults, a duration or a distribution such as {\"dist\": "
+            "\"exponential\", \"mean\": \"20s\"}",
+            kRequired);
+  }
+  bool from_ok = true;
+  if (const json* from = get(v, "from")) {
+    const auto t = read_time(*from, child(pointer, "from"));
+    if (t) out.from = *t;
+    from_ok = t.has_value();
+  }
+  if (duration_) out.until = sim::Time(*duration_);
+  if (const json* until = get(v, "until")) {
+    const std::string until_pointer = child(pointer, "until");
+    if (auto d = protocols::read_duration(*until, until_pointer, problems_)) {
+      if (duration_ && *d > *duration_) {
+        problem(until_pointer,
+                fmt::format("a time no later than the end of the run ({})",
+                            sim::format_duration(*duration_)),
+                json_excerpt(*until));
+      } else if (from_ok && *d <= out.from.since_start()) {
+        problem(
+            until_pointer,
+            fmt::format("a time after \"from\" ({})", sim::format_duration(out.from.since_start())),
+            json_excerpt(*until));
+      } else {
+        out.until = sim::Time(*d);
+      }
+    }
+  }
+  if (const json* max = get(v, "max")) {
+    const std::size_t limit = options_.limits.max_faults;
+    const auto n = as_unsigned(*max);
+    if (!n || *n < 1 || *n > limit) {
+      problem(child(pointer, "max"),
+              fmt::format("a whole number of faults from 1 to {} (the limit on faults)", limit),
+              json_excerpt(*max));
+    } else {
+      out.max = static_cast<std::size_t>(*n);
+    }
+  }
+  if (problems_.size() != before) return std::nullopt;
+  return out;
+}
+
+// `fixed` is the file's `faults`, if any: its faults and every generator's `max` share the limit
+// on faults, so a run never holds more than the limit whatever it draws.
+std::vector<RandomFault> Loader::read_random_faults(const json& v, const json* fixed) {
+  std::vector<RandomFault> generators;
+  if (!v.is_array()) {
+    problem("/random_faults", "an array of random faults", json_excerpt(v));
+    return generators;
+  }
+  const std::size_t limit = options_.limits.max_faults;
+  if (v.size() > limit) {
+    problem("/random_faults", fmt::format("at most {} random faults (the limit on faults)", limit),
+            fmt::format("{} random faults", v.size()));
+    return generators;
+  }
+  const std::uint64_t fixed_count = fixed != nullptr && fixed->is_array() ? fixed->size() : 0;
+  std::uint64_t max_sum = 0;  // at most limit * limit: no overflow
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (auto g = read_random_fault(v[i], child("/random_faults", i))) {
+      max_sum += g->max;
+      generators.push_back(std::move(*g));
+    }
+  }
+  if (fixed_count + max_sum > limit) {
+    problem("/random_faults",
+            fmt::format("at most {} faults (the limit on faults), counting every generator's "
+                        "\"max\" (1000 when not given) and the fixed faults",
+                        limit),
+            fmt::format("{} ({} fixed, {} from the generators' \"max\")", fixed_count + max_sum,
+                        fixed_count, max_sum));
+  }
+  return generators;
+}
+
+}  // namespace electsim::runner::detail

@@ -1,0 +1,131 @@
+// The scenario loader (runner/loader_detail.hpp): the readers of single values every section
+// shares: strings, booleans, durations, times, drift, node ids, endpoints and fault targets.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "runner/loader_detail.hpp"
+
+namespace electsim::runner::detail {
+
+bool Loader::check_object(const json& value, const std::string& pointer,
+                          const std::vector<std::string>& keys, const std::string& what) {
+  if (!value.is_object()) {
+    problem(pointer, "an object (" + what + ")", json_excerpt(value));
+    return false;
+  }
+  for (const auto& [key, item] : value.items()) {
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    problem(child(pointer, key),
+            fmt::format("one of the keys of {}: {}", what, joined(keys, false)),
+            "unknown key " + json_quoted(key), did_you_mean(key, keys));
+  }
+  return true;
+}
+
+std::optional<std::string> Loader::read_string(const json& v, const std::string& pointer) {
+  if (!v.is_string()) {
+    problem(pointer, "a string", json_excerpt(v));
+    return std::nullopt;
+  }
+  return v.get<std::string>();
+}
+
+std::optional<bool> Loader::read_bool(const json& v, const std::string& pointer) {
+  if (!v.is_boolean()) {
+    problem(pointer, "true or false", json_excerpt(v));
+    return std::nullopt;
+  }
+  return v.get<bool>();
+}
+
+std::optional<sim::Duration> Loader::read_positive_duration(const json& v,
+                                                            const std::string& pointer) {
+  const auto d = protocols::read_duration(v, pointer, problems_);
+  if (!d) return std::nullopt;
+  if (d->count() == 0) {
+    problem(pointer, "a duration above 0, such as \"100ms\"", json_excerpt(v));
+    return std::nullopt;
+  }
+  return d;
+}
+
+// A moment of the run: from 0 up to (not including) the end.
+std::optional<sim::Time> Loader::read_time(const json& v, const std::string& pointer) {
+  const auto d = protocols::read_duration(v, pointer, problems_);
+  if (!d) return std::nullopt;
+  if (duration_ && *d >= *duration_) {
+    problem(pointer,
+            fmt::format("a time before the end of the run ({})", sim::format_duration(*duration_)),
+            json_excerpt(v));
+    return std::nullopt;
+  }
+  return sim::Time(*d);
+}
+
+std::optional<std::int64_t> Loader::read_drift_ppb(const json& v, const std::string& pointer) {
+  const double ppm = v.is_number() ? v.get<double>() : std::nan("");
+  if (!std::isfinite(ppm) || std::fabs(ppm) > kMaxDriftPpm) {
+    problem(pointer,
+            "a drift in ppm from -500000 to 500000 (a clock at most 50% fast or slow), such as 50",
+            json_excerpt(v));
+    return std::nullopt;
+  }
+  return std::llround(ppm * 1000.0);
+}
+
+std::string Loader::node_expected() const {
+  if (!nodes_) return "a node id (a whole number from 0)";
+  if (*nodes_ == 1) return "the node id 0 (the scenario has 1 node)";
+  return fmt::format("a node id from 0 to {} (the scenario has {} nodes)", *nodes_ - 1, *nodes_);
+}
+
+std::optional<sim::NodeId> Loader::read_node(const json& v, const std::string& pointer) {
+  const auto n = as_unsigned(v);
+  if (!n || (nodes_ && *n >= *nodes_) ||
+      *n > static_cast<std::uint64_t>(std::numeric_limits<sim::NodeId>::max())) {
+    problem(pointer, node_expected(), json_excerpt(v));
+    return std::nullopt;
+  }
+  return static_cast<sim::NodeId>(*n);
+}
+
+std::optional<sim::Endpoint> Loader::read_endpoint(const json& v, const std::string& pointer) {
+  if (v.is_string()) {
+    const auto& text = v.get_ref<const std::string&>();
+    if (text == "store") return sim::kStoreEndpoint;
+    if (text == "sink") return sim::kSinkEndpoint;
+  }
+  if (v.is_number_integer()) return read_node(v, pointer);
+  problem(pointer, node_expected() + ", \"store\" or \"sink\"", json_excerpt(v));
+  return std::nullopt;
+}
+
+std::optional<sim::Target> Loader::read_target(const json& v, const std::string& pointer,
+                                               bool allow_store) {
+  std::vector<std::string> roles = {"leader", "follower", "random"};
+  if (allow_store) roles.emplace_back("store");
+  if (v.is_number_integer()) {
+    const auto node = read_node(v, pointer);
+    if (!node) return std::nullopt;
+    return sim::Target{sim::TargetKind::node, *node};
+  }
+  if (v.is_string()) {
+    const auto& text = v.get_ref<const std::string&>();
+    if (text == "leader") return sim::Target{sim::TargetKind::leader, sim::kNoNode};
+    if (text == "follower") return sim::Target{sim::TargetKind::follower, sim::kNoNode};
+    if (text == "random") return sim::Target{sim::TargetKind::random, sim::kNoNode};
+    if (allow_store && text == "store") return sim::Target{sim::TargetKind::store, sim::kNoNode};
+  }
+  problem(pointer, node_expected() + " or one of " + joined(roles, true), json_excerpt(v),
+          v.is_string() ? did_you_mean(v.get_ref<const std::string&>(), roles) : std::string());
+  return std::nullopt;
+}
+
+}  // namespace electsim::runner::detail

@@ -1,0 +1,355 @@
+// The scenario loader (runner/loader_detail.hpp): the world's sections: nodes, duration,
+// network, clocks, store, limits and workload.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "runner/loader_detail.hpp"
+
+namespace electsim::runner::detail {
+
+void Loader::read_nodes(const json& document) {
+  const json* v = get(document, "nodes");
+  if (v == nullptr) {
+    problem("/nodes", "the number of nodes, such as 5", kRequired);
+    return;
+  }
+  const std::size_t limit = options_.limits.max_nodes;
+  const auto n = as_unsigned(*v);
+  if (!n || *n < 1) {
+    problem("/nodes", "a whole number of nodes from 1", json_excerpt(*v));
+    return;
+  }
+  if (*n > limit) {
+    problem("/nodes", fmt::format("at most {} nodes (the limit on nodes)", limit),
+            json_excerpt(*v));
+    // The protocol's own checks still deserve a cluster size to judge by; the limit is the
+    // largest one it can be handed safely.
+    cluster_size_ = limit;
+    return;
+  }
+  nodes_ = static_cast<std::size_t>(*n);
+  cluster_size_ = nodes_;
+}
+
+void Loader::read_duration(const json& document) {
+  const json* v = get(document, "duration");
+  if (v == nullptr) {
+    problem("/duration", "how long the run lasts, such as \"60s\"", kRequired);
+    return;
+  }
+  const auto d = read_positive_duration(*v, "/duration");
+  if (!d) return;
+  const sim::Duration limit = options_.limits.max_duration;
+  if (*d > limit) {
+    problem(
+        "/duration",
+        fmt::format("at most {} (the limit on duration)", json_quoted(sim::format_duration(limit))),
+        json_excerpt(*v));
+    return;
+  }
+  duration_ = d;
+}
+
+sim::NetworkConfig Loader::read_network(const json& v) {
+  sim::NetworkConfig network;
+  if (!check_object(v, "/network", {"latency", "links", "loss", "duplicate", "in_flight"},
+                    "the network section")) {
+    return network;
+  }
+  if (const json* latency = get(v, "latency")) {
+    if (auto d = protocols::read_distribution(*latency, "/network/latency", problems_)) {
+      network.latency = *d;
+    }
+  }
+  if (const json* links = get(v, "links")) {
+    if (!links->is_array()) {
+      problem("/network/links",
+              "an array of links such as [{\"from\": 0, \"to\": 1, \"latency\": "
+              "\"20ms\"}]",
+              json_excerpt(*links));
+    } else {
+      for (std::size_t i = 0; i < links->size(); ++i) {
+        const json& link = (*links)[i];
+        const std::string pointer = child("/network/links", i);
+        if (!check_object(link, pointer, {"from", "to", "both_ways", "latency"}, "a link")) {
+          continue;
+        }
+        sim::LinkLatency out;
+        bool ok = true;
+        for (const char* end : {"from", "to"}) {
+          const json* e = get(link, end);
+          if (e == nullptr) {
+            problem(child(pointer, end), node_expected() + ", \"store\" or \"sink\"", kRequired);
+            ok = false;
+            continue;
+          }
+          const auto endpoint = read_endpoint(*e, child(pointer, end));
+          if (!endpoint) {
+            ok = false;
+          } else if (end[0] == 'f') {
+            out.from = *endpoint;
+          } else {
+            out.to = *endpoint;
+          }
+        }
+        if (ok && out.from == out.to) {
+          problem(child(pointer, "to"), "an endpoint other than \"from\"",
+                  json_excerpt(link.at("to")));
+        }
+        if (const json* both = get(link, "both_ways")) {
+          if (auto b = read_bool(*both, child(pointer, "both_ways"))) out.both_ways = *b;
+        }
+        if (const json* latency = get(link, "latency")) {
+          if (auto d =
+                  protocols::read_distribution(*latency, child(pointer, "latency"), problems_)) {
+            out.latency = *d;
+          }
+        } else {
+          problem(child(pointer, "latency"), "the link's latency, such as \"20ms\"", kRequired);
+        }
+        network.links.push_back(std::move(out));
+      }
+    }
+  }
+  if (const json* loss = get(v, "loss")) {
+    if (auto p = protocols::read_probability(*loss, "/network/loss", problems_)) network.loss = *p;
+  }
+  if (const json* dup = get(v, "duplicate")) {
+    if (auto p = protocols::read_probability(*dup, "/network/duplicate", problems_)) {
+      network.duplicate = *p;
+    }
+  }
+  if (const json* in_flight = get(v, "in_flight")) {
+    const std::vector<std::string> choices = {"drop_if_cut_on_arrival", "deliver"};
+    if (in_flight->is_string() && *in_flight == "deliver") {
+      network.in_flight = sim::InFlightPolicy::deliver;
+    } else if (in_flight->is_string() && *in_flight == "drop_if_cut_on_arrival") {
+      network.in_flight = sim::InFlightPolicy::drop_if_cut_on_arrival;
+    } else {
+      problem("/network/in_flight", "one of " + joined(choices, true), json_excerpt(*in_flight),
+              in_flight->is_string()
+                  ? did_you_mean(in_flight->get_ref<const std::string&>(), choices)
+                  : std::string());
+    }
+  }
+  return network;
+}
+
+// {"min": a, "max": b} for a clock's drift (numbers in ppm, to whole ppb) or offset (durations,
+// may be negative, to whole ns); min <= max.
+std::optional<DrawRange> Loader::read_range(const json& v, const std::string& pointer, bool drift) {
+  const std::string what = drift ? "a drift range" : "an offset range";
+  if (!check_object(v, pointer, {"min", "max"}, what)) return std::nullopt;
+  const std::size_t before = problems_.size();
+  std::optional<std::int64_t> bounds[2];
+  const char* keys[2] = {"min", "max"};
+  for (int i = 0; i < 2; ++i) {
+    const std::string bound_pointer = child(pointer, keys[i]);
+    const json* bound = get(v, keys[i]);
+    if (bound == nullptr) {
+      problem(bound_pointer,
+              drift ? "a drift in ppm, such as -50 (a range needs both min and max)"
+                    : "a duration that may be negative, such as \"-50ms\" (a range needs both "
+                      "min and max)",
+              kRequired);
+      continue;
+    }
+    if (drift) {
+      bounds[i] = read_drift_ppb(*bound, bound_pointer);
+    } else if (auto d = protocols::read_duration(*bound, bound_pointer, problems_, true)) {
+      bounds[i] = d->count();
+    }
+  }
+  if (problems_.size() != before || !bounds[0] || !bounds[1]) return std::nullopt;
+  if (*bounds[0] > *bounds[1]) {
+    problem(child(pointer, "max"), "a max of at least the min (" + json_excerpt(v.at("min")) + ")",
+            json_excerpt(v.at("max")));
+    return std::nullopt;
+  }
+  return DrawRange{*bounds[0], *bounds[1]};
+}
+
+// Each key present replaces that part of `clock` and `ranges` (which hold the defaults on entry):
+// a fixed value clears the default's range, a range zeroes the fixed value it stands for.
+void Loader::read_clock(const json& v, const std::string& pointer, sim::ClockConfig& clock,
+                        ClockRanges& ranges) {
+  if (!check_object(v, pointer, {"offset", "drift_ppm", "steps"}, "a clock")) return;
+  if (const json* offset = get(v, "offset")) {
+    const std::string offset_pointer = child(pointer, "offset");
+    if (offset->is_object()) {
+      if (auto range = read_range(*offset, offset_pointer, false)) {
+        ranges.offset_ns = *range;
+        clock.offset = sim::Duration(0);
+      }
+    } else if (auto d = protocols::read_duration(*offset, offset_pointer, problems_, true)) {
+      clock.offset = *d;
+      ranges.offset_ns.reset();
+    }
+  }
+  if (const json* drift = get(v, "drift_ppm")) {
+    const std::string drift_pointer = child(pointer, "drift_ppm");
+    if (drift->is_object()) {
+      if (auto range = read_range(*drift, drift_pointer, true)) {
+        ranges.drift_ppb = *range;
+        clock.drift_ppb = 0;
+      }
+    } else if (auto ppb = read_drift_ppb(*drift, drift_pointer)) {
+      clock.drift_ppb = *ppb;
+      ranges.drift_ppb.reset();
+    }
+  }
+  if (const json* steps = get(v, "steps")) {
+    const std::string steps_pointer = child(pointer, "steps");
+    if (!steps->is_array()) {
+      problem(steps_pointer, "an array of steps such as [{\"at\": \"10s\", \"by\": \"-500ms\"}]",
+              json_excerpt(*steps));
+      return;
+    }
+    clock.steps.clear();
+    for (std::size_t i = 0; i < steps->size(); ++i) {
+      const json& step = (*steps)[i];
+      const std::string step_pointer = child(steps_pointer, i);
+      if (!check_object(step, step_pointer, {"at", "by"}, "a clock step")) continue;
+      sim::ClockStep out;
+      bool ok = true;
+      if (const json* at = get(step, "at")) {
+        if (auto t = read_time(*at, child(step_pointer, "at"))) {
+          out.at = *t;
+        } else {
+          ok = false;
+        }
+      } else {
+        problem(child(step_pointer, "at"), "the true time of the step, such as \"10s\"", kRequired);
+        ok = false;
+      }
+      if (const json* by = get(step, "by")) {
+        if (auto d = protocols::read_duration(*by, child(step_pointer, "by"), problems_, true)) {
+          out.by = *d;
+        } else {
+          ok = false;
+        }
+      } else {
+        problem(child(step_pointer, "by"), "how far the clock jumps, such as \"-500ms\"",
+                kRequired);
+        ok = false;
+      }
+      if (ok) clock.steps.push_back(out);
+    }
+  }
+}
+
+void Loader::read_clocks(const json& v, Scenario& s) {
+  sim::WorldConfig& world = s.world;
+  if (!check_object(v, "/clocks", {"default", "nodes", "store"}, "the clocks section")) return;
+  sim::ClockConfig base;
+  ClockRanges base_ranges;
+  if (const json* d = get(v, "default")) read_clock(*d, "/clocks/default", base, base_ranges);
+  world.clocks.assign(nodes_.value_or(0), base);
+  s.clock_ranges.assign(nodes_.value_or(0), base_ranges);
+  if (const json* nodes = get(v, "nodes")) {
+    if (!nodes->is_object()) {
+      problem("/clocks/nodes",
+              "an object from node id to clock, such as {\"1\": {\"drift_ppm\": 50}}",
+              json_excerpt(*nodes));
+    } else {
+      for (const auto& [key, clock] : nodes->items()) {
+        const std::string pointer = child("/clocks/nodes", key);
+        const auto id = parse_index(key);
+        sim::ClockConfig scratch = base;
+        ClockRanges scratch_ranges = base_ranges;
+        if (!id || (nodes_ && static_cast<std::size_t>(*id) >= *nodes_)) {
+          problem(pointer, node_expected() + " as the key", json_quoted(key));
+          read_clock(clock, pointer, scratch, scratch_ranges);  // still report what is wrong inside
+          continue;
+        }
+        const auto index = static_cast<std::size_t>(*id);
+        if (index < world.clocks.size()) {
+          read_clock(clock, pointer, world.clocks[index], s.clock_ranges[index]);
+        } else {
+          read_clock(clock, pointer, scratch, scratch_ranges);
+        }
+      }
+    }
+  }
+  if (const json* store = get(v, "store")) {
+    read_clock(*store, "/clocks/store", world.store_clock, s.store_clock_ranges);
+  }
+}
+
+sim::StoreConfig Loader::read_store(const json& v) {
+  sim::StoreConfig store;
+  if (!check_object(v, "/store", {"min_ttl", "expiry_scan_interval"}, "the store section")) {
+    return store;
+  }
+  if (const json* min_ttl = get(v, "min_ttl")) {
+    if (auto d = protocols::read_duration(*min_ttl, "/store/min_ttl", problems_)) {
+      store.min_ttl = *d;
+    }
+  }
+  if (const json* scan = get(v, "expiry_scan_interval")) {
+    if (auto d = protocols::read_duration(*scan, "/store/expiry_scan_interval", problems_)) {
+      store.expiry_scan_interval = *d;
+    }
+  }
+  return store;
+}
+
+// A file may lower or raise the limits on events and trace size, never past their ceilings: a run
+// that needs more is better split (a shorter duration, no trace, or a sweep).
+void Loader::read_limits(const json& v, Limits& limits) {
+  if (!check_object(v, "/limits", {"events", "trace_bytes"}, "the limits section")) return;
+  auto read = [&](const char* key, std::uint64_t ceiling, const char* what, std::uint64_t& out) {
+    const json* value = get(v, key);
+    if (value == nullptr) return;
+    const auto n = as_unsigned(*value);
+    if (!n || *n == 0 || *n > ceiling) {
+      problem(child("/limits", key), fmt::format("a whole number from 1 to {} ({})", ceiling, what),
+              json_excerpt(*value));
+      return;
+    }
+    out = *n;
+  };
+  read("events", kEventsCeiling, "the ceiling on events per run", limits.max_events);
+  read("trace_bytes", kTraceBytesCeiling, "the ceiling on trace size", limits.max_trace_bytes);
+}
+
+protocols::WorkloadConfig Loader::read_workload(const json& v) {
+  protocols::WorkloadConfig workload;
+  if (!check_object(v, "/workload", {"enabled", "interval", "work", "send_delay"},
+                    "the workload section")) {
+    return workload;
+  }
+  if (const json* enabled = get(v, "enabled")) {
+    if (auto b = read_bool(*enabled, "/workload/enabled")) workload.enabled = *b;
+  }
+  if (const json* interval = get(v, "interval")) {
+    if (auto d = read_positive_duration(*interval, "/workload/interval")) {
+      if (*d < protocols::kShortestTimer) {
+        problem("/workload/interval",
+                fmt::format("a duration of at least {} (the shortest protocol timer)",
+                            json_quoted(sim::format_duration(protocols::kShortestTimer))),
+                json_excerpt(*interval));
+      } else {
+        workload.interval = *d;
+      }
+    }
+  }
+  if (const json* work = get(v, "work")) {
+    if (auto d = protocols::read_distribution(*work, "/workload/work", problems_)) {
+      workload.work = *d;
+    }
+  }
+  if (const json* send_delay = get(v, "send_delay")) {
+    if (auto d = protocols::read_distribution(*send_delay, "/workload/send_delay", problems_)) {
+      workload.send_delay = *d;
+    }
+  }
+  return workload;
+}
+
+}  // namespace electsim::runner::detail
