@@ -533,10 +533,9 @@ TEST_CASE("analyzer: a leader that writes on after its pause rode the fault out"
     CHECK(*metric_value(r, "failover_max") == Approx(dms(300).count()));
   }
   SECTION("the writes a ridden-out pause stopped are a write outage, ended by its own write") {
-    const Report r =
-        analyze(config(), {run_start(3), leader(100, 0, 1), sink_write(150, 0, 1, true), pause,
-                           sink_write(250, 0, 1, true), sink_write(350, 0, 1, true),
-                           run_end(1000)});
+    const Report r = analyze(
+        config(), {run_start(3), leader(100, 0, 1), sink_write(150, 0, 1, true), pause,
+                   sink_write(250, 0, 1, true), sink_write(350, 0, 1, true), run_end(1000)});
     REQUIRE(r.failovers.size() == 1);
     CHECK(r.failovers[0].ridden_out);
     CHECK(r.failovers[0].last_old_write == ms(150));
