@@ -197,7 +197,8 @@ int bench_raft(double sim_seconds, std::uint64_t seed, double heartbeat_rate) {
     for (const auto& m : loaded.messages()) std::fprintf(stderr, "%s\n", m.c_str());
     return 2;
   }
-  sim::Kernel kernel(loaded.scenario->world, loaded.scenario->prepared.factory);
+  sim::Kernel kernel(runner::world_for_seed(*loaded.scenario, seed),
+                     loaded.scenario->prepared.factory);
   const auto start = std::chrono::steady_clock::now();
   const sim::RunStats stats = kernel.run();
   const double wall = seconds_since(start);

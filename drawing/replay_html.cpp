@@ -110,13 +110,14 @@ std::int64_t clock_segment_reading(const ClockSegment& segment, std::int64_t t_n
 // ---- Recorder
 
 ReplayRecorder::ReplayRecorder(TraceHeader header, const sim::WorldConfig& world,
-                               std::optional<sim::Duration> lease_ttl, bool lease_judged_by_store)
+                               std::optional<sim::Duration> lease_ttl, bool lease_judged_by_store,
+                               sim::Duration store_min_ttl)
     : header_(std::move(header)),
       lease_ttl_(lease_ttl),
       lease_judged_by_store_(lease_judged_by_store),
-      store_min_ttl_(world.store.min_ttl),
+      store_min_ttl_(store_min_ttl),
       timer_fires_by_node_(header_.node_count, 0),
-      store_clock_(make_clock(world.store_clock)) {
+      store_clock_(make_clock(sim::server_clock(world, sim::kStoreEndpoint))) {
   node_clocks_.reserve(header_.node_count);
   node_segments_.resize(header_.node_count);
   for (std::size_t i = 0; i < header_.node_count; ++i) {

@@ -79,11 +79,13 @@ struct ReplayFlight {
 // arrivals as they happen. Memory: about 48 bytes per kept event and 12 per message.
 class ReplayRecorder : public sim::Observer {
  public:
-  // `world` gives the clocks (offset, drift, scheduled steps) and the store's lease settings;
+  // `world` gives the clocks (offset, drift, scheduled steps; the store's among its servers);
   // `lease_ttl` is the lease protocol's TTL (nullopt for protocols without a lease), judged by the
-  // store's clock when `lease_judged_by_store`, else by the followers' clocks.
+  // store's clock when `lease_judged_by_store`, else by the followers' clocks; the store raises a
+  // shorter TTL to `store_min_ttl`.
   ReplayRecorder(analysis::TraceHeader header, const sim::WorldConfig& world,
-                 std::optional<sim::Duration> lease_ttl, bool lease_judged_by_store);
+                 std::optional<sim::Duration> lease_ttl, bool lease_judged_by_store,
+                 sim::Duration store_min_ttl = sim::Duration(0));
 
   // The most events one page may show: about 16 bytes each in the page and 48 in memory. Past it
   // the recorder drops what it kept and overflowed() says so; the run reports it.

@@ -212,7 +212,8 @@ struct TimelineRecorder::State {
       const bool configured = world != nullptr && i < world->clocks.size();
       clocks.push_back(make_track(configured ? world->clocks[i] : sim::ClockConfig{}));
     }
-    clocks.push_back(make_track(world != nullptr ? world->store_clock : sim::ClockConfig{}));
+    clocks.push_back(make_track(world != nullptr ? sim::server_clock(*world, sim::kStoreEndpoint)
+                                                 : sim::ClockConfig{}));
   }
 
   bool is_node(sim::Endpoint e) const { return e >= 0 && static_cast<std::size_t>(e) < n; }

@@ -137,7 +137,7 @@ std::optional<Scenario> Loader::load(const json& document,
     s.world.clocks.assign(nodes_.value_or(0), sim::ClockConfig{});
     s.clock_ranges.assign(nodes_.value_or(0), ClockRanges{});
   }
-  if (const json* store = get(document, "store")) s.world.store = read_store(*store);
+  if (const json* store = get(document, "store")) s.services.store = read_store(*store);
   std::optional<bool> sink_fencing;
   if (const json* sink = get(document, "sink")) {
     if (check_object(*sink, "/sink", {"fencing"}, "the sink section")) {
@@ -175,7 +175,7 @@ std::optional<Scenario> Loader::load(const json& document,
   if (problems_.size() != before) return std::nullopt;
   s.world.duration = *duration_;
   s.world.node_count = *nodes_;
-  s.world.sink.fencing = sink_fencing.value_or(s.prepared.fencing.value_or(true));
+  s.services.sink.fencing = sink_fencing.value_or(s.prepared.fencing.value_or(true));
   s.world.limits.max_events = limits.max_events;
   s.limits = limits;
   s.variant = variant.value_or("");

@@ -164,7 +164,7 @@ class Loader {
   void read_clock(const json& v, const std::string& pointer, sim::ClockConfig& clock,
                   ClockRanges& ranges);
   void read_clocks(const json& v, Scenario& s);
-  sim::StoreConfig read_store(const json& v);
+  servers::StoreConfig read_store(const json& v);
   protocols::WorkloadConfig read_workload(const json& v);
   void read_limits(const json& v, Limits& limits);
   void read_protocol(const json* v, const protocols::WorkloadConfig& workload, Scenario& s);

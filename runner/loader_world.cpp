@@ -277,12 +277,12 @@ void Loader::read_clocks(const json& v, Scenario& s) {
     }
   }
   if (const json* store = get(v, "store")) {
-    read_clock(*store, "/clocks/store", world.store_clock, s.store_clock_ranges);
+    read_clock(*store, "/clocks/store", s.services.store_clock, s.store_clock_ranges);
   }
 }
 
-sim::StoreConfig Loader::read_store(const json& v) {
-  sim::StoreConfig store;
+servers::StoreConfig Loader::read_store(const json& v) {
+  servers::StoreConfig store;
   if (!check_object(v, "/store", {"min_ttl", "expiry_scan_interval"}, "the store section")) {
     return store;
   }

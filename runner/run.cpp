@@ -17,6 +17,7 @@
 #include "drawing/replay_html.hpp"
 #include "drawing/timeline_svg.hpp"
 #include "protocols/registry.hpp"
+#include "servers/world.hpp"
 
 namespace electsim::runner {
 
@@ -64,7 +65,9 @@ sim::WorldConfig world_for_seed(const Scenario& scenario, std::uint64_t seed) {
   for (std::size_t i = 0; i < scenario.clock_ranges.size() && i < world.clocks.size(); ++i) {
     draw_clock(scenario.clock_ranges[i], seed, i, world.clocks[i]);
   }
-  draw_clock(scenario.store_clock_ranges, seed, world.node_count, world.store_clock);
+  servers::Services services = scenario.services;
+  draw_clock(scenario.store_clock_ranges, seed, world.node_count, services.store_clock);
+  servers::add_services(world, services);
   if (!scenario.random_faults.empty()) {
     for (std::size_t i = 0; i < scenario.random_faults.size(); ++i) {
       generate_faults(scenario.random_faults[i], seed, i, world.faults);
@@ -117,7 +120,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   std::optional<drawing::ReplayRecorder> replay;
   if (options.replay_html) {
     replay.emplace(header, world, scenario.prepared.lease_ttl,
-                   scenario.prepared.lease_judged_by_store);
+                   scenario.prepared.lease_judged_by_store, scenario.services.store.min_ttl);
   }
 
   sim::Kernel kernel(world, scenario.prepared.factory);

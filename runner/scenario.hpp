@@ -16,6 +16,7 @@
 #include "protocols/params.hpp"
 #include "protocols/registry.hpp"
 #include "protocols/workload.hpp"
+#include "servers/world.hpp"
 #include "sim/distribution.hpp"
 #include "sim/fault.hpp"
 #include "sim/kernel.hpp"
@@ -63,8 +64,9 @@ struct Scenario {
   std::string source;  // file name, or "<built-in flagship>"
   std::string name;
   std::string description;
-  std::string variant;     // the variant loaded, "" for the base scenario
-  sim::WorldConfig world;  // seed, duration, nodes, clocks, network, store, sink, fixed faults
+  std::string variant;         // the variant loaded, "" for the base scenario
+  sim::WorldConfig world;      // seed, duration, nodes, clocks, network, fixed faults (no servers)
+  servers::Services services;  // the store, the sink and the store's clock
   // Drawn per run by world_for_seed (runner/run.hpp); world.faults holds only the fixed faults.
   std::vector<RandomFault> random_faults;
   std::vector<ClockRanges> clock_ranges;  // one per node

@@ -17,6 +17,13 @@ struct ClockStep {
   Duration by;  // positive: jumps forward
 };
 
+// A machine's clock as a scenario configures it.
+struct ClockConfig {
+  Duration offset{0};
+  std::int64_t drift_ppb = 0;
+  std::vector<ClockStep> steps;
+};
+
 class ClockModel {
  public:
   ClockModel() = default;

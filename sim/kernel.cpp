@@ -1,44 +1,31 @@
 // The event loop. Entries live in a slab; the heap orders small (time, seq, slot) keys, so
 // equal-time events run in insertion order and nothing depends on addresses. Cancelling a timer
-// only marks it (ns-3); a stale entry is dropped when it surfaces. A paused endpoint's entries are
-// parked in order and re-queued at resume; a crash bumps the node's incarnation so its timers and
-// replies die.
+// only marks it (ns-3); a stale entry is dropped when it surfaces. A paused process's entries are
+// parked in order and re-queued at resume; a crash bumps the process's incarnation so its timers,
+// held traffic and connections die. Every process, election node or server, goes through the same
+// paths: the kernel has no code for any one of them.
 #include "sim/kernel.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <string>
 #include <variant>
 
 #include "sim/assert.hpp"
+#include "sim/protocol_process.hpp"
 
 namespace electsim::sim {
 
 enum class Kernel::EntryKind : std::uint8_t {
-  message,       // node: to, peer: from, msg
-  timer,         // node, payload: TimerId
-  store_arrive,  // node: sender, body: StoreRequest
-  store_reply,   // node: receiver, body: StoreReply
-  watch_arrive,  // node: receiver, body: WatchEvent
-  sink_send,     // node: writer, body: SinkWrite (leaves the writer when it surfaces)
-  sink_arrive,   // node: writer, body: SinkWrite
-  sink_reply,    // node: receiver, body: SinkReply
-  command,       // node, payload: Command
-  fault,         // payload: fault index
-  fault_end,     // payload: fault index (restart, heal, end of a window)
-  node_resume,   // node, payload: pause generation
-  store_resume,  // payload: store pause generation
-  store_expiry,  // a scheduled lease-expiry check
-  store_scan,    // periodic expiry scan (expiry_scan_interval > 0)
+  deliver,     // node: receiver, peer: sender; msg (peer message) or body (payload)
+  timer,       // node: owner, payload: TimerId
+  send_later,  // node: sender, peer: destination, body (leaves the sender when it surfaces)
+  command,     // node, payload: Command
+  fault,       // payload: fault index
+  fault_end,   // payload: fault index (restart, heal, end of a window)
+  resume,      // node, payload: pause generation
 };
 
 namespace {
-struct SinkWrite {
-  RequestId id = 0;
-  Token token = 0;
-  std::int64_t payload = 0;
-};
-
 constexpr TimerId make_timer_id(std::uint32_t slot, std::uint32_t generation) {
   return (static_cast<TimerId>(generation) << 32) | (static_cast<TimerId>(slot) + 1);
 }
@@ -55,20 +42,23 @@ bool earlier(const auto& a, const auto& b) {
 }  // namespace
 
 struct Kernel::Entry {
-  EntryKind kind = EntryKind::message;
-  NodeId node = kNoNode;
-  Endpoint peer = kNoNode;
-  std::uint32_t incarnation = 0;  // of `node` when queued, for replies that die with a crash
+  EntryKind kind = EntryKind::deliver;
   bool counts_in_flight = false;
-  std::uint64_t payload = 0;
-  std::uint32_t body = kNoBody;  // index into bodies_ for store and sink traffic
-  std::int64_t queued_at = 0;    // the time it is queued for
+  // A payload travels on a connection: it dies if its receiver's incarnation changed. A peer
+  // message does not: it reaches a restarted node.
+  bool session = false;
+  Endpoint node = kNoNode;
+  Endpoint peer = kNoNode;
+  std::uint32_t incarnation = 0;  // of `node` when queued
+  std::uint64_t payload = 0;      // deliver: the sender's incarnation; timer, command, ...
+  std::uint32_t body = kNoBody;   // index into bodies_ for payloads
+  std::int64_t queued_at = 0;     // the time it is queued for
   Message msg;
   static constexpr std::uint32_t kNoBody = UINT32_MAX;
 };
 
 struct Kernel::Body {
-  std::variant<std::monostate, StoreRequest, StoreReply, WatchEvent, SinkWrite, SinkReply> value;
+  Payload value;
 };
 
 template <typename T>
@@ -86,49 +76,64 @@ void Kernel::set_body(std::uint32_t slot, T&& value) {
   bodies_[e.body].value = std::forward<T>(value);
 }
 
-template <typename T>
-T& Kernel::body_of(std::uint32_t slot) {
-  return std::get<T>(bodies_[entries_[slot].body].value);
-}
-
-class Kernel::NodeContext final : public Context {
+class Kernel::ProcContext final : public ProcessContext {
  public:
-  NodeContext(Kernel& kernel, Node& node) : kernel_(kernel), node_(node) {}
-  NodeId self() const override;
+  ProcContext(Kernel& kernel, Proc& proc) : kernel_(kernel), proc_(proc) {}
+  Endpoint self() const override;
   std::span<const NodeId> peers() const override;
   std::size_t cluster_size() const override { return kernel_.config_.node_count; }
   LocalTime now() const override;
-  void send(NodeId to, const Message& message) override;
-  void broadcast(const Message& message) override;
-  TimerId set_timer(Duration after_local, TimerTag tag) override;
-  void cancel_timer(TimerId id) override;
+  TimerId set_timer(Duration after_local, TimerTag tag) override {
+    return kernel_.arm_timer(proc_, after_local, tag);
+  }
+  void cancel_timer(TimerId id) override { kernel_.cancel_timer(proc_, id); }
+  bool timer_fires_by(TimerId id, Duration after_local) const override {
+    return kernel_.timer_fires_by(proc_, id, after_local);
+  }
   Rng& rng() override;
   Rng& workload_rng() override;
   DurableState& durable() override;
-  RequestId store(StoreRequest request) override;
-  RequestId sink_write(Token token, std::int64_t payload, Duration send_delay) override;
-  void announce(const Belief& belief) override;
+  void send(Endpoint to, const Message& message) override {
+    kernel_.send_message(proc_, to, message);
+  }
+  void send(Endpoint to, Payload payload) override;
+  void reply(Endpoint to, std::uint32_t to_incarnation, Payload payload) override {
+    kernel_.send_payload(proc_, to, to_incarnation, std::move(payload));
+  }
+  void send_later(Duration after_local, Endpoint to, Payload payload) override {
+    kernel_.send_later(proc_, after_local, to, std::move(payload));
+  }
+  RequestId new_request_id() override { return kernel_.next_request_++; }
+  void announce(const Belief& belief) override { kernel_.announce(proc_, belief); }
+  bool traced() const override { return !kernel_.observers_.empty(); }
+  void trace(Event event) override {
+    event.time = kernel_.now_;
+    kernel_.emit(event);
+  }
 
  private:
   Kernel& kernel_;
-  Node& node_;
+  Proc& proc_;
 };
 
-struct Kernel::Node {
-  NodeId id = kNoNode;
+struct Kernel::Proc {
+  Endpoint id = kNoNode;
   bool up = false;
   bool paused = false;
   std::uint32_t incarnation = 0;
   std::uint32_t pause_generation = 0;
   Time paused_until;
-  std::unique_ptr<Protocol> protocol;
+  EventKind resume_kind = EventKind::resume;  // what the current pause's end is traced as
+  std::function<std::unique_ptr<Process>()> make;
+  std::unique_ptr<Process> process;
+  ProtocolProcess* node = nullptr;  // election nodes: the adapter of `process`
   ClockModel clock;
   DurableState durable;
   Belief belief;
   bool has_belief = false;
   Rng rng;
   Rng workload_rng;
-  std::vector<NodeId> peers;
+  std::vector<NodeId> peers;         // the election nodes other than this one
   std::deque<std::uint32_t> parked;  // entries that came due during a pause, in order
   std::size_t armed_timers = 0;
   // Queued entries of cancelled timers, with their queue times. Resetting a timer (cancel, then
@@ -141,60 +146,39 @@ struct Kernel::Node {
   };
   static constexpr std::size_t kOrphansMax = 4;
   std::vector<Orphan> orphans;
-  NodeContext ctx;
+  ProcContext ctx;
 
-  Node(Kernel& kernel, NodeId self, std::uint64_t seed, ClockModel clock_model)
+  Proc(Kernel& kernel, Endpoint self, ClockModel clock_model, Rng own, Rng second)
       : id(self),
         clock(std::move(clock_model)),
-        rng(seed, StreamPurpose::node, static_cast<std::uint64_t>(self)),
-        workload_rng(seed, StreamPurpose::workload, static_cast<std::uint64_t>(self)),
+        rng(own),
+        workload_rng(second),
         ctx(kernel, *this) {}
 };
 
 // ---- Context
 // -------------------------------------------------------------------------------------
 
-NodeId Kernel::NodeContext::self() const {
-  return node_.id;
+Endpoint Kernel::ProcContext::self() const {
+  return proc_.id;
 }
-std::span<const NodeId> Kernel::NodeContext::peers() const {
-  return node_.peers;
+std::span<const NodeId> Kernel::ProcContext::peers() const {
+  return proc_.peers;
 }
-LocalTime Kernel::NodeContext::now() const {
-  return node_.clock.local_at(kernel_.now_);
+LocalTime Kernel::ProcContext::now() const {
+  return proc_.clock.local_at(kernel_.now_);
 }
-void Kernel::NodeContext::send(NodeId to, const Message& message) {
-  ELECTSIM_ASSERT(to >= 0 && static_cast<std::size_t>(to) < kernel_.config_.node_count,
-                  "messages go to configured nodes");
-  ELECTSIM_ASSERT(to != node_.id, "a node does not message itself");
-  kernel_.send_message(node_, to, message);
+Rng& Kernel::ProcContext::rng() {
+  return proc_.rng;
 }
-void Kernel::NodeContext::broadcast(const Message& message) {
-  for (NodeId peer : node_.peers) kernel_.send_message(node_, peer, message);
+Rng& Kernel::ProcContext::workload_rng() {
+  return proc_.workload_rng;
 }
-TimerId Kernel::NodeContext::set_timer(Duration after_local, TimerTag tag) {
-  return kernel_.arm_timer(node_, after_local, tag);
+DurableState& Kernel::ProcContext::durable() {
+  return proc_.durable;
 }
-void Kernel::NodeContext::cancel_timer(TimerId id) {
-  kernel_.cancel_timer(node_, id);
-}
-Rng& Kernel::NodeContext::rng() {
-  return node_.rng;
-}
-Rng& Kernel::NodeContext::workload_rng() {
-  return node_.workload_rng;
-}
-DurableState& Kernel::NodeContext::durable() {
-  return node_.durable;
-}
-RequestId Kernel::NodeContext::store(StoreRequest request) {
-  return kernel_.send_store_request(node_, std::move(request));
-}
-RequestId Kernel::NodeContext::sink_write(Token token, std::int64_t payload, Duration send_delay) {
-  return kernel_.send_sink_write(node_, token, payload, send_delay);
-}
-void Kernel::NodeContext::announce(const Belief& belief) {
-  kernel_.announce(node_, belief);
+void Kernel::ProcContext::send(Endpoint to, Payload payload) {
+  kernel_.send_payload(proc_, to, kernel_.proc(to).incarnation, std::move(payload));
 }
 
 // ---- Construction
@@ -212,22 +196,37 @@ Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
       network_(config_.node_count, config_.network),
       network_rng_(config_.seed, StreamPurpose::network, 0),
       faults_rng_(config_.seed, StreamPurpose::faults, 0),
-      store_(config_.store),
-      store_clock_(make_clock(config_.store_clock)),
-      sink_(config_.sink),
       faults_(config_.faults) {
   ELECTSIM_ASSERT(config_.node_count > 0, "a world has at least one node");
-  nodes_.reserve(config_.node_count);
+  procs_.reserve(config_.node_count + config_.servers.size());
+  for (std::size_t i = 0; i < config_.node_count; ++i) all_nodes_.push_back(static_cast<NodeId>(i));
   for (std::size_t i = 0; i < config_.node_count; ++i) {
     const auto id = static_cast<NodeId>(i);
     ClockConfig clock = i < config_.clocks.size() ? config_.clocks[i] : ClockConfig{};
-    nodes_.push_back(std::make_unique<Node>(*this, id, config_.seed, make_clock(clock)));
-    all_nodes_.push_back(id);
-  }
-  for (auto& node : nodes_) {
+    auto p = std::make_unique<Proc>(*this, id, make_clock(clock),
+                                    Rng(config_.seed, StreamPurpose::node, i),
+                                    Rng(config_.seed, StreamPurpose::workload, i));
     for (NodeId other : all_nodes_) {
-      if (other != node->id) node->peers.push_back(other);
+      if (other != id) p->peers.push_back(other);
     }
+    procs_.push_back(std::move(p));
+  }
+  for (std::size_t k = 0; k < config_.servers.size(); ++k) {
+    const ServerSpec& spec = config_.servers[k];
+    ELECTSIM_ASSERT(spec.endpoint == kStoreEndpoint || spec.endpoint == kSinkEndpoint,
+                    "a server listens at a server address the network knows");
+    ELECTSIM_ASSERT(spec.make != nullptr, "a server says how to make its process");
+    const auto slot = static_cast<std::size_t>(-spec.endpoint);
+    if (server_index_.size() <= slot) server_index_.resize(slot + 1, -1);
+    ELECTSIM_ASSERT(server_index_[slot] == -1, "one server per address");
+    server_index_[slot] = static_cast<std::int32_t>(procs_.size());
+    // A server's streams: its own purpose, indexed by its place in the list (sim/rng.hpp).
+    auto p = std::make_unique<Proc>(*this, spec.endpoint, make_clock(spec.clock),
+                                    Rng(config_.seed, StreamPurpose::store, 2 * k),
+                                    Rng(config_.seed, StreamPurpose::store, 2 * k + 1));
+    p->make = spec.make;
+    p->peers = all_nodes_;
+    procs_.push_back(std::move(p));
   }
   fault_state_.resize(faults_.size());
   heap_.reserve(1024);
@@ -240,10 +239,30 @@ void Kernel::add_observer(Observer* observer) {
   observers_.push_back(observer);
 }
 
+Kernel::Proc& Kernel::proc(Endpoint endpoint) {
+  return const_cast<Proc&>(std::as_const(*this).proc(endpoint));
+}
+
+const Kernel::Proc& Kernel::proc(Endpoint endpoint) const {
+  if (endpoint >= 0) {
+    ELECTSIM_ASSERT(static_cast<std::size_t>(endpoint) < config_.node_count,
+                    "an endpoint is a configured node");
+    return *procs_[static_cast<std::size_t>(endpoint)];
+  }
+  ELECTSIM_ASSERT(listens(endpoint), "a process listens at every address traffic is sent to");
+  return *procs_[static_cast<std::size_t>(server_index_[static_cast<std::size_t>(-endpoint)])];
+}
+
+bool Kernel::listens(Endpoint endpoint) const {
+  if (endpoint >= 0) return static_cast<std::size_t>(endpoint) < config_.node_count;
+  const auto slot = static_cast<std::size_t>(-static_cast<std::int64_t>(endpoint));
+  return slot < server_index_.size() && server_index_[slot] >= 0;
+}
+
 // ---- Queue
 // ---------------------------------------------------------------------------------------
 
-std::uint32_t Kernel::new_entry(EntryKind kind, NodeId node) {
+std::uint32_t Kernel::new_entry(EntryKind kind, Endpoint owner) {
   std::uint32_t slot;
   if (!free_entries_.empty()) {
     slot = free_entries_.back();
@@ -254,10 +273,13 @@ std::uint32_t Kernel::new_entry(EntryKind kind, NodeId node) {
   }
   Entry& e = entries_[slot];
   e.kind = kind;
-  e.node = node;
+  e.node = owner;
   e.peer = kNoNode;
-  e.incarnation = node >= 0 ? nodes_[static_cast<std::size_t>(node)]->incarnation : 0;
+  e.incarnation = owner >= 0       ? procs_[static_cast<std::size_t>(owner)]->incarnation
+                  : listens(owner) ? proc(owner).incarnation
+                                   : 0;
   e.counts_in_flight = false;
+  e.session = false;
   e.payload = 0;
   return slot;
 }
@@ -358,11 +380,9 @@ void Kernel::start() {
     entries_[slot].payload = i;
     push(faults_[i].at, slot);
   }
-  if (config_.store.expiry_scan_interval.count() > 0) {
-    push(now_ + store_clock_.true_duration_for(config_.store.expiry_scan_interval),
-         new_entry(EntryKind::store_scan, kNoNode));
-  }
-  for (NodeId id : all_nodes_) start_node(id);
+  // Servers start before the nodes that will call them.
+  for (std::size_t i = config_.node_count; i < procs_.size(); ++i) start_process(*procs_[i]);
+  for (std::size_t i = 0; i < config_.node_count; ++i) start_process(*procs_[i]);
 }
 
 void Kernel::run_until(Time t) {
@@ -419,42 +439,11 @@ void Kernel::inject(FaultSpec fault) {
 void Kernel::dispatch(std::uint32_t slot) {
   Entry& e = entries_[slot];
   switch (e.kind) {
-    case EntryKind::message:
+    case EntryKind::deliver:
     case EntryKind::timer:
-    case EntryKind::store_reply:
-    case EntryKind::watch_arrive:
-    case EntryKind::sink_reply:
-    case EntryKind::sink_send:
+    case EntryKind::send_later:
     case EntryKind::command:
-      dispatch_to_node(slot, e);
-      return;
-    case EntryKind::store_arrive:
-    case EntryKind::store_expiry:
-    case EntryKind::store_scan:
-      if (store_paused_) {
-        store_parked_.push_back(slot);
-        return;
-      }
-      if (e.kind == EntryKind::store_arrive) {
-        store_arrive(slot);
-      } else {
-        const bool scan = e.kind == EntryKind::store_scan;
-        if (!scan && store_expiry_at_ && *store_expiry_at_ == now_) store_expiry_at_.reset();
-        store_out_.clear();
-        store_.expire_leases(store_clock_.local_at(now_), store_out_);
-        store_emit_output(kNoNode);
-        if (scan) {
-          push(now_ + store_clock_.true_duration_for(config_.store.expiry_scan_interval),
-               new_entry(EntryKind::store_scan, kNoNode));
-        } else {
-          schedule_store_expiry();
-        }
-      }
-      free_entry(slot);
-      return;
-    case EntryKind::sink_arrive:
-      sink_arrive(slot);
-      free_entry(slot);
+      dispatch_to_process(slot, e);
       return;
     case EntryKind::fault: {
       const std::size_t index = e.payload;
@@ -468,39 +457,36 @@ void Kernel::dispatch(std::uint32_t slot) {
       end_fault(index);
       return;
     }
-    case EntryKind::node_resume: {
-      Node& node = *nodes_[static_cast<std::size_t>(e.node)];
-      const bool current = node.paused && e.payload == node.pause_generation;
-      const NodeId id = e.node;
+    case EntryKind::resume: {
+      Proc& p = proc(e.node);
+      const bool current = p.paused && e.payload == p.pause_generation;
       free_entry(slot);
-      if (current) resume_node(id);
-      return;
-    }
-    case EntryKind::store_resume: {
-      const bool current = store_paused_ && e.payload == store_pause_generation_;
-      free_entry(slot);
-      if (current) resume_store();
+      if (current) resume_process(p);
       return;
     }
   }
 }
 
-void Kernel::dispatch_to_node(std::uint32_t slot, Entry& e) {
-  Node& node = *nodes_[static_cast<std::size_t>(e.node)];
-  const bool session_bound = e.kind != EntryKind::message;
-  if (!node.up || (session_bound && e.incarnation != node.incarnation)) {
-    // A crashed node receives nothing; replies, watches and timers of an earlier incarnation died
-    // with its connections.
-    if (e.kind == EntryKind::message && !observers_.empty()) {
-      Event ev;
-      ev.time = now_;
-      ev.kind = EventKind::msg_drop;
-      ev.node = e.peer;
-      ev.peer = e.node;
-      ev.code = e.msg.type;
-      ev.a = static_cast<std::int64_t>(DropReason::node_down);
-      emit(ev);
-    }
+void Kernel::emit_drop(const Entry& e, Endpoint from, Endpoint to, DropReason reason) {
+  // Peer messages are traced by the kernel; payloads by the processes that send and receive them.
+  if (e.body != Entry::kNoBody || observers_.empty()) return;
+  Event ev;
+  ev.time = now_;
+  ev.kind = EventKind::msg_drop;
+  ev.node = from;
+  ev.peer = to;
+  ev.code = e.msg.type;
+  ev.a = static_cast<std::int64_t>(reason);
+  emit(ev);
+}
+
+void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
+  Proc& p = proc(e.node);
+  const bool session_bound = e.kind != EntryKind::deliver || e.session;
+  if (!p.up || (session_bound && e.incarnation != p.incarnation)) {
+    // A crashed process receives nothing; traffic on connections of an earlier incarnation, and
+    // its own timers and held sends, died with it.
+    if (e.kind == EntryKind::deliver) emit_drop(e, e.peer, e.node, DropReason::node_down);
     if (e.kind == EntryKind::timer) {
       TimerSlot& t = timers_[timer_slot(e.payload)];
       if (t.armed && t.generation == timer_generation(e.payload)) {
@@ -513,10 +499,10 @@ void Kernel::dispatch_to_node(std::uint32_t slot, Entry& e) {
     return;
   }
   if (e.kind == EntryKind::timer) {
-    // A cancelled timer is dropped here, without waking a paused node.
+    // A cancelled timer is dropped here, without waking a paused process.
     const TimerSlot& t = timers_[timer_slot(e.payload)];
     if (!t.armed || t.generation != timer_generation(e.payload)) {
-      auto& orphans = node.orphans;
+      auto& orphans = p.orphans;
       for (std::size_t i = 0; i < orphans.size(); ++i) {
         if (orphans[i].entry == slot) {
           orphans[i] = orphans.back();
@@ -532,43 +518,41 @@ void Kernel::dispatch_to_node(std::uint32_t slot, Entry& e) {
       return;
     }
   }
-  if (e.kind == EntryKind::message &&
+  if (e.kind == EntryKind::deliver &&
       network_.in_flight() == InFlightPolicy::drop_if_cut_on_arrival &&
       !network_.link_up(e.peer, e.node)) {
-    if (!observers_.empty()) {
-      Event ev;
-      ev.time = now_;
-      ev.kind = EventKind::msg_drop;
-      ev.node = e.peer;
-      ev.peer = e.node;
-      ev.code = e.msg.type;
-      ev.a = static_cast<std::int64_t>(DropReason::cut_on_arrival);
-      emit(ev);
-    }
+    emit_drop(e, e.peer, e.node, DropReason::cut_on_arrival);
     free_entry(slot);
     return;
   }
-  if (node.paused) {
-    node.parked.push_back(slot);
+  if (p.paused) {
+    p.parked.push_back(slot);
     return;
   }
-  Protocol& protocol = *node.protocol;
+  Process& process = *p.process;
   switch (e.kind) {
-    case EntryKind::message: {
-      ++stats_.messages_delivered;
-      const Message msg = e.msg;
-      const NodeId from = e.peer;
-      if (!observers_.empty()) {
-        Event ev;
-        ev.time = now_;
-        ev.kind = EventKind::msg_deliver;
-        ev.node = node.id;
-        ev.peer = from;
-        ev.code = msg.type;
-        emit(ev);
+    case EntryKind::deliver: {
+      const Endpoint from = e.peer;
+      if (e.body == Entry::kNoBody) {
+        ++stats_.messages_delivered;
+        const Message msg = e.msg;
+        if (!observers_.empty()) {
+          Event ev;
+          ev.time = now_;
+          ev.kind = EventKind::msg_deliver;
+          ev.node = p.id;
+          ev.peer = from;
+          ev.code = msg.type;
+          emit(ev);
+        }
+        free_entry(slot);
+        process.on_message(p.ctx, from, msg);
+        return;
       }
+      Payload payload = std::move(bodies_[e.body].value);
+      const auto from_incarnation = static_cast<std::uint32_t>(e.payload);
       free_entry(slot);
-      protocol.on_message(node.ctx, from, msg);
+      process.on_payload(p.ctx, from, from_incarnation, std::move(payload));
       return;
     }
     case EntryKind::timer: {
@@ -578,118 +562,88 @@ void Kernel::dispatch_to_node(std::uint32_t slot, Entry& e) {
       t.armed = false;
       ++t.generation;
       free_timers_.push_back(timer_slot(id));
-      --node.armed_timers;
+      --p.armed_timers;
       ++stats_.timers_fired;
       free_entry(slot);
-      emit_simple(EventKind::timer_fire, node.id, static_cast<std::int64_t>(tag));
-      protocol.on_timer(node.ctx, id, tag);
+      process.on_timer(p.ctx, id, tag);
       return;
     }
-    case EntryKind::store_reply: {
-      const StoreReply reply = std::move(body_of<StoreReply>(slot));
-      free_entry(slot);
-      if (!observers_.empty()) {
-        Event ev;
-        ev.time = now_;
-        ev.kind = EventKind::store_reply;
-        ev.node = node.id;
-        ev.code = static_cast<std::uint16_t>(reply.op);
-        ev.a = reply.revision;
-        ev.b = reply.succeeded ? 1 : 0;
-        ev.c = static_cast<std::int64_t>(reply.error);
-        emit(ev);
-      }
-      protocol.on_store_reply(node.ctx, reply);
-      return;
-    }
-    case EntryKind::watch_arrive: {
-      const WatchEvent watch = std::move(body_of<WatchEvent>(slot));
-      free_entry(slot);
-      if (!observers_.empty()) {
-        Event ev;
-        ev.time = now_;
-        ev.kind = EventKind::watch_notify;
-        ev.node = node.id;
-        ev.code = watch.kind == WatchEvent::Kind::put ? 0 : 1;
-        ev.a = watch.revision;
-        ev.text = watch.kv.key;
-        emit(ev);
-      }
-      protocol.on_watch(node.ctx, watch);
-      return;
-    }
-    case EntryKind::sink_reply: {
-      const SinkReply reply = body_of<SinkReply>(slot);
-      free_entry(slot);
-      if (!observers_.empty()) {
-        Event ev;
-        ev.time = now_;
-        ev.kind = EventKind::sink_reply;
-        ev.node = node.id;
-        ev.a = reply.token;
-        ev.c = reply.accepted ? 1 : 0;
-        emit(ev);
-      }
-      protocol.on_sink_reply(node.ctx, reply);
-      return;
-    }
-    case EntryKind::sink_send: {
-      // The write leaves the writer now; from here it is the network's.
-      e.kind = EntryKind::sink_arrive;
-      route(node.id, kSinkEndpoint, slot);
+    case EntryKind::send_later: {
+      // The payload leaves its sender now; from here it is the network's, on a connection to the
+      // receiver's current incarnation.
+      const Endpoint to = e.peer;
+      e.kind = EntryKind::deliver;
+      e.session = true;
+      e.payload = p.incarnation;
+      e.node = to;
+      e.peer = p.id;
+      e.incarnation = proc(to).incarnation;
+      route(p.id, to, slot);
       return;
     }
     case EntryKind::command: {
       const auto command = static_cast<Command>(e.payload);
       free_entry(slot);
-      protocol.on_command(node.ctx, command);
-      if (command == Command::stop) crash_node(node.id, /*graceful=*/true);
+      process.on_command(p.ctx, command);
+      if (command == Command::stop) crash_process(p, /*graceful=*/true);
       return;
     }
     default:
-      ELECTSIM_ASSERT(false, "node entries only");
+      ELECTSIM_ASSERT(false, "process entries only");
   }
 }
 
-// ---- Nodes
-// ---------------------------------------------------------------------------------------
+// ---- Processes
+// -----------------------------------------------------------------------------------
 
 const Belief& Kernel::belief(NodeId node) const {
-  return nodes_.at(static_cast<std::size_t>(node))->belief;
+  ELECTSIM_ASSERT(node >= 0 && static_cast<std::size_t>(node) < config_.node_count,
+                  "beliefs are election nodes'");
+  return procs_[static_cast<std::size_t>(node)]->belief;
 }
 bool Kernel::node_up(NodeId node) const {
-  return nodes_.at(static_cast<std::size_t>(node))->up;
+  return proc(node).up;
 }
 bool Kernel::node_paused(NodeId node) const {
-  return nodes_.at(static_cast<std::size_t>(node))->paused;
+  return proc(node).paused;
 }
 LocalTime Kernel::local_now(NodeId node) const {
-  return nodes_.at(static_cast<std::size_t>(node))->clock.local_at(now_);
+  return proc(node).clock.local_at(now_);
 }
 Protocol* Kernel::protocol(NodeId node) {
-  return nodes_.at(static_cast<std::size_t>(node))->protocol.get();
+  Proc& p = proc(node);
+  return p.node != nullptr ? &p.node->protocol() : nullptr;
+}
+const Process* Kernel::process(Endpoint endpoint) const {
+  return listens(endpoint) ? proc(endpoint).process.get() : nullptr;
 }
 
-void Kernel::start_node(NodeId id) {
-  Node& node = *nodes_[static_cast<std::size_t>(id)];
-  node.up = true;
-  node.paused = false;
-  node.has_belief = false;
-  node.belief = Belief{};
-  node.protocol = factory_(id);
-  ELECTSIM_ASSERT(node.protocol != nullptr, "the factory makes a protocol for every node");
-  node.protocol->on_start(node.ctx);
+void Kernel::start_process(Proc& p) {
+  p.up = true;
+  p.paused = false;
+  p.has_belief = false;
+  p.belief = Belief{};
+  if (p.id >= 0) {
+    std::unique_ptr<Protocol> protocol = factory_(p.id);
+    ELECTSIM_ASSERT(protocol != nullptr, "the factory makes a protocol for every node");
+    auto adapter = std::make_unique<ProtocolProcess>(std::move(protocol));
+    p.node = adapter.get();
+    p.process = std::move(adapter);
+  } else {
+    p.process = p.make();
+    ELECTSIM_ASSERT(p.process != nullptr, "a server's process is made");
+  }
+  p.process->on_start(p.ctx);
 }
 
-void Kernel::crash_node(NodeId id, bool graceful) {
-  Node& node = *nodes_[static_cast<std::size_t>(id)];
-  if (!node.up) return;
-  node.up = false;
-  node.paused = false;
-  ++node.pause_generation;
-  ++node.incarnation;  // queued timers and replies of this life are dropped when they surface
-  node.armed_timers = 0;
-  for (std::uint32_t slot : node.parked) {
+void Kernel::crash_process(Proc& p, bool graceful) {
+  if (!p.up) return;
+  p.up = false;
+  p.paused = false;
+  ++p.pause_generation;
+  ++p.incarnation;  // queued timers, held sends and connections of this life die when they surface
+  p.armed_timers = 0;
+  for (std::uint32_t slot : p.parked) {
     Entry& e = entries_[slot];
     if (e.kind == EntryKind::timer) {
       TimerSlot& t = timers_[timer_slot(e.payload)];
@@ -701,65 +655,67 @@ void Kernel::crash_node(NodeId id, bool graceful) {
     }
     free_entry(slot);
   }
-  node.parked.clear();
-  node.orphans.clear();
-  node.protocol.reset();
-  node.has_belief = false;
-  node.belief = Belief{};
-  store_.drop_watches_of(id);
-  emit_simple(EventKind::crash, id, graceful ? 1 : 0);
+  p.parked.clear();
+  p.orphans.clear();
+  p.node = nullptr;
+  p.process.reset();
+  p.has_belief = false;
+  p.belief = Belief{};
+  // Its connections reset: every other live process learns of it now.
+  for (auto& other : procs_) {
+    if (other.get() != &p && other->up) other->process->on_disconnect(other->ctx, p.id);
+  }
+  emit_simple(EventKind::crash, p.id, graceful ? 1 : 0);
 }
 
-void Kernel::restart_node(NodeId id) {
-  Node& node = *nodes_[static_cast<std::size_t>(id)];
-  if (node.up) return;
-  emit_simple(EventKind::restart, id);
-  start_node(id);
+void Kernel::restart_process(Proc& p) {
+  if (p.up) return;
+  emit_simple(EventKind::restart, p.id);
+  start_process(p);
 }
 
-void Kernel::pause_node(NodeId id, Duration d) {
-  Node& node = *nodes_[static_cast<std::size_t>(id)];
-  if (!node.up) return;
+void Kernel::pause_process(Proc& p, Duration d, EventKind pause_kind, EventKind resume_kind) {
+  if (!p.up) return;
   const Time until = now_ + d;
-  if (node.paused && until <= node.paused_until) return;  // already frozen for longer
-  node.paused = true;
-  node.paused_until = until;
-  ++node.pause_generation;
-  const std::uint32_t slot = new_entry(EntryKind::node_resume, id);
-  entries_[slot].payload = node.pause_generation;
+  if (p.paused && until <= p.paused_until) return;  // already frozen for longer
+  p.paused = true;
+  p.paused_until = until;
+  p.resume_kind = resume_kind;
+  ++p.pause_generation;
+  const std::uint32_t slot = new_entry(EntryKind::resume, p.id);
+  entries_[slot].payload = p.pause_generation;
   push(until, slot);
-  emit_simple(EventKind::pause, id, d.count());
+  emit_simple(pause_kind, p.id, d.count());
 }
 
-void Kernel::resume_node(NodeId id) {
-  Node& node = *nodes_[static_cast<std::size_t>(id)];
-  node.paused = false;
-  emit_simple(EventKind::resume, id);
+void Kernel::resume_process(Proc& p) {
+  p.paused = false;
+  emit_simple(p.resume_kind, p.id);
   // Everything that came due during the pause runs now, in the order it came due.
   std::deque<std::uint32_t> parked;
-  parked.swap(node.parked);
+  parked.swap(p.parked);
   for (std::uint32_t slot : parked) push(now_, slot);
 }
 
-void Kernel::announce(Node& node, const Belief& belief) {
-  if (node.has_belief && node.belief == belief) return;
-  node.has_belief = true;
-  node.belief = belief;
+void Kernel::announce(Proc& p, const Belief& belief) {
+  if (p.has_belief && p.belief == belief) return;
+  p.has_belief = true;
+  p.belief = belief;
   if (observers_.empty()) return;
   Event ev;
   ev.time = now_;
   ev.kind = EventKind::belief;
-  ev.node = node.id;
+  ev.node = p.id;
   ev.code = static_cast<std::uint16_t>(belief.role);
   ev.a = belief.epoch;
   ev.b = belief.known_leader;
   emit(ev);
 }
 
-TimerId Kernel::arm_timer(Node& node, Duration after_local, TimerTag tag) {
+TimerId Kernel::arm_timer(Proc& p, Duration after_local, TimerTag tag) {
   ELECTSIM_ASSERT(after_local.count() >= 0, "timers are set for non-negative durations");
-  ELECTSIM_ASSERT(node.armed_timers < config_.limits.max_timers_per_node,
-                  "a node keeps at most limits.max_timers_per_node timers armed");
+  ELECTSIM_ASSERT(p.armed_timers < config_.limits.max_timers_per_node,
+                  "a process keeps at most limits.max_timers_per_node timers armed");
   std::uint32_t index;
   if (!free_timers_.empty()) {
     index = free_timers_.back();
@@ -768,31 +724,31 @@ TimerId Kernel::arm_timer(Node& node, Duration after_local, TimerTag tag) {
     index = static_cast<std::uint32_t>(timers_.size());
     timers_.emplace_back();
   }
-  const std::int64_t due = (now_ + node.clock.true_duration_for(after_local)).ns;
+  const std::int64_t due = (now_ + p.clock.true_duration_for(after_local)).ns;
   const std::uint64_t seq = next_seq_++;
   TimerSlot& t = timers_[index];
   t.armed = true;
   t.tag = tag;
   t.due = due;
   t.seq = seq;
-  ++node.armed_timers;
+  ++p.armed_timers;
   const TimerId id = make_timer_id(index, t.generation);
-  for (std::size_t i = 0; i < node.orphans.size(); ++i) {
-    if (node.orphans[i].at > due) continue;
-    t.entry = node.orphans[i].entry;
+  for (std::size_t i = 0; i < p.orphans.size(); ++i) {
+    if (p.orphans[i].at > due) continue;
+    t.entry = p.orphans[i].entry;
     entries_[t.entry].payload = id;
-    node.orphans[i] = node.orphans.back();
-    node.orphans.pop_back();
+    p.orphans[i] = p.orphans.back();
+    p.orphans.pop_back();
     return id;
   }
-  const std::uint32_t slot = new_entry(EntryKind::timer, node.id);
+  const std::uint32_t slot = new_entry(EntryKind::timer, p.id);
   entries_[slot].payload = id;
   t.entry = slot;
   push_in_order(due, seq, slot);
   return id;
 }
 
-void Kernel::cancel_timer(Node& node, TimerId id) {
+void Kernel::cancel_timer(Proc& p, TimerId id) {
   if (id == kNoTimer) return;
   const std::uint32_t index = timer_slot(id);
   if (index >= timers_.size()) return;
@@ -801,9 +757,18 @@ void Kernel::cancel_timer(Node& node, TimerId id) {
   t.armed = false;
   ++t.generation;
   free_timers_.push_back(index);
-  --node.armed_timers;
-  if (node.orphans.size() < Node::kOrphansMax)
-    node.orphans.push_back({t.entry, entries_[t.entry].queued_at});
+  --p.armed_timers;
+  if (p.orphans.size() < Proc::kOrphansMax)
+    p.orphans.push_back({t.entry, entries_[t.entry].queued_at});
+}
+
+bool Kernel::timer_fires_by(const Proc& p, TimerId id, Duration after_local) const {
+  if (id == kNoTimer) return false;
+  const std::uint32_t index = timer_slot(id);
+  if (index >= timers_.size()) return false;
+  const TimerSlot& t = timers_[index];
+  if (!t.armed || t.generation != timer_generation(id)) return false;
+  return t.due <= (now_ + p.clock.true_duration_for(after_local)).ns;
 }
 
 // ---- Traffic
@@ -824,16 +789,7 @@ bool Kernel::route(Endpoint from, Endpoint to, std::uint32_t slot) {
     reason = DropReason::overload;
   }
   if (dropped) {
-    if (e.kind == EntryKind::message && !observers_.empty()) {
-      Event ev;
-      ev.time = now_;
-      ev.kind = EventKind::msg_drop;
-      ev.node = from;
-      ev.peer = to;
-      ev.code = e.msg.type;
-      ev.a = static_cast<std::int64_t>(reason);
-      emit(ev);
-    }
+    emit_drop(e, from, to, reason);
     free_entry(slot);
     return false;
   }
@@ -848,6 +804,7 @@ bool Kernel::route(Endpoint from, Endpoint to, std::uint32_t slot) {
     c.node = original.node;
     c.peer = original.peer;
     c.incarnation = original.incarnation;
+    c.session = original.session;
     c.payload = original.payload;
     c.msg = original.msg;
     if (original.body != Entry::kNoBody) {
@@ -861,7 +818,7 @@ bool Kernel::route(Endpoint from, Endpoint to, std::uint32_t slot) {
   return true;
 }
 
-void Kernel::send_message(Node& from, NodeId to, const Message& message) {
+void Kernel::send_message(Proc& from, Endpoint to, const Message& message) {
   ++stats_.messages_sent;
   if (!observers_.empty()) {
     Event ev;
@@ -872,189 +829,33 @@ void Kernel::send_message(Node& from, NodeId to, const Message& message) {
     ev.code = message.type;
     emit(ev);
   }
-  const std::uint32_t slot = new_entry(EntryKind::message, to);
+  const std::uint32_t slot = new_entry(EntryKind::deliver, to);
   Entry& e = entries_[slot];
   e.peer = from.id;
   e.msg = message;
   route(from.id, to, slot);
 }
 
-RequestId Kernel::send_store_request(Node& from, StoreRequest request) {
-  const RequestId id = next_request_++;
-  request.id = id;
-  emit_simple(EventKind::store_request, from.id, static_cast<std::int64_t>(id),
-              static_cast<std::uint16_t>(request.op));
-  const std::uint32_t slot = new_entry(EntryKind::store_arrive, from.id);
-  set_body(slot, std::move(request));
-  route(from.id, kStoreEndpoint, slot);
-  return id;
-}
-
-RequestId Kernel::send_sink_write(Node& from, Token token, std::int64_t payload,
-                                  Duration send_delay) {
-  ELECTSIM_ASSERT(send_delay.count() >= 0, "a send delay is never negative");
-  const RequestId id = next_request_++;
-  if (!observers_.empty()) {
-    Event ev;
-    ev.time = now_;
-    ev.kind = EventKind::sink_send;
-    ev.node = from.id;
-    ev.a = token;
-    ev.b = payload;
-    ev.c = send_delay.count();
-    emit(ev);
-  }
-  if (send_delay.count() == 0) {
-    const std::uint32_t slot = new_entry(EntryKind::sink_arrive, from.id);
-    set_body(slot, SinkWrite{id, token, payload});
-    route(from.id, kSinkEndpoint, slot);
-    return id;
-  }
-  // Still inside the writer: a node-bound entry, so a pause parks it and a crash drops it.
-  const std::uint32_t slot = new_entry(EntryKind::sink_send, from.id);
-  set_body(slot, SinkWrite{id, token, payload});
-  push(now_ + from.clock.true_duration_for(send_delay), slot);
-  return id;
-}
-
-void Kernel::store_arrive(std::uint32_t slot) {
+void Kernel::send_payload(Proc& from, Endpoint to, std::uint32_t to_incarnation,
+                          Payload&& payload) {
+  const std::uint32_t slot = new_entry(EntryKind::deliver, to);
   Entry& e = entries_[slot];
-  const NodeId from = e.node;
-  if (network_.in_flight() == InFlightPolicy::drop_if_cut_on_arrival &&
-      !network_.link_up(from, kStoreEndpoint)) {
-    return;  // the caller frees the entry
-  }
-  const StoreRequest& request = body_of<StoreRequest>(slot);
-  store_out_.clear();
-  StoreReply reply = store_.apply(from, request, store_clock_.local_at(now_), store_out_);
-  if (!observers_.empty()) {
-    Event ev;
-    ev.time = now_;
-    ev.kind = EventKind::store_apply;
-    ev.node = from;
-    ev.code = static_cast<std::uint16_t>(request.op);
-    ev.a = reply.revision;
-    ev.b = reply.succeeded && reply.error == StoreError::none ? 1 : 0;
-    ev.c = reply.lease;
-    ev.d = static_cast<std::int64_t>(request.id);
-    emit(ev);
-  }
-  // The reply belongs to the connection of the incarnation that sent the request.
-  const std::uint32_t incarnation = e.incarnation;
-  store_emit_output(from);
-  const std::uint32_t reply_slot = new_entry(EntryKind::store_reply, from);
-  entries_[reply_slot].incarnation = incarnation;
-  set_body(reply_slot, std::move(reply));
-  route(kStoreEndpoint, from, reply_slot);
-  schedule_store_expiry();
+  e.peer = from.id;
+  e.session = true;
+  e.incarnation = to_incarnation;
+  e.payload = from.incarnation;
+  set_body(slot, std::move(payload));
+  route(from.id, to, slot);
 }
 
-void Kernel::store_emit_output(NodeId /*requester*/) {
-  if (!observers_.empty()) {
-    for (const StoreChange& change : store_out_.changes) {
-      Event ev;
-      ev.time = now_;
-      ev.kind = EventKind::store_change;
-      ev.code = change.kind == WatchEvent::Kind::put ? 0 : 1;
-      ev.a = change.revision;
-      ev.b = change.lease;
-      ev.c = change.by_lease_expiry ? 1 : 0;
-      ev.text = change.key;
-      NodeId owner = kNoNode;
-      if (change.kind == WatchEvent::Kind::put) {
-        const char* begin = change.value.data();
-        const char* end = begin + change.value.size();
-        auto [ptr, ec] = std::from_chars(begin, end, owner);
-        if (ec != std::errc{} || ptr != end || owner < 0 ||
-            static_cast<std::size_t>(owner) >= config_.node_count) {
-          owner = kNoNode;
-        }
-      }
-      ev.node = owner;
-      emit(ev);
-    }
-    for (LeaseId lease : store_out_.expired_leases) {
-      emit_simple(EventKind::lease_expire, kNoNode, lease);
-    }
-  }
-  for (WatchNotification& n : store_out_.notifications) {
-    const std::uint32_t slot = new_entry(EntryKind::watch_arrive, n.to);
-    set_body(slot, std::move(n.event));
-    route(kStoreEndpoint, n.to, slot);
-  }
-}
-
-void Kernel::schedule_store_expiry() {
-  if (config_.store.expiry_scan_interval.count() > 0) return;  // scans find expiries
-  const std::optional<LocalTime> deadline = store_.next_lease_deadline();
-  if (!deadline) return;
-  const LocalTime local_now = store_clock_.local_at(now_);
-  const Duration wait = *deadline > local_now ? *deadline - local_now : Duration(0);
-  const Time at = now_ + store_clock_.true_duration_for(wait);
-  if (store_expiry_at_ && *store_expiry_at_ <= at) return;
-  store_expiry_at_ = at;
-  push(at, new_entry(EntryKind::store_expiry, kNoNode));
-}
-
-void Kernel::sink_arrive(std::uint32_t slot) {
-  Entry& e = entries_[slot];
-  const NodeId writer = e.node;
-  if (network_.in_flight() == InFlightPolicy::drop_if_cut_on_arrival &&
-      !network_.link_up(writer, kSinkEndpoint)) {
-    return;
-  }
-  const SinkWrite write = body_of<SinkWrite>(slot);
-  const Token highest_before = sink_.highest_accepted();
-  SinkReply reply = sink_.write(now_, writer, write.id, write.token, write.payload);
-  if (!observers_.empty()) {
-    Event ev;
-    ev.time = now_;
-    ev.kind = EventKind::sink_write;
-    ev.node = writer;
-    ev.a = write.token;
-    ev.b = write.payload;
-    ev.c = reply.accepted ? 1 : 0;
-    ev.d = highest_before;
-    emit(ev);
-  }
-  const std::uint32_t incarnation = e.incarnation;
-  const std::uint32_t reply_slot = new_entry(EntryKind::sink_reply, writer);
-  entries_[reply_slot].incarnation = incarnation;
-  set_body(reply_slot, reply);
-  route(kSinkEndpoint, writer, reply_slot);
-}
-
-void Kernel::pause_store(Duration d) {
-  const Time until = now_ + d;
-  if (store_paused_ && until <= store_paused_until_) return;
-  store_paused_ = true;
-  store_paused_until_ = until;
-  ++store_pause_generation_;
-  const std::uint32_t slot = new_entry(EntryKind::store_resume, kNoNode);
-  entries_[slot].payload = store_pause_generation_;
-  push(until, slot);
-  if (!observers_.empty()) {
-    Event ev;
-    ev.time = now_;
-    ev.kind = EventKind::store_pause;
-    ev.node = kStoreEndpoint;
-    ev.a = d.count();
-    emit(ev);
-  }
-}
-
-void Kernel::resume_store() {
-  store_paused_ = false;
-  if (!observers_.empty()) {
-    Event ev;
-    ev.time = now_;
-    ev.kind = EventKind::store_resume;
-    ev.node = kStoreEndpoint;
-    emit(ev);
-  }
-  std::deque<std::uint32_t> parked;
-  parked.swap(store_parked_);
-  for (std::uint32_t slot : parked) push(now_, slot);
+void Kernel::send_later(Proc& from, Duration after_local, Endpoint to, Payload&& payload) {
+  ELECTSIM_ASSERT(after_local.count() >= 0, "a send delay is never negative");
+  ELECTSIM_ASSERT(listens(to), "a process listens at every address traffic is sent to");
+  // Still inside the sender: its own entry, so a pause parks it and a crash drops it.
+  const std::uint32_t slot = new_entry(EntryKind::send_later, from.id);
+  entries_[slot].peer = to;
+  set_body(slot, std::move(payload));
+  push(now_ + from.clock.true_duration_for(after_local), slot);
 }
 
 // ---- Faults
@@ -1070,10 +871,11 @@ std::optional<NodeId> Kernel::resolve_target(const Target& target) {
     case TargetKind::leader: {
       // The leader with the newest epoch; ties go to the lowest id.
       std::optional<NodeId> best;
-      for (const auto& node : nodes_) {
-        if (!node->up || node->belief.role != Role::leader || !node->has_belief) continue;
-        if (!best || node->belief.epoch > nodes_[static_cast<std::size_t>(*best)]->belief.epoch) {
-          best = node->id;
+      for (std::size_t i = 0; i < config_.node_count; ++i) {
+        const Proc& node = *procs_[i];
+        if (!node.up || node.belief.role != Role::leader || !node.has_belief) continue;
+        if (!best || node.belief.epoch > procs_[static_cast<std::size_t>(*best)]->belief.epoch) {
+          best = node.id;
         }
       }
       return best;
@@ -1081,13 +883,14 @@ std::optional<NodeId> Kernel::resolve_target(const Target& target) {
     case TargetKind::follower:
     case TargetKind::random: {
       std::vector<NodeId> candidates;
-      for (const auto& node : nodes_) {
-        if (!node->up) continue;
-        if (target.kind == TargetKind::follower && node->has_belief &&
-            node->belief.role == Role::leader) {
+      for (std::size_t i = 0; i < config_.node_count; ++i) {
+        const Proc& node = *procs_[i];
+        if (!node.up) continue;
+        if (target.kind == TargetKind::follower && node.has_belief &&
+            node.belief.role == Role::leader) {
           continue;
         }
-        candidates.push_back(node->id);
+        candidates.push_back(node.id);
       }
       if (candidates.empty()) return std::nullopt;
       return candidates[faults_rng_.below(candidates.size())];
@@ -1097,14 +900,16 @@ std::optional<NodeId> Kernel::resolve_target(const Target& target) {
 }
 
 namespace {
-void append_endpoint(std::string& out, Endpoint e) {
-  if (e == kStoreEndpoint) {
-    out += "store";
-  } else if (e == kSinkEndpoint) {
-    out += "sink";
-  } else {
-    out += std::to_string(e);
+void append_endpoint(std::string& out, Endpoint e, const std::vector<ServerSpec>& servers) {
+  if (e < 0) {
+    for (const ServerSpec& server : servers) {
+      if (server.endpoint == e) {
+        out += server.name;
+        return;
+      }
+    }
   }
+  out += std::to_string(e);
 }
 
 bool needs_node(FaultKind kind) {
@@ -1121,12 +926,6 @@ bool needs_node(FaultKind kind) {
   }
 }
 }  // namespace
-
-ClockModel* Kernel::clock_of(const Target& target, std::optional<NodeId> node) {
-  if (target.kind == TargetKind::store) return &store_clock_;
-  if (!node) return nullptr;
-  return &nodes_[static_cast<std::size_t>(*node)]->clock;
-}
 
 // Replaces role members of partition groups by the nodes they stand for now: the leader first,
 // then followers (never the leader, never a node already named), then the rest.
@@ -1156,8 +955,10 @@ std::optional<std::vector<std::vector<Endpoint>>> Kernel::resolve_groups(
         continue;
       }
       std::vector<NodeId> candidates;
-      for (const auto& node : nodes_) {
-        if (!named[static_cast<std::size_t>(node->id)] && node->up) candidates.push_back(node->id);
+      for (NodeId n : all_nodes_) {
+        if (!named[static_cast<std::size_t>(n)] && procs_[static_cast<std::size_t>(n)]->up) {
+          candidates.push_back(n);
+        }
       }
       if (candidates.empty()) return std::nullopt;
       const NodeId pick = candidates[faults_rng_.below(candidates.size())];
@@ -1212,7 +1013,7 @@ void Kernel::apply_fault(std::size_t index) {
         if (g > 0) text_scratch_ += '|';
         for (std::size_t i = 0; i < (*groups)[g].size(); ++i) {
           if (i > 0) text_scratch_ += ',';
-          append_endpoint(text_scratch_, (*groups)[g][i]);
+          append_endpoint(text_scratch_, (*groups)[g][i], config_.servers);
         }
       }
       ev.text = text_scratch_;
@@ -1233,14 +1034,14 @@ void Kernel::apply_fault(std::size_t index) {
   };
   switch (f.kind) {
     case FaultKind::crash:
-      crash_node(*target, false);
+      crash_process(proc(*target), false);
       schedule_end();
       break;
     case FaultKind::restart:
-      restart_node(*target);
+      restart_process(proc(*target));
       break;
     case FaultKind::pause:
-      pause_node(*target, f.duration);
+      pause_process(proc(*target), f.duration, EventKind::pause, EventKind::resume);
       break;
     case FaultKind::partition:
       fault_state_[index].cut = network_.partition(*groups);
@@ -1276,37 +1077,35 @@ void Kernel::apply_fault(std::size_t index) {
     case FaultKind::clock_offset:
     case FaultKind::clock_drift:
     case FaultKind::clock_step: {
-      ClockModel* clock = clock_of(f.target, target);
-      ELECTSIM_ASSERT(clock != nullptr, "clock faults have a target");
+      Proc& p = proc(f.target.kind == TargetKind::store ? kStoreEndpoint : *target);
+      ClockModel& clock = p.clock;
       std::uint16_t what = 0;
       if (f.kind == FaultKind::clock_drift) {
-        clock->set_drift_at(now_, f.drift_ppb);
+        clock.set_drift_at(now_, f.drift_ppb);
       } else if (f.kind == FaultKind::clock_step) {
-        clock->add_step(now_, f.clock_amount);
+        clock.add_step(now_, f.clock_amount);
         what = 1;
       } else {
-        clock->set_offset_at(now_, f.clock_amount);
+        clock.set_offset_at(now_, f.clock_amount);
         what = 2;
       }
       if (!observers_.empty()) {
         Event ev;
         ev.time = now_;
         ev.kind = EventKind::clock_change;
-        ev.node = f.target.kind == TargetKind::store ? kStoreEndpoint : *target;
+        ev.node = p.id;
         ev.code = what;
         ev.a = f.drift_ppb;
         ev.b = f.clock_amount.count();
         emit(ev);
       }
-      if (f.target.kind == TargetKind::store) {
-        // Expiry is judged on the store's reading: look again now that the reading moved.
-        store_expiry_at_.reset();
-        push(now_, new_entry(EntryKind::store_expiry, kNoNode));
-      }
+      // A process that judges deadlines on its reading looks again now that the reading moved.
+      if (p.up) p.process->on_clock_change(p.ctx);
       break;
     }
     case FaultKind::store_pause:
-      pause_store(f.duration);
+      pause_process(proc(kStoreEndpoint), f.duration, EventKind::store_pause,
+                    EventKind::store_resume);
       break;
     case FaultKind::step_down:
     case FaultKind::stop: {
@@ -1323,7 +1122,7 @@ void Kernel::end_fault(std::size_t index) {
   const FaultSpec& f = faults_[index];
   switch (f.kind) {
     case FaultKind::crash:
-      if (fault_state_[index].target) restart_node(*fault_state_[index].target);
+      if (fault_state_[index].target) restart_process(proc(*fault_state_[index].target));
       break;
     case FaultKind::partition:
     case FaultKind::cut:

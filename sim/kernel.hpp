@@ -1,7 +1,9 @@
 // The kernel: one simulated world as an object (never a global, so sweeps run many on threads).
-// A single event queue ordered by (true time, insertion sequence) drives nodes, their clocks, the
-// network, the store, the sink and the fault schedule; ties are FIFO (FoundationDB sim2, ns-3).
-// Protocols are driven through the Context of sim/protocol.hpp; observers see every event.
+// A single event queue ordered by (true time, insertion sequence) drives processes (the election
+// nodes and the world's servers), their clocks, the network and the fault schedule; ties are FIFO
+// (FoundationDB sim2, ns-3). Every process is driven through the ProcessContext of
+// sim/process.hpp, election nodes through the adapter of sim/protocol_process.hpp; the kernel
+// knows no server and no protocol by name. Observers see every event.
 #pragma once
 
 #include <atomic>
@@ -19,20 +21,12 @@
 #include "sim/fault.hpp"
 #include "sim/message.hpp"
 #include "sim/network.hpp"
+#include "sim/process.hpp"
 #include "sim/protocol.hpp"
 #include "sim/rng.hpp"
-#include "sim/sink.hpp"
-#include "sim/store.hpp"
-#include "sim/store_types.hpp"
 #include "sim/time.hpp"
 
 namespace electsim::sim {
-
-struct ClockConfig {
-  Duration offset{0};
-  std::int64_t drift_ppb = 0;
-  std::vector<ClockStep> steps;
-};
 
 struct KernelLimits {
   std::uint64_t max_events = 200'000'000;    // events processed in one run
@@ -48,13 +42,21 @@ struct WorldConfig {
   Duration duration = std::chrono::seconds(60);
   std::size_t node_count = 5;
   std::vector<ClockConfig> clocks;  // one per node (missing entries: a perfect clock)
-  ClockConfig store_clock;
   NetworkConfig network;
-  StoreConfig store;
-  SinkConfig sink;
+  // The servers the nodes talk to (servers/world.hpp adds the store and the sink). A process
+  // must listen at every address traffic is sent to.
+  std::vector<ServerSpec> servers;
   std::vector<FaultSpec> faults;  // any order; applied in time order, ties in list order
   KernelLimits limits;
 };
+
+// The clock configured for the server at `endpoint`; a perfect clock if the world has none there.
+inline ClockConfig server_clock(const WorldConfig& world, Endpoint endpoint) {
+  for (const ServerSpec& server : world.servers) {
+    if (server.endpoint == endpoint) return server.clock;
+  }
+  return ClockConfig{};
+}
 
 using ProtocolFactory = std::function<std::unique_ptr<Protocol>(NodeId self)>;
 
@@ -97,16 +99,17 @@ class Kernel {
   bool node_up(NodeId node) const;
   bool node_paused(NodeId node) const;
   LocalTime local_now(NodeId node) const;
-  const Store& store() const { return store_; }
-  const Sink& sink() const { return sink_; }
   const Network& network() const { return network_; }
   const RunStats& stats() const { return stats_; }
   // The protocol instance of a node (nullptr while crashed), for white-box tests.
   Protocol* protocol(NodeId node);
+  // The process at an address (a node id or a server's endpoint; nullptr while crashed or if no
+  // process listens there), for white-box tests and servers/world.hpp.
+  const Process* process(Endpoint endpoint) const;
 
  private:
-  class NodeContext;
-  struct Node;
+  class ProcContext;
+  struct Proc;
   struct Entry;
   struct Body;
   // A queued event's place in the total order: true time, then insertion sequence (FIFO ties).
@@ -119,40 +122,39 @@ class Kernel {
   };
   enum class EntryKind : std::uint8_t;
 
-  std::uint32_t new_entry(EntryKind kind, NodeId node);
+  std::uint32_t new_entry(EntryKind kind, Endpoint owner);
   void push(Time at, std::uint32_t slot);
   void push_in_order(std::int64_t at, std::uint64_t seq, std::uint32_t slot);
   QueueKey pop_earliest();
   void free_entry(std::uint32_t slot);
   void dispatch(std::uint32_t slot);
-  void dispatch_to_node(std::uint32_t slot, Entry& entry);
+  void dispatch_to_process(std::uint32_t slot, Entry& entry);
   void emit(const Event& event) {
     for (Observer* o : observers_) o->on_event(event);
   }
   void emit_simple(EventKind kind, NodeId node, std::int64_t a = 0, std::uint16_t code = 0);
+  void emit_drop(const Entry& entry, Endpoint from, Endpoint to, DropReason reason);
 
-  // Node lifecycle.
-  void start_node(NodeId node);
-  void crash_node(NodeId node, bool graceful);
-  void restart_node(NodeId node);
-  void pause_node(NodeId node, Duration d);
-  void resume_node(NodeId node);
-  void announce(Node& node, const Belief& belief);
+  // Processes: election nodes at 0..n-1, then the servers; an endpoint maps to its index.
+  Proc& proc(Endpoint endpoint);
+  const Proc& proc(Endpoint endpoint) const;
+  bool listens(Endpoint endpoint) const;
+  void start_process(Proc& p);
+  void crash_process(Proc& p, bool graceful);
+  void restart_process(Proc& p);
+  void pause_process(Proc& p, Duration d, EventKind pause_kind, EventKind resume_kind);
+  void resume_process(Proc& p);
+  void announce(Proc& p, const Belief& belief);
 
   // Traffic.
-  void send_message(Node& from, NodeId to, const Message& message);
-  RequestId send_store_request(Node& from, StoreRequest request);
-  RequestId send_sink_write(Node& from, Token token, std::int64_t payload, Duration send_delay);
+  void send_message(Proc& from, Endpoint to, const Message& message);
+  void send_payload(Proc& from, Endpoint to, std::uint32_t to_incarnation, Payload&& payload);
+  void send_later(Proc& from, Duration after_local, Endpoint to, Payload&& payload);
   // Routes an entry over the network from `from` to `to`; false if it was lost at send.
   bool route(Endpoint from, Endpoint to, std::uint32_t slot);
-  void store_arrive(std::uint32_t slot);
-  void store_emit_output(NodeId requester);
-  void schedule_store_expiry();
-  void sink_arrive(std::uint32_t slot);
-  void pause_store(Duration d);
-  void resume_store();
-  TimerId arm_timer(Node& node, Duration after_local, TimerTag tag);
-  void cancel_timer(Node& node, TimerId id);
+  TimerId arm_timer(Proc& p, Duration after_local, TimerTag tag);
+  void cancel_timer(Proc& p, TimerId id);
+  bool timer_fires_by(const Proc& p, TimerId id, Duration after_local) const;
 
   // Faults.
   void apply_fault(std::size_t index);
@@ -160,7 +162,6 @@ class Kernel {
   std::optional<NodeId> resolve_target(const Target& target);
   std::optional<std::vector<std::vector<Endpoint>>> resolve_groups(
       const std::vector<std::vector<Endpoint>>& groups);
-  ClockModel* clock_of(const Target& target, std::optional<NodeId> node);
 
   WorldConfig config_;
   ProtocolFactory factory_;
@@ -174,14 +175,13 @@ class Kernel {
   std::vector<QueueKey> heap_;
   std::vector<Entry> entries_;
   std::vector<std::uint32_t> free_entries_;
-  // Payloads of store and sink traffic, apart from the small entries that carry peer messages.
+  // Payloads of server traffic, apart from the small entries that carry peer messages.
   std::vector<Body> bodies_;
   std::vector<std::uint32_t> free_bodies_;
   template <typename T>
   void set_body(std::uint32_t slot, T&& value);
-  template <typename T>
-  T& body_of(std::uint32_t slot);
-  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<Proc>> procs_;
+  std::vector<std::int32_t> server_index_;  // [-endpoint]: index into procs_, or -1
   std::vector<NodeId> all_nodes_;
 
   struct TimerSlot {
@@ -198,15 +198,6 @@ class Kernel {
   Network network_;
   Rng network_rng_;
   Rng faults_rng_;
-  Store store_;
-  ClockModel store_clock_;
-  StoreOutput store_out_;
-  bool store_paused_ = false;
-  std::uint32_t store_pause_generation_ = 0;
-  Time store_paused_until_;
-  std::deque<std::uint32_t> store_parked_;
-  std::optional<Time> store_expiry_at_;
-  Sink sink_;
   std::vector<FaultSpec> faults_;  // the schedule plus injected faults
   struct FaultState {
     Network::CutHandle cut = 0;

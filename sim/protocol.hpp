@@ -14,9 +14,9 @@
 #include "sim/ids.hpp"
 #include "sim/message.hpp"
 #include "sim/rng.hpp"
-#include "sim/sink.hpp"
 #include "sim/store_types.hpp"
 #include "sim/time.hpp"
+#include "sim/wire.hpp"
 
 namespace electsim::sim {
 

@@ -25,6 +25,7 @@
 #include "drawing/replay_html.hpp"
 #include "drawing/timeline.hpp"
 #include "drawing/timeline_svg.hpp"
+#include "servers/world.hpp"
 #include "sim/kernel.hpp"
 #include "sim/protocol.hpp"
 
@@ -116,7 +117,7 @@ sim::FaultSpec fault(sim::Duration at, sim::FaultKind kind, sim::NodeId node,
 
 // Node 0 freezes at 2s for 1.5s (its lease runs out in the store) and a partition cuts node 2
 // off from 2.5s to 3s.
-sim::WorldConfig small_world(std::uint64_t seed = 7) {
+sim::WorldConfig small_world(std::uint64_t seed = 7, sim::ClockConfig store_clock = {}) {
   sim::WorldConfig world;
   world.seed = seed;
   world.duration = 4s;
@@ -127,7 +128,7 @@ sim::WorldConfig small_world(std::uint64_t seed = 7) {
   partition.target = {};
   partition.groups = {{0, 1, sim::kStoreEndpoint, sim::kSinkEndpoint}, {2}};
   world.faults.push_back(partition);
-  return world;
+  return servers::with_services(std::move(world), servers::Services{{}, {}, store_clock});
 }
 
 TraceHeader header_for(const sim::WorldConfig& world, std::string scenario = "beacon") {
@@ -399,15 +400,16 @@ TEST_CASE("replay: clock segments read what the kernel's clocks read, at every i
 }
 
 TEST_CASE("replay: a granted or renewed lease carries its deadline on the store's clock") {
-  sim::WorldConfig world = small_world();
-  world.store_clock.drift_ppb = 50'000'000;  // the store's clock runs 5% fast: TTLs end early
+  sim::ClockConfig fast;
+  fast.drift_ppb = 50'000'000;  // the store's clock runs 5% fast: TTLs end early
+  const sim::WorldConfig world = small_world(7, fast);
   const auto run = run_world(world, header_for(world));
   const nlohmann::json data = page_data(run->html);
   const int apply = kind_of(data, "store_apply");
   const std::size_t op = field_of(data, "store_apply", "op");
   const std::size_t ok = field_of(data, "store_apply", "succeeded");
   const std::size_t deadline = field_of(data, "store_apply", "lease_deadline_ns");
-  const sim::ClockModel store_clock(0s, world.store_clock.drift_ppb, {});
+  const sim::ClockModel store_clock(0s, fast.drift_ppb, {});
   const std::int64_t ttl_true = store_clock.true_duration_for(kLeaseTtl).count();
   CHECK(ttl_true < kLeaseTtl.count());
   std::size_t renewals = 0;

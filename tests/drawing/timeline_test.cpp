@@ -17,6 +17,7 @@
 #include "analysis/trace.hpp"
 #include "drawing/timeline.hpp"
 #include "drawing/timeline_svg.hpp"
+#include "servers/world.hpp"
 #include "sim/clock.hpp"
 #include "sim/store_types.hpp"
 #include "tests/drawing/svg_check.hpp"
@@ -512,7 +513,9 @@ TEST_CASE("timeline: clock segments read exactly what sim::ClockModel reads") {
   world.clocks[0].drift_ppb = 37'123;
   world.clocks[0].steps = {{ms(2000), Duration(100 * kMs)}, {ms(4500), Duration(-7 * kMs)}};
   world.clocks[1].drift_ppb = -250'000'001;
-  world.store_clock.drift_ppb = 999;
+  sim::ClockConfig store_clock;
+  store_clock.drift_ppb = 999;
+  world = servers::with_services(std::move(world), servers::Services{{}, {}, store_clock});
   Feed f(header(2, 6000), world);
 
   // The kernel's clock faults: code 0 sets the drift, 1 steps, 2 sets the offset.

@@ -21,6 +21,7 @@
 #include "protocols/bully/config.hpp"
 #include "protocols/bully/messages.hpp"
 #include "protocols/registry.hpp"
+#include "servers/world.hpp"
 #include "sim/kernel.hpp"
 #include "tests/protocols/fake_context.hpp"
 
@@ -625,7 +626,8 @@ struct Cluster {
     world.faults = std::move(faults);
     auto config = std::make_shared<const BullyConfig>(config_of(std::move(params), workload));
     kernel = std::make_unique<sim::Kernel>(
-        std::move(world), [config](NodeId) { return std::make_unique<BullyNode>(config); });
+        electsim::servers::with_services(std::move(world)),
+        [config](NodeId) { return std::make_unique<BullyNode>(config); });
     kernel->add_observer(&recorder);
     kernel->start();
   }
@@ -774,7 +776,7 @@ TEST_CASE("bully: the coordinator writes with its epoch as token, and its succes
   c.run_until(3s);
   REQUIRE(c.kernel->belief(3) == Belief::leader(2));
   CHECK(c.recorder.first(3, Belief::leader(2)) == sim::Time(1601ms));
-  const auto& decisions = c.kernel->sink().decisions();
+  const auto& decisions = electsim::servers::sink_of(*c.kernel).decisions();
   REQUIRE_FALSE(decisions.empty());
   std::map<NodeId, std::vector<sim::Token>> tokens;
   for (const auto& d : decisions) {

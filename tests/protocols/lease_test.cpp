@@ -17,7 +17,7 @@
 #include "protocols/lease/config.hpp"
 #include "protocols/lease/lease.hpp"
 #include "protocols/registry.hpp"
-#include "sim/store.hpp"
+#include "servers/store/store.hpp"
 #include "tests/protocols/fake_context.hpp"
 
 namespace Catch {
@@ -69,7 +69,7 @@ struct Bench {
 
   LeaseConfig config;
   FakeContext ctx;
-  sim::Store store;
+  electsim::servers::Store store;
   Duration store_offset{0};  // the store's clock minus the node's
   LeaseNode node;
   std::size_t answered = 0;
@@ -78,7 +78,7 @@ struct Bench {
   LocalTime store_now() const { return ctx.now() + store_offset; }
   void start() { node.on_start(ctx); }
 
-  void notify(const sim::StoreOutput& out) {
+  void notify(const electsim::servers::StoreOutput& out) {
     for (const auto& n : out.notifications) {
       if (n.to == ctx.self()) ctx.deliver(node, n.event);
     }
@@ -89,7 +89,7 @@ struct Bench {
     for (int guard = 0; answered < ctx.store_calls.size(); ++guard) {
       REQUIRE(guard < 1000);
       const StoreRequest request = ctx.store_calls[answered++].request;
-      sim::StoreOutput out;
+      electsim::servers::StoreOutput out;
       const StoreReply reply = store.apply(ctx.self(), request, store_now(), out);
       replies[request.id] = reply;
       ctx.deliver(node, reply);
@@ -100,7 +100,7 @@ struct Bench {
   void drop() { answered = ctx.store_calls.size(); }
   // Another node's request, applied directly at the store.
   StoreReply other(NodeId from, StoreRequest request, bool deliver_notifications = true) {
-    sim::StoreOutput out;
+    electsim::servers::StoreOutput out;
     const StoreReply reply = store.apply(from, request, store_now(), out);
     if (deliver_notifications) notify(out);
     return reply;

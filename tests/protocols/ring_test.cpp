@@ -19,6 +19,7 @@
 #include "protocols/ring/config.hpp"
 #include "protocols/ring/messages.hpp"
 #include "protocols/ring/ring.hpp"
+#include "servers/world.hpp"
 #include "sim/kernel.hpp"
 #include "tests/protocols/fake_context.hpp"
 
@@ -764,7 +765,8 @@ struct World {
     w.faults = std::move(faults);
     auto shared = std::make_shared<const RingConfig>(c);
     kernel = std::make_unique<sim::Kernel>(
-        std::move(w), [shared](NodeId) { return std::make_unique<RingNode>(shared); });
+        electsim::servers::with_services(std::move(w)),
+        [shared](NodeId) { return std::make_unique<RingNode>(shared); });
     kernel->add_observer(&counter);
     kernel->start();
   }

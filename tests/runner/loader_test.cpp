@@ -88,16 +88,16 @@ TEST_CASE("loader: a minimal scenario loads with the documented defaults") {
     CHECK(clock.drift_ppb == 0);
     CHECK(clock.steps.empty());
   }
-  CHECK(s.world.store_clock.drift_ppb == 0);
+  CHECK(s.services.store_clock.drift_ppb == 0);
   CHECK(s.world.network.latency.kind == electsim::sim::DistributionKind::constant);
   CHECK(s.world.network.latency.value == 1ms);
   CHECK(s.world.network.links.empty());
   CHECK(s.world.network.loss == 0u);
   CHECK(s.world.network.duplicate == 0u);
   CHECK(s.world.network.in_flight == electsim::sim::InFlightPolicy::drop_if_cut_on_arrival);
-  CHECK(s.world.store.min_ttl == Duration(0));
-  CHECK(s.world.store.expiry_scan_interval == Duration(0));
-  CHECK(s.world.sink.fencing == true);
+  CHECK(s.services.store.min_ttl == Duration(0));
+  CHECK(s.services.store.expiry_scan_interval == Duration(0));
+  CHECK(s.services.sink.fencing == true);
   CHECK(s.world.faults.empty());
   CHECK(s.workload.enabled == true);
   CHECK(s.workload.interval == 100ms);
@@ -162,11 +162,11 @@ TEST_CASE("loader: every section is converted to the kernel's types") {
   REQUIRE(w.clocks[3].steps.size() == 1);
   CHECK(w.clocks[3].steps[0].at == Time(10s));
   CHECK(w.clocks[3].steps[0].by == -500ms);
-  CHECK(w.store_clock.offset == 2s);
-  CHECK(w.store_clock.drift_ppb == 0);
-  CHECK(w.store.min_ttl == 2s);
-  CHECK(w.store.expiry_scan_interval == 500ms);
-  CHECK(w.sink.fencing == false);
+  CHECK(r.scenario->services.store_clock.offset == 2s);
+  CHECK(r.scenario->services.store_clock.drift_ppb == 0);
+  CHECK(r.scenario->services.store.min_ttl == 2s);
+  CHECK(r.scenario->services.store.expiry_scan_interval == 500ms);
+  CHECK(r.scenario->services.sink.fencing == false);
   CHECK(r.scenario->workload.enabled == false);
   CHECK(r.scenario->workload.interval == 250ms);
   CHECK(r.scenario->workload.work.value == 5ms);
@@ -408,7 +408,7 @@ TEST_CASE("loader: --set overrides change the document before validation") {
   CHECK(s.world.clocks.size() == 7);
   CHECK(s.protocol_params.at("ttl") == "10s");
   CHECK(s.protocol_params.at("fencing") == false);
-  CHECK(s.world.sink.fencing == false);  // the protocol's fencing decides when sink is silent
+  CHECK(s.services.sink.fencing == false);  // the protocol's fencing decides when sink is silent
   REQUIRE(s.world.faults.size() == 1);
   CHECK(s.world.faults[0].at == Time(2s));
   CHECK(s.world.faults[0].target.node == 6);  // valid only because nodes became 7
@@ -428,7 +428,7 @@ TEST_CASE("loader: --set may append to an array and creates missing keys as obje
   REQUIRE(r.scenario.has_value());
   REQUIRE(r.scenario->world.faults.size() == 1);
   CHECK(r.scenario->world.faults[0].kind == electsim::sim::FaultKind::heal);
-  CHECK(r.scenario->world.store.min_ttl == 1s);
+  CHECK(r.scenario->services.store.min_ttl == 1s);
   CHECK(r.scenario->world.clocks[2].drift_ppb == 40'000);
 }
 
@@ -487,7 +487,7 @@ TEST_CASE("loader: the base scenario keeps its own expect block") {
   INFO(all_messages(r));
   REQUIRE(r.scenario.has_value());
   CHECK(r.scenario->variant.empty());
-  CHECK(r.scenario->world.sink.fencing == true);
+  CHECK(r.scenario->services.sink.fencing == true);
   REQUIRE(r.scenario->expect.size() == 1);
   CHECK(r.scenario->expect[0].metric == "stale_writes_accepted");
   CHECK(r.scenario->expect[0].max == 0.0);
@@ -502,7 +502,7 @@ TEST_CASE("loader: a variant applies its set and replaces the expect block") {
   INFO(all_messages(r));
   REQUIRE(r.scenario.has_value());
   CHECK(r.scenario->variant == "no-fencing");
-  CHECK(r.scenario->world.sink.fencing == false);
+  CHECK(r.scenario->services.sink.fencing == false);
   CHECK(r.scenario->document.at("protocol").at("fencing") == false);
   REQUIRE(r.scenario->expect.size() == 1);
   CHECK(r.scenario->expect[0].min == 1.0);
@@ -527,7 +527,7 @@ TEST_CASE("loader: command-line overrides come after the variant's set") {
   options.overrides = {{"protocol.fencing", "true"}};
   const LoadResult r = load(json::parse(kWithVariants), options);
   REQUIRE(r.scenario.has_value());
-  CHECK(r.scenario->world.sink.fencing == true);
+  CHECK(r.scenario->services.sink.fencing == true);
 }
 
 TEST_CASE("loader: an unknown variant is a problem listing the valid names") {
@@ -556,7 +556,7 @@ TEST_CASE("loader: the built-in flagship loads, with and without its variant") {
   REQUIRE(base.scenario.has_value());
   CHECK(base.scenario->protocol == "lease");
   CHECK(base.scenario->world.node_count == 5);
-  CHECK(base.scenario->world.sink.fencing == true);
+  CHECK(base.scenario->services.sink.fencing == true);
   REQUIRE(base.scenario->world.faults.size() == 1);
   CHECK(base.scenario->world.faults[0].kind == electsim::sim::FaultKind::pause);
   // The pause outlasts the TTL: that is the point of the scenario.
@@ -578,7 +578,7 @@ TEST_CASE("loader: the built-in flagship loads, with and without its variant") {
   no_fencing.variant = "no-fencing";
   const LoadResult r = load(document, no_fencing);
   REQUIRE(r.scenario.has_value());
-  CHECK(r.scenario->world.sink.fencing == false);
+  CHECK(r.scenario->services.sink.fencing == false);
 }
 
 TEST_CASE("loader: the built-in flagship is the text of scenarios/lease-gc-pause-fence.json") {

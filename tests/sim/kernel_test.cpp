@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "servers/world.hpp"
 #include "sim/kernel.hpp"
 
 using namespace electsim::sim;
@@ -114,9 +115,10 @@ struct Fixture {
   Recorder recorder;
 
   explicit Fixture(WorldConfig config) {
-    kernel = std::make_unique<Kernel>(std::move(config), [this](NodeId) {
-      return std::make_unique<Probe>(log, script, [this] { return kernel->now(); });
-    });
+    kernel = std::make_unique<Kernel>(
+        electsim::servers::with_services(std::move(config)), [this](NodeId) {
+          return std::make_unique<Probe>(log, script, [this] { return kernel->now(); });
+        });
     kernel->add_observer(&recorder);
   }
   void run_until(Duration t) { kernel->run_until(Time(t)); }
@@ -310,7 +312,7 @@ TEST_CASE("kernel: the store is reached over the network and answers after a rou
   f.run_until(1s);
   REQUIRE(f.log->lines(0) == std::vector<std::string>{"start:0", "reply_put:1"});
   CHECK(f.log->entries[1].at == Time(Duration(20ms)));
-  CHECK(f.kernel->store().revision() == 1);
+  CHECK(electsim::servers::store_of(*f.kernel).revision() == 1);
 }
 
 TEST_CASE("kernel: a sink write leaves its writer a send delay after the commit") {
@@ -424,7 +426,7 @@ TEST_CASE("kernel: a lease expires on the store's clock, deletes its key and tel
   CHECK(f.log->lines(1) ==
         std::vector<std::string>{"start:0", "reply_watch:0", "watch_put:1", "watch_del:2"});
   CHECK(f.log->entries.back().at == Time(Duration(1020ms)));
-  CHECK_FALSE(f.kernel->store().peek("leader").has_value());
+  CHECK_FALSE(electsim::servers::store_of(*f.kernel).peek("leader").has_value());
   CHECK(f.recorder.count(EventKind::lease_expire) == 1);
 }
 

@@ -10,10 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "servers/store/store.hpp"
 #include "sim/assert.hpp"
-#include "sim/store.hpp"
 
-namespace electsim::sim {
+namespace electsim::servers {
+
+using namespace electsim::sim;  // the world's ids, times and wire types
 namespace {
 
 // etcd's compare against a key: a missing key reads as value "", revisions 0 and lease 0.
@@ -365,4 +367,4 @@ void Store::expire_leases(LocalTime now, StoreOutput& out) {
   }
 }
 
-}  // namespace electsim::sim
+}  // namespace electsim::servers

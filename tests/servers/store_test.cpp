@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/store.hpp"
+#include "servers/store/store.hpp"
 
 using namespace electsim::sim;
+using namespace electsim::servers;
 
 namespace {
 

@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/sink.hpp"
+#include "servers/sink/sink.hpp"
 
 using namespace electsim::sim;
+using namespace electsim::servers;
 
 namespace {
 

@@ -10,8 +10,11 @@
 
 #include "sim/ids.hpp"
 #include "sim/time.hpp"
+#include "sim/wire.hpp"
 
-namespace electsim::sim {
+namespace electsim::servers {
+
+using namespace electsim::sim;  // the world's ids, times and wire types
 
 struct SinkConfig {
   bool fencing = true;
@@ -24,14 +27,6 @@ struct SinkDecision {
   std::int64_t payload = 0;
   bool accepted = false;
   Token highest_before = 0;  // highest token accepted before this write
-};
-
-struct SinkReply {
-  RequestId id = 0;
-  Token token = 0;
-  std::int64_t payload = 0;
-  bool accepted = false;
-  Token highest_accepted = 0;  // after this write
 };
 
 class Sink {
@@ -56,4 +51,4 @@ class Sink {
   std::uint64_t decision_count_ = 0;
 };
 
-}  // namespace electsim::sim
+}  // namespace electsim::servers

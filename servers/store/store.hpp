@@ -1,8 +1,9 @@
 // The store: a linearizable key-value service modelled on etcd v3 (one logical server). It is a
-// pure state machine over the store's local clock; the kernel delivers requests to it over the
-// network and carries replies and watch notifications back. A request takes effect when apply()
-// runs: that is its linearization point. One global revision, +1 per write request (a txn or a
-// lease revocation that writes several keys still takes one revision, as in etcd).
+// pure state machine over the store's local clock; its process (servers/store/store_server.hpp)
+// receives requests over the network and sends replies and watch notifications back. A request
+// takes effect when apply() runs: that is its linearization point. One global revision, +1 per
+// write request (a txn or a lease revocation that writes several keys still takes one revision, as
+// in etcd).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +16,9 @@
 #include "sim/store_types.hpp"
 #include "sim/time.hpp"
 
-namespace electsim::sim {
+namespace electsim::servers {
+
+using namespace electsim::sim;  // the world's ids, times and wire types
 
 struct StoreConfig {
   Duration min_ttl{0};  // lease_grant raises shorter TTLs to this (etcd: ~2s with default timings)
@@ -100,4 +103,4 @@ class Store {
   std::map<std::int64_t, Watch> watches_;  // ordered by id: notification order is deterministic
 };
 
-}  // namespace electsim::sim
+}  // namespace electsim::servers

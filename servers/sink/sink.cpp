@@ -1,11 +1,13 @@
 // The sink: the protected database. With fencing on it refuses a write whose token is lower than
 // the highest token it has accepted (Kleppmann, "How to do distributed locking", 2016); equal
 // tokens pass, since one leader writes many times with its token.
-#include "sim/sink.hpp"
+#include "servers/sink/sink.hpp"
 
 #include <algorithm>
 
-namespace electsim::sim {
+namespace electsim::servers {
+
+using namespace electsim::sim;  // the world's ids, times and wire types
 
 SinkReply Sink::write(Time at, NodeId writer, RequestId id, Token token, std::int64_t payload) {
   const Token highest_before = highest_;
@@ -22,4 +24,4 @@ SinkReply Sink::write(Time at, NodeId writer, RequestId id, Token token, std::in
   return SinkReply{id, token, payload, accepted, highest_};
 }
 
-}  // namespace electsim::sim
+}  // namespace electsim::servers

@@ -1,0 +1,36 @@
+// The sink's process: see servers/sink/sink_server.hpp.
+#include "servers/sink/sink_server.hpp"
+
+#include <variant>
+
+#include "sim/assert.hpp"
+
+namespace electsim::servers {
+
+void SinkServer::on_message(sim::ProcessContext& /*ctx*/, sim::Endpoint /*from*/,
+                            const sim::Message& /*message*/) {
+  ELECTSIM_ASSERT(false, "the sink speaks only its write payloads");
+}
+
+void SinkServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
+                            std::uint32_t from_incarnation, sim::Payload&& payload) {
+  const auto* write = std::get_if<SinkWrite>(&payload);
+  ELECTSIM_ASSERT(write != nullptr, "the sink receives writes");
+  const Token highest_before = sink_.highest_accepted();
+  // Decisions are stamped with the sink's own clock, which is perfect: its reading is true time.
+  const SinkReply reply =
+      sink_.write(Time(ctx.now().ns), from, write->id, write->token, write->payload);
+  if (ctx.traced()) {
+    Event ev;
+    ev.kind = EventKind::sink_write;
+    ev.node = from;
+    ev.a = write->token;
+    ev.b = write->payload;
+    ev.c = reply.accepted ? 1 : 0;
+    ev.d = highest_before;
+    ctx.trace(ev);
+  }
+  ctx.reply(from, from_incarnation, sim::Payload(reply));
+}
+
+}  // namespace electsim::servers

@@ -1,0 +1,121 @@
+// The store's process: see servers/store/store_server.hpp.
+#include "servers/store/store_server.hpp"
+
+#include <charconv>
+#include <utility>
+#include <variant>
+
+#include "sim/assert.hpp"
+
+namespace electsim::servers {
+
+void StoreServer::on_start(sim::ProcessContext& ctx) {
+  const Duration scan = store_.config().expiry_scan_interval;
+  if (scan.count() > 0) ctx.set_timer(scan, kScan);
+}
+
+void StoreServer::on_message(sim::ProcessContext& /*ctx*/, sim::Endpoint /*from*/,
+                             const sim::Message& /*message*/) {
+  ELECTSIM_ASSERT(false, "the store speaks only its request payloads");
+}
+
+void StoreServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
+                             std::uint32_t from_incarnation, sim::Payload&& payload) {
+  auto* request = std::get_if<StoreRequest>(&payload);
+  ELECTSIM_ASSERT(request != nullptr, "the store receives store requests");
+  ELECTSIM_ASSERT(from >= 0, "store clients are election nodes");
+  out_.clear();
+  StoreReply reply = store_.apply(from, *request, ctx.now(), out_);
+  if (ctx.traced()) {
+    Event ev;
+    ev.kind = EventKind::store_apply;
+    ev.node = from;
+    ev.code = static_cast<std::uint16_t>(request->op);
+    ev.a = reply.revision;
+    ev.b = reply.succeeded && reply.error == StoreError::none ? 1 : 0;
+    ev.c = reply.lease;
+    ev.d = static_cast<std::int64_t>(request->id);
+    ctx.trace(ev);
+  }
+  publish(ctx);
+  // The reply belongs to the connection of the incarnation that sent the request.
+  ctx.reply(from, from_incarnation, sim::Payload(std::move(reply)));
+  schedule_expiry(ctx);
+}
+
+void StoreServer::on_timer(sim::ProcessContext& ctx, sim::TimerId id, sim::TimerTag tag) {
+  if (tag == kScan) {
+    expire(ctx);
+    ctx.set_timer(store_.config().expiry_scan_interval, kScan);
+    return;
+  }
+  if (id == expiry_timer_) expiry_timer_ = sim::kNoTimer;
+  expire(ctx);
+  schedule_expiry(ctx);
+}
+
+void StoreServer::on_disconnect(sim::ProcessContext& /*ctx*/, sim::Endpoint peer) {
+  // A client's watches live on its connection (etcd cancels a stream's watches when it closes).
+  if (peer >= 0) store_.drop_watches_of(peer);
+}
+
+void StoreServer::on_clock_change(sim::ProcessContext& ctx) {
+  // Expiry is judged on this clock's reading: look again, now, that the reading moved (with scans
+  // too). The timer armed for the old reading still fires, and finds nothing or something due.
+  expiry_timer_ = sim::kNoTimer;
+  ctx.set_timer(Duration(0), kExpiry);
+}
+
+void StoreServer::expire(sim::ProcessContext& ctx) {
+  out_.clear();
+  store_.expire_leases(ctx.now(), out_);
+  publish(ctx);
+}
+
+void StoreServer::publish(sim::ProcessContext& ctx) {
+  if (ctx.traced()) {
+    for (const StoreChange& change : out_.changes) {
+      Event ev;
+      ev.kind = EventKind::store_change;
+      ev.code = change.kind == WatchEvent::Kind::put ? 0 : 1;
+      ev.a = change.revision;
+      ev.b = change.lease;
+      ev.c = change.by_lease_expiry ? 1 : 0;
+      ev.text = change.key;
+      // The owner, for the checkers: a put whose value is a node id (the lease protocol's).
+      NodeId owner = kNoNode;
+      if (change.kind == WatchEvent::Kind::put) {
+        const char* begin = change.value.data();
+        const char* end = begin + change.value.size();
+        auto [ptr, ec] = std::from_chars(begin, end, owner);
+        if (ec != std::errc{} || ptr != end || owner < 0 ||
+            static_cast<std::size_t>(owner) >= ctx.cluster_size()) {
+          owner = kNoNode;
+        }
+      }
+      ev.node = owner;
+      ctx.trace(ev);
+    }
+    for (LeaseId lease : out_.expired_leases) {
+      Event ev;
+      ev.kind = EventKind::lease_expire;
+      ev.a = lease;
+      ctx.trace(ev);
+    }
+  }
+  for (WatchNotification& n : out_.notifications) {
+    ctx.send(n.to, sim::Payload(std::move(n.event)));
+  }
+}
+
+void StoreServer::schedule_expiry(sim::ProcessContext& ctx) {
+  if (store_.config().expiry_scan_interval.count() > 0) return;  // scans find expiries
+  const std::optional<LocalTime> deadline = store_.next_lease_deadline();
+  if (!deadline) return;
+  const LocalTime now = ctx.now();
+  const Duration wait = *deadline > now ? *deadline - now : Duration(0);
+  if (ctx.timer_fires_by(expiry_timer_, wait)) return;
+  expiry_timer_ = ctx.set_timer(wait, kExpiry);
+}
+
+}  // namespace electsim::servers

@@ -1,0 +1,47 @@
+// The store as a process of the world: the etcd-like state machine of servers/store/store.hpp
+// behind the network. Requests arrive as payloads and take effect on arrival (the linearization
+// point); replies go back on the requester's connection and watch notifications to each watcher.
+// Lease expiry is this process's own timer on its own clock: exact at the deadline, or, with
+// `expiry_scan_interval`, noticed only at periodic scans as etcd's leader does (every 500 ms,
+// server/lease/lessor.go).
+#pragma once
+
+#include <optional>
+
+#include "servers/store/store.hpp"
+#include "sim/process.hpp"
+
+namespace electsim::servers {
+
+class StoreServer final : public sim::Process {
+ public:
+  explicit StoreServer(StoreConfig config) : store_(config) {}
+
+  const Store& store() const { return store_; }
+
+  void on_start(sim::ProcessContext& ctx) override;
+  void on_message(sim::ProcessContext& ctx, sim::Endpoint from,
+                  const sim::Message& message) override;
+  void on_payload(sim::ProcessContext& ctx, sim::Endpoint from, std::uint32_t from_incarnation,
+                  sim::Payload&& payload) override;
+  void on_timer(sim::ProcessContext& ctx, sim::TimerId id, sim::TimerTag tag) override;
+  void on_disconnect(sim::ProcessContext& ctx, sim::Endpoint peer) override;
+  void on_clock_change(sim::ProcessContext& ctx) override;
+
+ private:
+  static constexpr sim::TimerTag kExpiry = 1;
+  static constexpr sim::TimerTag kScan = 2;
+
+  void expire(sim::ProcessContext& ctx);
+  void publish(sim::ProcessContext& ctx);  // traces out_ and sends its watch notifications
+  void schedule_expiry(sim::ProcessContext& ctx);
+
+  Store store_;
+  StoreOutput out_;
+  // The expiry timer armed for the earliest lease deadline, if any. Timers for later deadlines are
+  // never armed while it is; earlier ones are armed beside it, and a firing that finds nothing
+  // due expires nothing.
+  sim::TimerId expiry_timer_ = sim::kNoTimer;
+};
+
+}  // namespace electsim::servers

@@ -1,0 +1,127 @@
+// The election node's process: see sim/protocol_process.hpp. The events it traces, and the moment
+// it traces each, are the trace schema's (docs/trace-format.md).
+#include "sim/protocol_process.hpp"
+
+#include <utility>
+#include <variant>
+
+#include "sim/assert.hpp"
+
+namespace electsim::sim {
+
+ProtocolProcess::ProtocolProcess(std::unique_ptr<Protocol> protocol)
+    : protocol_(std::move(protocol)) {
+  ELECTSIM_ASSERT(protocol_ != nullptr, "a node process runs a protocol");
+}
+
+void ProtocolProcess::on_start(ProcessContext& ctx) {
+  ctx_ = &ctx;
+  protocol_->on_start(*this);
+}
+
+void ProtocolProcess::on_message(ProcessContext& /*ctx*/, Endpoint from, const Message& message) {
+  protocol_->on_message(*this, from, message);
+}
+
+void ProtocolProcess::on_payload(ProcessContext& ctx, Endpoint /*from*/,
+                                 std::uint32_t /*from_incarnation*/, Payload&& payload) {
+  if (auto* reply = std::get_if<StoreReply>(&payload)) {
+    if (ctx.traced()) {
+      Event ev;
+      ev.kind = EventKind::store_reply;
+      ev.node = ctx.self();
+      ev.code = static_cast<std::uint16_t>(reply->op);
+      ev.a = reply->revision;
+      ev.b = reply->succeeded ? 1 : 0;
+      ev.c = static_cast<std::int64_t>(reply->error);
+      ctx.trace(ev);
+    }
+    protocol_->on_store_reply(*this, *reply);
+  } else if (auto* watch = std::get_if<WatchEvent>(&payload)) {
+    if (ctx.traced()) {
+      Event ev;
+      ev.kind = EventKind::watch_notify;
+      ev.node = ctx.self();
+      ev.code = watch->kind == WatchEvent::Kind::put ? 0 : 1;
+      ev.a = watch->revision;
+      ev.text = watch->kv.key;
+      ctx.trace(ev);
+    }
+    protocol_->on_watch(*this, *watch);
+  } else if (auto* sink = std::get_if<SinkReply>(&payload)) {
+    if (ctx.traced()) {
+      Event ev;
+      ev.kind = EventKind::sink_reply;
+      ev.node = ctx.self();
+      ev.a = sink->token;
+      ev.c = sink->accepted ? 1 : 0;
+      ctx.trace(ev);
+    }
+    protocol_->on_sink_reply(*this, *sink);
+  } else {
+    ELECTSIM_ASSERT(false, "a node receives only replies, watches and peer messages");
+  }
+}
+
+void ProtocolProcess::on_timer(ProcessContext& ctx, TimerId id, TimerTag tag) {
+  if (ctx.traced()) {
+    Event ev;
+    ev.kind = EventKind::timer_fire;
+    ev.node = ctx.self();
+    ev.a = static_cast<std::int64_t>(tag);
+    ctx.trace(ev);
+  }
+  protocol_->on_timer(*this, id, tag);
+}
+
+void ProtocolProcess::on_command(ProcessContext& /*ctx*/, Command command) {
+  protocol_->on_command(*this, command);
+}
+
+void ProtocolProcess::send(NodeId to, const Message& message) {
+  ELECTSIM_ASSERT(to >= 0 && static_cast<std::size_t>(to) < ctx_->cluster_size(),
+                  "messages go to configured nodes");
+  ELECTSIM_ASSERT(to != ctx_->self(), "a node does not message itself");
+  ctx_->send(to, message);
+}
+
+void ProtocolProcess::broadcast(const Message& message) {
+  for (NodeId peer : ctx_->peers()) ctx_->send(peer, message);
+}
+
+RequestId ProtocolProcess::store(StoreRequest request) {
+  const RequestId id = ctx_->new_request_id();
+  request.id = id;
+  if (ctx_->traced()) {
+    Event ev;
+    ev.kind = EventKind::store_request;
+    ev.node = ctx_->self();
+    ev.a = static_cast<std::int64_t>(id);
+    ev.code = static_cast<std::uint16_t>(request.op);
+    ctx_->trace(ev);
+  }
+  ctx_->send(kStoreEndpoint, Payload(std::move(request)));
+  return id;
+}
+
+RequestId ProtocolProcess::sink_write(Token token, std::int64_t payload, Duration send_delay) {
+  ELECTSIM_ASSERT(send_delay.count() >= 0, "a send delay is never negative");
+  const RequestId id = ctx_->new_request_id();
+  if (ctx_->traced()) {
+    Event ev;
+    ev.kind = EventKind::sink_send;
+    ev.node = ctx_->self();
+    ev.a = token;
+    ev.b = payload;
+    ev.c = send_delay.count();
+    ctx_->trace(ev);
+  }
+  if (send_delay.count() == 0) {
+    ctx_->send(kSinkEndpoint, Payload(SinkWrite{id, token, payload}));
+  } else {
+    ctx_->send_later(send_delay, kSinkEndpoint, Payload(SinkWrite{id, token, payload}));
+  }
+  return id;
+}
+
+}  // namespace electsim::sim

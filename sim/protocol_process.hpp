@@ -1,0 +1,51 @@
+// An election node as a process: the adapter between the kernel's Process interface and the
+// narrower Protocol interface every election protocol implements (sim/protocol.hpp). It turns
+// arriving payloads into on_store_reply, on_watch and on_sink_reply, turns the protocol's store
+// and sink calls into requests on the network, and traces what a node does (timers, store
+// requests, replies, watches, sink writes) so that the checkers see it.
+#pragma once
+
+#include <memory>
+
+#include "sim/process.hpp"
+#include "sim/protocol.hpp"
+
+namespace electsim::sim {
+
+class ProtocolProcess final : public Process, private Context {
+ public:
+  explicit ProtocolProcess(std::unique_ptr<Protocol> protocol);
+
+  Protocol& protocol() { return *protocol_; }
+
+  void on_start(ProcessContext& ctx) override;
+  void on_message(ProcessContext& ctx, Endpoint from, const Message& message) override;
+  void on_payload(ProcessContext& ctx, Endpoint from, std::uint32_t from_incarnation,
+                  Payload&& payload) override;
+  void on_timer(ProcessContext& ctx, TimerId id, TimerTag tag) override;
+  void on_command(ProcessContext& ctx, Command command) override;
+
+ private:
+  // Context, for the protocol: each call forwards to the machine of the current input.
+  NodeId self() const override { return ctx_->self(); }
+  std::span<const NodeId> peers() const override { return ctx_->peers(); }
+  std::size_t cluster_size() const override { return ctx_->cluster_size(); }
+  LocalTime now() const override { return ctx_->now(); }
+  void send(NodeId to, const Message& message) override;
+  void broadcast(const Message& message) override;
+  TimerId set_timer(Duration after_local, TimerTag tag) override {
+    return ctx_->set_timer(after_local, tag);
+  }
+  void cancel_timer(TimerId id) override { ctx_->cancel_timer(id); }
+  Rng& rng() override { return ctx_->rng(); }
+  Rng& workload_rng() override { return ctx_->workload_rng(); }
+  DurableState& durable() override { return ctx_->durable(); }
+  RequestId store(StoreRequest request) override;
+  RequestId sink_write(Token token, std::int64_t payload, Duration send_delay) override;
+  void announce(const Belief& belief) override { ctx_->announce(belief); }
+
+  std::unique_ptr<Protocol> protocol_;
+  ProcessContext* ctx_ = nullptr;  // the kernel's context for this node: one for its whole life
+};
+
+}  // namespace electsim::sim
