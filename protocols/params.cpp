@@ -460,6 +460,77 @@ void reject_unknown_keys(const nlohmann::json& object, const std::string& pointe
   reject_unknown_keys_of(object, pointer, allowed, "one of the known keys", problems);
 }
 
+namespace {
+
+std::string node_id_expected(std::size_t node_count) {
+  if (node_count == 0) return "a node id, but the cluster has no nodes";
+  return fmt::format("a node id from 0 to {}", node_count - 1);
+}
+
+}  // namespace
+
+std::optional<sim::NodeId> read_node_id(const nlohmann::json& value, const std::string& pointer,
+                                        std::size_t node_count, Problems& problems) {
+  bool ok = false;
+  std::uint64_t id = 0;
+  if (value.is_number_unsigned()) {
+    id = value.get<std::uint64_t>();
+    ok = true;
+  } else if (value.is_number_integer()) {
+    const std::int64_t v = value.get<std::int64_t>();
+    ok = v >= 0;
+    id = static_cast<std::uint64_t>(v);
+  }
+  if (!ok || id >= node_count) {
+    add_problem(problems, pointer, node_id_expected(node_count), json_excerpt(value));
+    return std::nullopt;
+  }
+  return static_cast<sim::NodeId>(id);
+}
+
+std::optional<std::vector<sim::NodeId>> read_node_ids(const nlohmann::json& array,
+                                                      const std::string& pointer,
+                                                      std::size_t node_count, Problems& problems) {
+  const std::size_t before = problems.size();
+  std::vector<sim::NodeId> ids;
+  std::vector<std::size_t> first_at(node_count, array.size());  // index of each id's first entry
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    const std::string at = pointer + "/" + std::to_string(i);
+    const auto id = read_node_id(array[i], at, node_count, problems);
+    if (!id) continue;
+    std::size_t& first = first_at[static_cast<std::size_t>(*id)];
+    if (first != array.size()) {
+      add_problem(problems, at, "each node id once",
+                  fmt::format("node {} again (first at {}/{})", *id, pointer, first));
+      continue;
+    }
+    first = i;
+    ids.push_back(*id);
+  }
+  if (problems.size() != before) return std::nullopt;
+  return ids;
+}
+
+std::optional<NameOrNodeIds> read_name_or_node_ids(const nlohmann::json& value,
+                                                   const std::string& pointer,
+                                                   std::span<const std::string> names,
+                                                   const std::string& expected,
+                                                   std::size_t node_count, Problems& problems) {
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    if (std::find(names.begin(), names.end(), text) != names.end()) return NameOrNodeIds(text);
+    add_problem(problems, pointer, expected, json_excerpt(value), did_you_mean(text, names));
+    return std::nullopt;
+  }
+  if (!value.is_array()) {
+    add_problem(problems, pointer, expected, json_excerpt(value));
+    return std::nullopt;
+  }
+  auto ids = read_node_ids(value, pointer, node_count, problems);
+  if (!ids) return std::nullopt;
+  return NameOrNodeIds(std::move(*ids));
+}
+
 // ---- ParamReader ----------------------------------------------------------------------------
 
 ParamReader::ParamReader(const nlohmann::json& object, std::string pointer,

@@ -9,11 +9,13 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/distribution.hpp"
+#include "sim/ids.hpp"
 #include "sim/rng.hpp"
 #include "sim/time.hpp"
 
@@ -119,6 +121,23 @@ std::optional<sim::Ppm> read_probability(const nlohmann::json& value, const std:
 // {"dist": "lognormal", "median", "sigma"} / {"dist": "pareto", "scale", "shape"}.
 std::optional<sim::Distribution> read_distribution(const nlohmann::json& value,
                                                    const std::string& pointer, Problems& problems);
+// A JSON integer naming a node of a cluster of `node_count` nodes, or nullopt with one problem.
+std::optional<sim::NodeId> read_node_id(const nlohmann::json& value, const std::string& pointer,
+                                        std::size_t node_count, Problems& problems);
+// An array of distinct node ids, in the order given. Each bad entry is a problem at its own
+// pointer, a repeated id at the repeat's, naming where it came first.
+std::optional<std::vector<sim::NodeId>> read_node_ids(const nlohmann::json& array,
+                                                      const std::string& pointer,
+                                                      std::size_t node_count, Problems& problems);
+// One of `names` or an array of distinct node ids, as `"all"` or `[0, 3]` for who starts. A
+// string that is not a name (with the closest as a hint) or a value that is neither is one problem
+// saying `expected`.
+using NameOrNodeIds = std::variant<std::string, std::vector<sim::NodeId>>;
+std::optional<NameOrNodeIds> read_name_or_node_ids(const nlohmann::json& value,
+                                                   const std::string& pointer,
+                                                   std::span<const std::string> names,
+                                                   const std::string& expected,
+                                                   std::size_t node_count, Problems& problems);
 // Rejects keys of `object` not in `allowed`, with a suggestion.
 void reject_unknown_keys(const nlohmann::json& object, const std::string& pointer,
                          std::span<const std::string> allowed, Problems& problems);

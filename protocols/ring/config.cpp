@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -60,92 +61,22 @@ const std::vector<ParamSpec>& specs() {
   return table;
 }
 
-void add_problem(Problems& problems, std::string pointer, std::string expected, std::string found,
-                 std::string hint = {}) {
-  Problem p;
-  p.pointer = std::move(pointer);
-  p.expected = std::move(expected);
-  p.found = std::move(found);
-  p.hint = std::move(hint);
-  problems.push_back(std::move(p));
-}
-
-std::string node_id_expected(std::size_t node_count) {
-  if (node_count == 0) return "a node id, but the cluster has no nodes";
-  return fmt::format("a node id from 0 to {}", node_count - 1);
-}
-
-// A JSON integer naming a node of the cluster, or nullopt with a problem at `pointer`.
-std::optional<sim::NodeId> read_node_id(const nlohmann::json& value, const std::string& pointer,
-                                        std::size_t node_count, Problems& problems) {
-  bool ok = false;
-  std::uint64_t id = 0;
-  if (value.is_number_unsigned()) {
-    id = value.get<std::uint64_t>();
-    ok = true;
-  } else if (value.is_number_integer()) {
-    const std::int64_t v = value.get<std::int64_t>();
-    ok = v >= 0;
-    id = static_cast<std::uint64_t>(v);
-  }
-  if (!ok || id >= node_count) {
-    add_problem(problems, pointer, node_id_expected(node_count), json_excerpt(value));
-    return std::nullopt;
-  }
-  return static_cast<sim::NodeId>(id);
-}
-
-// An array of distinct node ids. A repeated id is a problem at the repeat's pointer.
-std::optional<std::vector<sim::NodeId>> read_node_ids(const nlohmann::json& array,
-                                                      const std::string& pointer,
-                                                      std::size_t node_count, Problems& problems) {
-  const std::size_t before = problems.size();
-  std::vector<sim::NodeId> ids;
-  std::vector<std::size_t> first_at(node_count, array.size());  // index of each id's first entry
-  for (std::size_t i = 0; i < array.size(); ++i) {
-    const std::string at = pointer + "/" + std::to_string(i);
-    const auto id = read_node_id(array[i], at, node_count, problems);
-    if (!id) continue;
-    std::size_t& first = first_at[static_cast<std::size_t>(*id)];
-    if (first != array.size()) {
-      add_problem(problems, at, "each node id once",
-                  fmt::format("node {} again (first at {}/{})", *id, pointer, first));
-      continue;
-    }
-    first = i;
-    ids.push_back(*id);
-  }
-  if (problems.size() != before) return std::nullopt;
-  return ids;
-}
-
 void read_order(const nlohmann::json& value, const std::string& pointer, std::size_t node_count,
                 RingConfig& c, Problems& problems) {
-  const std::string expected =
-      "\"ascending\", \"descending\" or an array naming every node id once, such as [2, 0, 1]";
-  if (value.is_string()) {
-    const auto& text = value.get_ref<const std::string&>();
-    if (text == "ascending") {
-      c.order_kind = RingOrder::ascending;
-    } else if (text == "descending") {
-      c.order_kind = RingOrder::descending;
-    } else {
-      const auto best = closest_name(text, order_names());
-      add_problem(problems, pointer, expected, json_excerpt(value),
-                  best ? fmt::format("did you mean \"{}\"?", *best) : std::string());
-    }
+  auto read = read_name_or_node_ids(
+      value, pointer, order_names(),
+      "\"ascending\", \"descending\" or an array naming every node id once, such as [2, 0, 1]",
+      node_count, problems);
+  if (!read) return;
+  if (const auto* name = std::get_if<std::string>(&*read)) {
+    c.order_kind = *name == "ascending" ? RingOrder::ascending : RingOrder::descending;
     return;
   }
-  if (!value.is_array()) {
-    add_problem(problems, pointer, expected, json_excerpt(value));
-    return;
-  }
-  auto ids = read_node_ids(value, pointer, node_count, problems);
-  if (!ids) return;
-  if (ids->size() != node_count) {
+  auto ids = std::get<std::vector<sim::NodeId>>(std::move(*read));
+  if (ids.size() != node_count) {
     // Every entry was a distinct valid id, so some ids are missing: name the first few.
     std::vector<bool> present(node_count, false);
-    for (sim::NodeId id : *ids) present[static_cast<std::size_t>(id)] = true;
+    for (sim::NodeId id : ids) present[static_cast<std::size_t>(id)] = true;
     std::string missing;
     int named = 0;
     for (std::size_t id = 0; id < node_count; ++id) {
@@ -157,42 +88,33 @@ void read_order(const nlohmann::json& value, const std::string& pointer, std::si
       missing += (named == 0 ? "" : ", ") + std::to_string(id);
       ++named;
     }
-    add_problem(problems, pointer,
+    problems.push_back(
+        Problem{pointer,
                 fmt::format("every node id from 0 to {} exactly once", node_count - 1),
-                fmt::format("an order without {} {}", named == 1 ? "node" : "nodes", missing));
+                fmt::format("an order without {} {}", named == 1 ? "node" : "nodes", missing),
+                {},
+                {}});
     return;
   }
   c.order_kind = RingOrder::given;
-  c.order = std::move(*ids);
+  c.order = std::move(ids);
 }
 
 void read_start(const nlohmann::json& value, const std::string& pointer, std::size_t node_count,
                 RingConfig& c, Problems& problems) {
-  const std::string expected =
-      "\"all\", \"lowest\", \"none\" or an array of distinct node ids, such as [0, 3]";
-  if (value.is_string()) {
-    const auto& text = value.get_ref<const std::string&>();
-    if (text == "all") {
-      c.start = StartSet::all;
-    } else if (text == "lowest") {
-      c.start = StartSet::lowest;
-    } else if (text == "none") {
-      c.start = StartSet::none;
-    } else {
-      const auto best = closest_name(text, start_names());
-      add_problem(problems, pointer, expected, json_excerpt(value),
-                  best ? fmt::format("did you mean \"{}\"?", *best) : std::string());
-    }
+  auto read = read_name_or_node_ids(
+      value, pointer, start_names(),
+      "\"all\", \"lowest\", \"none\" or an array of distinct node ids, such as [0, 3]", node_count,
+      problems);
+  if (!read) return;
+  if (const auto* name = std::get_if<std::string>(&*read)) {
+    c.start = *name == "all"      ? StartSet::all
+              : *name == "lowest" ? StartSet::lowest
+                                  : StartSet::none;
     return;
   }
-  if (!value.is_array()) {
-    add_problem(problems, pointer, expected, json_excerpt(value));
-    return;
-  }
-  auto ids = read_node_ids(value, pointer, node_count, problems);
-  if (!ids) return;
   c.start = StartSet::given;
-  c.start_nodes = std::move(*ids);
+  c.start_nodes = std::get<std::vector<sim::NodeId>>(std::move(*read));
   std::sort(c.start_nodes.begin(), c.start_nodes.end());
 }
 

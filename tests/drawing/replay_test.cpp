@@ -28,6 +28,7 @@
 #include "servers/world.hpp"
 #include "sim/kernel.hpp"
 #include "sim/protocol.hpp"
+#include "tests/fault_specs.hpp"
 
 namespace {
 
@@ -35,6 +36,7 @@ using namespace electsim;
 using namespace electsim::analysis;
 using namespace electsim::drawing;
 using namespace std::chrono_literals;
+using electsim::testing::node_fault_at;
 using sim::EventKind;
 
 // ---- A small protocol: node 0 leads epoch 1 from the start and keeps "/leader" on a store lease;
@@ -105,16 +107,6 @@ class Beacon final : public sim::Protocol {
   sim::LeaseId lease_ = sim::kNoLease;
 };
 
-sim::FaultSpec fault(sim::Duration at, sim::FaultKind kind, sim::NodeId node,
-                     sim::Duration duration = 0s) {
-  sim::FaultSpec f;
-  f.at = sim::Time(at);
-  f.kind = kind;
-  f.target = sim::Target{sim::TargetKind::node, node};
-  f.duration = duration;
-  return f;
-}
-
 // Node 0 freezes at 2s for 1.5s (its lease runs out in the store) and a partition cuts node 2
 // off from 2.5s to 3s.
 sim::WorldConfig small_world(std::uint64_t seed = 7, sim::ClockConfig store_clock = {}) {
@@ -123,8 +115,8 @@ sim::WorldConfig small_world(std::uint64_t seed = 7, sim::ClockConfig store_cloc
   world.duration = 4s;
   world.node_count = 3;
   world.network.latency = sim::Distribution::uniform_of(1ms, 9ms);
-  world.faults.push_back(fault(2s, sim::FaultKind::pause, 0, 1500ms));
-  sim::FaultSpec partition = fault(2500ms, sim::FaultKind::partition, sim::kNoNode, 500ms);
+  world.faults.push_back(node_fault_at(2s, sim::FaultKind::pause, 0, 1500ms));
+  sim::FaultSpec partition = node_fault_at(2500ms, sim::FaultKind::partition, sim::kNoNode, 500ms);
   partition.target = {};
   partition.groups = {{0, 1, sim::kStoreEndpoint, sim::kSinkEndpoint}, {2}};
   world.faults.push_back(partition);
@@ -344,13 +336,13 @@ TEST_CASE("replay: clock segments read what the kernel's clocks read, at every i
   world.clocks[0] = {5ms, 100'000, {{sim::Time(300ms), 2ms}, {sim::Time(1700ms), -3ms}}};
   world.clocks[1] = {-40ms, -250'000'000, {}};
   world.clocks[2] = {0ms, 333'333, {{sim::Time(2500ms), 11ms}}};
-  sim::FaultSpec drift = fault(400ms, sim::FaultKind::clock_drift, 0);
+  sim::FaultSpec drift = node_fault_at(400ms, sim::FaultKind::clock_drift, 0);
   drift.drift_ppb = 123'456'789;
-  sim::FaultSpec step = fault(500ms, sim::FaultKind::clock_step, 1);
+  sim::FaultSpec step = node_fault_at(500ms, sim::FaultKind::clock_step, 1);
   step.clock_amount = -7ms;
-  sim::FaultSpec offset = fault(600ms, sim::FaultKind::clock_offset, 2);
+  sim::FaultSpec offset = node_fault_at(600ms, sim::FaultKind::clock_offset, 2);
   offset.clock_amount = 1s;
-  sim::FaultSpec drift_again = fault(2200ms, sim::FaultKind::clock_drift, 2);
+  sim::FaultSpec drift_again = node_fault_at(2200ms, sim::FaultKind::clock_drift, 2);
   drift_again.drift_ppb = -999'999;
   world.faults = {drift, step, offset, drift_again};
 
@@ -433,7 +425,7 @@ TEST_CASE("replay: every message is matched to its own arrival, drop or the run'
   sim::WorldConfig world = small_world(seed);
   world.network.loss = 100'000;       // 10%
   world.network.duplicate = 100'000;  // 10%
-  world.faults.push_back(fault(1500ms, sim::FaultKind::crash, 2, 300ms));
+  world.faults.push_back(node_fault_at(1500ms, sim::FaultKind::crash, 2, 300ms));
   const auto run = run_world(world, header_for(world));
   const std::vector<ReplayEvent>& events = run->recorder->events();
   const std::vector<ReplayFlight> flights = run->recorder->flights();

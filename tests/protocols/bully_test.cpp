@@ -6,11 +6,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,8 +19,8 @@
 #include "protocols/bully/config.hpp"
 #include "protocols/bully/messages.hpp"
 #include "protocols/registry.hpp"
-#include "servers/world.hpp"
 #include "sim/kernel.hpp"
+#include "tests/protocols/cluster.hpp"
 #include "tests/protocols/fake_context.hpp"
 
 namespace Catch {
@@ -56,7 +54,14 @@ using electsim::sim::Epoch;
 using electsim::sim::kNoNode;
 using electsim::sim::LocalTime;
 using electsim::sim::NodeId;
+using electsim::testing::Cluster;
+using electsim::testing::ClusterSetup;
+using electsim::testing::crash_at;
 using electsim::testing::FakeContext;
+using electsim::testing::kDown;
+using electsim::testing::nodes_of;
+using electsim::testing::partition_at;
+using electsim::testing::step_down_at;
 using json = nlohmann::json;
 namespace sim = electsim::sim;
 namespace bully = electsim::protocols::bully;
@@ -577,104 +582,27 @@ namespace {
 constexpr sim::MessageType kElection = type_of<Election>();
 constexpr sim::MessageType kAnswer = type_of<Answer>();
 constexpr sim::MessageType kCoordinator = type_of<Coordinator>();
-constexpr sim::MessageType kHeartbeat = type_of<Heartbeat>();
 
-// Counts sent messages by type and remembers every belief change, in true time.
-struct Recorder final : sim::Observer {
-  std::array<std::uint64_t, bully::kMessageTypeCount> sent{};
-  std::uint64_t foreign = 0;          // sends of a type Bully does not have
-  sim::Time last_election_traffic{};  // last send of anything but a Heartbeat
-  struct Change {
-    sim::Time at;
-    NodeId node;
-    Belief belief;
-  };
-  std::vector<Change> beliefs;
-
-  void on_event(const sim::Event& e) override {
-    if (e.kind == sim::EventKind::msg_send) {
-      if (e.code >= sent.size()) {
-        ++foreign;
-        return;
-      }
-      ++sent[e.code];
-      if (e.code != kHeartbeat) last_election_traffic = e.time;
-    } else if (e.kind == sim::EventKind::belief) {
-      beliefs.push_back(Change{
-          e.time, e.node, Belief{static_cast<sim::Role>(e.code), e.a, static_cast<NodeId>(e.b)}});
-    }
-  }
-  std::uint64_t election_traffic() const {
-    return sent[kElection] + sent[kAnswer] + sent[kCoordinator];
-  }
-  // The first time `node` announced `belief`.
-  std::optional<sim::Time> first(NodeId node, const Belief& belief) const {
-    for (const Change& c : beliefs) {
-      if (c.node == node && c.belief == belief) return c.at;
-    }
-    return std::nullopt;
-  }
-};
-
-struct Cluster {
-  Cluster(std::size_t n, json params, std::vector<sim::FaultSpec> faults = {},
-          bool workload = false) {
-    sim::WorldConfig world;
-    world.node_count = n;
-    world.duration = 10s;
-    world.network.latency = sim::Distribution::constant_of(1ms);
-    world.faults = std::move(faults);
-    auto config = std::make_shared<const BullyConfig>(config_of(std::move(params), workload));
-    kernel = std::make_unique<sim::Kernel>(
-        electsim::servers::with_services(std::move(world)),
-        [config](NodeId) { return std::make_unique<BullyNode>(config); });
-    kernel->add_observer(&recorder);
-    kernel->start();
-  }
-  void run_until(Duration t) { kernel->run_until(sim::Time(t)); }
-  std::size_t size() const { return kernel->config().node_count; }
-
-  Recorder recorder;
-  std::unique_ptr<sim::Kernel> kernel;
-};
-
-sim::FaultSpec crash_at(Duration at, NodeId node, Duration down_for = Duration(0)) {
-  sim::FaultSpec f;
-  f.at = sim::Time(at);
-  f.kind = sim::FaultKind::crash;
-  f.target = sim::Target{sim::TargetKind::node, node};
-  f.duration = down_for;
-  return f;
+// Five nodes by default, one-way latency 1ms, the default timeouts unless `params` say otherwise.
+Cluster bully_cluster(std::size_t n, json params, std::vector<sim::FaultSpec> faults = {},
+                      bool workload = false) {
+  ClusterSetup setup;
+  setup.nodes = n;
+  setup.duration = 10s;
+  setup.faults = std::move(faults);
+  setup.message_types = bully::kMessageTypeCount;
+  return Cluster(std::move(setup), nodes_of<BullyNode>(config_of(std::move(params), workload)));
 }
 
-sim::FaultSpec partition_at(Duration at, std::vector<std::vector<sim::Endpoint>> groups,
-                            Duration lasting = Duration(0)) {
-  sim::FaultSpec f;
-  f.at = sim::Time(at);
-  f.kind = sim::FaultKind::partition;
-  f.groups = std::move(groups);
-  f.duration = lasting;
-  return f;
+// Elections, Answers and Coordinators sent: everything but the Heartbeats.
+std::uint64_t election_traffic(const Cluster& c) {
+  return c.recorder().sent(kElection) + c.recorder().sent(kAnswer) +
+         c.recorder().sent(kCoordinator);
 }
 
-sim::FaultSpec step_down_at(Duration at, NodeId node) {
-  sim::FaultSpec f;
-  f.at = sim::Time(at);
-  f.kind = sim::FaultKind::step_down;
-  f.target = sim::Target{sim::TargetKind::node, node};
-  return f;
+sim::Time last_election_traffic(const Cluster& c) {
+  return c.recorder().last_send({kElection, kAnswer, kCoordinator});
 }
-
-// Every node's belief (kNoNode-led follower at epoch -1 stands for "down").
-std::vector<Belief> beliefs_of(Cluster& c) {
-  std::vector<Belief> out;
-  for (NodeId i = 0; i < static_cast<NodeId>(c.size()); ++i) {
-    out.push_back(c.kernel->node_up(i) ? c.kernel->belief(i) : Belief::follower(kNoNode, -1));
-  }
-  return out;
-}
-
-const Belief kDown = Belief::follower(kNoNode, -1);
 
 }  // namespace
 
@@ -703,24 +631,24 @@ TEST_CASE("bully: the highest id that is up leads, and every live node follows i
   }));
   std::vector<sim::FaultSpec> faults;
   for (NodeId node : crashed) faults.push_back(crash_at(0ms, node));
-  Cluster c(5, json::object(), faults);
+  Cluster c = bully_cluster(5, json::object(), faults);
   c.run_until(3s);
-  CHECK(beliefs_of(c) == expected);
+  CHECK(c.beliefs() == expected);
 }
 
 TEST_CASE("bully: a recovering higher id takes over the cluster") {
   // Node 4 is down from time 0 to 1s: node 3 leads at epoch 2 (as above). Node 4 restarts with
   // its durable number 1, holds election 2, wins at once (nobody is higher) and every node,
   // node 3 included, accepts Coordinator(2) from the higher id.
-  Cluster c(5, json::object(), {crash_at(0ms, 4, 1s)});
+  Cluster c = bully_cluster(5, json::object(), {crash_at(0ms, 4, 1s)});
   c.run_until(999ms);
-  REQUIRE(c.kernel->belief(3) == Belief::leader(2));
+  REQUIRE(c.belief(3) == Belief::leader(2));
   c.run_until(3s);
-  CHECK(beliefs_of(c) == std::vector<Belief>{Belief::follower(4, 2), Belief::follower(4, 2),
-                                             Belief::follower(4, 2), Belief::follower(4, 2),
-                                             Belief::leader(2)});
-  CHECK(c.recorder.first(4, Belief::leader(2)) == sim::Time(1s));
-  CHECK(c.recorder.first(3, Belief::follower(4, 2)) == sim::Time(1s + 1ms));
+  CHECK(c.beliefs() == std::vector<Belief>{Belief::follower(4, 2), Belief::follower(4, 2),
+                                           Belief::follower(4, 2), Belief::follower(4, 2),
+                                           Belief::leader(2)});
+  CHECK(c.recorder().first(4, Belief::leader(2)) == sim::Time(1s));
+  CHECK(c.recorder().first(3, Belief::follower(4, 2)) == sim::Time(1s + 1ms));
 }
 
 TEST_CASE("bully: a partition into two groups elects a coordinator on each side") {
@@ -743,9 +671,9 @@ TEST_CASE("bully: a partition into two groups elects a coordinator on each side"
        {Belief::follower(4, 1), Belief::follower(3, 1), Belief::follower(3, 1), Belief::leader(1),
         Belief::leader(1)}},
   }));
-  Cluster c(5, json::object(), {partition_at(0ms, groups)});
+  Cluster c = bully_cluster(5, json::object(), {partition_at(0ms, groups)});
   c.run_until(3s);
-  CHECK(beliefs_of(c) == expected);
+  CHECK(c.beliefs() == expected);
 }
 
 TEST_CASE("bully: a healed partition converges on the highest id with a fresh epoch") {
@@ -755,28 +683,28 @@ TEST_CASE("bully: a healed partition converges on the highest id with a fresh ep
   // and bullies it with election 2; nodes 0, 1 and 2 hear node 4 at the same epoch and follow
   // the higher id. At 1002ms node 4 gets Election(2), newer than its epoch, and wins election 3
   // at once; at 1003ms every node accepts Coordinator(3).
-  Cluster c(5, json::object(), {partition_at(0ms, {{0, 1, 2}, {3, 4}}, 1s)});
+  Cluster c = bully_cluster(5, json::object(), {partition_at(0ms, {{0, 1, 2}, {3, 4}}, 1s)});
   c.run_until(999ms);
-  REQUIRE(c.kernel->belief(2) == Belief::leader(1));
-  REQUIRE(c.kernel->belief(4) == Belief::leader(1));
+  REQUIRE(c.belief(2) == Belief::leader(1));
+  REQUIRE(c.belief(4) == Belief::leader(1));
   c.run_until(3s);
   const Belief follower = Belief::follower(4, 3);
-  CHECK(beliefs_of(c) ==
+  CHECK(c.beliefs() ==
         std::vector<Belief>{follower, follower, follower, follower, Belief::leader(3)});
-  CHECK(c.recorder.first(2, Belief::follower(4, 1)) == sim::Time(1s + 1ms));
-  CHECK(c.recorder.first(3, Belief::candidate(2)) == sim::Time(1s + 1ms));
-  CHECK(c.recorder.first(4, Belief::leader(3)) == sim::Time(1s + 2ms));
-  for (NodeId i = 0; i < 4; ++i) CHECK(c.recorder.first(i, follower) == sim::Time(1s + 3ms));
+  CHECK(c.recorder().first(2, Belief::follower(4, 1)) == sim::Time(1s + 1ms));
+  CHECK(c.recorder().first(3, Belief::candidate(2)) == sim::Time(1s + 1ms));
+  CHECK(c.recorder().first(4, Belief::leader(3)) == sim::Time(1s + 2ms));
+  for (NodeId i = 0; i < 4; ++i) CHECK(c.recorder().first(i, follower) == sim::Time(1s + 3ms));
 }
 
 TEST_CASE("bully: the coordinator writes with its epoch as token, and its successor with its own") {
   // Node 4 leads at epoch 1 and writes every 100ms; it crashes at 1050ms. Its last heartbeat
   // left at 1000ms; the followers hold election 2 at 1501ms and node 3 wins it at 1601ms.
-  Cluster c(5, json::object(), {crash_at(1050ms, 4)}, /*workload=*/true);
+  Cluster c = bully_cluster(5, json::object(), {crash_at(1050ms, 4)}, /*workload=*/true);
   c.run_until(3s);
-  REQUIRE(c.kernel->belief(3) == Belief::leader(2));
-  CHECK(c.recorder.first(3, Belief::leader(2)) == sim::Time(1601ms));
-  const auto& decisions = electsim::servers::sink_of(*c.kernel).decisions();
+  REQUIRE(c.belief(3) == Belief::leader(2));
+  CHECK(c.recorder().first(3, Belief::leader(2)) == sim::Time(1601ms));
+  const auto& decisions = electsim::servers::sink_of(c.kernel()).decisions();
   REQUIRE_FALSE(decisions.empty());
   std::map<NodeId, std::vector<sim::Token>> tokens;
   for (const auto& d : decisions) {
@@ -806,38 +734,39 @@ TEST_CASE("bully: message counts match the textbook's best and worst cases") {
   //       older, so it holds no new one); then Coordinator(2) reaches everyone.
   //   Elections: (n-1) + sum_{i=1}^{n-2} (n-1-i) = n(n-1)/2; Answers: one per Election, all
   //   receivers being up; Coordinators: n-1. Total n^2 - 1.
-  Cluster worst(n, json{{"start", "lowest"}});
+  Cluster worst = bully_cluster(n, json{{"start", "lowest"}});
   worst.run_until(3s);
   const std::uint64_t elections = n * (n - 1) / 2;
-  CHECK(worst.recorder.sent[kElection] == elections);
-  CHECK(worst.recorder.sent[kAnswer] == elections);
-  CHECK(worst.recorder.sent[kCoordinator] == n - 1);
-  const std::uint64_t worst_total = worst.recorder.election_traffic();
+  CHECK(worst.recorder().sent(kElection) == elections);
+  CHECK(worst.recorder().sent(kAnswer) == elections);
+  CHECK(worst.recorder().sent(kCoordinator) == n - 1);
+  const std::uint64_t worst_total = election_traffic(worst);
   CHECK(worst_total == n * n - 1);
-  CHECK(worst.recorder.foreign == 0);
+  CHECK(worst.recorder().sent_from(bully::kMessageTypeCount) == 0);
   // All of it happened by the time the last node accepted node n-1 at epoch 2, at 2L.
-  CHECK(worst.kernel->belief(top) == Belief::leader(2));
+  CHECK(worst.belief(top) == Belief::leader(2));
   for (NodeId i = 0; i < top; ++i) {
-    CHECK(worst.recorder.first(i, Belief::follower(top, 2)) == sim::Time(2ms));
+    CHECK(worst.recorder().first(i, Belief::follower(top, 2)) == sim::Time(2ms));
   }
-  CHECK(worst.recorder.last_election_traffic <= sim::Time(2ms));
+  CHECK(last_election_traffic(worst) <= sim::Time(2ms));
 
   // Best case: nobody starts at time 0 (start "none"), node n-1 is down, and node n-2 alone
   // gives up on it (step_down): it holds election 1 after failure_timeout (500ms), sending one
   // Election to the dead node; nobody answers, so at 600ms it wins and sends n-2 Coordinators.
   const auto second = static_cast<NodeId>(n - 2);
-  Cluster best(n, json{{"start", "none"}}, {crash_at(0ms, top), step_down_at(0ms, second)});
+  Cluster best =
+      bully_cluster(n, json{{"start", "none"}}, {crash_at(0ms, top), step_down_at(0ms, second)});
   best.run_until(3s);
-  CHECK(best.recorder.sent[kElection] == 1);
-  CHECK(best.recorder.sent[kAnswer] == 0);
-  CHECK(best.recorder.sent[kCoordinator] == n - 2);
-  const std::uint64_t best_total = best.recorder.election_traffic();
+  CHECK(best.recorder().sent(kElection) == 1);
+  CHECK(best.recorder().sent(kAnswer) == 0);
+  CHECK(best.recorder().sent(kCoordinator) == n - 2);
+  const std::uint64_t best_total = election_traffic(best);
   CHECK(best_total == n - 1);
-  CHECK(best.kernel->belief(second) == Belief::leader(1));
+  CHECK(best.belief(second) == Belief::leader(1));
   for (NodeId i = 0; i < second; ++i) {
-    CHECK(best.recorder.first(i, Belief::follower(second, 1)) == sim::Time(601ms));
+    CHECK(best.recorder().first(i, Belief::follower(second, 1)) == sim::Time(601ms));
   }
-  CHECK(best.recorder.last_election_traffic == sim::Time(600ms));
+  CHECK(last_election_traffic(best) == sim::Time(600ms));
 
   // Growth: the worst case is quadratic, the best linear, each within a constant band.
   const double worst_per_n2 = static_cast<double>(worst_total) / static_cast<double>(n * n);

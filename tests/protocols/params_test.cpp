@@ -424,3 +424,54 @@ TEST_CASE("params: cross-field problems are recorded at the named field") {
   CHECK(problems[0].format() ==
         "at /protocol/renew_interval: expected a duration shorter than ttl (1s), found \"2s\"");
 }
+
+TEST_CASE("params: node ids are read in order, each bad or repeated one at its own pointer") {
+  using electsim::protocols::read_node_ids;
+  using electsim::sim::NodeId;
+  Problems problems;
+  CHECK(read_node_ids(json::parse("[4, 0, 2]"), "/p", 5, problems) == std::vector<NodeId>{4, 0, 2});
+  CHECK(read_node_ids(json::array(), "/p", 0, problems) == std::vector<NodeId>{});
+  REQUIRE(problems.empty());
+
+  CHECK_FALSE(read_node_ids(json::parse("[3, 3, 3, 9, -2, true, \"1\", 2.5]"), "/p", 5, problems));
+  CHECK(all_messages(problems) ==
+        "at /p/1: expected each node id once, found node 3 again (first at /p/0)\n"
+        "at /p/2: expected each node id once, found node 3 again (first at /p/0)\n"
+        "at /p/3: expected a node id from 0 to 4, found 9\n"
+        "at /p/4: expected a node id from 0 to 4, found -2\n"
+        "at /p/5: expected a node id from 0 to 4, found true\n"
+        "at /p/6: expected a node id from 0 to 4, found \"1\"\n"
+        "at /p/7: expected a node id from 0 to 4, found 2.5\n");
+
+  problems.clear();
+  CHECK_FALSE(read_node_ids(json::parse("[18446744073709551615, 0]"), "/p", 1, problems));
+  CHECK_FALSE(read_node_ids(json::parse("[0]"), "/q", 0, problems));
+  CHECK(all_messages(problems) ==
+        "at /p/0: expected a node id from 0 to 0, found 18446744073709551615\n"
+        "at /q/0: expected a node id, but the cluster has no nodes, found 0\n");
+}
+
+TEST_CASE("params: a name or an array of node ids, with a hint for a misspelt name") {
+  using electsim::protocols::NameOrNodeIds;
+  using electsim::protocols::read_name_or_node_ids;
+  using electsim::sim::NodeId;
+  const std::vector<std::string> names = {"all", "none"};
+  const std::string expected = "\"all\", \"none\" or an array of node ids";
+  Problems problems;
+  CHECK(read_name_or_node_ids(json("none"), "/p", names, expected, 3, problems) ==
+        NameOrNodeIds(std::string("none")));
+  CHECK(read_name_or_node_ids(json::parse("[2, 0]"), "/p", names, expected, 3, problems) ==
+        NameOrNodeIds(std::vector<NodeId>{2, 0}));
+  REQUIRE(problems.empty());
+
+  CHECK_FALSE(read_name_or_node_ids(json("nne"), "/p", names, expected, 3, problems));
+  CHECK_FALSE(read_name_or_node_ids(json("first"), "/p", names, expected, 3, problems));
+  CHECK_FALSE(read_name_or_node_ids(json::parse("{\"a\": 1}"), "/p", names, expected, 3, problems));
+  CHECK_FALSE(read_name_or_node_ids(json::parse("[1, 1]"), "/p", names, expected, 3, problems));
+  CHECK(all_messages(problems) ==
+        "at /p: expected \"all\", \"none\" or an array of node ids, found \"nne\"; did you mean "
+        "\"none\"?\n"
+        "at /p: expected \"all\", \"none\" or an array of node ids, found \"first\"\n"
+        "at /p: expected \"all\", \"none\" or an array of node ids, found {\"a\":1}\n"
+        "at /p/1: expected each node id once, found node 1 again (first at /p/0)\n");
+}

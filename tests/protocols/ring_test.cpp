@@ -5,7 +5,6 @@
 // crashed or partitioned -> who leads with which epoch, and the paper's message counts.
 #include <catch2/catch.hpp>
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -19,8 +18,8 @@
 #include "protocols/ring/config.hpp"
 #include "protocols/ring/messages.hpp"
 #include "protocols/ring/ring.hpp"
-#include "servers/world.hpp"
 #include "sim/kernel.hpp"
+#include "tests/protocols/cluster.hpp"
 #include "tests/protocols/fake_context.hpp"
 
 namespace ring = electsim::protocols::ring;
@@ -81,7 +80,12 @@ using electsim::sim::kNoNode;
 using electsim::sim::LocalTime;
 using electsim::sim::NodeId;
 using electsim::sim::Role;
+using electsim::testing::Cluster;
+using electsim::testing::ClusterSetup;
+using electsim::testing::crash_at;
 using electsim::testing::FakeContext;
+using electsim::testing::nodes_of;
+using electsim::testing::partition_at;
 using json = nlohmann::json;
 using ring::Ack;
 using ring::Elected;
@@ -732,68 +736,16 @@ TEST_CASE("ring: prepare makes nodes that use neither the store nor a fencing de
 
 namespace {
 
-// Counts messages sent, by type, and leader announcements.
-struct Counter final : sim::Observer {
-  std::array<std::uint64_t, ring::kMessageTypeCount> sent{};
-  std::uint64_t leader_announcements = 0;
-  std::vector<std::pair<NodeId, NodeId>> elected_hops;   // (from, to) of each Elected sent
-  std::vector<std::pair<NodeId, NodeId>> election_hops;  // (from, to) of each Election sent
-  void on_event(const sim::Event& e) override {
-    if (e.kind == sim::EventKind::msg_send) {
-      ++sent.at(e.code);
-      if (e.code == ring::type_of<Elected>()) elected_hops.emplace_back(e.node, e.peer);
-      if (e.code == ring::type_of<Election>()) election_hops.emplace_back(e.node, e.peer);
-    }
-    if (e.kind == sim::EventKind::belief && e.code == static_cast<std::uint16_t>(Role::leader)) {
-      ++leader_announcements;
-    }
-  }
-  template <typename T>
-  std::uint64_t of() const {
-    return sent[ring::type_of<T>()];
-  }
-};
-
 // A cluster of ring nodes on the kernel, every message taking exactly `latency`.
-struct World {
-  World(const RingConfig& c, std::size_t n, std::vector<sim::FaultSpec> faults = {},
-        Duration latency = 1ms) {
-    sim::WorldConfig w;
-    w.node_count = n;
-    w.duration = 60s;
-    w.network.latency = sim::Distribution::constant_of(latency);
-    w.faults = std::move(faults);
-    auto shared = std::make_shared<const RingConfig>(c);
-    kernel = std::make_unique<sim::Kernel>(
-        electsim::servers::with_services(std::move(w)),
-        [shared](NodeId) { return std::make_unique<RingNode>(shared); });
-    kernel->add_observer(&counter);
-    kernel->start();
-  }
-  void run_until(Duration t) { kernel->run_until(sim::Time(t)); }
-  Belief belief(NodeId i) const { return kernel->belief(i); }
-
-  Counter counter;
-  std::unique_ptr<sim::Kernel> kernel;
-};
-
-sim::FaultSpec crash_at(Duration at, NodeId node, Duration restart_after = Duration(0)) {
-  sim::FaultSpec f;
-  f.at = sim::Time(at);
-  f.kind = sim::FaultKind::crash;
-  f.target = {sim::TargetKind::node, node};
-  f.duration = restart_after;
-  return f;
-}
-
-sim::FaultSpec partition_at(Duration at, std::vector<std::vector<sim::Endpoint>> groups,
-                            Duration heal_after = Duration(0)) {
-  sim::FaultSpec f;
-  f.at = sim::Time(at);
-  f.kind = sim::FaultKind::partition;
-  f.groups = std::move(groups);
-  f.duration = heal_after;
-  return f;
+Cluster ring_cluster(const RingConfig& c, std::size_t n, std::vector<sim::FaultSpec> faults = {},
+                     Duration latency = 1ms) {
+  ClusterSetup setup;
+  setup.nodes = n;
+  setup.duration = 60s;
+  setup.latency = latency;
+  setup.faults = std::move(faults);
+  setup.message_types = ring::kMessageTypeCount;
+  return Cluster(std::move(setup), nodes_of<RingNode>(c));
 }
 
 // The belief a node holds when `leader` leads with `epoch`.
@@ -835,13 +787,13 @@ TEST_CASE("ring: which nodes are crashed or partitioned decides who leads, with 
     }
   }
   if (!groups.empty()) faults.push_back(partition_at(0ms, groups));
-  World w(config_of(json{{"start", live}}), 5, faults);
+  Cluster w = ring_cluster(config_of(json{{"start", live}}), 5, faults);
   w.run_until(3s);
   for (NodeId i = 0; i < 5; ++i) {
     INFO("node " << i);
     const auto at = static_cast<std::size_t>(i);
     if (leaders[at] == kNoNode) {
-      CHECK_FALSE(w.kernel->node_up(i));
+      CHECK_FALSE(w.up(i));
       continue;
     }
     CHECK(w.belief(i) == belief_under(i, leaders[at], epochs[at]));
@@ -851,16 +803,16 @@ TEST_CASE("ring: which nodes are crashed or partitioned decides who leads, with 
 TEST_CASE("ring: a crashed successor is tried once per message, then the ring closes around it") {
   // Node 2 is down. Node 1 sends it two Elections (its own, then 4's, before the first Ack is
   // overdue); from then on it sends to 3, and the coordinator lap goes 4, 0, 1, 3, back to 4.
-  World w(config_of(json{{"start", {0, 1, 3, 4}}}), 5, {crash_at(0ms, 2)});
+  Cluster w = ring_cluster(config_of(json{{"start", {0, 1, 3, 4}}}), 5, {crash_at(0ms, 2)});
   w.run_until(3s);
   std::size_t to_two = 0;
-  for (const auto& [from, to] : w.counter.election_hops) {
+  for (const auto& [from, to] : w.recorder().hops(ring::type_of<Election>())) {
     if (to != 2) continue;
     ++to_two;
     CHECK(from == 1);
   }
   CHECK(to_two == 2);
-  CHECK(w.counter.elected_hops ==
+  CHECK(w.recorder().hops(ring::type_of<Elected>()) ==
         std::vector<std::pair<NodeId, NodeId>>{{4, 0}, {0, 1}, {1, 3}, {3, 4}});
   for (NodeId i : {0, 1, 3, 4}) CHECK(w.belief(i) == belief_under(i, 4, 1));
 }
@@ -875,7 +827,7 @@ TEST_CASE("ring: nodes that all start at the same instant elect exactly the high
       {12, R"("descending")"},
   }));
   INFO(n << " nodes, order " << order);
-  World w(config_of(json{{"order", json::parse(order)}}, n), n);
+  Cluster w = ring_cluster(config_of(json{{"order", json::parse(order)}}, n), n);
   w.run_until(2s);
   const auto highest = static_cast<NodeId>(n - 1);
   for (NodeId i = 0; i < static_cast<NodeId>(n); ++i) {
@@ -883,15 +835,15 @@ TEST_CASE("ring: nodes that all start at the same instant elect exactly the high
     CHECK(w.belief(i) == belief_under(i, highest, 1));
   }
   // One election, one winner: nobody else ever believed it led.
-  CHECK(w.counter.leader_announcements == 1);
+  CHECK(w.recorder().leader_announcements() == 1);
 }
 
 TEST_CASE("ring: when the leader crashes the next highest takes over with the next epoch") {
-  World w(config_of(), 5, {crash_at(1s, 4)});
+  Cluster w = ring_cluster(config_of(), 5, {crash_at(1s, 4)});
   w.run_until(1s);
   REQUIRE(w.belief(0) == Belief::follower(4, 1));
   w.run_until(3s);
-  CHECK_FALSE(w.kernel->node_up(4));
+  CHECK_FALSE(w.up(4));
   for (NodeId i = 0; i < 4; ++i) {
     INFO("node " << i);
     CHECK(w.belief(i) == belief_under(i, 3, 2));
@@ -901,7 +853,7 @@ TEST_CASE("ring: when the leader crashes the next highest takes over with the ne
 TEST_CASE("ring: a crashed highest node that restarts takes the lead back in a later epoch") {
   // Epoch 2 is 3's, after 4 crashed; 4 restarts believing in epoch 1, is left out of nothing
   // that matters and, hearing 3 lead, calls election 3.
-  World w(config_of(), 5, {crash_at(1s, 4, 2s)});
+  Cluster w = ring_cluster(config_of(), 5, {crash_at(1s, 4, 2s)});
   w.run_until(2900ms);
   REQUIRE(w.belief(0) == Belief::follower(3, 2));
   w.run_until(5s);
@@ -912,7 +864,7 @@ TEST_CASE("ring: a crashed highest node that restarts takes the lead back in a l
 }
 
 TEST_CASE("ring: after a partition heals the two sides merge under the larger epoch and id") {
-  World w(config_of(), 5, {partition_at(0ms, {{0, 1, 2}, {3, 4}}, 2s)});
+  Cluster w = ring_cluster(config_of(), 5, {partition_at(0ms, {{0, 1, 2}, {3, 4}}, 2s)});
   w.run_until(1900ms);
   REQUIRE(w.belief(2) == Belief::leader(1));
   REQUIRE(w.belief(4) == Belief::leader(1));
@@ -936,13 +888,14 @@ struct Counts {
 // Runs n nodes with constant latency and no faults until long after the election; the counts of
 // Election and Elected sent (Acks and Heartbeats are the failure handling, not the algorithm).
 Counts run_counting(std::size_t n, const json& params) {
-  World w(config_of(params, n), n);
+  Cluster w = ring_cluster(config_of(params, n), n);
   w.run_until(2s);
   for (NodeId i = 0; i < static_cast<NodeId>(n); ++i) {
     INFO("node " << i);
     REQUIRE(w.belief(i) == belief_under(i, static_cast<NodeId>(n - 1), 1));
   }
-  return Counts{w.counter.of<Election>(), w.counter.of<Elected>()};
+  return Counts{w.recorder().sent(ring::type_of<Election>()),
+                w.recorder().sent(ring::type_of<Elected>())};
 }
 
 // The best case: only the highest id starts. Its Election passes the n - 1 others (all smaller)
