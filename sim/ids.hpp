@@ -1,8 +1,9 @@
 // Identifiers shared by the kernel, the protocols and the analysis.
-// Nodes are numbered 0..n-1; the store and the sink are network endpoints too, numbered after the
-// nodes, so that partitions and link cuts can include them.
+// Nodes are numbered 0..n-1; servers are network endpoints too, at negative addresses (the store
+// at -2, the sink at -3, further servers below), so that partitions and link cuts can include them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace electsim::sim {
@@ -10,10 +11,18 @@ namespace electsim::sim {
 using NodeId = std::int32_t;
 inline constexpr NodeId kNoNode = -1;
 
-// A network endpoint: a node id, or one of the two services.
+// A network endpoint: a node id, or a server's address.
 using Endpoint = std::int32_t;
-inline constexpr Endpoint kStoreEndpoint = -2;
-inline constexpr Endpoint kSinkEndpoint = -3;
+// Server k listens at -2 - k: the store is server 0, the sink server 1.
+inline constexpr std::size_t kMaxServers = 8;
+constexpr Endpoint server_endpoint(std::size_t k) {
+  return -2 - static_cast<Endpoint>(k);
+}
+constexpr std::size_t server_slot(Endpoint e) {
+  return static_cast<std::size_t>(-2 - e);
+}
+inline constexpr Endpoint kStoreEndpoint = server_endpoint(0);
+inline constexpr Endpoint kSinkEndpoint = server_endpoint(1);
 // Members of a partition group resolved when the fault fires: the current leader, one follower
 // drawn from the faults stream, and every node no other group names.
 inline constexpr Endpoint kLeaderMember = -10;

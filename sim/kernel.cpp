@@ -188,12 +188,24 @@ namespace {
 ClockModel make_clock(const ClockConfig& c) {
   return ClockModel(c.offset, c.drift_ppb, c.steps);
 }
+
+// How many server addresses the network needs: the store's and the sink's at least, so that a
+// world without servers keeps the same links, and up to the lowest address a server takes.
+std::size_t server_addresses(const std::vector<ServerSpec>& servers) {
+  std::size_t count = 2;
+  for (const ServerSpec& server : servers) {
+    if (server.endpoint <= kStoreEndpoint && server_slot(server.endpoint) < kMaxServers) {
+      count = std::max(count, server_slot(server.endpoint) + 1);
+    }
+  }
+  return count;
+}
 }  // namespace
 
 Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
     : config_(std::move(config)),
       factory_(std::move(factory)),
-      network_(config_.node_count, config_.network),
+      network_(config_.node_count, config_.network, server_addresses(config_.servers)),
       network_rng_(config_.seed, StreamPurpose::network, 0),
       faults_rng_(config_.seed, StreamPurpose::faults, 0),
       faults_(config_.faults) {
@@ -213,8 +225,8 @@ Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
   }
   for (std::size_t k = 0; k < config_.servers.size(); ++k) {
     const ServerSpec& spec = config_.servers[k];
-    ELECTSIM_ASSERT(spec.endpoint == kStoreEndpoint || spec.endpoint == kSinkEndpoint,
-                    "a server listens at a server address the network knows");
+    ELECTSIM_ASSERT(spec.endpoint <= kStoreEndpoint && server_slot(spec.endpoint) < kMaxServers,
+                    "a server listens at a server address (sim/ids.hpp)");
     ELECTSIM_ASSERT(spec.make != nullptr, "a server says how to make its process");
     const auto slot = static_cast<std::size_t>(-spec.endpoint);
     if (server_index_.size() <= slot) server_index_.resize(slot + 1, -1);

@@ -8,8 +8,9 @@
 
 namespace electsim::sim {
 
-Network::Network(std::size_t node_count, NetworkConfig config)
-    : nodes_(node_count), endpoints_(node_count + 2), config_(std::move(config)) {
+Network::Network(std::size_t node_count, NetworkConfig config, std::size_t server_count)
+    : nodes_(node_count), endpoints_(node_count + server_count), config_(std::move(config)) {
+  ELECTSIM_ASSERT(server_count <= kMaxServers, "at most kMaxServers server addresses");
   cut_count_.assign(endpoints_ * endpoints_, 0);
   latency_of_.assign(endpoints_ * endpoints_, nullptr);
   for (const LinkLatency& link : config_.links) {

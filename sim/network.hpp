@@ -1,6 +1,7 @@
 // The network model: per-message latency from a distribution (with per-link overrides), loss and
 // duplication as integer ppm, and link cuts (partitions, one-way cuts, isolation) kept as counts so
-// that overlapping faults heal independently. Endpoints are nodes 0..n-1, the store and the sink.
+// that overlapping faults heal independently. Endpoints are nodes 0..n-1 and the server addresses
+// (sim/ids.hpp): the store's and the sink's at least.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,8 @@ struct NetworkConfig {
 
 class Network {
  public:
-  Network(std::size_t node_count, NetworkConfig config);
+  // `server_count` server addresses, server_endpoint(0) to server_endpoint(server_count - 1).
+  Network(std::size_t node_count, NetworkConfig config, std::size_t server_count = 2);
 
   bool link_up(Endpoint from, Endpoint to) const {
     return cut_count_[index_of(from) * endpoints_ + index_of(to)] == 0;
@@ -81,8 +83,9 @@ class Network {
       ELECTSIM_ASSERT(static_cast<std::size_t>(e) < nodes_, "endpoint is a known node");
       return static_cast<std::size_t>(e);
     }
-    ELECTSIM_ASSERT(e == kStoreEndpoint || e == kSinkEndpoint, "endpoint is a node or a service");
-    return e == kStoreEndpoint ? nodes_ : nodes_ + 1;
+    ELECTSIM_ASSERT(e <= kStoreEndpoint && nodes_ + server_slot(e) < endpoints_,
+                    "endpoint is a node or a server address");
+    return nodes_ + server_slot(e);
   }
   void apply(CutHandle handle, int delta);
 

@@ -59,7 +59,8 @@ class Context {
   virtual std::span<const NodeId> peers() const = 0;  // every other node, sorted
   virtual std::size_t cluster_size() const = 0;       // configured nodes, including self
   virtual LocalTime now() const = 0;                  // this node's clock
-  virtual void send(NodeId to, const Message& message) = 0;
+  // To a peer, or to a server that speaks peer messages (its address, sim/ids.hpp).
+  virtual void send(Endpoint to, const Message& message) = 0;
   virtual void broadcast(const Message& message) = 0;  // to every peer, in id order
   // Fires after `after_local` has elapsed on this node's clock. Tags tell timers apart in on_timer.
   virtual TimerId set_timer(Duration after_local, TimerTag tag) = 0;

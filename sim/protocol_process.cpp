@@ -78,9 +78,9 @@ void ProtocolProcess::on_command(ProcessContext& /*ctx*/, Command command) {
   protocol_->on_command(*this, command);
 }
 
-void ProtocolProcess::send(NodeId to, const Message& message) {
-  ELECTSIM_ASSERT(to >= 0 && static_cast<std::size_t>(to) < ctx_->cluster_size(),
-                  "messages go to configured nodes");
+void ProtocolProcess::send(Endpoint to, const Message& message) {
+  ELECTSIM_ASSERT(to < 0 || static_cast<std::size_t>(to) < ctx_->cluster_size(),
+                  "messages go to configured nodes or to servers");
   ELECTSIM_ASSERT(to != ctx_->self(), "a node does not message itself");
   ctx_->send(to, message);
 }
