@@ -20,16 +20,7 @@ namespace {
 constexpr std::size_t kFindingsKept = 100;  // per kind of finding; every one is still counted
 
 bool takes_node_away(sim::FaultKind kind) {
-  switch (kind) {
-    case sim::FaultKind::crash:
-    case sim::FaultKind::pause:
-    case sim::FaultKind::isolate:
-    case sim::FaultKind::stop:
-    case sim::FaultKind::step_down:
-      return true;
-    default:
-      return false;
-  }
+  return sim::fault_info(kind).takes_leader_away;
 }
 
 // Parses one endpoint of a partition's text ("3", "store", "sink").

@@ -916,10 +916,19 @@ void list_metrics(std::ostream& out) {
 }
 
 void list_faults(std::ostream& out) {
-  out << "fault kinds (scenario faults[].kind):\n  ";
-  for (int k = 0; k < sim::kFaultKindCount; ++k) {
-    out << sim::fault_kind_name(static_cast<sim::FaultKind>(k))
-        << (k + 1 < sim::kFaultKindCount ? ", " : "\n");
+  out << "fault kinds (scenario faults[].kind), with the keys each takes besides `at`:\n";
+  for (const sim::FaultKindInfo& info : sim::fault_catalogue()) {
+    std::string keys;
+    auto add = [&](const std::string& key) { keys += (keys.empty() ? "" : ", ") + key; };
+    if (info.target != sim::FaultNeed::no)
+      add(info.store_target ? "target (or \"store\")" : "target");
+    if (info.duration == sim::FaultNeed::required) add("duration");
+    if (info.duration == sim::FaultNeed::optional) add("duration (optional)");
+    for (const char* key : info.keys) {
+      if (key != nullptr) add(key);
+    }
+    out << fmt::format("  {:<14} {}\n  {:<14} keys: {}\n", info.name, info.meaning, "",
+                       keys.empty() ? "none" : keys);
   }
   out << "targets: a node id, \"leader\", \"follower\" or \"random\" (resolved when the fault "
          "fires)\n";

@@ -104,16 +104,14 @@ bool dropped_at_send(std::int64_t reason) {
          reason == static_cast<std::int64_t>(sim::DropReason::overload);
 }
 
+// A link fault that lasts until healed (every link fault but heal itself).
 bool is_network_window(std::uint16_t code) {
   const auto kind = static_cast<sim::FaultKind>(code);
-  return kind == sim::FaultKind::partition || kind == sim::FaultKind::cut ||
-         kind == sim::FaultKind::isolate;
+  return sim::fault_info(kind).effect == sim::FaultEffect::links && kind != sim::FaultKind::heal;
 }
 
 bool is_fixed_window(std::uint16_t code) {
-  const auto kind = static_cast<sim::FaultKind>(code);
-  return kind == sim::FaultKind::loss || kind == sim::FaultKind::duplicate ||
-         kind == sim::FaultKind::latency_spike;
+  return sim::fault_info(static_cast<sim::FaultKind>(code)).effect == sim::FaultEffect::window;
 }
 
 }  // namespace

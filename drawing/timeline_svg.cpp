@@ -128,22 +128,7 @@ std::string short_endpoint(sim::Endpoint e) {
 }
 
 const char* fault_word(sim::FaultKind kind) {
-  switch (kind) {
-    case sim::FaultKind::clock_offset:
-      return "clock offset";
-    case sim::FaultKind::clock_drift:
-      return "clock drift";
-    case sim::FaultKind::clock_step:
-      return "clock step";
-    case sim::FaultKind::store_pause:
-      return "store pause";
-    case sim::FaultKind::step_down:
-      return "step down";
-    case sim::FaultKind::latency_spike:
-      return "latency spike";
-    default:
-      return sim::fault_kind_name(kind);
-  }
+  return sim::fault_info(kind).label;
 }
 
 std::string fault_label(const FaultMark& f) {

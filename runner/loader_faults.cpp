@@ -14,8 +14,9 @@ namespace electsim::runner::detail {
 
 namespace {
 
-enum class Need { no, optional, required };
+using Need = sim::FaultNeed;
 
+// What a fault of `kind` takes, from the fault catalogue (sim/fault.hpp).
 struct FaultShape {
   Need target = Need::no;
   bool store_target = false;  // clock faults may target the store's clock
@@ -24,40 +25,12 @@ struct FaultShape {
 };
 
 FaultShape shape_of(sim::FaultKind kind) {
-  using sim::FaultKind;
-  switch (kind) {
-    case FaultKind::crash:
-      return {Need::required, false, Need::optional, {}};
-    case FaultKind::restart:
-      return {Need::required, false, Need::no, {}};
-    case FaultKind::pause:
-      return {Need::required, false, Need::required, {}};
-    case FaultKind::partition:
-      return {Need::no, false, Need::optional, {"groups"}};
-    case FaultKind::cut:
-      return {Need::no, false, Need::optional, {"from", "to"}};
-    case FaultKind::isolate:
-      return {Need::required, false, Need::optional, {}};
-    case FaultKind::heal:
-      return {Need::no, false, Need::no, {}};
-    case FaultKind::loss:
-    case FaultKind::duplicate:
-      return {Need::no, false, Need::required, {"probability"}};
-    case FaultKind::latency_spike:
-      return {Need::no, false, Need::required, {"extra"}};
-    case FaultKind::clock_offset:
-      return {Need::required, true, Need::no, {"offset"}};
-    case FaultKind::clock_drift:
-      return {Need::required, true, Need::no, {"drift_ppm"}};
-    case FaultKind::clock_step:
-      return {Need::required, true, Need::no, {"by"}};
-    case FaultKind::store_pause:
-      return {Need::no, false, Need::required, {}};
-    case FaultKind::step_down:
-    case FaultKind::stop:
-      return {Need::required, false, Need::no, {}};
+  const sim::FaultKindInfo& info = sim::fault_info(kind);
+  FaultShape shape{info.target, info.store_target, info.duration, {}};
+  for (const char* key : info.keys) {
+    if (key != nullptr) shape.keys.emplace_back(key);
   }
-  return {};
+  return shape;
 }
 
 std::vector<std::string> fault_kind_names() {

@@ -2,7 +2,9 @@
 // resolved when the fault fires (`leader`, `follower`, `random`), drawing from the faults stream.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sim/distribution.hpp"
@@ -32,6 +34,34 @@ enum class FaultKind : std::uint16_t {
 };
 inline constexpr int kFaultKindCount = 16;
 const char* fault_kind_name(FaultKind kind);
+
+// The fault catalogue: one row per kind, read by the loader (which keys a fault takes), the
+// analysis (whether it starts a failover), the pictures (labels, windows) and `electsim list
+// faults`. Adding a kind is a row here and its effect in the kernel's apply_fault; nothing else
+// switches on the kind, except where a kind-specific key needs its own reader (runner/).
+enum class FaultNeed : std::uint8_t { no, optional, required };
+enum class FaultEffect : std::uint8_t {
+  process,  // on one process: crash, restart, pause
+  command,  // an order the process itself carries out: step down, stop
+  links,    // the network's links: partition, cut, isolate, heal
+  window,   // the network's loss, duplication or latency, for a while
+  clock,    // a clock's offset, drift or steps
+  server,   // a server's own fault: the store's pause
+};
+struct FaultKindInfo {
+  FaultKind kind;
+  const char* name;   // in scenario files and traces
+  const char* label;  // in pictures
+  FaultNeed target;
+  bool store_target;  // the target may be "store" (its clock)
+  FaultNeed duration;
+  std::array<const char*, 2> keys;  // kind-specific keys, each required; nullptr: none
+  FaultEffect effect;
+  bool takes_leader_away;  // when it hits the leader, a failover is measured from it
+  const char* meaning;     // one line for `electsim list faults`
+};
+const FaultKindInfo& fault_info(FaultKind kind);
+std::span<const FaultKindInfo> fault_catalogue();
 
 enum class TargetKind : std::uint8_t { none, node, leader, follower, random, store };
 struct Target {

@@ -924,18 +924,11 @@ void append_endpoint(std::string& out, Endpoint e, const std::vector<ServerSpec>
   out += std::to_string(e);
 }
 
+// Kinds that act on a node and are skipped when their target cannot be resolved (clock faults
+// may also name the store's clock, checked apart).
 bool needs_node(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::crash:
-    case FaultKind::restart:
-    case FaultKind::pause:
-    case FaultKind::isolate:
-    case FaultKind::step_down:
-    case FaultKind::stop:
-      return true;
-    default:
-      return false;
-  }
+  const FaultKindInfo& info = fault_info(kind);
+  return info.target == FaultNeed::required && !info.store_target;
 }
 }  // namespace
 
@@ -1003,8 +996,7 @@ void Kernel::apply_fault(std::size_t index) {
   std::optional<std::vector<std::vector<Endpoint>>> groups;
   if (f.kind == FaultKind::partition) groups = resolve_groups(f.groups);
   const std::optional<NodeId> target = resolve_target(f.target);
-  const bool is_clock = f.kind == FaultKind::clock_offset || f.kind == FaultKind::clock_drift ||
-                        f.kind == FaultKind::clock_step;
+  const bool is_clock = fault_info(f.kind).effect == FaultEffect::clock;
   const bool skipped = (needs_node(f.kind) && !target) ||
                        (is_clock && !target && f.target.kind != TargetKind::store) ||
                        (f.kind == FaultKind::partition && !groups);

@@ -115,42 +115,4 @@ const char* drop_reason_name(DropReason reason) {
   return "?";
 }
 
-const char* fault_kind_name(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::crash:
-      return "crash";
-    case FaultKind::restart:
-      return "restart";
-    case FaultKind::pause:
-      return "pause";
-    case FaultKind::partition:
-      return "partition";
-    case FaultKind::cut:
-      return "cut";
-    case FaultKind::isolate:
-      return "isolate";
-    case FaultKind::heal:
-      return "heal";
-    case FaultKind::loss:
-      return "loss";
-    case FaultKind::duplicate:
-      return "duplicate";
-    case FaultKind::latency_spike:
-      return "latency_spike";
-    case FaultKind::clock_offset:
-      return "clock_offset";
-    case FaultKind::clock_drift:
-      return "clock_drift";
-    case FaultKind::clock_step:
-      return "clock_step";
-    case FaultKind::store_pause:
-      return "store_pause";
-    case FaultKind::step_down:
-      return "step_down";
-    case FaultKind::stop:
-      return "stop";
-  }
-  return "?";
-}
-
 }  // namespace electsim::sim

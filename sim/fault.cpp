@@ -1,0 +1,203 @@
+// The fault catalogue (sim/fault.hpp): every fault kind's keys, effect and meaning in one table.
+#include "sim/fault.hpp"
+
+#include "sim/assert.hpp"
+
+namespace electsim::sim {
+
+namespace {
+
+using K = FaultKind;
+using N = FaultNeed;
+using E = FaultEffect;
+
+// In FaultKind's order.
+constexpr FaultKindInfo kCatalogue[] = {
+    {K::crash,
+     "crash",
+     "crash",
+     N::required,
+     false,
+     N::optional,
+     {},
+     E::process,
+     true,
+     "the target crashes: volatile state lost; with a duration it restarts after it"},
+    {K::restart,
+     "restart",
+     "restart",
+     N::required,
+     false,
+     N::no,
+     {},
+     E::process,
+     false,
+     "a crashed target comes back with its durable state"},
+    {K::pause,
+     "pause",
+     "pause",
+     N::required,
+     false,
+     N::required,
+     {},
+     E::process,
+     true,
+     "a GC or VM stall: nothing runs for the duration, the clock keeps running"},
+    {K::partition,
+     "partition",
+     "partition",
+     N::no,
+     false,
+     N::optional,
+     {"groups"},
+     E::links,
+     false,
+     "endpoints in different groups cannot talk; with a duration it heals after it"},
+    {K::cut,
+     "cut",
+     "cut",
+     N::no,
+     false,
+     N::optional,
+     {"from", "to"},
+     E::links,
+     false,
+     "one way: `from` cannot reach `to`; with a duration it heals after it"},
+    {K::isolate,
+     "isolate",
+     "isolate",
+     N::required,
+     false,
+     N::optional,
+     {},
+     E::links,
+     true,
+     "the target reaches nobody, servers included; with a duration it heals after it"},
+    {K::heal,
+     "heal",
+     "heal",
+     N::no,
+     false,
+     N::no,
+     {},
+     E::links,
+     false,
+     "every partition, cut and isolation ends"},
+    {K::loss,
+     "loss",
+     "loss",
+     N::no,
+     false,
+     N::required,
+     {"probability"},
+     E::window,
+     false,
+     "extra message loss for the duration"},
+    {K::duplicate,
+     "duplicate",
+     "duplicate",
+     N::no,
+     false,
+     N::required,
+     {"probability"},
+     E::window,
+     false,
+     "extra message duplication for the duration"},
+    {K::latency_spike,
+     "latency_spike",
+     "latency spike",
+     N::no,
+     false,
+     N::required,
+     {"extra"},
+     E::window,
+     false,
+     "extra latency, drawn per message, for the duration"},
+    {K::clock_offset,
+     "clock_offset",
+     "clock offset",
+     N::required,
+     true,
+     N::no,
+     {"offset"},
+     E::clock,
+     false,
+     "the target's clock jumps to read true time plus the offset"},
+    {K::clock_drift,
+     "clock_drift",
+     "clock drift",
+     N::required,
+     true,
+     N::no,
+     {"drift_ppm"},
+     E::clock,
+     false,
+     "the target's clock runs at a new rate"},
+    {K::clock_step,
+     "clock_step",
+     "clock step",
+     N::required,
+     true,
+     N::no,
+     {"by"},
+     E::clock,
+     false,
+     "the target's clock jumps by a signed amount (an NTP step)"},
+    {K::store_pause,
+     "store_pause",
+     "store pause",
+     N::no,
+     false,
+     N::required,
+     {},
+     E::server,
+     false,
+     "the store stalls for the duration; requests are answered late"},
+    {K::step_down,
+     "step_down",
+     "step down",
+     N::required,
+     false,
+     N::no,
+     {},
+     E::command,
+     true,
+     "the target gives up leadership (a voluntary release)"},
+    {K::stop,
+     "stop",
+     "stop",
+     N::required,
+     false,
+     N::no,
+     {},
+     E::command,
+     true,
+     "the target releases and shuts down gracefully; restart brings it back"},
+};
+static_assert(std::size(kCatalogue) == kFaultKindCount, "one catalogue row per fault kind");
+
+constexpr bool in_enum_order() {
+  for (std::size_t i = 0; i < std::size(kCatalogue); ++i) {
+    if (static_cast<std::size_t>(kCatalogue[i].kind) != i) return false;
+  }
+  return true;
+}
+static_assert(in_enum_order(), "catalogue rows stand in FaultKind's order");
+
+}  // namespace
+
+const FaultKindInfo& fault_info(FaultKind kind) {
+  const auto index = static_cast<std::size_t>(kind);
+  ELECTSIM_ASSERT(index < std::size(kCatalogue), "a fault kind of the catalogue");
+  return kCatalogue[index];
+}
+
+std::span<const FaultKindInfo> fault_catalogue() {
+  return kCatalogue;
+}
+
+const char* fault_kind_name(FaultKind kind) {
+  return static_cast<std::size_t>(kind) < std::size(kCatalogue) ? fault_info(kind).name : "?";
+}
+
+}  // namespace electsim::sim
