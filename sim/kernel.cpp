@@ -228,14 +228,14 @@ Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
     ELECTSIM_ASSERT(spec.endpoint <= kStoreEndpoint && server_slot(spec.endpoint) < kMaxServers,
                     "a server listens at a server address (sim/ids.hpp)");
     ELECTSIM_ASSERT(spec.make != nullptr, "a server says how to make its process");
-    const auto slot = static_cast<std::size_t>(-spec.endpoint);
+    const std::size_t slot = server_slot(spec.endpoint);
     if (server_index_.size() <= slot) server_index_.resize(slot + 1, -1);
     ELECTSIM_ASSERT(server_index_[slot] == -1, "one server per address");
     server_index_[slot] = static_cast<std::int32_t>(procs_.size());
-    // A server's streams: its own purpose, indexed by its place in the list (sim/rng.hpp).
+    // A server's streams are indexed by its address, so adding a server shifts no other's.
     auto p = std::make_unique<Proc>(*this, spec.endpoint, make_clock(spec.clock),
-                                    Rng(config_.seed, StreamPurpose::store, 2 * k),
-                                    Rng(config_.seed, StreamPurpose::store, 2 * k + 1));
+                                    Rng(config_.seed, StreamPurpose::server, 2 * slot),
+                                    Rng(config_.seed, StreamPurpose::server, 2 * slot + 1));
     p->make = spec.make;
     p->peers = all_nodes_;
     procs_.push_back(std::move(p));
@@ -262,12 +262,13 @@ const Kernel::Proc& Kernel::proc(Endpoint endpoint) const {
     return *procs_[static_cast<std::size_t>(endpoint)];
   }
   ELECTSIM_ASSERT(listens(endpoint), "a process listens at every address traffic is sent to");
-  return *procs_[static_cast<std::size_t>(server_index_[static_cast<std::size_t>(-endpoint)])];
+  return *procs_[static_cast<std::size_t>(server_index_[server_slot(endpoint)])];
 }
 
 bool Kernel::listens(Endpoint endpoint) const {
   if (endpoint >= 0) return static_cast<std::size_t>(endpoint) < config_.node_count;
-  const auto slot = static_cast<std::size_t>(-static_cast<std::int64_t>(endpoint));
+  if (endpoint > kStoreEndpoint) return false;
+  const std::size_t slot = server_slot(endpoint);
   return slot < server_index_.size() && server_index_[slot] >= 0;
 }
 

@@ -181,7 +181,7 @@ class Kernel {
   template <typename T>
   void set_body(std::uint32_t slot, T&& value);
   std::vector<std::unique_ptr<Proc>> procs_;
-  std::vector<std::int32_t> server_index_;  // [-endpoint]: index into procs_, or -1
+  std::vector<std::int32_t> server_index_;  // [server_slot]: index into procs_, or -1
   std::vector<NodeId> all_nodes_;
 
   struct TimerSlot {

@@ -16,7 +16,7 @@ enum class StreamPurpose : std::uint32_t {
   node = 2,      // a protocol's own draws (election timeouts, jitter), index = node id
   workload = 3,  // the leader's write workload, index = node id
   faults = 4,    // role resolution (`random`, `follower`) when a fault fires
-  store = 5,
+  server = 5,    // a server's streams: index 2 x its address slot (sim/ids.hpp), + 1 for the second
   bench = 6,
   fault_schedule = 7,  // the times and durations of `random_faults`, index = generator
   clock_draw = 8,      // clock ranges drawn per run, index = node id (node count: the store)

@@ -106,8 +106,8 @@ TEST_CASE("rng: the first raw draws for seed 42, node 0 are pinned") {
 }
 
 TEST_CASE("rng: next_u64 puts the first 32-bit draw in the high half") {
-  Rng a(9, StreamPurpose::store, 0);
-  Rng b(9, StreamPurpose::store, 0);
+  Rng a(9, StreamPurpose::server, 0);
+  Rng b(9, StreamPurpose::server, 0);
   const std::uint64_t hi = b.next_u32();
   const std::uint64_t lo = b.next_u32();
   CHECK(a.next_u64() == ((hi << 32) | lo));
