@@ -70,10 +70,10 @@ void Kernel::set_body(std::uint32_t slot, T&& value) {
       free_bodies_.pop_back();
     } else {
       e.body = static_cast<std::uint32_t>(bodies_.size());
-      bodies_.emplace_back();
+      bodies_.push_back(std::make_unique<Body>());
     }
   }
-  bodies_[e.body].value = std::forward<T>(value);
+  bodies_[e.body]->value = std::forward<T>(value);
 }
 
 class Kernel::ProcContext final : public ProcessContext {
@@ -106,7 +106,7 @@ class Kernel::ProcContext final : public ProcessContext {
   RequestId new_request_id() override { return kernel_.next_request_++; }
   void announce(const Belief& belief) override { kernel_.announce(proc_, belief); }
   bool traced() const override { return !kernel_.observers_.empty(); }
-  void trace(Event event) override {
+  void trace(Event& event) override {
     event.time = kernel_.now_;
     kernel_.emit(event);
   }
@@ -256,9 +256,7 @@ Kernel::Proc& Kernel::proc(Endpoint endpoint) {
 }
 
 const Kernel::Proc& Kernel::proc(Endpoint endpoint) const {
-  if (endpoint >= 0) {
-    ELECTSIM_ASSERT(static_cast<std::size_t>(endpoint) < config_.node_count,
-                    "an endpoint is a configured node");
+  if (endpoint >= 0 && static_cast<std::size_t>(endpoint) < config_.node_count) [[likely]] {
     return *procs_[static_cast<std::size_t>(endpoint)];
   }
   ELECTSIM_ASSERT(listens(endpoint), "a process listens at every address traffic is sent to");
@@ -305,7 +303,7 @@ void Kernel::free_entry(std::uint32_t slot) {
     e.counts_in_flight = false;
   }
   if (e.body != Entry::kNoBody) {
-    bodies_[e.body].value = std::monostate{};
+    bodies_[e.body]->value = std::monostate{};
     free_bodies_.push_back(e.body);
     e.body = Entry::kNoBody;
   }
@@ -562,10 +560,15 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
         process.on_message(p.ctx, from, msg);
         return;
       }
-      Payload payload = std::move(bodies_[e.body].value);
+      // The receiver handles the payload where it lies; its slot is freed after the call.
+      const std::uint32_t body = e.body;
       const auto from_incarnation = static_cast<std::uint32_t>(e.payload);
+      e.body = Entry::kNoBody;
       free_entry(slot);
+      Payload& payload = bodies_[body]->value;
       process.on_payload(p.ctx, from, from_incarnation, std::move(payload));
+      payload = std::monostate{};
+      free_bodies_.push_back(body);
       return;
     }
     case EntryKind::timer: {
@@ -821,7 +824,7 @@ bool Kernel::route(Endpoint from, Endpoint to, std::uint32_t slot) {
     c.payload = original.payload;
     c.msg = original.msg;
     if (original.body != Entry::kNoBody) {
-      Body copied = bodies_[original.body];
+      Body copied = *bodies_[original.body];
       set_body(copy, std::move(copied.value));
     }
     c.counts_in_flight = true;

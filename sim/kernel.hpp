@@ -176,7 +176,8 @@ class Kernel {
   std::vector<Entry> entries_;
   std::vector<std::uint32_t> free_entries_;
   // Payloads of server traffic, apart from the small entries that carry peer messages.
-  std::vector<Body> bodies_;
+  // Each body is allocated once and reused: a payload stays put while its receiver handles it.
+  std::vector<std::unique_ptr<Body>> bodies_;
   std::vector<std::uint32_t> free_bodies_;
   template <typename T>
   void set_body(std::uint32_t slot, T&& value);

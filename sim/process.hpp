@@ -53,10 +53,10 @@ class ProcessContext {
   // A world-unique id for a request, so replies can be matched and traces told apart.
   virtual RequestId new_request_id() = 0;
   virtual void announce(const Belief& belief) = 0;  // election nodes' beliefs (sim/protocol.hpp)
-  // The event stream: whether anyone listens (build no event otherwise), and one event stamped
-  // with the current time.
+  // The event stream: whether anyone listens (build no event otherwise), and one event, which
+  // this stamps with the current time.
   virtual bool traced() const = 0;
-  virtual void trace(Event event) = 0;
+  virtual void trace(Event& event) = 0;
 };
 
 class Process {
