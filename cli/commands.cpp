@@ -26,6 +26,7 @@
 #include "analysis/expect.hpp"
 #include "analysis/summary.hpp"
 #include "analysis/trace.hpp"
+#include "drawing/outputs.hpp"
 #include "drawing/timeline_svg.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
@@ -140,18 +141,12 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
     ("all-variants", "run the scenario and every variant it defines (default without a file)")
     ("protocol", po::value<std::string>(),
      "run this protocol instead of the file's (parameters from the file's `protocols` section)")
-    ("json", "print a machine-readable summary (JSON) instead of text")
-    ("trace", po::value<std::string>(),
-     "write the JSON Lines trace to FILE (with --all-variants: each variant's to "
-     "FILE-<variant>.ext too, and every file written is listed)")
-    ("svg", po::value<std::string>(),
-     "draw the run's timeline to FILE.svg: a row per node, the store, the sink, split-brain and "
-     "failovers marked")
-    ("html", po::value<std::string>(),
-     "write one self-contained HTML page: summary, timeline and a step-by-step replay")
-    ("perfetto", po::value<std::string>(),
-     "write a Perfetto / Chrome trace (Trace Event Format JSON) to FILE (docs/perfetto.md)");
+    ("json", "print a machine-readable summary (JSON) instead of text");
   // clang-format on
+  // One flag per output format (drawing/outputs.hpp).
+  for (const drawing::OutputFormat& format : drawing::output_formats()) {
+    options.add_options()(format.flag, po::value<std::string>(), format.help);
+  }
   po::positional_options_description positional;
   positional.add("scenario", 1);
   const po::variables_map vm = parse(args, options, positional);
@@ -187,8 +182,8 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
   const std::string file = from_file ? vm["scenario"].as<std::string>() : std::string();
   {
     std::vector<std::string> outputs;
-    for (const char* o : {"trace", "svg", "html", "perfetto"}) {
-      if (vm.count(o) != 0) outputs.push_back(vm[o].as<std::string>());
+    for (const drawing::OutputFormat& format : drawing::output_formats()) {
+      if (vm.count(format.flag) != 0) outputs.push_back(vm[format.flag].as<std::string>());
     }
     if (!paths_distinct(outputs,
                         from_file ? std::vector<std::string>{file} : std::vector<std::string>{},
@@ -248,31 +243,20 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
       return kExitBadInput;
     }
     runner::RunOptions run;
-    if (vm.count("trace") != 0) {
-      run.trace_path = with_suffix(vm["trace"].as<std::string>(), suffix);
+    for (const drawing::OutputFormat& format : drawing::output_formats()) {
+      if (vm.count(format.flag) != 0) {
+        run.outputs.push_back({&format, with_suffix(vm[format.flag].as<std::string>(), suffix)});
+      }
     }
-    if (vm.count("perfetto") != 0) {
-      run.perfetto_path = with_suffix(vm["perfetto"].as<std::string>(), suffix);
-    }
-    run.timeline = vm.count("svg") != 0;
-    run.replay_html = vm.count("html") != 0;
     runner::RunResult result = runner::run_scenario(*loaded.scenario, run);
-    std::vector<io::OutputFile> pictures;
-    if (vm.count("svg") != 0 && result.timeline) {
-      pictures.push_back({with_suffix(vm["svg"].as<std::string>(), suffix),
-                          drawing::render_timeline_svg(*result.timeline)});
-    }
-    if (vm.count("html") != 0 && !result.replay_html.empty()) {
-      pictures.push_back(
-          {with_suffix(vm["html"].as<std::string>(), suffix), std::move(result.replay_html)});
-    }
-    if (auto error = io::write_files_whole(pictures)) {
+    // The pictures of one run are written together, whole or not at all.
+    if (auto error = io::write_files_whole(result.pictures)) {
       result.errors.push_back(*error + "; no picture written");
     } else {
-      for (const io::OutputFile& f : pictures) written.push_back(f.path);
+      for (const io::OutputFile& f : result.pictures) written.push_back(f.path);
     }
-    for (const auto& path : {run.trace_path, run.perfetto_path}) {
-      if (path && std::filesystem::exists(*path) && result.errors.empty()) written.push_back(*path);
+    for (const std::string& path : result.streamed) {
+      if (result.errors.empty()) written.push_back(path);
     }
     if (json) {
       json_runs.push_back(analysis::summary_json(result.info, result.report, result.verdict));

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -13,11 +14,11 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/trace.hpp"
-#include "drawing/perfetto.hpp"
-#include "drawing/replay_html.hpp"
-#include "drawing/timeline_svg.hpp"
+#include "drawing/outputs.hpp"
+#include "drawing/timeline.hpp"
 #include "protocols/registry.hpp"
 #include "servers/world.hpp"
+#include "sim/assert.hpp"
 
 namespace electsim::runner {
 
@@ -80,6 +81,13 @@ sim::WorldConfig world_for_seed(const Scenario& scenario, std::uint64_t seed) {
   return world;
 }
 
+RunOptions& RunOptions::output(std::string_view flag, std::string path) {
+  const drawing::OutputFormat* format = drawing::find_output_format(flag);
+  ELECTSIM_ASSERT(format != nullptr, "an output of drawing/outputs.hpp");
+  outputs.push_back({format, std::move(path)});
+  return *this;
+}
+
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   RunResult result;
   sim::WorldConfig world = world_for_seed(scenario, options.seed.value_or(scenario.world.seed));
@@ -102,40 +110,33 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
 
   analysis::Analyzer analyzer(header.analysis_config());
   analysis::TraceHasher hasher;
-  std::optional<analysis::TraceWriter> writer;
-  if (options.trace_path) {
-    writer.emplace(*options.trace_path, header, scenario.limits.max_trace_bytes);
-  }
-  std::optional<drawing::PerfettoWriter> perfetto;
-  if (options.perfetto_path) {
-    perfetto.emplace(*options.perfetto_path, header, scenario.limits.max_trace_bytes);
-  }
   std::optional<drawing::TimelineRecorder> timeline;
-  if (options.timeline || options.replay_html) {
+  if (options.timeline) {
     timeline.emplace(header, world, scenario.prepared.lease_ttl,
                      scenario.prepared.lease_ttl
                          ? std::optional<bool>(scenario.prepared.lease_judged_by_store)
                          : std::nullopt);
+    timeline->set_max_items(options.timeline_items_max);
   }
-  std::optional<drawing::ReplayRecorder> replay;
-  if (options.replay_html) {
-    replay.emplace(header, world, scenario.prepared.lease_ttl,
-                   scenario.prepared.lease_judged_by_store, scenario.services.store.min_ttl);
+  const drawing::OutputSetup setup{header,
+                                   world,
+                                   scenario.prepared.lease_ttl,
+                                   scenario.prepared.lease_judged_by_store,
+                                   scenario.services.store.min_ttl,
+                                   scenario.limits.max_trace_bytes,
+                                   options.replay_events_max,
+                                   options.timeline_items_max};
+  std::vector<std::unique_ptr<drawing::RunOutput>> outputs;
+  for (const OutputRequest& request : options.outputs) {
+    ELECTSIM_ASSERT(request.format != nullptr, "an output request names its format");
+    outputs.push_back(request.format->make(request.path, setup));
   }
 
   sim::Kernel kernel(world, scenario.prepared.factory);
   kernel.add_observer(&analyzer);
   kernel.add_observer(&hasher);
-  if (writer) kernel.add_observer(&*writer);
-  if (perfetto) kernel.add_observer(&*perfetto);
-  if (timeline) {
-    timeline->set_max_items(options.timeline_items_max);
-    kernel.add_observer(&*timeline);
-  }
-  if (replay) {
-    replay->set_max_events(options.replay_events_max);
-    kernel.add_observer(&*replay);
-  }
+  for (auto& output : outputs) kernel.add_observer(&output->observer());
+  if (timeline) kernel.add_observer(&*timeline);
   result.stats = kernel.run();
 
   result.report = analyzer.finish();
@@ -180,33 +181,24 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     result.errors.push_back(fmt::format("the run was cancelled at {}",
                                         sim::format_seconds(result.stats.end.since_start())));
   }
-  if (writer && !writer->close()) {
-    result.errors.push_back(
-        fmt::format("trace {} not written: {}", *options.trace_path, writer->error()));
-  }
-  if (perfetto && !perfetto->close()) {
-    result.errors.push_back(fmt::format("Perfetto trace {} not written: {}", *options.perfetto_path,
-                                        perfetto->error()));
-  }
-  if (replay && replay->overflowed()) {
-    result.errors.push_back(fmt::format(
-        "the replay page would show more than {} events (the limit on a replay page); no page "
-        "written. Shorten the run, or use --trace or --perfetto, which stream to disk",
-        options.replay_events_max));
-    replay.reset();
+  const drawing::RunOutcome outcome{result.report, result.verdict, result.info};
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    drawing::OutputDone done = outputs[k]->finish(outcome);
+    if (!done.error.empty()) {
+      result.errors.push_back(std::move(done.error));
+    } else if (done.content) {
+      result.pictures.push_back({options.outputs[k].path, std::move(*done.content)});
+    } else {
+      result.streamed.push_back(options.outputs[k].path);
+    }
   }
   if (timeline && timeline->overflowed()) {
     result.errors.push_back(fmt::format(
         "the timeline would draw more than {} spans and marks (the limit on a picture); no "
         "picture written. Shorten the run, or use --trace or --perfetto, which stream to disk",
         options.timeline_items_max));
-    timeline.reset();
-  }
-  if (timeline) result.timeline = timeline->finish(result.report);
-  if (replay && result.timeline) {
-    result.replay_html =
-        drawing::render_replay_html(*replay, result.report, result.verdict, result.info,
-                                    drawing::render_timeline_svg(*result.timeline));
+  } else if (timeline) {
+    result.timeline = timeline->finish(result.report);
   }
   return result;
 }

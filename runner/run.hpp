@@ -6,30 +6,42 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/expect.hpp"
 #include "analysis/report.hpp"
 #include "analysis/summary.hpp"
+#include "drawing/outputs.hpp"
 #include "drawing/replay_html.hpp"
 #include "drawing/timeline.hpp"
+#include "io/output.hpp"
 #include "runner/scenario.hpp"
 #include "sim/kernel.hpp"
 
 namespace electsim::runner {
 
+// One file a run writes: a format of drawing/outputs.hpp and where it goes.
+struct OutputRequest {
+  const drawing::OutputFormat* format = nullptr;
+  std::string path;
+};
+
 struct RunOptions {
-  std::optional<std::string> trace_path;  // JSON Lines trace, written whole or not at all
+  // The files to write (the trace, the Perfetto trace, the timeline, the replay page, ...).
+  // Streamed ones are written whole or not at all during the run; pictures come back in
+  // RunResult::pictures for the caller to write.
+  std::vector<OutputRequest> outputs;
+  // Adds an output by its flag name ("trace", "svg", "html", "perfetto").
+  RunOptions& output(std::string_view flag, std::string path);
   // Runs with this root seed instead of the scenario's. The run is then exactly the one
   // `electsim run --seed SEED` makes of the same scenario: sweeps load a grid point once and run
   // every seed from it.
   std::optional<std::uint64_t> seed;
   // When it becomes true the run stops early and says so in `errors` (sweeps, on Ctrl-C).
   const std::atomic<bool>* cancel = nullptr;
-  // Pictures and exports (docs/labs, docs/perfetto.md); none of them changes the run.
-  bool timeline = false;                     // keep RunResult::timeline (for --svg)
-  bool replay_html = false;                  // render RunResult::replay_html (implies a timeline)
-  std::optional<std::string> perfetto_path;  // Trace Event Format JSON, whole or not at all
+  // Keep the run's timeline in RunResult::timeline (compare draws several in one picture).
+  bool timeline = false;
   // Bounds on what the pictures keep in memory; a run past one reports it in `errors`.
   std::size_t replay_events_max = drawing::ReplayRecorder::kMaxEvents;
   std::size_t timeline_items_max = drawing::TimelineRecorder::kMaxItems;
@@ -46,8 +58,9 @@ struct RunResult {
   sim::RunStats stats;
   std::string trace_hash;                     // 16 hex digits over the event stream
   std::vector<std::string> errors;            // trace could not be written, event limit hit, ...
-  std::optional<drawing::Timeline> timeline;  // with RunOptions::timeline or replay_html
-  std::string replay_html;                    // with RunOptions::replay_html
+  std::optional<drawing::Timeline> timeline;  // with RunOptions::timeline
+  std::vector<io::OutputFile> pictures;       // the pictures asked for, to write
+  std::vector<std::string> streamed;          // the streamed files written
   bool ok() const { return errors.empty() && verdict.ok(); }
 };
 

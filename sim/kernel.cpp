@@ -478,17 +478,23 @@ void Kernel::dispatch(std::uint32_t slot) {
   }
 }
 
-void Kernel::emit_drop(const Entry& e, Endpoint from, Endpoint to, DropReason reason) {
-  // Peer messages are traced by the kernel; payloads by the processes that send and receive them.
-  if (e.body != Entry::kNoBody || observers_.empty()) return;
+void Kernel::emit_message(EventKind kind, Endpoint node, Endpoint peer, MessageType type,
+                          std::int64_t a) {
+  if (observers_.empty()) return;
   Event ev;
   ev.time = now_;
-  ev.kind = EventKind::msg_drop;
-  ev.node = from;
-  ev.peer = to;
-  ev.code = e.msg.type;
-  ev.a = static_cast<std::int64_t>(reason);
+  ev.kind = kind;
+  ev.node = node;
+  ev.peer = peer;
+  ev.code = type;
+  ev.a = a;
   emit(ev);
+}
+
+void Kernel::emit_drop(const Entry& e, Endpoint from, Endpoint to, DropReason reason) {
+  // Peer messages are traced by the kernel; payloads by the processes that send and receive them.
+  if (e.body != Entry::kNoBody) return;
+  emit_message(EventKind::msg_drop, from, to, e.msg.type, static_cast<std::int64_t>(reason));
 }
 
 void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
@@ -547,15 +553,7 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
       if (e.body == Entry::kNoBody) {
         ++stats_.messages_delivered;
         const Message msg = e.msg;
-        if (!observers_.empty()) {
-          Event ev;
-          ev.time = now_;
-          ev.kind = EventKind::msg_deliver;
-          ev.node = p.id;
-          ev.peer = from;
-          ev.code = msg.type;
-          emit(ev);
-        }
+        emit_message(EventKind::msg_deliver, p.id, from, msg.type);
         free_entry(slot);
         process.on_message(p.ctx, from, msg);
         return;
@@ -836,15 +834,7 @@ bool Kernel::route(Endpoint from, Endpoint to, std::uint32_t slot) {
 
 void Kernel::send_message(Proc& from, Endpoint to, const Message& message) {
   ++stats_.messages_sent;
-  if (!observers_.empty()) {
-    Event ev;
-    ev.time = now_;
-    ev.kind = EventKind::msg_send;
-    ev.node = from.id;
-    ev.peer = to;
-    ev.code = message.type;
-    emit(ev);
-  }
+  emit_message(EventKind::msg_send, from.id, to, message.type);
   const std::uint32_t slot = new_entry(EntryKind::deliver, to);
   Entry& e = entries_[slot];
   e.peer = from.id;

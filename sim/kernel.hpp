@@ -133,6 +133,9 @@ class Kernel {
     for (Observer* o : observers_) o->on_event(event);
   }
   void emit_simple(EventKind kind, NodeId node, std::int64_t a = 0, std::uint16_t code = 0);
+  // A peer message's msg_send, msg_deliver or msg_drop (a: the drop reason).
+  void emit_message(EventKind kind, Endpoint node, Endpoint peer, MessageType type,
+                    std::int64_t a = 0);
   void emit_drop(const Entry& entry, Endpoint from, Endpoint to, DropReason reason);
 
   // Processes: election nodes at 0..n-1, then the servers; an endpoint maps to its index.

@@ -43,9 +43,8 @@ std::vector<nlohmann::json> traced(const std::string& file, std::optional<std::s
   runner::LoadResult loaded = runner::load_scenario_file(scenario(file), o);
   REQUIRE(loaded.scenario);
   const std::filesystem::path path = std::filesystem::temp_directory_path() / name;
-  runner::RunOptions options;
-  options.trace_path = path.string();
-  const runner::RunResult r = runner::run_scenario(*loaded.scenario, options);
+  const runner::RunResult r =
+      runner::run_scenario(*loaded.scenario, runner::RunOptions{}.output("trace", path.string()));
   REQUIRE(r.errors.empty());
   std::vector<nlohmann::json> events;
   std::ifstream in(path);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "analysis/trace.hpp"
+#include "drawing/outputs.hpp"
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
 #include "tests/temp_files.hpp"
@@ -48,13 +49,9 @@ TEST_CASE("run: the same scenario and seed give byte-identical traces, another s
   const std::string a = temp_path("a.jsonl");
   const std::string b = temp_path("b.jsonl");
   const std::string c = temp_path("c.jsonl");
-  runner::RunOptions opt;
-  opt.trace_path = a;
-  const auto ra = runner::run_scenario(load({}, 5), opt);
-  opt.trace_path = b;
-  const auto rb = runner::run_scenario(load({}, 5), opt);
-  opt.trace_path = c;
-  const auto rc = runner::run_scenario(load({}, 6), opt);
+  const auto ra = runner::run_scenario(load({}, 5), runner::RunOptions{}.output("trace", a));
+  const auto rb = runner::run_scenario(load({}, 5), runner::RunOptions{}.output("trace", b));
+  const auto rc = runner::run_scenario(load({}, 6), runner::RunOptions{}.output("trace", c));
   REQUIRE(ra.errors.empty());
   const std::string ta = slurp(a);
   CHECK(ta.size() > 1000);
@@ -67,9 +64,7 @@ TEST_CASE("run: the same scenario and seed give byte-identical traces, another s
 
 TEST_CASE("run: writing a trace does not change the run or its hash") {
   const std::string a = temp_path("d.jsonl");
-  runner::RunOptions with;
-  with.trace_path = a;
-  const auto traced = runner::run_scenario(load(), with);
+  const auto traced = runner::run_scenario(load(), runner::RunOptions{}.output("trace", a));
   const auto bare = runner::run_scenario(load(), runner::RunOptions{});
   CHECK(traced.trace_hash == bare.trace_hash);
   CHECK(traced.stats.events == bare.stats.events);
@@ -111,9 +106,7 @@ TEST_CASE("run: a trace over its byte limit is not written and the run says so")
   runner::Scenario s = load();
   s.limits.max_trace_bytes = 2000;
   const std::string a = temp_path("e.jsonl");
-  runner::RunOptions opt;
-  opt.trace_path = a;
-  const auto r = runner::run_scenario(s, opt);
+  const auto r = runner::run_scenario(s, runner::RunOptions{}.output("trace", a));
   REQUIRE(r.errors.size() == 1);
   CHECK(r.errors[0].find("limit") != std::string::npos);
   CHECK_FALSE(std::ifstream(a).good());
@@ -123,12 +116,19 @@ TEST_CASE("run: a trace over its byte limit is not written and the run says so")
 TEST_CASE("run: a replay page or picture over its limit is refused, not kept growing") {
   const runner::Scenario s = load();
   runner::RunOptions opt;
-  opt.replay_html = true;
+  opt.output("html", "page.html");
   opt.replay_events_max = 500;
   const auto page = runner::run_scenario(s, opt);
   REQUIRE(page.errors.size() == 1);
   CHECK_THAT(page.errors[0], Catch::Contains("more than 500 events (the limit on a replay page)"));
-  CHECK(page.replay_html.empty());
+  CHECK(page.pictures.empty());
+  runner::RunOptions drawn;
+  drawn.output("svg", "picture.svg");
+  drawn.timeline_items_max = 20;
+  const auto refused = runner::run_scenario(s, drawn);
+  REQUIRE(refused.errors.size() == 1);
+  CHECK_THAT(refused.errors[0], Catch::Contains("more than 20 spans and marks"));
+  CHECK(refused.pictures.empty());
   runner::RunOptions svg;
   svg.timeline = true;
   svg.timeline_items_max = 20;
@@ -148,4 +148,26 @@ TEST_CASE("run: the event limit stops a run and is reported") {
   CHECK(r.stats.events == 1000);
   REQUIRE(r.errors.size() == 1);
   CHECK(r.errors[0].find("limit on events") != std::string::npos);
+}
+
+TEST_CASE("run: every output format of the registry writes its file without changing the run") {
+  const runner::Scenario s = load();
+  const auto bare = runner::run_scenario(s, runner::RunOptions{});
+  for (const drawing::OutputFormat& format : drawing::output_formats()) {
+    INFO("output " << format.flag);
+    const std::string path = temp_path(std::string("every-output.") + format.flag);
+    const auto r = runner::run_scenario(s, runner::RunOptions{}.output(format.flag, path));
+    REQUIRE(r.errors.empty());
+    CHECK(r.trace_hash == bare.trace_hash);
+    // A picture comes back to be written with the others; a streamed file is on disk already.
+    CHECK(r.pictures.size() + r.streamed.size() == 1);
+    if (!r.pictures.empty()) {
+      CHECK(r.pictures[0].path == path);
+      CHECK(r.pictures[0].content.size() > 1000);
+    } else {
+      CHECK(r.streamed[0] == path);
+      CHECK(slurp(path).size() > 1000);
+      std::remove(path.c_str());
+    }
+  }
 }

@@ -1,0 +1,65 @@
+// The files one run can write besides its summary, as one registry: the JSON Lines trace, the
+// Perfetto trace, the timeline SVG and the replay page. Each is an observer of the run's events,
+// made from what the run knows, and finished into its file once the report is in. The runner runs
+// whatever outputs it is asked for and `electsim run` offers one flag per entry, so adding an
+// output format is a class in drawing/ and a row in output_formats().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "analysis/expect.hpp"
+#include "analysis/report.hpp"
+#include "analysis/summary.hpp"
+#include "analysis/trace.hpp"
+#include "sim/event.hpp"
+#include "sim/kernel.hpp"
+
+namespace electsim::drawing {
+
+// What an output may know of the run it will watch.
+struct OutputSetup {
+  const analysis::TraceHeader& header;
+  const sim::WorldConfig& world;
+  std::optional<sim::Duration> lease_ttl;  // the lease protocol's TTL, if the protocol has one
+  bool lease_judged_by_store = false;
+  sim::Duration store_min_ttl{0};
+  std::uint64_t max_trace_bytes = 0;  // the scenario's limits.max_trace_bytes
+  std::size_t replay_events_max = 0;  // bounds on what pictures keep in memory
+  std::size_t timeline_items_max = 0;
+};
+
+// What the run found, for outputs that show it.
+struct RunOutcome {
+  const analysis::Report& report;
+  const analysis::Verdict& verdict;
+  const analysis::RunInfo& info;
+};
+
+struct OutputDone {
+  // A picture's bytes, for the caller to write with the run's other pictures, whole or not at
+  // all; nullopt for a streamed file, already closed onto its path.
+  std::optional<std::string> content;
+  std::string error;  // why nothing was written (a limit passed, a failed write); "" if fine
+};
+
+class RunOutput {
+ public:
+  virtual ~RunOutput() = default;
+  virtual sim::Observer& observer() = 0;
+  virtual OutputDone finish(const RunOutcome& outcome) = 0;
+};
+
+struct OutputFormat {
+  const char* flag;  // `electsim run --flag FILE`
+  const char* help;
+  std::unique_ptr<RunOutput> (*make)(const std::string& path, const OutputSetup& setup);
+};
+
+std::span<const OutputFormat> output_formats();
+const OutputFormat* find_output_format(std::string_view flag);
+
+}  // namespace electsim::drawing
