@@ -21,6 +21,9 @@ constexpr Endpoint server_endpoint(std::size_t k) {
 constexpr std::size_t server_slot(Endpoint e) {
   return static_cast<std::size_t>(-2 - e);
 }
+constexpr bool is_server_address(Endpoint e) {
+  return e <= server_endpoint(0) && server_slot(e) < kMaxServers;
+}
 inline constexpr Endpoint kStoreEndpoint = server_endpoint(0);
 inline constexpr Endpoint kSinkEndpoint = server_endpoint(1);
 // Members of a partition group resolved when the fault fires: the current leader, one follower

@@ -194,7 +194,7 @@ ClockModel make_clock(const ClockConfig& c) {
 std::size_t server_addresses(const std::vector<ServerSpec>& servers) {
   std::size_t count = 2;
   for (const ServerSpec& server : servers) {
-    if (server.endpoint <= kStoreEndpoint && server_slot(server.endpoint) < kMaxServers) {
+    if (is_server_address(server.endpoint)) {
       count = std::max(count, server_slot(server.endpoint) + 1);
     }
   }
@@ -225,7 +225,7 @@ Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
   }
   for (std::size_t k = 0; k < config_.servers.size(); ++k) {
     const ServerSpec& spec = config_.servers[k];
-    ELECTSIM_ASSERT(spec.endpoint <= kStoreEndpoint && server_slot(spec.endpoint) < kMaxServers,
+    ELECTSIM_ASSERT(is_server_address(spec.endpoint),
                     "a server listens at a server address (sim/ids.hpp)");
     ELECTSIM_ASSERT(spec.make != nullptr, "a server says how to make its process");
     const std::size_t slot = server_slot(spec.endpoint);
@@ -265,7 +265,7 @@ const Kernel::Proc& Kernel::proc(Endpoint endpoint) const {
 
 bool Kernel::listens(Endpoint endpoint) const {
   if (endpoint >= 0) return static_cast<std::size_t>(endpoint) < config_.node_count;
-  if (endpoint > kStoreEndpoint) return false;
+  if (!is_server_address(endpoint)) return false;
   const std::size_t slot = server_slot(endpoint);
   return slot < server_index_.size() && server_index_[slot] >= 0;
 }

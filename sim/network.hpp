@@ -83,7 +83,7 @@ class Network {
       ELECTSIM_ASSERT(static_cast<std::size_t>(e) < nodes_, "endpoint is a known node");
       return static_cast<std::size_t>(e);
     }
-    ELECTSIM_ASSERT(e <= kStoreEndpoint && nodes_ + server_slot(e) < endpoints_,
+    ELECTSIM_ASSERT(is_server_address(e) && nodes_ + server_slot(e) < endpoints_,
                     "endpoint is a node or a server address");
     return nodes_ + server_slot(e);
   }
