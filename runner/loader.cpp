@@ -103,9 +103,26 @@ std::optional<Scenario> Loader::load(const json& document,
   const std::size_t before = problems_.size();
   Scenario s;
   check_object(document, "",
-               {"name", "description", "seed", "duration", "nodes", "protocol", "network", "clocks",
-                "store", "sink", "faults", "random_faults", "workload", "expect", "variants",
-                "limits", "protocols", "expect_by_protocol", "sweep"},
+               {"name",
+                "description",
+                "seed",
+                "duration",
+                "nodes",
+                "protocol",
+                "network",
+                "disk",
+                "clocks",
+                "store",
+                "sink",
+                "faults",
+                "random_faults",
+                "workload",
+                "expect",
+                "variants",
+                "limits",
+                "protocols",
+                "expect_by_protocol",
+                "sweep"},
                "a scenario");
 
   if (const json* name = get(document, "name")) {
@@ -131,6 +148,7 @@ std::optional<Scenario> Loader::load(const json& document,
   read_nodes(document);
 
   if (const json* network = get(document, "network")) s.world.network = read_network(*network);
+  if (const json* disk = get(document, "disk")) s.world.disk = read_disk(*disk);
   if (const json* clocks = get(document, "clocks")) {
     read_clocks(*clocks, s);
   } else {

@@ -160,6 +160,7 @@ class Loader {
   void read_nodes(const json& document);
   void read_duration(const json& document);
   sim::NetworkConfig read_network(const json& v);
+  sim::DiskConfig read_disk(const json& v);
   std::optional<DrawRange> read_range(const json& v, const std::string& pointer, bool drift);
   void read_clock(const json& v, const std::string& pointer, sim::ClockConfig& clock,
                   ClockRanges& ranges);

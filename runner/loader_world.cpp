@@ -1,5 +1,5 @@
 // The scenario loader (runner/loader_detail.hpp): the world's sections: nodes, duration,
-// network, clocks, store, limits and workload.
+// network, disk, clocks, store, limits and workload.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -142,6 +142,15 @@ sim::NetworkConfig Loader::read_network(const json& v) {
 
 // {"min": a, "max": b} for a clock's drift (numbers in ppm, to whole ppb) or offset (durations,
 // may be negative, to whole ns); min <= max.
+sim::DiskConfig Loader::read_disk(const json& v) {
+  sim::DiskConfig disk;
+  if (!check_object(v, "/disk", {"fsync"}, "the disk section")) return disk;
+  if (const json* fsync = get(v, "fsync")) {
+    if (auto d = protocols::read_distribution(*fsync, "/disk/fsync", problems_)) disk.fsync = *d;
+  }
+  return disk;
+}
+
 std::optional<DrawRange> Loader::read_range(const json& v, const std::string& pointer, bool drift) {
   const std::string what = drift ? "a drift range" : "an offset range";
   if (!check_object(v, pointer, {"min", "max"}, what)) return std::nullopt;

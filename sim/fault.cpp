@@ -47,6 +47,8 @@ constexpr FaultKindInfo kCatalogue[] = {
    "the target gives up leadership (a voluntary release)"},
   {K::stop, "stop", "stop", N::required, false, N::no, {}, E::command, true,
    "the target releases and shuts down gracefully; restart brings it back"},
+  {K::disk_stall, "disk_stall", "disk stall", N::required, false, N::required, {}, E::process,
+   false, "the target's disk finishes no fsync until the duration has passed"},
 };
 // clang-format on
 static_assert(std::size(kCatalogue) == kFaultKindCount, "one catalogue row per fault kind");

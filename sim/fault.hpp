@@ -31,8 +31,9 @@ enum class FaultKind : std::uint16_t {
   store_pause,    // the store stalls for duration; requests are answered late
   step_down,      // the target is told to give up leadership (voluntary release)
   stop,           // the target releases and shuts down gracefully; restart brings it back
+  disk_stall,     // the target's disk finishes no fsync until the duration has passed
 };
-inline constexpr int kFaultKindCount = 16;
+inline constexpr int kFaultKindCount = 17;
 const char* fault_kind_name(FaultKind kind);
 
 // The fault catalogue: one row per kind, read by the loader (which keys a fault takes), the

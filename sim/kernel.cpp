@@ -146,13 +146,25 @@ struct Kernel::Proc {
   };
   static constexpr std::size_t kOrphansMax = 4;
   std::vector<Orphan> orphans;
+  // The disk (WorldConfig::disk), watched only while disks take time.
+  Rng disk_rng;
+  Time disk_free_at;                  // when the disk has finished the fsyncs it was given
+  std::uint64_t handler_version = 0;  // durable.version() when the current handler began
+  std::optional<Time> handler_sync;   // when the current handler's fsync is done, once issued
+  struct Unsynced {
+    Time done;
+    DurableState state;  // what is on disk once it is done
+  };
+  std::deque<Unsynced> unsynced;  // fsyncs not known to be done, oldest first
+  DurableState synced;            // the durable state the disk holds for sure
   ProcContext ctx;
 
-  Proc(Kernel& kernel, Endpoint self, ClockModel clock_model, Rng own, Rng second)
+  Proc(Kernel& kernel, Endpoint self, ClockModel clock_model, Rng own, Rng second, Rng disk)
       : id(self),
         clock(std::move(clock_model)),
         rng(own),
         workload_rng(second),
+        disk_rng(disk),
         ctx(kernel, *this) {}
 };
 
@@ -217,7 +229,8 @@ Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
     ClockConfig clock = i < config_.clocks.size() ? config_.clocks[i] : ClockConfig{};
     auto p = std::make_unique<Proc>(*this, id, make_clock(clock),
                                     Rng(config_.seed, StreamPurpose::node, i),
-                                    Rng(config_.seed, StreamPurpose::workload, i));
+                                    Rng(config_.seed, StreamPurpose::workload, i),
+                                    Rng(config_.seed, StreamPurpose::disk, 2 * i));
     for (NodeId other : all_nodes_) {
       if (other != id) p->peers.push_back(other);
     }
@@ -235,12 +248,17 @@ Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
     // A server's streams are indexed by its address, so adding a server shifts no other's.
     auto p = std::make_unique<Proc>(*this, spec.endpoint, make_clock(spec.clock),
                                     Rng(config_.seed, StreamPurpose::server, 2 * slot),
-                                    Rng(config_.seed, StreamPurpose::server, 2 * slot + 1));
+                                    Rng(config_.seed, StreamPurpose::server, 2 * slot + 1),
+                                    Rng(config_.seed, StreamPurpose::disk, 2 * slot + 1));
     p->make = spec.make;
     p->peers = all_nodes_;
     procs_.push_back(std::move(p));
   }
   fault_state_.resize(faults_.size());
+  disks_take_time_ = config_.disk.takes_time() ||
+                     std::any_of(faults_.begin(), faults_.end(), [](const FaultSpec& f) {
+                       return f.kind == FaultKind::disk_stall;
+                     });
   heap_.reserve(1024);
   entries_.reserve(1024);
 }
@@ -436,6 +454,7 @@ RunStats Kernel::run() {
 void Kernel::inject(FaultSpec fault) {
   ELECTSIM_ASSERT(started_, "faults are injected into a running world");
   fault.at = now_;
+  if (fault.kind == FaultKind::disk_stall) disks_take_time_ = true;
   faults_.push_back(std::move(fault));
   fault_state_.emplace_back();
   const std::uint32_t slot = new_entry(EntryKind::fault, kNoNode);
@@ -555,7 +574,9 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
         const Message msg = e.msg;
         emit_message(EventKind::msg_deliver, p.id, from, msg.type);
         free_entry(slot);
+        begin_handler(p);
         process.on_message(p.ctx, from, msg);
+        end_handler(p);
         return;
       }
       // The receiver handles the payload where it lies; its slot is freed after the call.
@@ -564,7 +585,9 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
       e.body = Entry::kNoBody;
       free_entry(slot);
       Payload& payload = bodies_[body]->value;
+      begin_handler(p);
       process.on_payload(p.ctx, from, from_incarnation, std::move(payload));
+      end_handler(p);
       payload = std::monostate{};
       free_bodies_.push_back(body);
       return;
@@ -579,26 +602,38 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
       --p.armed_timers;
       ++stats_.timers_fired;
       free_entry(slot);
+      begin_handler(p);
       process.on_timer(p.ctx, id, tag);
+      end_handler(p);
       return;
     }
     case EntryKind::send_later: {
-      // The payload leaves its sender now; from here it is the network's, on a connection to the
-      // receiver's current incarnation.
       const Endpoint to = e.peer;
+      if (e.body == Entry::kNoBody) {
+        // A peer message held until its sender's fsync: it is sent now.
+        const Message msg = e.msg;
+        free_entry(slot);
+        route_message(p, to, msg);
+        return;
+      }
+      // The payload leaves its sender now; from here it is the network's, on a connection to the
+      // incarnation it answers (payload - 1), or else to the receiver's current one.
       e.kind = EntryKind::deliver;
       e.session = true;
+      e.incarnation =
+          e.payload != 0 ? static_cast<std::uint32_t>(e.payload - 1) : proc(to).incarnation;
       e.payload = p.incarnation;
       e.node = to;
       e.peer = p.id;
-      e.incarnation = proc(to).incarnation;
       route(p.id, to, slot);
       return;
     }
     case EntryKind::command: {
       const auto command = static_cast<Command>(e.payload);
       free_entry(slot);
+      begin_handler(p);
       process.on_command(p.ctx, command);
+      end_handler(p);
       if (command == Command::stop) crash_process(p, /*graceful=*/true);
       return;
     }
@@ -647,7 +682,9 @@ void Kernel::start_process(Proc& p) {
     p.process = p.make();
     ELECTSIM_ASSERT(p.process != nullptr, "a server's process is made");
   }
+  begin_handler(p);
   p.process->on_start(p.ctx);
+  end_handler(p);
 }
 
 void Kernel::crash_process(Proc& p, bool graceful) {
@@ -671,13 +708,27 @@ void Kernel::crash_process(Proc& p, bool graceful) {
   }
   p.parked.clear();
   p.orphans.clear();
+  if (disks_take_time_) {
+    // Writes whose fsync had not finished are lost with the process.
+    while (!p.unsynced.empty() && p.unsynced.front().done <= now_) {
+      p.synced = std::move(p.unsynced.front().state);
+      p.unsynced.pop_front();
+    }
+    if (!p.unsynced.empty()) {
+      p.durable = p.synced;
+      p.unsynced.clear();
+    }
+  }
   p.node = nullptr;
   p.process.reset();
   p.has_belief = false;
   p.belief = Belief{};
   // Its connections reset: every other live process learns of it now.
   for (auto& other : procs_) {
-    if (other.get() != &p && other->up) other->process->on_disconnect(other->ctx, p.id);
+    if (other.get() == &p || !other->up) continue;
+    begin_handler(*other);
+    other->process->on_disconnect(other->ctx, p.id);
+    end_handler(*other);
   }
   emit_simple(EventKind::crash, p.id, graceful ? 1 : 0);
 }
@@ -832,7 +883,55 @@ bool Kernel::route(Endpoint from, Endpoint to, std::uint32_t slot) {
   return true;
 }
 
+void Kernel::begin_handler(Proc& p) {
+  if (!disks_take_time_) return;
+  p.handler_version = p.durable.version();
+  p.handler_sync.reset();
+}
+
+void Kernel::end_handler(Proc& p) {
+  if (!disks_take_time_ || !p.up) return;
+  if (p.durable.version() != p.handler_version) {
+    const Time done = synced_at(p);
+    while (!p.unsynced.empty() && p.unsynced.front().done <= now_) {
+      p.synced = std::move(p.unsynced.front().state);
+      p.unsynced.pop_front();
+    }
+    p.unsynced.push_back({done, p.durable});
+  }
+  p.handler_sync.reset();
+}
+
+Time Kernel::synced_at(Proc& p) {
+  if (!p.handler_sync) {
+    // One fsync for everything the handler wrote; the disk serves fsyncs in turn.
+    const Time start = std::max(now_, p.disk_free_at);
+    p.disk_free_at = start + config_.disk.fsync.sample(p.disk_rng);
+    p.handler_sync = p.disk_free_at;
+  }
+  return *p.handler_sync;
+}
+
+std::uint32_t Kernel::hold(Proc& from, Time at, Endpoint to) {
+  const std::uint32_t slot = new_entry(EntryKind::send_later, from.id);
+  entries_[slot].peer = to;
+  push(at, slot);
+  return slot;
+}
+
 void Kernel::send_message(Proc& from, Endpoint to, const Message& message) {
+  // What a handler sends after it wrote durable state leaves once the write is on disk.
+  if (disks_take_time_ && from.durable.version() != from.handler_version) {
+    const Time at = synced_at(from);
+    if (at > now_) {
+      entries_[hold(from, at, to)].msg = message;
+      return;
+    }
+  }
+  route_message(from, to, message);
+}
+
+void Kernel::route_message(Proc& from, Endpoint to, const Message& message) {
   ++stats_.messages_sent;
   emit_message(EventKind::msg_send, from.id, to, message.type);
   const std::uint32_t slot = new_entry(EntryKind::deliver, to);
@@ -844,6 +943,15 @@ void Kernel::send_message(Proc& from, Endpoint to, const Message& message) {
 
 void Kernel::send_payload(Proc& from, Endpoint to, std::uint32_t to_incarnation,
                           Payload&& payload) {
+  if (disks_take_time_ && from.durable.version() != from.handler_version) {
+    const Time at = synced_at(from);
+    if (at > now_) {
+      const std::uint32_t slot = hold(from, at, to);
+      entries_[slot].payload = std::uint64_t{to_incarnation} + 1;
+      set_body(slot, std::move(payload));
+      return;
+    }
+  }
   const std::uint32_t slot = new_entry(EntryKind::deliver, to);
   Entry& e = entries_[slot];
   e.peer = from.id;
@@ -1098,7 +1206,16 @@ void Kernel::apply_fault(std::size_t index) {
         emit(ev);
       }
       // A process that judges deadlines on its reading looks again now that the reading moved.
-      if (p.up) p.process->on_clock_change(p.ctx);
+      if (p.up) {
+        begin_handler(p);
+        p.process->on_clock_change(p.ctx);
+        end_handler(p);
+      }
+      break;
+    }
+    case FaultKind::disk_stall: {
+      Proc& p = proc(*target);
+      p.disk_free_at = std::max(p.disk_free_at, now_ + f.duration);
       break;
     }
     case FaultKind::store_pause:

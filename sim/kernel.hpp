@@ -37,12 +37,25 @@ struct KernelLimits {
   const std::atomic<bool>* cancel = nullptr;
 };
 
+// Every machine's disk. A handler that changes durable state (DurableState::set) issues one fsync
+// when it returns, or at its first send after the write: the disk serves fsyncs one at a time,
+// each taking a draw of `fsync`, and whatever the process sends after the write leaves when its
+// fsync is done (etcd-io/raft's Ready: persist, then send). A crash loses the writes whose fsync
+// had not finished. Constant 0, the default, is a disk that takes no time: nothing is held.
+struct DiskConfig {
+  Distribution fsync = Distribution::constant_of(Duration(0));
+  bool takes_time() const {
+    return !(fsync.kind == DistributionKind::constant && fsync.value.count() == 0);
+  }
+};
+
 struct WorldConfig {
   std::uint64_t seed = 1;
   Duration duration = std::chrono::seconds(60);
   std::size_t node_count = 5;
   std::vector<ClockConfig> clocks;  // one per node (missing entries: a perfect clock)
   NetworkConfig network;
+  DiskConfig disk;
   // The servers the nodes talk to (servers/world.hpp adds the store and the sink). A process
   // must listen at every address traffic is sent to.
   std::vector<ServerSpec> servers;
@@ -148,11 +161,18 @@ class Kernel {
   void pause_process(Proc& p, Duration d, EventKind pause_kind, EventKind resume_kind);
   void resume_process(Proc& p);
   void announce(Proc& p, const Belief& belief);
+  // The disk: around every handler, and at each send inside one (only while disks take time).
+  void begin_handler(Proc& p);
+  void end_handler(Proc& p);
+  Time synced_at(Proc& p);  // when the current handler's writes are on disk (issues the fsync)
 
   // Traffic.
   void send_message(Proc& from, Endpoint to, const Message& message);
+  void route_message(Proc& from, Endpoint to, const Message& message);
   void send_payload(Proc& from, Endpoint to, std::uint32_t to_incarnation, Payload&& payload);
   void send_later(Proc& from, Duration after_local, Endpoint to, Payload&& payload);
+  // Holds a send until `at` inside its sender (a pause parks it, a crash drops it).
+  std::uint32_t hold(Proc& from, Time at, Endpoint to);
   // Routes an entry over the network from `from` to `to`; false if it was lost at send.
   bool route(Endpoint from, Endpoint to, std::uint32_t slot);
   TimerId arm_timer(Proc& p, Duration after_local, TimerTag tag);
@@ -200,6 +220,9 @@ class Kernel {
   std::vector<std::uint32_t> free_timers_;
 
   Network network_;
+  // Whether any disk can take time: an fsync distribution other than 0, or a disk_stall fault.
+  // While not, no handler is watched and nothing is held.
+  bool disks_take_time_ = false;
   Rng network_rng_;
   Rng faults_rng_;
   std::vector<FaultSpec> faults_;  // the schedule plus injected faults

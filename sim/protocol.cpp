@@ -12,8 +12,10 @@ void DurableState::set(std::string_view name, std::int64_t value) {
   auto it = values_.find(name);
   if (it == values_.end()) {
     values_.emplace(std::string(name), value);
-  } else {
+    ++version_;
+  } else if (it->second != value) {
     it->second = value;
+    ++version_;
   }
 }
 

@@ -42,11 +42,16 @@ struct Belief {
 class DurableState {
  public:
   std::int64_t get(std::string_view name, std::int64_t fallback = 0) const;
+  // A write that changes a value goes to the disk (see WorldConfig::disk); setting the value a
+  // name already has writes nothing, as etcd-io/raft persists a HardState only when it changed.
   void set(std::string_view name, std::int64_t value);
   bool empty() const { return values_.empty(); }
+  // Counts the writes that changed something, so the kernel can tell a handler wrote.
+  std::uint64_t version() const { return version_; }
 
  private:
   std::map<std::string, std::int64_t, std::less<>> values_;
+  std::uint64_t version_ = 0;
 };
 
 // Orders the kernel can give a node from outside (faults `step_down` and `stop`).
