@@ -375,14 +375,7 @@ Kernel::QueueKey Kernel::pop_earliest() {
 }
 
 void Kernel::emit_simple(EventKind kind, NodeId node, std::int64_t a, std::uint16_t code) {
-  if (observers_.empty()) return;
-  Event ev;
-  ev.time = now_;
-  ev.kind = kind;
-  ev.node = node;
-  ev.a = a;
-  ev.code = code;
-  emit(ev);
+  emit_message(kind, node, kNoNode, code, a);
 }
 
 // ---- Running
@@ -497,7 +490,7 @@ void Kernel::dispatch(std::uint32_t slot) {
   }
 }
 
-void Kernel::emit_message(EventKind kind, Endpoint node, Endpoint peer, MessageType type,
+void Kernel::emit_message(EventKind kind, Endpoint node, Endpoint peer, std::uint16_t code,
                           std::int64_t a) {
   if (observers_.empty()) return;
   Event ev;
@@ -505,7 +498,7 @@ void Kernel::emit_message(EventKind kind, Endpoint node, Endpoint peer, MessageT
   ev.kind = kind;
   ev.node = node;
   ev.peer = peer;
-  ev.code = type;
+  ev.code = code;
   ev.a = a;
   emit(ev);
 }

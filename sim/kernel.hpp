@@ -146,8 +146,9 @@ class Kernel {
     for (Observer* o : observers_) o->on_event(event);
   }
   void emit_simple(EventKind kind, NodeId node, std::int64_t a = 0, std::uint16_t code = 0);
-  // A peer message's msg_send, msg_deliver or msg_drop (a: the drop reason).
-  void emit_message(EventKind kind, Endpoint node, Endpoint peer, MessageType type,
+  // An event of the kernel's own: a peer message's msg_send, msg_deliver or msg_drop (code: the
+  // message type, a: the drop reason), or a process's crash, pause, resume, ...
+  void emit_message(EventKind kind, Endpoint node, Endpoint peer, std::uint16_t code,
                     std::int64_t a = 0);
   void emit_drop(const Entry& entry, Endpoint from, Endpoint to, DropReason reason);
 
