@@ -168,6 +168,17 @@ struct Kernel::Proc {
         ctx(kernel, *this) {}
 };
 
+// The disk's watch over a handler costs a test of one flag while disks take no time.
+inline void Kernel::begin_handler(Proc& p) {
+  if (!disks_take_time_) return;
+  p.handler_version = p.durable.version();
+  p.handler_sync.reset();
+}
+
+inline void Kernel::end_handler(Proc& p) {
+  if (disks_take_time_) settle_handler(p);
+}
+
 // ---- Context
 // -------------------------------------------------------------------------------------
 
@@ -490,9 +501,8 @@ void Kernel::dispatch(std::uint32_t slot) {
   }
 }
 
-void Kernel::emit_message(EventKind kind, Endpoint node, Endpoint peer, std::uint16_t code,
-                          std::int64_t a) {
-  if (observers_.empty()) return;
+void Kernel::emit_now(EventKind kind, Endpoint node, Endpoint peer, std::uint16_t code,
+                      std::int64_t a) {
   Event ev;
   ev.time = now_;
   ev.kind = kind;
@@ -876,14 +886,8 @@ bool Kernel::route(Endpoint from, Endpoint to, std::uint32_t slot) {
   return true;
 }
 
-void Kernel::begin_handler(Proc& p) {
-  if (!disks_take_time_) return;
-  p.handler_version = p.durable.version();
-  p.handler_sync.reset();
-}
-
-void Kernel::end_handler(Proc& p) {
-  if (!disks_take_time_ || !p.up) return;
+void Kernel::settle_handler(Proc& p) {
+  if (!p.up) return;
   if (p.durable.version() != p.handler_version) {
     const Time done = synced_at(p);
     while (!p.unsynced.empty() && p.unsynced.front().done <= now_) {

@@ -149,7 +149,10 @@ class Kernel {
   // An event of the kernel's own: a peer message's msg_send, msg_deliver or msg_drop (code: the
   // message type, a: the drop reason), or a process's crash, pause, resume, ...
   void emit_message(EventKind kind, Endpoint node, Endpoint peer, std::uint16_t code,
-                    std::int64_t a = 0);
+                    std::int64_t a = 0) {
+    if (!observers_.empty()) emit_now(kind, node, peer, code, a);
+  }
+  void emit_now(EventKind kind, Endpoint node, Endpoint peer, std::uint16_t code, std::int64_t a);
   void emit_drop(const Entry& entry, Endpoint from, Endpoint to, DropReason reason);
 
   // Processes: election nodes at 0..n-1, then the servers; an endpoint maps to its index.
@@ -165,7 +168,8 @@ class Kernel {
   // The disk: around every handler, and at each send inside one (only while disks take time).
   void begin_handler(Proc& p);
   void end_handler(Proc& p);
-  Time synced_at(Proc& p);  // when the current handler's writes are on disk (issues the fsync)
+  void settle_handler(Proc& p);  // end_handler's work once disks take time
+  Time synced_at(Proc& p);       // when the current handler's writes are on disk (issues the fsync)
 
   // Traffic.
   void send_message(Proc& from, Endpoint to, const Message& message);
