@@ -659,6 +659,15 @@ int cmd_sweep(const std::vector<std::string>& args, Streams io) {
     return kExitBadInput;
   }
   const runner::SweepPlan& plan = *planned.plan;
+  // A --set that reaches none of a protocol's runs is said, never silently dropped.
+  for (std::size_t p = 0; p < plan.definition.protocols.size(); ++p) {
+    for (const std::string& set : plan.definition.sets_not_reaching(p)) {
+      io.err << fmt::format(
+          "electsim sweep: warning: --set {} does not reach protocol {}'s runs (column "
+          "sets_not_reaching)\n",
+          set, plan.definition.protocols[p]);
+    }
+  }
 
   runner::SweepOptions sweep;
   sweep.jobs = std::max(1u, std::thread::hardware_concurrency());

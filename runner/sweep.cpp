@@ -200,6 +200,19 @@ std::optional<SweepDefinition> SweepDefinition::from_json(const json& j, std::st
   }
 }
 
+std::vector<std::string> SweepDefinition::sets_not_reaching(std::size_t protocol) const {
+  std::vector<std::string> out;
+  const std::string& running = protocols.at(protocol);
+  for (const Override& o : sets) {
+    const std::string prefix = "protocols.";
+    if (o.path.rfind(prefix, 0) != 0) continue;
+    const std::string name =
+        o.path.substr(prefix.size(), o.path.find('.', prefix.size()) - prefix.size());
+    if (name != running) out.push_back(o.path + "=" + o.value);
+  }
+  return out;
+}
+
 std::string SweepDefinition::replay_command(std::size_t protocol, std::uint64_t point,
                                             std::uint64_t seed) const {
   std::string command = "electsim run " + shell_quote(scenario_path);
@@ -766,7 +779,7 @@ std::string sweep_points_csv(const SweepResult& result, const std::vector<PointS
   }
   out +=
       ",worst_seed,replay_worst,write_outages,failover_p99_unstable,write_outage_p99_unstable,"
-      "ridden_out_outages,ridden_out_outage_p99_unstable\n";
+      "ridden_out_outages,ridden_out_outage_p99_unstable,sets_not_reaching\n";
   for (const PointSummary& s : points) {
     out += csv_field(d.protocols[s.protocol]);
     for (const std::string& v : d.point_values(s.point)) {
@@ -788,9 +801,15 @@ std::string sweep_points_csv(const SweepResult& result, const std::vector<PointS
       out += ",,";
     }
     // A p99 from fewer than kStableP99Samples samples is flagged, never silently printed as one.
-    out += fmt::format(",{},{},{},{},{}\n", s.write_outages, s.failovers < kStableP99Samples,
+    out += fmt::format(",{},{},{},{},{}", s.write_outages, s.failovers < kStableP99Samples,
                        s.write_outages < kStableP99Samples, s.ridden_out_outages,
                        s.ridden_out_outages < kStableP99Samples);
+    // --set values this protocol's runs never saw (another protocol's parameters).
+    std::string unreached;
+    for (const std::string& set : d.sets_not_reaching(s.protocol)) {
+      unreached += (unreached.empty() ? "" : " ") + set;
+    }
+    out += "," + csv_field(unreached) + "\n";
   }
   return out;
 }
@@ -868,6 +887,7 @@ json sweep_json(const SweepResult& result, const std::vector<PointSummary>& poin
     row["write_outage_p99_unstable"] = s.write_outages < kStableP99Samples;
     row["ridden_out_outages"] = s.ridden_out_outages;
     row["ridden_out_outage_p99_unstable"] = s.ridden_out_outages < kStableP99Samples;
+    row["sets_not_reaching"] = d.sets_not_reaching(s.protocol);
     row["failovers_unresolved"] = s.failovers_unresolved;
     row["failovers_ridden_out"] = s.failovers_ridden_out;
     row["failovers_regained"] = s.failovers_regained;

@@ -39,6 +39,9 @@ struct SweepDefinition {
   std::vector<std::string> point_values(std::uint64_t point) const;
   nlohmann::json to_json() const;
   static std::optional<SweepDefinition> from_json(const nlohmann::json& j, std::string& error);
+  // The fixed `--set protocols.NAME.X=...` values that do not reach protocol `protocol`'s runs
+  // (another protocol's parameters), as path=value: printed as warnings and kept in a column.
+  std::vector<std::string> sets_not_reaching(std::size_t protocol) const;
   // "electsim run FILE --protocol P --set a=b ... --seed SEED", shell-quoted, for one run.
   std::string replay_command(std::size_t protocol, std::uint64_t point, std::uint64_t seed) const;
 };

@@ -418,3 +418,20 @@ TEST_CASE(
   CHECK(careful[0] > 0.0);
   CHECK(careful[0] < careless[0] / 10);
 }
+
+TEST_CASE("sweep: a --set that reaches no run of a protocol is named in a column, never dropped") {
+  const runner::SweepPlan p =
+      plan({}, {1, 1}, {"lease", "raft"}, {{"protocols.raft.pre_vote", "true"}});
+  CHECK(p.definition.sets_not_reaching(0) ==
+        std::vector<std::string>{"protocols.raft.pre_vote=true"});
+  CHECK(p.definition.sets_not_reaching(1).empty());
+  const runner::SweepResult r = sweep(p, 1);
+  const std::string csv = outputs(r).points_csv;
+  const auto header_end = csv.find('\n');
+  CHECK(csv.substr(0, header_end).ends_with(",sets_not_reaching"));
+  CHECK_THAT(csv,
+             Catch::Contains("\nlease,") && Catch::Contains(",protocols.raft.pre_vote=true\n"));
+  CHECK_THAT(csv, Catch::Contains("\nraft,"));
+  const auto raft_row = csv.substr(csv.find("\nraft,") + 1);
+  CHECK(raft_row.substr(0, raft_row.find('\n')).ends_with(","));
+}
