@@ -36,6 +36,9 @@ constexpr std::uint32_t timer_generation(TimerId id) {
   return static_cast<std::uint32_t>(id >> 32);
 }
 
+// Where a disk's queue of fsyncs saturates: 2^62 ns, about 146 years, past any run's end.
+constexpr std::int64_t kDiskNever = std::int64_t{1} << 62;
+
 bool earlier(const auto& a, const auto& b) {
   return a.time != b.time ? a.time < b.time : a.order < b.order;
 }
@@ -852,7 +855,7 @@ bool Kernel::route(Endpoint from, Endpoint to, std::uint32_t slot) {
   } else if (network_.draw_loss(network_rng_)) {
     dropped = true;
     reason = DropReason::loss;
-  } else if (in_flight_ >= config_.limits.max_in_flight) {
+  } else if (in_flight_ - (e.counts_in_flight ? 1 : 0) >= config_.limits.max_in_flight) {
     dropped = true;
     reason = DropReason::overload;
   }
@@ -862,8 +865,10 @@ bool Kernel::route(Endpoint from, Endpoint to, std::uint32_t slot) {
     return false;
   }
   const bool duplicate = network_.draw_duplicate(network_rng_);
-  e.counts_in_flight = true;
-  ++in_flight_;
+  if (!e.counts_in_flight) {  // held traffic was counted when it was held
+    e.counts_in_flight = true;
+    ++in_flight_;
+  }
   push(now_ + network_.sample_latency(from, to, network_rng_), slot);
   if (duplicate && in_flight_ < config_.limits.max_in_flight) {
     const std::uint32_t copy = new_entry(e.kind, kNoNode);
@@ -903,15 +908,23 @@ Time Kernel::synced_at(Proc& p) {
   if (!p.handler_sync) {
     // One fsync for everything the handler wrote; the disk serves fsyncs in turn.
     const Time start = std::max(now_, p.disk_free_at);
-    p.disk_free_at = start + config_.disk.fsync.sample(p.disk_rng);
+    // Draws are bounded (a duration is at most ten years), but a disk given one after another
+    // must not run past what a time can hold: it saturates far beyond any run's end.
+    const Duration d = config_.disk.fsync.sample(p.disk_rng);
+    p.disk_free_at = start.ns > kDiskNever - d.count() ? Time(kDiskNever) : start + d;
     p.handler_sync = p.disk_free_at;
   }
   return *p.handler_sync;
 }
 
-std::uint32_t Kernel::hold(Proc& from, Time at, Endpoint to) {
+std::optional<std::uint32_t> Kernel::hold(Proc& from, Time at, Endpoint to) {
+  // Held traffic counts against the in-flight limit like traffic on the wire, so a disk or a send
+  // delay that never finishes cannot pile up entries without bound.
+  if (in_flight_ >= config_.limits.max_in_flight) return std::nullopt;
   const std::uint32_t slot = new_entry(EntryKind::send_later, from.id);
   entries_[slot].peer = to;
+  entries_[slot].counts_in_flight = true;
+  ++in_flight_;
   push(at, slot);
   return slot;
 }
@@ -921,7 +934,14 @@ void Kernel::send_message(Proc& from, Endpoint to, const Message& message) {
   if (disks_take_time_ && from.durable.version() != from.handler_version) {
     const Time at = synced_at(from);
     if (at > now_) {
-      entries_[hold(from, at, to)].msg = message;
+      if (const auto slot = hold(from, at, to)) {
+        entries_[*slot].msg = message;
+      } else {
+        ++stats_.messages_sent;
+        emit_message(EventKind::msg_send, from.id, to, message.type);
+        emit_message(EventKind::msg_drop, from.id, to, message.type,
+                     static_cast<std::int64_t>(DropReason::overload));
+      }
       return;
     }
   }
@@ -943,9 +963,10 @@ void Kernel::send_payload(Proc& from, Endpoint to, std::uint32_t to_incarnation,
   if (disks_take_time_ && from.durable.version() != from.handler_version) {
     const Time at = synced_at(from);
     if (at > now_) {
-      const std::uint32_t slot = hold(from, at, to);
-      entries_[slot].payload = std::uint64_t{to_incarnation} + 1;
-      set_body(slot, std::move(payload));
+      if (const auto slot = hold(from, at, to)) {
+        entries_[*slot].payload = std::uint64_t{to_incarnation} + 1;
+        set_body(*slot, std::move(payload));
+      }
       return;
     }
   }
@@ -963,10 +984,9 @@ void Kernel::send_later(Proc& from, Duration after_local, Endpoint to, Payload&&
   ELECTSIM_ASSERT(after_local.count() >= 0, "a send delay is never negative");
   ELECTSIM_ASSERT(listens(to), "a process listens at every address traffic is sent to");
   // Still inside the sender: its own entry, so a pause parks it and a crash drops it.
-  const std::uint32_t slot = new_entry(EntryKind::send_later, from.id);
-  entries_[slot].peer = to;
-  set_body(slot, std::move(payload));
-  push(now_ + from.clock.true_duration_for(after_local), slot);
+  if (const auto slot = hold(from, now_ + from.clock.true_duration_for(after_local), to)) {
+    set_body(*slot, std::move(payload));
+  }
 }
 
 // ---- Faults
@@ -1212,7 +1232,7 @@ void Kernel::apply_fault(std::size_t index) {
     }
     case FaultKind::disk_stall: {
       Proc& p = proc(*target);
-      p.disk_free_at = std::max(p.disk_free_at, now_ + f.duration);
+      p.disk_free_at = std::max(p.disk_free_at, now_ + f.duration);  // both below kDiskNever
       break;
     }
     case FaultKind::store_pause:

@@ -176,8 +176,9 @@ class Kernel {
   void route_message(Proc& from, Endpoint to, const Message& message);
   void send_payload(Proc& from, Endpoint to, std::uint32_t to_incarnation, Payload&& payload);
   void send_later(Proc& from, Duration after_local, Endpoint to, Payload&& payload);
-  // Holds a send until `at` inside its sender (a pause parks it, a crash drops it).
-  std::uint32_t hold(Proc& from, Time at, Endpoint to);
+  // Holds a send until `at` inside its sender (a pause parks it, a crash drops it); nullopt when
+  // the in-flight limit leaves no room (the send is dropped as overload).
+  std::optional<std::uint32_t> hold(Proc& from, Time at, Endpoint to);
   // Routes an entry over the network from `from` to `to`; false if it was lost at send.
   bool route(Endpoint from, Endpoint to, std::uint32_t slot);
   TimerId arm_timer(Proc& p, Duration after_local, TimerTag tag);

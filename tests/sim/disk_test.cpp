@@ -49,12 +49,22 @@ struct Writer final : Protocol {
   void on_command(Context&, Command) override {}
 };
 
+struct Drops final : Observer {
+  int overload = 0;
+  void on_event(const Event& e) override {
+    if (e.kind == EventKind::msg_drop && e.a == static_cast<std::int64_t>(DropReason::overload))
+      ++overload;
+  }
+};
+
 struct DiskWorld {
   Writer::Log log;
+  Drops drops;
   std::unique_ptr<Kernel> kernel;
   DiskWorld(Distribution fsync, std::vector<std::pair<Duration, TimerTag>> plan,
-            std::vector<FaultSpec> faults = {}) {
+            std::vector<FaultSpec> faults = {}, std::size_t max_in_flight = 1'000'000) {
     WorldConfig world;
+    world.limits.max_in_flight = max_in_flight;
     world.node_count = 2;
     world.duration = 2s;
     world.network.latency = Distribution::constant_of(1ms);
@@ -64,6 +74,7 @@ struct DiskWorld {
         electsim::servers::with_services(std::move(world)), [this, plan](NodeId) {
           return std::make_unique<Writer>(&log, plan, [this] { return kernel->now(); });
         });
+    kernel->add_observer(&drops);
     kernel->run();
   }
 };
@@ -127,6 +138,14 @@ TEST_CASE("disk: a pause holds what waits for the fsync until the process resume
               {on_node0(105ms, FaultKind::pause, 100ms)});
   REQUIRE(w.log.arrivals.size() == 1);
   CHECK(w.log.arrivals[0].second == at(206ms));  // resumed at 205 ms
+}
+
+TEST_CASE("disk: what waits for a disk that never finishes counts against the in-flight limit") {
+  std::vector<std::pair<Duration, TimerTag>> plan;
+  for (int i = 1; i <= 10; ++i) plan.emplace_back(Duration(100ms) * i, kWrite);
+  DiskWorld w(Distribution::constant_of(std::chrono::hours(87600)), plan, {}, 3);
+  CHECK(w.log.arrivals.empty());
+  CHECK(w.drops.overload == 7);  // three held, the rest dropped as overload, none lost silently
 }
 
 }  // namespace
