@@ -16,13 +16,6 @@ std::optional<bool> judged_by(const OutputSetup& s) {
   return s.lease_ttl ? std::optional<bool>(s.lease_judged_by_store) : std::nullopt;
 }
 
-std::string timeline_too_big(std::size_t max) {
-  return fmt::format(
-      "the timeline would draw more than {} spans and marks (the limit on a picture); no "
-      "picture written. Shorten the run, or use --trace or --perfetto, which stream to disk",
-      max);
-}
-
 // A writer that streams to a temporary file and renames it in close().
 template <typename Writer>
 class Streamed final : public RunOutput {
@@ -49,7 +42,7 @@ class TimelineOutput final : public RunOutput {
   }
   sim::Observer& observer() override { return recorder_; }
   OutputDone finish(const RunOutcome& outcome) override {
-    if (recorder_.overflowed()) return {std::nullopt, timeline_too_big(max_)};
+    if (recorder_.overflowed()) return {std::nullopt, timeline_limit_message(max_)};
     return {render_timeline_svg(recorder_.finish(outcome.report)), ""};
   }
 
@@ -78,7 +71,7 @@ class ReplayOutput final : public RunOutput, private sim::Observer {
                           "which stream to disk",
                           replay_max_)};
     }
-    if (timeline_.overflowed()) return {std::nullopt, timeline_too_big(timeline_max_)};
+    if (timeline_.overflowed()) return {std::nullopt, timeline_limit_message(timeline_max_)};
     const std::string svg = render_timeline_svg(timeline_.finish(o.report));
     return {render_replay_html(replay_, o.report, o.verdict, o.info, svg), ""};
   }
@@ -120,6 +113,13 @@ constexpr OutputFormat kFormats[] = {
 };
 
 }  // namespace
+
+std::string timeline_limit_message(std::size_t max) {
+  return fmt::format(
+      "the timeline would draw more than {} spans and marks (the limit on a picture); no "
+      "picture written. Shorten the run, or use --trace or --perfetto, which stream to disk",
+      max);
+}
 
 std::span<const OutputFormat> output_formats() {
   return kFormats;

@@ -60,6 +60,8 @@ struct OutputFormat {
 };
 
 std::span<const OutputFormat> output_formats();
+// What a run says when its timeline would pass `max` spans and marks (TimelineRecorder's limit).
+std::string timeline_limit_message(std::size_t max);
 const OutputFormat* find_output_format(std::string_view flag);
 
 }  // namespace electsim::drawing

@@ -1,5 +1,6 @@
-// One run of a scenario: kernel + analyzer + hasher (+ trace writer when asked). Observers only
-// watch; the run is the same whether or not a trace is written, and so is its hash.
+// One run of a scenario: kernel + analyzer + hasher, plus the outputs asked for
+// (drawing/outputs.hpp). Observers only watch; the run is the same whatever is written, and so is
+// its hash.
 #include "runner/run.hpp"
 
 #include <algorithm>
@@ -193,10 +194,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     }
   }
   if (timeline && timeline->overflowed()) {
-    result.errors.push_back(fmt::format(
-        "the timeline would draw more than {} spans and marks (the limit on a picture); no "
-        "picture written. Shorten the run, or use --trace or --perfetto, which stream to disk",
-        options.timeline_items_max));
+    result.errors.push_back(drawing::timeline_limit_message(options.timeline_items_max));
   } else if (timeline) {
     result.timeline = timeline->finish(result.report);
   }

@@ -115,29 +115,25 @@ TEST_CASE("run: a trace over its byte limit is not written and the run says so")
 
 TEST_CASE("run: a replay page or picture over its limit is refused, not kept growing") {
   const runner::Scenario s = load();
-  runner::RunOptions opt;
-  opt.output("html", "page.html");
-  opt.replay_events_max = 500;
-  const auto page = runner::run_scenario(s, opt);
-  REQUIRE(page.errors.size() == 1);
-  CHECK_THAT(page.errors[0], Catch::Contains("more than 500 events (the limit on a replay page)"));
-  CHECK(page.pictures.empty());
+  const std::string hash = runner::run_scenario(s, runner::RunOptions{}).trace_hash;
+  auto refused = [&](runner::RunOptions options, const std::string& message) {
+    const auto r = runner::run_scenario(s, options);
+    REQUIRE(r.errors.size() == 1);
+    CHECK_THAT(r.errors[0], Catch::Contains(message));
+    CHECK(r.pictures.empty());
+    CHECK_FALSE(r.timeline);
+    CHECK(r.trace_hash == hash);  // the run itself is whole either way
+  };
+  runner::RunOptions page;
+  page.output("html", "page.html").replay_events_max = 500;
+  refused(page, "more than 500 events (the limit on a replay page)");
   runner::RunOptions drawn;
-  drawn.output("svg", "picture.svg");
-  drawn.timeline_items_max = 20;
-  const auto refused = runner::run_scenario(s, drawn);
-  REQUIRE(refused.errors.size() == 1);
-  CHECK_THAT(refused.errors[0], Catch::Contains("more than 20 spans and marks"));
-  CHECK(refused.pictures.empty());
-  runner::RunOptions svg;
-  svg.timeline = true;
-  svg.timeline_items_max = 20;
-  const auto picture = runner::run_scenario(s, svg);
-  REQUIRE(picture.errors.size() == 1);
-  CHECK_THAT(picture.errors[0], Catch::Contains("more than 20 spans and marks"));
-  CHECK_FALSE(picture.timeline);
-  // The run itself is whole either way.
-  CHECK(page.trace_hash == picture.trace_hash);
+  drawn.output("svg", "picture.svg").timeline_items_max = 20;
+  refused(drawn, "more than 20 spans and marks");
+  runner::RunOptions kept;
+  kept.timeline = true;
+  kept.timeline_items_max = 20;
+  refused(kept, "more than 20 spans and marks");
 }
 
 TEST_CASE("run: the event limit stops a run and is reported") {
