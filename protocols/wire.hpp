@@ -1,46 +1,13 @@
 // What every protocol's messages.hpp shares: a protocol's messages are the alternatives of one
-// std::variant, and an alternative's index in it is its wire type (sim::MessageType).
+// std::variant, and an alternative's index in it is its wire type (sim/message_codec.hpp).
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <type_traits>
-#include <variant>
-
-#include "sim/message.hpp"
+#include "sim/message_codec.hpp"
 
 namespace electsim::protocols {
 
-// The index of T among the alternatives of Variant (the variant's size if T is not one of them).
-template <typename T, typename Variant>
-struct AlternativeIndex;
-template <typename T, typename... Ts>
-struct AlternativeIndex<T, std::variant<Ts...>> {
-  static constexpr std::size_t value = [] {
-    constexpr bool same[] = {std::is_same_v<T, Ts>...};
-    for (std::size_t i = 0; i < sizeof...(Ts); ++i) {
-      if (same[i]) return i;
-    }
-    return sizeof...(Ts);
-  }();
-};
-
-// The wire type of message T in the protocol whose messages are Variant.
-template <typename T, typename Variant>
-constexpr sim::MessageType wire_type() {
-  constexpr std::size_t index = AlternativeIndex<T, Variant>::value;
-  static_assert(index < std::variant_size_v<Variant>, "T is one of the protocol's messages");
-  return static_cast<sim::MessageType>(index);
-}
-
-// Message T of the protocol whose messages are Variant, with up to three fields; the fourth is
-// spare. Each protocol's encode() says which field means what.
-template <typename T, typename Variant>
-sim::Message pack(std::int64_t a, std::int64_t b = 0, std::int64_t c = 0) {
-  sim::Message m;
-  m.type = wire_type<T, Variant>();
-  m.field = {a, b, c, 0};
-  return m;
-}
+using sim::AlternativeIndex;
+using sim::pack;
+using sim::wire_type;
 
 }  // namespace electsim::protocols

@@ -8,12 +8,13 @@ cd "$root"
 declare -A allowed=(
   [io]=""
   [sim]=""
-  [servers]="sim"
-  [protocols]="sim"
+  [raft]="sim"
+  [servers]="raft sim"
+  [protocols]="raft sim"
   [analysis]="sim io"
   [drawing]="analysis sim io"
-  [runner]="servers protocols drawing analysis sim io"
-  [cli]="runner servers protocols drawing analysis sim io"
+  [runner]="servers protocols raft drawing analysis sim io"
+  [cli]="runner servers protocols raft drawing analysis sim io"
 )
 bad=0
 for folder in "${!allowed[@]}"; do

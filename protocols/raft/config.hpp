@@ -14,17 +14,13 @@
 
 #include "protocols/params.hpp"
 #include "protocols/workload.hpp"
+#include "raft/messages.hpp"
 #include "sim/ids.hpp"
 #include "sim/time.hpp"
 
 namespace electsim::protocols::raft {
 
-// The position of a node's last log entry; {0, 0} is the empty log.
-struct LogPosition {
-  std::int64_t index = 0;
-  sim::Epoch term = 0;
-  bool operator==(const LogPosition&) const = default;
-};
+using electsim::raft::LogPosition;
 
 struct RaftConfig {
   sim::Duration election_timeout_min = std::chrono::milliseconds(150);

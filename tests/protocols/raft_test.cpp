@@ -36,7 +36,7 @@ std::string describe(const raft::RaftMessage& message) {
     }
     std::string operator()(const raft::AppendEntries& m) const {
       return "AppendEntries{term " + std::to_string(m.term) + ", leader last " +
-             std::to_string(m.leader_last_index) + "/" + std::to_string(m.leader_last_term) + "}";
+             std::to_string(m.prev_index) + "/" + std::to_string(m.prev_term) + "}";
     }
     std::string operator()(const raft::AppendEntriesResponse& m) const {
       return "AppendEntriesResp{term " + std::to_string(m.term) + (m.success ? ", success}" : "}");
