@@ -30,6 +30,14 @@ namespace electsim::analysis {
 
 namespace {
 
+// "store:K", a replicated store's member K, as traces name it.
+std::optional<sim::Endpoint> parse_store_member(const std::string& name) {
+  if (name.rfind("store:", 0) != 0 || name.size() != 7) return std::nullopt;
+  const int k = name[6] - '0';
+  if (k < 0 || static_cast<std::size_t>(k) >= sim::kMaxStoreMembers) return std::nullopt;
+  return sim::store_member_endpoint(static_cast<std::size_t>(k));
+}
+
 constexpr std::size_t kFlushBytes = 1 << 20;
 
 // ---- The schema: which Event slot each kind names, and how its value is written.
@@ -46,6 +54,7 @@ enum class Format : std::uint8_t {
   fault,
   store_op,
   drop_reason,
+  failover_reason,
   change,      // "put" / "delete"
   clock_what,  // "drift" / "step" / "offset"
   message_type,
@@ -144,6 +153,21 @@ const std::array<KindSchema, sim::kEventKindCount>& schema() {
                                     {S::a, "token", F::integer},
                                     {S::b, "payload", F::integer},
                                     {S::c, "send_delay_ns", F::integer}});
+    set(sim::EventKind::server_role, {{S::node, "member", F::endpoint},
+                                      {S::code, "role", F::role},
+                                      {S::a, "term", F::integer},
+                                      {S::b, "leader", F::endpoint}});
+    set(sim::EventKind::raft_commit, {{S::node, "leader", F::endpoint},
+                                      {S::a, "index", F::integer},
+                                      {S::b, "term", F::integer},
+                                      {S::c, "latency_ns", F::integer}});
+    set(sim::EventKind::lease_refresh, {{S::node, "leader", F::endpoint},
+                                        {S::a, "leases", F::integer},
+                                        {S::b, "term", F::integer}});
+    set(sim::EventKind::client_failover, {{S::node, "node", F::endpoint},
+                                          {S::peer, "member", F::endpoint},
+                                          {S::code, "reason", F::failover_reason},
+                                          {S::a, "request", F::integer}});
     return t;
   }();
   return table;
@@ -216,6 +240,8 @@ const char* name_of(Format format, std::int64_t v) {
       return enum_name<sim::StoreOp>(v, sim::kStoreOpCount, sim::store_op_name);
     case Format::drop_reason:
       return enum_name<sim::DropReason>(v, 5, sim::drop_reason_name);
+    case Format::failover_reason:
+      return enum_name<sim::FailoverReason>(v, 3, sim::failover_reason_name);
     case Format::change:
       return change_name(v);
     case Format::clock_what:
@@ -266,6 +292,8 @@ void append_value(std::string& out, const sim::Event& e, Slot slot, Format forma
         out += "\"store\"";
       } else if (v == sim::kSinkEndpoint) {
         out += "\"sink\"";
+      } else if (v < 0 && sim::store_member_of(static_cast<sim::Endpoint>(v)) > 0) {
+        fmt::format_to(it, "\"store:{}\"", sim::store_member_of(static_cast<sim::Endpoint>(v)));
       } else {
         fmt::format_to(it, "{}", v);
       }
@@ -571,8 +599,12 @@ class LineDecoder {
           value = sim::kStoreEndpoint;
         } else if (v.is_string() && v.get<std::string>() == "sink") {
           value = sim::kSinkEndpoint;
+        } else if (v.is_string()) {
+          const std::optional<sim::Endpoint> member = parse_store_member(v.get<std::string>());
+          if (!member) return "expected a node id, \"store\", \"store:K\", \"sink\" or null";
+          value = *member;
         } else if (!as_int64(v, value)) {
-          return "expected a node id, \"store\", \"sink\" or null";
+          return "expected a node id, \"store\", \"store:K\", \"sink\" or null";
         }
         break;
       case Format::message_type:
@@ -618,7 +650,9 @@ class LineDecoder {
         break;
       case Slot::node:
       case Slot::peer:
-        if (value < sim::kSinkEndpoint || value >= static_cast<std::int64_t>(node_count_)) {
+        if ((value < sim::kSinkEndpoint &&
+             (value < INT32_MIN || sim::store_member_of(static_cast<sim::Endpoint>(value)) < 0)) ||
+            value >= static_cast<std::int64_t>(node_count_)) {
           return fmt::format("{} is not a node of this trace's {} or an endpoint", value,
                              node_count_);
         }
@@ -729,19 +763,21 @@ class StreamChecker {
           return "field \"leader\": not a node of this trace";
         return non_negative(e.a, "epoch");
       case K::crash:
+        if (is_server(e.node)) return {};
         if (auto p = need_node(e.node, "node")) return *p;
         if (down_[idx(e.node)]) return fmt::format("node {} crashes while it is down", e.node);
         down_[idx(e.node)] = true;
         paused_[idx(e.node)] = false;
         return {};
       case K::restart:
+        if (is_server(e.node)) return {};
         if (auto p = need_node(e.node, "node")) return *p;
         if (!down_[idx(e.node)]) return fmt::format("node {} restarts while it is up", e.node);
         down_[idx(e.node)] = false;
         return {};
       case K::pause:
       case K::resume:
-        if (e.node == sim::kStoreEndpoint) return non_negative(e.a, "duration_ns");
+        if (is_server(e.node)) return non_negative(e.a, "duration_ns");
         if (auto p = need_node(e.node, "node")) return *p;
         if (down_[idx(e.node)]) return fmt::format("node {} pauses or resumes while down", e.node);
         if (e.kind == K::pause) {
@@ -753,7 +789,7 @@ class StreamChecker {
         paused_[idx(e.node)] = false;
         return {};
       case K::clock_change:
-        if (e.node == sim::kStoreEndpoint) return {};
+        if (is_server(e.node)) return {};
         return need_node(e.node, "node").value_or("");
       case K::timer_fire:
       case K::store_reply:
@@ -806,6 +842,24 @@ class StreamChecker {
       case K::fault:
         if (e.a < 0 || e.b < 0) return "a negative fault index or duration";
         return {};
+      case K::server_role:
+        if (store_member(e.node) < 0) return "field \"member\": expected a store member";
+        if (e.b != sim::kNoNode && store_member(e.b) < 0) {
+          return "field \"leader\": expected a store member or null";
+        }
+        return non_negative(e.a, "term");
+      case K::raft_commit:
+        if (store_member(e.node) < 0) return "field \"leader\": expected a store member";
+        if (e.a < 1) return "field \"index\": expected a log index from 1";
+        return non_negative(e.b, "term");
+      case K::lease_refresh:
+        if (store_member(e.node) < 0) return "field \"leader\": expected a store member";
+        if (e.a < 0) return "field \"leases\": expected a count from 0";
+        return non_negative(e.b, "term");
+      case K::client_failover:
+        if (auto p = need_node(e.node, "node")) return *p;
+        if (store_member(e.peer) < 0) return "field \"member\": expected a store member";
+        return non_negative(e.a, "request");
       case K::run_end:
       case K::store_resume:
       case K::network_change:
@@ -819,6 +873,8 @@ class StreamChecker {
     return n >= 0 && static_cast<std::uint64_t>(n) < header_.node_count;
   }
   static std::size_t idx(sim::NodeId n) { return static_cast<std::size_t>(n); }
+  static std::int32_t store_member(sim::NodeId n) { return n < 0 ? sim::store_member_of(n) : -1; }
+  static bool is_server(sim::NodeId n) { return n == sim::kSinkEndpoint || store_member(n) >= 0; }
   std::optional<std::string> need_node(sim::NodeId n, const char* field) const {
     if (is_node(n)) return std::nullopt;
     return fmt::format("field \"{}\": expected a node of this trace (0 to {}), found {}", field,

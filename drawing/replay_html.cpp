@@ -89,6 +89,10 @@ const std::array<std::vector<std::string_view>, sim::kEventKindCount>& kind_fiel
     set(K::store_resume, {});
     set(K::network_change, {"fault", "index"});
     set(K::sink_send, {"writer", "token", "payload", "send_delay_ns"});
+    set(K::server_role, {"member", "role", "term", "leader"});
+    set(K::raft_commit, {"leader", "index", "term", "latency_ns"});
+    set(K::lease_refresh, {"leader", "leases", "term"});
+    set(K::client_failover, {"node", "member", "reason", "request"});
     return t;
   }();
   return table;
@@ -252,6 +256,9 @@ void ReplayRecorder::on_event(const sim::Event& e) {
     case K::store_change:
       r.flags = e.c != 0 ? 1 : 0;
       r.text = intern(e.text);
+      break;
+    case K::raft_commit:
+      r.z = e.c;  // latency
       break;
     case K::store_reply:
       r.flags = e.b != 0 ? 1 : 0;
@@ -519,6 +526,18 @@ void append_event_fields(std::string& out, const ReplayEvent& r) {
       return;
     case K::sink_send:
       fmt::format_to(it, ",{},{},{},{}", r.node, r.x, r.y, r.z);
+      return;
+    case K::server_role:
+      fmt::format_to(it, ",{},{},{},{}", r.node, r.code, r.x, r.y);
+      return;
+    case K::raft_commit:
+      fmt::format_to(it, ",{},{},{},{}", r.node, r.x, r.y, r.z);
+      return;
+    case K::lease_refresh:
+      fmt::format_to(it, ",{},{},{}", r.node, r.x, r.y);
+      return;
+    case K::client_failover:
+      fmt::format_to(it, ",{},{},{},{}", r.node, r.peer, r.code, r.x);
       return;
   }
 }

@@ -155,7 +155,7 @@ std::optional<Scenario> Loader::load(const json& document,
     s.world.clocks.assign(nodes_.value_or(0), sim::ClockConfig{});
     s.clock_ranges.assign(nodes_.value_or(0), ClockRanges{});
   }
-  if (const json* store = get(document, "store")) s.services.store = read_store(*store);
+  if (const json* store = get(document, "store")) read_store(*store, s.services);
   std::optional<bool> sink_fencing;
   if (const json* sink = get(document, "sink")) {
     if (check_object(*sink, "/sink", {"fencing"}, "the sink section")) {

@@ -154,6 +154,8 @@ class Loader {
   std::string node_expected() const;
   std::optional<sim::NodeId> read_node(const json& v, const std::string& pointer);
   std::optional<sim::Endpoint> read_endpoint(const json& v, const std::string& pointer);
+  std::optional<sim::Endpoint> store_member(const std::string& text) const;
+  std::string store_members_expected() const;
   std::optional<sim::Target> read_target(const json& v, const std::string& pointer,
                                          bool allow_store);
 
@@ -165,7 +167,7 @@ class Loader {
   void read_clock(const json& v, const std::string& pointer, sim::ClockConfig& clock,
                   ClockRanges& ranges);
   void read_clocks(const json& v, Scenario& s);
-  servers::StoreConfig read_store(const json& v);
+  void read_store(const json& v, servers::Services& services);
   protocols::WorkloadConfig read_workload(const json& v);
   void read_limits(const json& v, Limits& limits);
   void read_protocol(const json* v, const protocols::WorkloadConfig& workload, Scenario& s);
@@ -185,6 +187,7 @@ class Loader {
   const LoadOptions& options_;
   Problems& problems_;
   std::optional<std::size_t> nodes_;         // known once /nodes is valid
+  std::size_t store_members_ = 1;            // known once /store is read
   std::optional<sim::Duration> duration_;    // known once /duration is valid
   std::optional<std::size_t> cluster_size_;  // /nodes if it is a number from 1, even over the limit
 };

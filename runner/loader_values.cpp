@@ -96,14 +96,30 @@ std::optional<sim::NodeId> Loader::read_node(const json& v, const std::string& p
   return static_cast<sim::NodeId>(*n);
 }
 
+// "store:K", member K of a replicated store; nullopt for any other text.
+std::optional<sim::Endpoint> Loader::store_member(const std::string& text) const {
+  if (text.rfind("store:", 0) != 0) return std::nullopt;
+  const json number = json::parse(text.substr(6), nullptr, false);
+  const auto k = as_unsigned(number);
+  if (!k || *k >= store_members_ || text.size() > 8) return std::nullopt;
+  return sim::store_member_endpoint(static_cast<std::size_t>(*k));
+}
+
+std::string Loader::store_members_expected() const {
+  if (store_members_ <= 1) return {};
+  return fmt::format(", \"store:0\" to \"store:{}\"", store_members_ - 1);
+}
+
 std::optional<sim::Endpoint> Loader::read_endpoint(const json& v, const std::string& pointer) {
   if (v.is_string()) {
     const auto& text = v.get_ref<const std::string&>();
     if (text == "store") return sim::kStoreEndpoint;
     if (text == "sink") return sim::kSinkEndpoint;
+    if (auto member = store_member(text)) return member;
   }
   if (v.is_number_integer()) return read_node(v, pointer);
-  problem(pointer, node_expected() + ", \"store\" or \"sink\"", json_excerpt(v));
+  problem(pointer, node_expected() + ", \"store\"" + store_members_expected() + " or \"sink\"",
+          json_excerpt(v));
   return std::nullopt;
 }
 
@@ -111,17 +127,33 @@ std::optional<sim::Target> Loader::read_target(const json& v, const std::string&
                                                bool allow_store) {
   std::vector<std::string> roles = {"leader", "follower", "random"};
   if (allow_store) roles.emplace_back("store");
+  if (store_members_ > 1) {
+    roles.emplace_back("store_leader");
+    roles.emplace_back("store_follower");
+    for (std::size_t k = 0; k < store_members_; ++k) roles.push_back(fmt::format("store:{}", k));
+  }
   if (v.is_number_integer()) {
     const auto node = read_node(v, pointer);
     if (!node) return std::nullopt;
-    return sim::Target{sim::TargetKind::node, *node};
+    return sim::Target{sim::TargetKind::node, *node, {}};
   }
   if (v.is_string()) {
     const auto& text = v.get_ref<const std::string&>();
-    if (text == "leader") return sim::Target{sim::TargetKind::leader, sim::kNoNode};
-    if (text == "follower") return sim::Target{sim::TargetKind::follower, sim::kNoNode};
-    if (text == "random") return sim::Target{sim::TargetKind::random, sim::kNoNode};
-    if (allow_store && text == "store") return sim::Target{sim::TargetKind::store, sim::kNoNode};
+    if (text == "leader") return sim::Target{sim::TargetKind::leader, sim::kNoNode, {}};
+    if (text == "follower") return sim::Target{sim::TargetKind::follower, sim::kNoNode, {}};
+    if (text == "random") return sim::Target{sim::TargetKind::random, sim::kNoNode, {}};
+    if (allow_store && text == "store")
+      return sim::Target{sim::TargetKind::store, sim::kNoNode, {}};
+    // A replicated store's members are processes like the nodes: any process fault may hit one,
+    // by name or by its Raft role when the fault fires.
+    if (store_members_ > 1) {
+      if (text == "store_leader")
+        return sim::Target{sim::TargetKind::group_leader, sim::kNoNode, "store"};
+      if (text == "store_follower") {
+        return sim::Target{sim::TargetKind::group_follower, sim::kNoNode, "store"};
+      }
+      if (auto member = store_member(text)) return sim::Target{sim::TargetKind::node, *member, {}};
+    }
   }
   problem(pointer, node_expected() + " or one of " + joined(roles, true), json_excerpt(v),
           v.is_string() ? did_you_mean(v.get_ref<const std::string&>(), roles) : std::string());

@@ -290,22 +290,111 @@ void Loader::read_clocks(const json& v, Scenario& s) {
   }
 }
 
-servers::StoreConfig Loader::read_store(const json& v) {
-  servers::StoreConfig store;
-  if (!check_object(v, "/store", {"min_ttl", "expiry_scan_interval"}, "the store section")) {
-    return store;
+// The store: one logical server (members 1, the default), or a replicated cluster of members
+// running Raft as etcd does. Defaults follow etcd 3.5: --election-timeout 1000ms,
+// --heartbeat-interval 100ms, --pre-vote true, CheckQuorum always on, the lessor's expiry checks
+// every 500ms; request_timeout follows etcdctl's --command-timeout (5s).
+void Loader::read_store(const json& v, servers::Services& services) {
+  servers::StoreConfig& store = services.store;
+  servers::ReplicationConfig& r = services.replication;
+  if (!check_object(
+          v, "/store",
+          {"min_ttl", "expiry_scan_interval", "members", "election_timeout", "heartbeat_interval",
+           "pre_vote", "check_quorum", "lease_checkpoint", "request_timeout", "clients"},
+          "the store section")) {
+    return;
   }
   if (const json* min_ttl = get(v, "min_ttl")) {
     if (auto d = protocols::read_duration(*min_ttl, "/store/min_ttl", problems_)) {
       store.min_ttl = *d;
     }
   }
-  if (const json* scan = get(v, "expiry_scan_interval")) {
-    if (auto d = protocols::read_duration(*scan, "/store/expiry_scan_interval", problems_)) {
-      store.expiry_scan_interval = *d;
+  if (const json* members = get(v, "members")) {
+    const auto n = as_unsigned(*members);
+    if (!n || *n == 0 || *n > sim::kMaxStoreMembers) {
+      problem("/store/members",
+              fmt::format("a whole number of store members from 1 to {} (etcd runs 3 or 5)",
+                          sim::kMaxStoreMembers),
+              json_excerpt(*members));
+    } else {
+      r.members = static_cast<std::size_t>(*n);
+      store_members_ = r.members;
     }
   }
-  return store;
+  const bool replicated = r.members > 1;
+  std::optional<sim::Duration> scan;
+  if (const json* value = get(v, "expiry_scan_interval")) {
+    scan = protocols::read_duration(*value, "/store/expiry_scan_interval", problems_);
+    if (scan && scan->count() == 0 && replicated) {
+      problem("/store/expiry_scan_interval",
+              "a duration above 0 for a replicated store (its leader checks for expired leases "
+              "periodically; etcd every \"500ms\")",
+              json_excerpt(*value));
+      scan.reset();
+    }
+  }
+  if (scan) store.expiry_scan_interval = *scan;
+  if (replicated && !get(v, "expiry_scan_interval")) {
+    store.expiry_scan_interval = std::chrono::milliseconds(500);  // etcd's lessor
+  }
+  r.raft.election_timeout_min = std::chrono::milliseconds(1000);
+  r.raft.heartbeat_interval = std::chrono::milliseconds(100);
+  r.raft.pre_vote = true;
+  r.raft.check_quorum = true;
+  r.request_timeout = std::chrono::seconds(5);
+  if (const json* value = get(v, "election_timeout")) {
+    if (auto d = read_positive_duration(*value, "/store/election_timeout")) {
+      r.raft.election_timeout_min = *d;
+    }
+  }
+  // etcd-io/raft draws each election timeout from [electionTimeout, 2 × electionTimeout).
+  r.raft.election_timeout_max = r.raft.election_timeout_min * 2 - sim::Duration(1);
+  if (const json* value = get(v, "heartbeat_interval")) {
+    if (auto d = read_positive_duration(*value, "/store/heartbeat_interval")) {
+      if (*d >= r.raft.election_timeout_min) {
+        problem("/store/heartbeat_interval",
+                fmt::format("a duration below election_timeout ({})",
+                            sim::format_duration(r.raft.election_timeout_min)),
+                json_excerpt(*value), "etcd recommends an election timeout of 10 heartbeats");
+      } else {
+        r.raft.heartbeat_interval = *d;
+      }
+    }
+  }
+  if (const json* value = get(v, "pre_vote")) {
+    if (auto b = read_bool(*value, "/store/pre_vote")) r.raft.pre_vote = *b;
+  }
+  if (const json* value = get(v, "check_quorum")) {
+    if (auto b = read_bool(*value, "/store/check_quorum")) r.raft.check_quorum = *b;
+  }
+  if (const json* value = get(v, "lease_checkpoint")) {
+    if (auto b = read_bool(*value, "/store/lease_checkpoint")) r.lease_checkpoint = *b;
+  }
+  if (const json* value = get(v, "request_timeout")) {
+    if (auto d = read_positive_duration(*value, "/store/request_timeout")) r.request_timeout = *d;
+  }
+  if (const json* clients = get(v, "clients")) {
+    const std::size_t nodes = nodes_.value_or(0);
+    if (!clients->is_array() || clients->size() != nodes) {
+      problem("/store/clients",
+              fmt::format("an array of {} member indexes, one per node (the member each node "
+                          "talks to first)",
+                          nodes),
+              json_excerpt(*clients));
+    } else {
+      r.home.clear();
+      for (std::size_t i = 0; i < clients->size(); ++i) {
+        const auto k = as_unsigned((*clients)[i]);
+        if (!k || *k >= r.members) {
+          problem(fmt::format("/store/clients/{}", i),
+                  fmt::format("a member index from 0 to {}", r.members - 1),
+                  json_excerpt((*clients)[i]));
+          continue;
+        }
+        r.home.push_back(static_cast<std::size_t>(*k));
+      }
+    }
+  }
 }
 
 // A file may lower or raise the limits on events and trace size, never past their ceilings: a run

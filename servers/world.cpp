@@ -2,19 +2,43 @@
 #include "servers/world.hpp"
 
 #include <memory>
+#include <string>
 
 #include "servers/sink/sink_server.hpp"
+#include "servers/store/member.hpp"
 #include "servers/store/store_server.hpp"
 #include "sim/assert.hpp"
 
 namespace electsim::servers {
 
 void add_services(sim::WorldConfig& world, const Services& services) {
+  const ReplicationConfig& r = services.replication;
+  if (r.members <= 1) {
+    world.servers.push_back(sim::ServerSpec{
+        sim::kStoreEndpoint, "store", "store", services.store_clock,
+        [config = services.store] { return std::make_unique<StoreServer>(config); }});
+  } else {
+    auto config = std::make_shared<MemberConfig>();
+    config->store = services.store;
+    config->raft = r.raft;
+    config->lease_checkpoint = r.lease_checkpoint;
+    config->promote_extend = r.promote_extend.value_or(r.raft.election_timeout_min);
+    ELECTSIM_ASSERT(r.members <= sim::kMaxStoreMembers, "store members within the addresses");
+    for (std::size_t k = 0; k < r.members; ++k)
+      config->members.push_back(sim::store_member_endpoint(k));
+    for (std::size_t k = 0; k < r.members; ++k) {
+      world.servers.push_back(sim::ServerSpec{
+          sim::store_member_endpoint(k), "store:" + std::to_string(k), "store",
+          services.store_clock, [config, k] {
+            return std::make_unique<StoreMember>(config, static_cast<raft::Member>(k));
+          }});
+    }
+    world.store_client.members = config->members;
+    world.store_client.request_timeout = r.request_timeout;
+    world.store_client.home = r.home;
+  }
   world.servers.push_back(
-      sim::ServerSpec{sim::kStoreEndpoint, "store", services.store_clock,
-                      [config = services.store] { return std::make_unique<StoreServer>(config); }});
-  world.servers.push_back(
-      sim::ServerSpec{sim::kSinkEndpoint, "sink", sim::ClockConfig{},
+      sim::ServerSpec{sim::kSinkEndpoint, "sink", "", sim::ClockConfig{},
                       [config = services.sink] { return std::make_unique<SinkServer>(config); }});
 }
 
@@ -24,7 +48,9 @@ sim::WorldConfig with_services(sim::WorldConfig world, const Services& services)
 }
 
 const Store& store_of(const sim::Kernel& kernel) {
-  const auto* server = dynamic_cast<const StoreServer*>(kernel.process(sim::kStoreEndpoint));
+  const sim::Process* process = kernel.process(sim::kStoreEndpoint);
+  if (const auto* member = dynamic_cast<const StoreMember*>(process)) return member->store();
+  const auto* server = dynamic_cast<const StoreServer*>(process);
   ELECTSIM_ASSERT(server != nullptr, "the world has a store");
   return server->store();
 }

@@ -3,24 +3,41 @@
 // that puts them into a world; the kernel only sees ServerSpecs.
 #pragma once
 
+#include <optional>
+#include <vector>
+
+#include "raft/core.hpp"
 #include "servers/sink/sink.hpp"
 #include "servers/store/store.hpp"
 #include "sim/kernel.hpp"
 
 namespace electsim::servers {
 
+// A replicated store (etcd's cluster): its size and its members' Raft and lessor settings.
+struct ReplicationConfig {
+  std::size_t members = 1;  // 1: the single logical store of servers/store/store_server.hpp
+  raft::ElectionConfig raft;
+  bool lease_checkpoint = false;
+  // Added to every lease on promotion; etcd adds its election timeout (Promote(ElectionTimeout)).
+  std::optional<Duration> promote_extend;
+  Duration request_timeout{0};    // the clients'
+  std::vector<std::size_t> home;  // by node id: the member it talks to first (default: spread)
+};
+
 struct Services {
   StoreConfig store;
   SinkConfig sink;
-  sim::ClockConfig store_clock;  // the sink's clock is perfect
+  sim::ClockConfig store_clock;  // every member's; the sink's clock is perfect
+  ReplicationConfig replication;
 };
 
-// Adds the store at kStoreEndpoint and the sink at kSinkEndpoint to `world`.
+// Adds the store (its members, when replicated) and the sink at kSinkEndpoint to `world`.
 void add_services(sim::WorldConfig& world, const Services& services);
 // `world` with the store and the sink added: for tests and tools that build worlds by hand.
 sim::WorldConfig with_services(sim::WorldConfig world, const Services& services = {});
 
-// The state of a running world's store and sink, for white-box tests and inspection.
+// The state of a running world's store and sink, for white-box tests and inspection. A
+// replicated store's state is that of member 0 (the store's first address).
 const Store& store_of(const sim::Kernel& kernel);
 const Sink& sink_of(const sim::Kernel& kernel);
 

@@ -39,8 +39,15 @@ enum class EventKind : std::uint8_t {
   store_resume,   //
   network_change,  // code: FaultKind of the partition/cut/heal/loss window that changed the links
   sink_send,       // node: writer, a: token, b: payload, c: send delay ns on the writer's clock
+  // A replicated store (store.members > 1):
+  server_role,      // node: member, code: Role, a: Raft term, b: the leader it knows (or kNoNode)
+  raft_commit,      // node: leader, a: log index, b: entry's term, c: ns from append (leader's
+                    // clock; -1 for an entry of an earlier term)
+  lease_refresh,    // node: new leader, a: leases refreshed on promotion, b: its term
+  client_failover,  // node: client, peer: the member it moves to, code: FailoverReason,
+                    // a: the request that failed (0: none)
 };
-inline constexpr int kEventKindCount = 25;
+inline constexpr int kEventKindCount = 29;
 const char* event_kind_name(EventKind kind);
 
 enum class DropReason : std::uint8_t {
@@ -51,6 +58,14 @@ enum class DropReason : std::uint8_t {
   overload = 4,        // the in-flight limit was reached
 };
 const char* drop_reason_name(DropReason reason);
+
+// Why a store client moved to another member.
+enum class FailoverReason : std::uint8_t {
+  timeout = 0,     // a request got no answer within store.request_timeout
+  no_leader = 1,   // the member knew no leader
+  disconnect = 2,  // the member crashed (its connection was reset)
+};
+const char* failover_reason_name(FailoverReason reason);
 
 struct Event {
   Time time;

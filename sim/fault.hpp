@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "sim/distribution.hpp"
@@ -64,10 +65,22 @@ struct FaultKindInfo {
 const FaultKindInfo& fault_info(FaultKind kind);
 std::span<const FaultKindInfo> fault_catalogue();
 
-enum class TargetKind : std::uint8_t { none, node, leader, follower, random, store };
+// node: an election node's id or a server's address. group_leader / group_follower: a member of
+// a server group (`store_leader`, `store_follower`) by the roles its members announce.
+enum class TargetKind : std::uint8_t {
+  none,
+  node,
+  leader,
+  follower,
+  random,
+  store,
+  group_leader,
+  group_follower,
+};
 struct Target {
   TargetKind kind = TargetKind::none;
   NodeId node = kNoNode;  // kind == node
+  std::string group;      // kind == group_leader, group_follower
 };
 
 struct FaultSpec {

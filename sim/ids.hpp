@@ -26,6 +26,18 @@ constexpr bool is_server_address(Endpoint e) {
 }
 inline constexpr Endpoint kStoreEndpoint = server_endpoint(0);
 inline constexpr Endpoint kSinkEndpoint = server_endpoint(1);
+// A replicated store's members ("store:K"): member 0 at the store's address, the others after the
+// sink's. Traces write member 0 as "store".
+inline constexpr std::size_t kMaxStoreMembers = kMaxServers - 1;
+constexpr Endpoint store_member_endpoint(std::size_t k) {
+  return k == 0 ? kStoreEndpoint : server_endpoint(k + 1);
+}
+// The member index at `e`, or -1 if no store member listens there.
+constexpr std::int32_t store_member_of(Endpoint e) {
+  if (e == kStoreEndpoint) return 0;
+  if (!is_server_address(e) || e == kSinkEndpoint) return -1;
+  return static_cast<std::int32_t>(server_slot(e)) - 1;
+}
 // Members of a partition group resolved when the fault fires: the current leader, one follower
 // drawn from the faults stream, and every node no other group names.
 inline constexpr Endpoint kLeaderMember = -10;

@@ -113,6 +113,12 @@ class Kernel::ProcContext final : public ProcessContext {
     event.time = kernel_.now_;
     kernel_.emit(event);
   }
+  void trace_first(Event& event, std::int64_t key) override {
+    std::int64_t& last = kernel_.first_keys_[static_cast<std::size_t>(event.kind)];
+    if (key <= last) return;
+    last = key;
+    trace(event);
+  }
 
  private:
   Kernel& kernel_;
@@ -134,6 +140,7 @@ struct Kernel::Proc {
   DurableState durable;
   Belief belief;
   bool has_belief = false;
+  std::string group;  // servers: the group it belongs to (ServerSpec::group)
   Rng rng;
   Rng workload_rng;
   std::vector<NodeId> peers;         // the election nodes other than this one
@@ -265,6 +272,7 @@ Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
                                     Rng(config_.seed, StreamPurpose::server, 2 * slot + 1),
                                     Rng(config_.seed, StreamPurpose::disk, 2 * slot + 1));
     p->make = spec.make;
+    p->group = spec.group;
     p->peers = all_nodes_;
     procs_.push_back(std::move(p));
   }
@@ -681,7 +689,7 @@ void Kernel::start_process(Proc& p) {
   if (p.id >= 0) {
     std::unique_ptr<Protocol> protocol = factory_(p.id);
     ELECTSIM_ASSERT(protocol != nullptr, "the factory makes a protocol for every node");
-    auto adapter = std::make_unique<ProtocolProcess>(std::move(protocol));
+    auto adapter = std::make_unique<ProtocolProcess>(std::move(protocol), &config_.store_client);
     p.node = adapter.get();
     p.process = std::move(adapter);
   } else {
@@ -775,7 +783,8 @@ void Kernel::announce(Proc& p, const Belief& belief) {
   if (observers_.empty()) return;
   Event ev;
   ev.time = now_;
-  ev.kind = EventKind::belief;
+  // A server's role in its own group (a store member's Raft role) is no election belief.
+  ev.kind = p.id >= 0 ? EventKind::belief : EventKind::server_role;
   ev.node = p.id;
   ev.code = static_cast<std::uint16_t>(belief.role);
   ev.a = belief.epoch;
@@ -1011,6 +1020,29 @@ std::optional<NodeId> Kernel::resolve_target(const Target& target) {
       }
       return best;
     }
+    case TargetKind::group_leader: {
+      // The group's member that leads with the newest term; ties go to the first listed.
+      const Proc* best = nullptr;
+      for (const auto& q : procs_) {
+        if (q->id >= 0 || q->group != target.group || !q->up || !q->has_belief ||
+            q->belief.role != Role::leader) {
+          continue;
+        }
+        if (best == nullptr || q->belief.epoch > best->belief.epoch) best = q.get();
+      }
+      if (best == nullptr) return std::nullopt;
+      return best->id;
+    }
+    case TargetKind::group_follower: {
+      std::vector<Endpoint> candidates;
+      for (const auto& q : procs_) {
+        if (q->id >= 0 || q->group != target.group || !q->up) continue;
+        if (q->has_belief && q->belief.role == Role::leader) continue;
+        candidates.push_back(q->id);
+      }
+      if (candidates.empty()) return std::nullopt;
+      return candidates[faults_rng_.below(candidates.size())];
+    }
     case TargetKind::follower:
     case TargetKind::random: {
       std::vector<NodeId> candidates;
@@ -1062,7 +1094,7 @@ std::optional<std::vector<std::vector<Endpoint>>> Kernel::resolve_groups(
       if (e >= 0) named[static_cast<std::size_t>(e)] = true;
     }
   }
-  const std::optional<NodeId> leader = resolve_target({TargetKind::leader, kNoNode});
+  const std::optional<NodeId> leader = resolve_target({TargetKind::leader, kNoNode, {}});
   for (std::size_t g = 0; g < groups.size(); ++g) {
     for (Endpoint e : groups[g]) {
       if (e != kLeaderMember) continue;

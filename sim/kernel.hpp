@@ -6,10 +6,12 @@
 // knows no server and no protocol by name. Observers see every event.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -24,6 +26,7 @@
 #include "sim/process.hpp"
 #include "sim/protocol.hpp"
 #include "sim/rng.hpp"
+#include "sim/store_client.hpp"
 #include "sim/time.hpp"
 
 namespace electsim::sim {
@@ -59,6 +62,8 @@ struct WorldConfig {
   // The servers the nodes talk to (servers/world.hpp adds the store and the sink). A process
   // must listen at every address traffic is sent to.
   std::vector<ServerSpec> servers;
+  // How the election nodes reach the store when it is replicated (sim/store_client.hpp).
+  StoreClientConfig store_client;
   std::vector<FaultSpec> faults;  // any order; applied in time order, ties in list order
   KernelLimits limits;
 };
@@ -240,6 +245,12 @@ class Kernel {
   std::vector<FaultState> fault_state_;
   std::size_t in_flight_ = 0;
   RequestId next_request_ = 1;
+  // ProcessContext::trace_first: by event kind, the highest key traced.
+  std::array<std::int64_t, kEventKindCount> first_keys_ = [] {
+    std::array<std::int64_t, kEventKindCount> a{};
+    a.fill(std::numeric_limits<std::int64_t>::min());
+    return a;
+  }();
   RunStats stats_;
   std::string text_scratch_;
 };

@@ -31,6 +31,36 @@ const char* store_op_name(StoreOp op) {
   return "?";
 }
 
+const char* store_error_name(StoreError error) {
+  switch (error) {
+    case StoreError::none:
+      return "none";
+    case StoreError::lease_not_found:
+      return "lease_not_found";
+    case StoreError::watch_not_found:
+      return "watch_not_found";
+    case StoreError::resource_exhausted:
+      return "resource_exhausted";
+    case StoreError::no_leader:
+      return "no_leader";
+    case StoreError::unavailable:
+      return "unavailable";
+  }
+  return "?";
+}
+
+const char* failover_reason_name(FailoverReason reason) {
+  switch (reason) {
+    case FailoverReason::timeout:
+      return "timeout";
+    case FailoverReason::no_leader:
+      return "no_leader";
+    case FailoverReason::disconnect:
+      return "disconnect";
+  }
+  return "?";
+}
+
 const char* role_name(Role role) {
   switch (role) {
     case Role::follower:
@@ -95,6 +125,14 @@ const char* event_kind_name(EventKind kind) {
       return "network_change";
     case EventKind::sink_send:
       return "sink_send";
+    case EventKind::server_role:
+      return "server_role";
+    case EventKind::raft_commit:
+      return "raft_commit";
+    case EventKind::lease_refresh:
+      return "lease_refresh";
+    case EventKind::client_failover:
+      return "client_failover";
   }
   return "?";
 }

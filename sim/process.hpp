@@ -57,6 +57,10 @@ class ProcessContext {
   // this stamps with the current time.
   virtual bool traced() const = 0;
   virtual void trace(Event& event) = 0;
+  // An observation several processes make of one fact (each store leader that applies a committed
+  // entry sees its changes): the trace keeps the first, by `key`, which must grow with the fact
+  // among events of the kind. This only thins the trace; no process learns anything from it.
+  virtual void trace_first(Event& event, std::int64_t key) = 0;
 };
 
 class Process {
@@ -82,7 +86,10 @@ class Process {
 // restart remake) the process.
 struct ServerSpec {
   Endpoint endpoint = kNoNode;  // a server address (sim/ids.hpp), never a node id
-  std::string name;             // as targets and traces name it: "store", "sink"
+  std::string name;             // as targets and traces name it: "store", "sink", "store:1"
+  // Servers of one replicated service share a group ("store" for a store's members): targets
+  // like `store_leader` pick among them by the roles they announce.
+  std::string group;
   ClockConfig clock;
   std::function<std::unique_ptr<Process>()> make;
 };

@@ -6,10 +6,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 
 #include "sim/ids.hpp"
 #include "sim/message.hpp"
@@ -49,9 +52,27 @@ class DurableState {
   // Counts the writes that changed something, so the kernel can tell a handler wrote.
   std::uint64_t version() const { return version_; }
 
+  // Bulk data that outlives a crash, such as a Raft log's entries: one object of one type T per
+  // process. The disk's snapshots share it instead of copying it, so a crash does not revert it:
+  // a process keeps the synced length of its bulk data among the integers (which a crash does
+  // revert) and trims the data to that length when it starts again. Changing bulk data is no
+  // disk write by itself; setting that length is.
+  template <typename T>
+  T& bulk() {
+    if (!bulk_) {
+      bulk_ = std::make_shared<T>();
+      bulk_type_ = &typeid(T);
+    }
+    if (*bulk_type_ != typeid(T))
+      throw std::logic_error("DurableState::bulk: one type per process");
+    return *static_cast<T*>(bulk_.get());
+  }
+
  private:
   std::map<std::string, std::int64_t, std::less<>> values_;
   std::uint64_t version_ = 0;
+  std::shared_ptr<void> bulk_;
+  const std::type_info* bulk_type_ = nullptr;
 };
 
 // Orders the kernel can give a node from outside (faults `step_down` and `stop`).

@@ -2,20 +2,24 @@
 // it traces each, are the trace schema's (docs/trace-format.md).
 #include "sim/protocol_process.hpp"
 
+#include <optional>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "sim/assert.hpp"
 
 namespace electsim::sim {
 
-ProtocolProcess::ProtocolProcess(std::unique_ptr<Protocol> protocol)
-    : protocol_(std::move(protocol)) {
+ProtocolProcess::ProtocolProcess(std::unique_ptr<Protocol> protocol,
+                                 const StoreClientConfig* store_client)
+    : protocol_(std::move(protocol)), client_(store_client) {
   ELECTSIM_ASSERT(protocol_ != nullptr, "a node process runs a protocol");
 }
 
 void ProtocolProcess::on_start(ProcessContext& ctx) {
   ctx_ = &ctx;
+  client_.start(ctx);
   protocol_->on_start(*this);
 }
 
@@ -23,21 +27,32 @@ void ProtocolProcess::on_message(ProcessContext& /*ctx*/, Endpoint from, const M
   protocol_->on_message(*this, from, message);
 }
 
-void ProtocolProcess::on_payload(ProcessContext& ctx, Endpoint /*from*/,
+void ProtocolProcess::deliver(ProcessContext& ctx, const StoreReply& reply) {
+  if (ctx.traced()) {
+    Event ev;
+    ev.kind = EventKind::store_reply;
+    ev.node = ctx.self();
+    ev.code = static_cast<std::uint16_t>(reply.op);
+    ev.a = reply.revision;
+    ev.b = reply.succeeded ? 1 : 0;
+    ev.c = static_cast<std::int64_t>(reply.error);
+    ctx.trace(ev);
+  }
+  protocol_->on_store_reply(*this, reply);
+}
+
+void ProtocolProcess::on_payload(ProcessContext& ctx, Endpoint from,
                                  std::uint32_t /*from_incarnation*/, Payload&& payload) {
   if (auto* reply = std::get_if<StoreReply>(&payload)) {
-    if (ctx.traced()) {
-      Event ev;
-      ev.kind = EventKind::store_reply;
-      ev.node = ctx.self();
-      ev.code = static_cast<std::uint16_t>(reply->op);
-      ev.a = reply->revision;
-      ev.b = reply->succeeded ? 1 : 0;
-      ev.c = static_cast<std::int64_t>(reply->error);
-      ctx.trace(ev);
+    if (client_.replicated()) {
+      if (std::optional<StoreReply> given = client_.on_reply(ctx, std::move(*reply))) {
+        deliver(ctx, *given);
+      }
+      return;
     }
-    protocol_->on_store_reply(*this, *reply);
+    deliver(ctx, *reply);
   } else if (auto* watch = std::get_if<WatchEvent>(&payload)) {
+    if (!client_.on_watch(from, *watch)) return;
     if (ctx.traced()) {
       Event ev;
       ev.kind = EventKind::watch_notify;
@@ -64,6 +79,12 @@ void ProtocolProcess::on_payload(ProcessContext& ctx, Endpoint /*from*/,
 }
 
 void ProtocolProcess::on_timer(ProcessContext& ctx, TimerId id, TimerTag tag) {
+  if (tag == StoreClient::kTimeoutTag) {
+    std::vector<StoreReply> failed;
+    client_.on_timer(ctx, id, failed);
+    for (const StoreReply& reply : failed) deliver(ctx, reply);
+    return;
+  }
   if (ctx.traced()) {
     Event ev;
     ev.kind = EventKind::timer_fire;
@@ -76,6 +97,15 @@ void ProtocolProcess::on_timer(ProcessContext& ctx, TimerId id, TimerTag tag) {
 
 void ProtocolProcess::on_command(ProcessContext& /*ctx*/, Command command) {
   protocol_->on_command(*this, command);
+}
+
+void ProtocolProcess::on_disconnect(ProcessContext& ctx, Endpoint peer) {
+  client_.on_disconnect(ctx, peer);
+}
+
+TimerId ProtocolProcess::set_timer(Duration after_local, TimerTag tag) {
+  ELECTSIM_ASSERT(tag != StoreClient::kTimeoutTag, "a protocol's timer tags leave the client's");
+  return ctx_->set_timer(after_local, tag);
 }
 
 void ProtocolProcess::send(Endpoint to, const Message& message) {
@@ -100,7 +130,7 @@ RequestId ProtocolProcess::store(StoreRequest request) {
     ev.code = static_cast<std::uint16_t>(request.op);
     ctx_->trace(ev);
   }
-  ctx_->send(kStoreEndpoint, Payload(std::move(request)));
+  client_.send(*ctx_, std::move(request));
   return id;
 }
 

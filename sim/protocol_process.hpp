@@ -9,12 +9,14 @@
 
 #include "sim/process.hpp"
 #include "sim/protocol.hpp"
+#include "sim/store_client.hpp"
 
 namespace electsim::sim {
 
 class ProtocolProcess final : public Process, private Context {
  public:
-  explicit ProtocolProcess(std::unique_ptr<Protocol> protocol);
+  // `store_client` says how to reach a replicated store (nullptr or one member: the single store).
+  ProtocolProcess(std::unique_ptr<Protocol> protocol, const StoreClientConfig* store_client);
 
   Protocol& protocol() { return *protocol_; }
 
@@ -24,6 +26,7 @@ class ProtocolProcess final : public Process, private Context {
                   Payload&& payload) override;
   void on_timer(ProcessContext& ctx, TimerId id, TimerTag tag) override;
   void on_command(ProcessContext& ctx, Command command) override;
+  void on_disconnect(ProcessContext& ctx, Endpoint peer) override;
 
  private:
   // Context, for the protocol: each call forwards to the machine of the current input.
@@ -33,9 +36,7 @@ class ProtocolProcess final : public Process, private Context {
   LocalTime now() const override { return ctx_->now(); }
   void send(Endpoint to, const Message& message) override;
   void broadcast(const Message& message) override;
-  TimerId set_timer(Duration after_local, TimerTag tag) override {
-    return ctx_->set_timer(after_local, tag);
-  }
+  TimerId set_timer(Duration after_local, TimerTag tag) override;
   void cancel_timer(TimerId id) override { ctx_->cancel_timer(id); }
   Rng& rng() override { return ctx_->rng(); }
   Rng& workload_rng() override { return ctx_->workload_rng(); }
@@ -44,7 +45,10 @@ class ProtocolProcess final : public Process, private Context {
   RequestId sink_write(Token token, std::int64_t payload, Duration send_delay) override;
   void announce(const Belief& belief) override { ctx_->announce(belief); }
 
+  void deliver(ProcessContext& ctx, const StoreReply& reply);
+
   std::unique_ptr<Protocol> protocol_;
+  StoreClient client_;
   ProcessContext* ctx_ = nullptr;  // the kernel's context for this node: one for its whole life
 };
 

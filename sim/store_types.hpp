@@ -66,11 +66,26 @@ struct StoreRequest {
   std::vector<TxnOp> success;     // txn: run when every compare holds
   std::vector<TxnOp> failure;     // txn: run otherwise
   std::int64_t watch_id = 0;      // unwatch
+  // watch: the first revision to report (etcd's start_revision); 0 reports changes from now on.
+  // A client that moves to another member resumes its watch from the revision after the last it
+  // saw, and the member replays what it still holds of the key's history.
+  Revision start_revision = 0;
 };
 
 // resource_exhausted: a StoreConfig limit (max_keys, max_leases, max_watches) would be exceeded;
-// nothing was applied.
-enum class StoreError : std::uint8_t { none, lease_not_found, watch_not_found, resource_exhausted };
+// nothing was applied. no_leader: a member of a replicated store knew no leader to take the
+// request (etcd's "etcdserver: no leader"). unavailable: the client gave up on the request after
+// store.request_timeout (clientv3's context deadline); it may or may not have been applied.
+enum class StoreError : std::uint8_t {
+  none,
+  lease_not_found,
+  watch_not_found,
+  resource_exhausted,
+  no_leader,
+  unavailable,
+};
+inline constexpr int kStoreErrorCount = 6;
+const char* store_error_name(StoreError error);
 
 struct StoreReply {
   RequestId id = 0;

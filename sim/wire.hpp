@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <variant>
+#include <vector>
 
 #include "sim/ids.hpp"
+#include "sim/message.hpp"
 #include "sim/store_types.hpp"
 
 namespace electsim::sim {
@@ -28,7 +30,41 @@ struct SinkReply {
   Token highest_accepted = 0;  // after this write
 };
 
-using Payload =
-    std::variant<std::monostate, StoreRequest, StoreReply, WatchEvent, SinkWrite, SinkReply>;
+// An entry's command in a replicated store's log (etcd's InternalRaftRequest): what to apply,
+// and for a client's request, who asked and which member took it, so that member answers once it
+// has applied the entry (etcd's wait registry).
+struct StoreCommand {
+  enum class Kind : std::uint8_t {
+    empty,         // a new leader's first entry of its term (Raft §8, etcd's empty entry)
+    request,       // a client's request
+    refused,       // a keepalive the leader refused: the lease had expired on its clock
+    lease_expiry,  // the leader's lessor revokes a lease whose TTL ran out (etcd LeaseRevoke)
+  };
+  Kind kind = Kind::empty;
+  StoreRequest request;
+  Endpoint client = kNoNode;
+  std::uint32_t client_incarnation = 0;
+  Endpoint member = kNoNode;  // the member that took the request and answers it
+};
+
+struct LogEntry {
+  Epoch term = 0;
+  StoreCommand command;
+};
+
+// Raft traffic between a replicated store's members: a Raft message (raft/messages.hpp) and,
+// for an AppendEntries, the entries it carries.
+struct ReplicaMessage {
+  Message header;
+  std::vector<LogEntry> entries;
+};
+
+// A request a member without the lead passes to its leader (etcd-io/raft's MsgProp).
+struct ForwardedProposal {
+  StoreCommand command;
+};
+
+using Payload = std::variant<std::monostate, StoreRequest, StoreReply, WatchEvent, SinkWrite,
+                             SinkReply, ReplicaMessage, ForwardedProposal>;
 
 }  // namespace electsim::sim

@@ -16,7 +16,7 @@ inline sim::FaultSpec node_fault_at(sim::Duration at, sim::FaultKind kind, sim::
   sim::FaultSpec f;
   f.at = sim::Time(at);
   f.kind = kind;
-  f.target = sim::Target{sim::TargetKind::node, node};
+  f.target = sim::Target{sim::TargetKind::node, node, {}};
   f.duration = lasting;
   return f;
 }

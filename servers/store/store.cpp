@@ -3,6 +3,7 @@
 // apply(); a request that writes takes exactly one revision however many keys it touches, and a
 // request that fails writes nothing (etcd applies a txn atomically).
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <optional>
 #include <string>
@@ -127,6 +128,10 @@ class Store::Batch {
   }
 
   void notify(WatchEvent::Kind kind, const KeyValue& kv) {
+    if (store_.replica_.history_limit > 0) {
+      if (store_.history_.size() >= store_.replica_.history_limit) store_.history_.pop_front();
+      store_.history_.push_back(HistoryEntry{revision_, kind, kv, by_lease_expiry_});
+    }
     for (const auto& [id, watch] : store_.watches_) {
       if (watch.key != kv.key) continue;
       WatchNotification n;
@@ -146,6 +151,19 @@ class Store::Batch {
   bool by_lease_expiry_;
   bool wrote_ = false;
 };
+
+NodeId owner_of(const StoreChange& change, std::size_t cluster_size) {
+  if (change.kind != WatchEvent::Kind::put) return kNoNode;
+  NodeId owner = kNoNode;
+  const char* begin = change.value.data();
+  const char* end = begin + change.value.size();
+  auto [ptr, ec] = std::from_chars(begin, end, owner);
+  if (ec != std::errc{} || ptr != end || owner < 0 ||
+      static_cast<std::size_t>(owner) >= cluster_size) {
+    return kNoNode;
+  }
+  return owner;
+}
 
 Store::Store(StoreConfig config) : config_(config) {}
 
@@ -305,8 +323,10 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
       reply.lease = request.lease;
       auto it = leases_.find(request.lease);
       // etcd's lessor refuses to renew a lease whose deadline has passed even if its revocation
-      // has not run yet (Renew waits for the revoke and answers ErrLeaseNotFound).
-      if (it == leases_.end() || it->second.deadline <= now) {
+      // has not run yet (Renew waits for the revoke and answers ErrLeaseNotFound). In a
+      // replicated store the leader has judged that before proposing.
+      if (it == leases_.end() ||
+          (!replica_.leader_judges_keepalives && it->second.deadline <= now)) {
         fail(StoreError::lease_not_found);
         break;
       }
@@ -334,6 +354,21 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
       const std::int64_t id = next_watch_++;
       watches_.emplace(id, Watch{from, request.key});
       reply.watch_id = id;
+      // etcd's start_revision: the changes from that revision on that this member still holds
+      // come first, in order.
+      if (request.start_revision > 0) {
+        for (const HistoryEntry& h : history_) {
+          if (h.revision < request.start_revision || h.kv.key != request.key) continue;
+          WatchNotification n;
+          n.to = from;
+          n.event.watch_id = id;
+          n.event.kind = h.kind;
+          n.event.kv = h.kv;
+          n.event.revision = h.revision;
+          n.event.by_lease_expiry = h.by_lease_expiry;
+          out.notifications.push_back(std::move(n));
+        }
+      }
       break;
     }
 
@@ -365,6 +400,33 @@ void Store::expire_leases(LocalTime now, StoreOutput& out) {
     leases_.erase(id);
     out.expired_leases.push_back(id);
   }
+}
+
+void Store::due_leases(LocalTime now, std::vector<LeaseId>& due) const {
+  for (const auto& [id, lease] : leases_) {
+    if (lease.deadline <= now) due.push_back(id);
+  }
+}
+
+bool Store::revoke_expired(LeaseId lease, StoreOutput& out) {
+  if (!leases_.contains(lease)) return false;
+  delete_lease_keys(lease, true, out);
+  leases_.erase(lease);
+  out.expired_leases.push_back(lease);
+  return true;
+}
+
+std::size_t Store::refresh_leases(LocalTime now, Duration extend, bool keep_remaining) {
+  // etcd lease/lessor.go: Promote refreshes each lease to now + extend + RemainingTTL, where
+  // RemainingTTL is the checkpointed remainder if there is one, else the whole TTL.
+  for (auto& [id, lease] : leases_) {
+    Duration remaining = lease.ttl;
+    if (keep_remaining) {
+      remaining = std::clamp(lease.deadline - now, Duration(0), lease.ttl);
+    }
+    lease.deadline = now + extend + remaining;
+  }
+  return leases_.size();
 }
 
 }  // namespace electsim::servers

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +31,17 @@ struct StoreConfig {
   std::size_t max_watches = 100'000;
 };
 
+// How a member of a replicated store runs the same state machine. Every member applies every
+// committed entry; what depends on a member's own clock must not change what it applies.
+struct ReplicaMode {
+  // Keepalives renew without looking at the deadline: the leader judged it when it proposed
+  // (StoreCommand::Kind::refused), so every member answers alike.
+  bool leader_judges_keepalives = false;
+  // Changes kept for watches that resume from a revision (etcd keeps its MVCC history until a
+  // compaction); 0 keeps none.
+  std::size_t history_limit = 0;
+};
+
 // A committed change, for the trace and the analysis.
 struct StoreChange {
   Revision revision = 0;
@@ -39,6 +51,10 @@ struct StoreChange {
   LeaseId lease = kNoLease;
   bool by_lease_expiry = false;
 };
+
+// The node a change names as its owner, for the checkers: a put whose value is a node id (the
+// lease protocol's leader key), else kNoNode.
+NodeId owner_of(const StoreChange& change, std::size_t cluster_size);
 
 struct WatchNotification {
   NodeId to = kNoNode;
@@ -71,8 +87,23 @@ class Store {
   // Earliest deadline of a live lease, for scheduling the next exact expiry check.
   std::optional<LocalTime> next_lease_deadline() const;
 
+  // A replicated store's member (servers/store/member.hpp).
+  void set_replica_mode(ReplicaMode mode) { replica_ = mode; }
+  // Appends to `due` the leases whose deadline is <= now, in id order, without revoking them:
+  // a leader proposes their revocation.
+  void due_leases(LocalTime now, std::vector<LeaseId>& due) const;
+  // Revokes a lease whose TTL ran out (a committed lease_expiry entry): deletes its keys (one
+  // revision), notifies watchers, records the expiry. False if the lease is gone already.
+  bool revoke_expired(LeaseId lease, StoreOutput& out);
+  // A new leader's lessor (etcd's Promote): every lease's deadline becomes now + extend + a full
+  // TTL, or + the TTL it has left on this member's clock with `keep_remaining` (etcd's lease
+  // checkpoints). Returns how many leases it refreshed.
+  std::size_t refresh_leases(LocalTime now, Duration extend, bool keep_remaining);
+  std::size_t lease_count() const { return leases_.size(); }
+
   // The node's watch streams broke (it crashed or restarted): its watches are gone.
   void drop_watches_of(NodeId node);
+  void drop_all_watches() { watches_.clear(); }
 
   Revision revision() const { return revision_; }
   std::optional<KeyValue> peek(const std::string& key) const;
@@ -89,6 +120,12 @@ class Store {
     NodeId node = kNoNode;
     std::string key;
   };
+  struct HistoryEntry {
+    Revision revision = 0;
+    WatchEvent::Kind kind = WatchEvent::Kind::put;
+    KeyValue kv;
+    bool by_lease_expiry = false;
+  };
   class Batch;  // the writes of one request, all at one revision
 
   StoreError check_ops(const std::vector<TxnOp>& ops) const;
@@ -101,6 +138,8 @@ class Store {
   std::map<std::string, KeyValue, std::less<>> keys_;
   std::map<LeaseId, Lease> leases_;
   std::map<std::int64_t, Watch> watches_;  // ordered by id: notification order is deterministic
+  ReplicaMode replica_;
+  std::deque<HistoryEntry> history_;  // the last replica_.history_limit changes, oldest first
 };
 
 }  // namespace electsim::servers

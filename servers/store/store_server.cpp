@@ -1,7 +1,6 @@
 // The store's process: see servers/store/store_server.hpp.
 #include "servers/store/store_server.hpp"
 
-#include <charconv>
 #include <utility>
 #include <variant>
 
@@ -83,17 +82,7 @@ void StoreServer::publish(sim::ProcessContext& ctx) {
       ev.c = change.by_lease_expiry ? 1 : 0;
       ev.text = change.key;
       // The owner, for the checkers: a put whose value is a node id (the lease protocol's).
-      NodeId owner = kNoNode;
-      if (change.kind == WatchEvent::Kind::put) {
-        const char* begin = change.value.data();
-        const char* end = begin + change.value.size();
-        auto [ptr, ec] = std::from_chars(begin, end, owner);
-        if (ec != std::errc{} || ptr != end || owner < 0 ||
-            static_cast<std::size_t>(owner) >= ctx.cluster_size()) {
-          owner = kNoNode;
-        }
-      }
-      ev.node = owner;
+      ev.node = owner_of(change, ctx.cluster_size());
       ctx.trace(ev);
     }
     for (LeaseId lease : out_.expired_leases) {

@@ -120,7 +120,7 @@ sim::WorldConfig small_world(std::uint64_t seed = 7, sim::ClockConfig store_cloc
   partition.target = {};
   partition.groups = {{0, 1, sim::kStoreEndpoint, sim::kSinkEndpoint}, {2}};
   world.faults.push_back(partition);
-  return servers::with_services(std::move(world), servers::Services{{}, {}, store_clock});
+  return servers::with_services(std::move(world), servers::Services{{}, {}, store_clock, {}});
 }
 
 TraceHeader header_for(const sim::WorldConfig& world, std::string scenario = "beacon") {

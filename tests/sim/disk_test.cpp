@@ -87,7 +87,7 @@ FaultSpec on_node0(Duration when, FaultKind kind, Duration d = Duration(0)) {
   FaultSpec f;
   f.at = Time(when);
   f.kind = kind;
-  f.target = {TargetKind::node, 0};
+  f.target = {TargetKind::node, 0, {}};
   f.duration = d;
   return f;
 }

@@ -199,7 +199,7 @@ TEST_CASE(
   f.run_until(50ms);
   FaultSpec pause;
   pause.kind = FaultKind::pause;
-  pause.target = {TargetKind::node, 1};
+  pause.target = {TargetKind::node, 1, {}};
   pause.duration = 500ms;
   f.kernel->inject(pause);
   CHECK(f.kernel->node_paused(1));
@@ -224,7 +224,7 @@ TEST_CASE("kernel: a crash loses volatile state and timers, a restart keeps dura
   f.run_until(100ms);
   FaultSpec crash;
   crash.kind = FaultKind::crash;
-  crash.target = {TargetKind::node, 0};
+  crash.target = {TargetKind::node, 0, {}};
   crash.duration = 2s;  // restarts after 2 s
   f.kernel->inject(crash);
   CHECK_FALSE(f.kernel->node_up(0));
@@ -249,7 +249,7 @@ TEST_CASE("kernel: messages to a crashed node are dropped") {
   f.kernel->start();
   FaultSpec crash;
   crash.kind = FaultKind::crash;
-  crash.target = {TargetKind::node, 1};
+  crash.target = {TargetKind::node, 1, {}};
   f.kernel->inject(crash);
   f.run_until(1s);
   CHECK(f.log->lines(1) == std::vector<std::string>{"start:0"});
@@ -344,7 +344,7 @@ TEST_CASE("kernel: a pause inside the send delay holds the write until resume") 
   f.run_until(100ms + 500us);  // committed at 100 ms, still in the writer
   FaultSpec pause;
   pause.kind = FaultKind::pause;
-  pause.target = {TargetKind::node, 0};
+  pause.target = {TargetKind::node, 0, {}};
   pause.duration = 5s;
   f.kernel->inject(pause);
   f.run_until(10s);
@@ -364,7 +364,7 @@ TEST_CASE("kernel: a crash inside the send delay loses the write") {
   f.kernel->start();
   FaultSpec crash;
   crash.kind = FaultKind::crash;
-  crash.target = {TargetKind::node, 0};
+  crash.target = {TargetKind::node, 0, {}};
   crash.duration = 1s;
   f.kernel->inject(crash);
   f.run_until(5s);
@@ -377,7 +377,7 @@ TEST_CASE("kernel: a paused store answers late, in arrival order") {
   FaultSpec pause;
   pause.at = Time(Duration(5ms));
   pause.kind = FaultKind::store_pause;
-  pause.target = {TargetKind::store, kNoNode};
+  pause.target = {TargetKind::store, kNoNode, {}};
   pause.duration = 1s;
   c.faults = {pause};
   Fixture f(c);
@@ -435,7 +435,7 @@ TEST_CASE("kernel: a fault aimed at the leader hits the node that announced lead
   FaultSpec crash;
   crash.at = Time(Duration(1s));
   crash.kind = FaultKind::crash;
-  crash.target = {TargetKind::leader, kNoNode};
+  crash.target = {TargetKind::leader, kNoNode, {}};
   c.faults = {crash};
   Fixture f(c);
   f.script->start = [](Context& ctx) {
@@ -453,7 +453,7 @@ TEST_CASE("kernel: a role target with nobody to resolve to skips the fault") {
   FaultSpec crash;
   crash.at = Time(Duration(1s));
   crash.kind = FaultKind::crash;
-  crash.target = {TargetKind::leader, kNoNode};
+  crash.target = {TargetKind::leader, kNoNode, {}};
   c.faults = {crash};
   Fixture f(c);
   f.kernel->start();
@@ -471,7 +471,7 @@ TEST_CASE("kernel: stop delivers the command, then takes the node down") {
   f.kernel->start();
   FaultSpec stop;
   stop.kind = FaultKind::stop;
-  stop.target = {TargetKind::node, 0};
+  stop.target = {TargetKind::node, 0, {}};
   f.kernel->inject(stop);
   CHECK(f.log->lines(0) == std::vector<std::string>{"start:0", "stop:0"});
   CHECK_FALSE(f.kernel->node_up(0));

@@ -1,0 +1,446 @@
+// A member of a replicated store: see servers/store/member.hpp.
+#include "servers/store/member.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <variant>
+
+#include "sim/assert.hpp"
+
+namespace electsim::servers {
+
+using sim::LogEntry;
+using sim::StoreCommand;
+
+StoreMember::StoreMember(std::shared_ptr<const MemberConfig> config, raft::Member self)
+    : config_(std::move(config)), self_(self), core_(config_->raft, *this) {
+  ELECTSIM_ASSERT(self_ >= 0 && static_cast<std::size_t>(self_) < config_->members.size(),
+                  "a member of the store");
+  ELECTSIM_ASSERT(config_->store.expiry_scan_interval.count() > 0,
+                  "a replicated store's leader scans for expired leases");
+  ELECTSIM_ASSERT(config_->max_entries_per_append > 0, "appends carry entries");
+}
+
+// ---- Inputs -----------------------------------------------------------------------------------
+
+void StoreMember::on_start(sim::ProcessContext& ctx) {
+  ctx_ = &ctx;
+  disk_ = &ctx.durable().bulk<MemberDisk>();
+  if (!disk_->store) {
+    disk_->store.emplace(config_->store);
+    disk_->store->set_replica_mode(ReplicaMode{true, config_->history_limit});
+  }
+  // The WAL holds what was synced; watches lived on connections that are gone.
+  const std::int64_t synced = ctx.durable().get(kLogLengthKey, 0);
+  ELECTSIM_ASSERT(synced <= log().last_index(), "the synced log is on the disk");
+  log().truncate(synced);
+  disk_->store->drop_all_watches();
+  commit_ = 0;
+  promoted_ = false;
+  revoking_.clear();
+  pending_.clear();
+  appended_at_.clear();
+  core_.start(self_, config_->members.size());
+  ctx.set_timer(config_->store.expiry_scan_interval, kScanTag);
+}
+
+void StoreMember::on_message(sim::ProcessContext& /*ctx*/, sim::Endpoint /*from*/,
+                             const sim::Message& /*message*/) {
+  ELECTSIM_ASSERT(false, "store members speak payloads");
+}
+
+void StoreMember::on_payload(sim::ProcessContext& /*ctx*/, sim::Endpoint from,
+                             std::uint32_t from_incarnation, sim::Payload&& payload) {
+  if (auto* request = std::get_if<StoreRequest>(&payload)) {
+    ELECTSIM_ASSERT(from >= 0, "store clients are election nodes");
+    take_request(from, from_incarnation, std::move(*request));
+  } else if (auto* replica = std::get_if<sim::ReplicaMessage>(&payload)) {
+    const std::optional<raft::RaftMessage> message = raft::decode(replica->header);
+    ELECTSIM_ASSERT(message.has_value(), "members exchange Raft messages");
+    incoming_ = &replica->entries;
+    core_.step(member_of(from), *message);
+    incoming_ = nullptr;
+  } else if (auto* forwarded = std::get_if<sim::ForwardedProposal>(&payload)) {
+    // etcd-io/raft drops a proposal that reaches a member no longer leading
+    // (ErrProposalDropped); the client's timeout covers it.
+    if (core_.state() == raft::State::leader) propose(std::move(forwarded->command));
+  } else {
+    ELECTSIM_ASSERT(false, "a store member receives requests and its peers' Raft traffic");
+  }
+}
+
+void StoreMember::on_timer(sim::ProcessContext& ctx, sim::TimerId id, sim::TimerTag tag) {
+  if (tag == kScanTag) {
+    check_expiry();
+    ctx.set_timer(config_->store.expiry_scan_interval, kScanTag);
+    return;
+  }
+  const bool core_timer = core_.on_timer(id, tag);
+  ELECTSIM_ASSERT(core_timer, "a timer tag of the store member");
+}
+
+void StoreMember::on_disconnect(sim::ProcessContext& /*ctx*/, sim::Endpoint peer) {
+  // A client's watches live on its connection (etcd cancels a stream's watches when it closes),
+  // and nobody waits for its answers any more.
+  if (peer < 0) return;
+  disk_->store->drop_watches_of(peer);
+  std::erase_if(pending_, [peer](const Pending& p) { return p.client == peer; });
+}
+
+// ---- Requests ---------------------------------------------------------------------------------
+
+void StoreMember::take_request(sim::Endpoint client, std::uint32_t incarnation,
+                               StoreRequest&& request) {
+  if (request.op == StoreOp::watch || request.op == StoreOp::unwatch) {
+    // Watches are served by the member the client talks to, from what it has applied.
+    out_.clear();
+    StoreReply reply = disk_->store->apply(client, request, now(), out_);
+    ctx().reply(client, incarnation, sim::Payload(std::move(reply)));
+    for (WatchNotification& n : out_.notifications) {
+      ctx().send(n.to, sim::Payload(std::move(n.event)));
+    }
+    return;
+  }
+  StoreCommand command;
+  command.kind = StoreCommand::Kind::request;
+  command.client = client;
+  command.client_incarnation = incarnation;
+  command.member = config_->members[static_cast<std::size_t>(self_)];
+  const RequestId id = request.id;
+  command.request = std::move(request);
+  if (core_.state() == raft::State::leader) {
+    wait_for(client, id);
+    propose(std::move(command));
+    return;
+  }
+  if (core_.leader() != raft::kNoMember) {
+    wait_for(client, id);
+    ctx().send(config_->members[static_cast<std::size_t>(core_.leader())],
+               sim::Payload(sim::ForwardedProposal{std::move(command)}));
+    return;
+  }
+  // etcd answers "etcdserver: no leader" when the member has lost its leader.
+  StoreReply reply;
+  reply.id = id;
+  reply.op = command.request.op;
+  reply.error = StoreError::no_leader;
+  reply.succeeded = false;
+  reply.revision = disk_->store->revision();
+  ctx().reply(client, incarnation, sim::Payload(std::move(reply)));
+}
+
+void StoreMember::propose(StoreCommand&& command) {
+  ELECTSIM_ASSERT(core_.state() == raft::State::leader, "only the leader appends");
+  if (command.kind == StoreCommand::Kind::request &&
+      command.request.op == StoreOp::lease_keepalive) {
+    // etcd's lessor refuses to renew a lease whose deadline has passed on the leader's clock,
+    // even before its revocation has run; every member must answer alike, so the leader's
+    // judgement travels in the entry.
+    const std::optional<LocalTime> deadline = disk_->store->lease_deadline(command.request.lease);
+    if (!deadline || *deadline <= now()) command.kind = StoreCommand::Kind::refused;
+  }
+  log().append(LogEntry{core_.term(), std::move(command)});
+  appended_at_.emplace_back(log().last_index(), now());
+  log_changed();
+  progress_.acknowledged(self_, log().last_index());
+  // etcd-io/raft sends new entries at once (bcastAppend after a proposal).
+  for (std::size_t m = 0; m < config_->members.size(); ++m) {
+    if (static_cast<raft::Member>(m) != self_) send_append(static_cast<raft::Member>(m));
+  }
+  maybe_commit();  // a group of one commits alone
+}
+
+// ---- Replication ------------------------------------------------------------------------------
+
+void StoreMember::send_append(raft::Member to) {
+  const raft::Log l = log();
+  const std::int64_t next = std::min(progress_.next(to), l.last_index() + 1);
+  const std::int64_t prev = next - 1;
+  const std::int64_t last = std::min<std::int64_t>(
+      l.last_index(), prev + static_cast<std::int64_t>(config_->max_entries_per_append));
+  sim::ReplicaMessage message;
+  message.header = raft::encode(raft::AppendEntries{core_.term(), prev, l.term_at(prev), commit_});
+  for (std::int64_t i = next; i <= last; ++i) message.entries.push_back(l.at(i));
+  progress_.sent(to, last);
+  ctx().send(config_->members[static_cast<std::size_t>(to)], sim::Payload(std::move(message)));
+}
+
+void StoreMember::send_heartbeats() {
+  for (std::size_t m = 0; m < config_->members.size(); ++m) {
+    if (static_cast<raft::Member>(m) != self_) send_append(static_cast<raft::Member>(m));
+  }
+}
+
+void StoreMember::on_append(raft::Member from, const raft::AppendEntries& m) {
+  ELECTSIM_ASSERT(incoming_ != nullptr, "AppendEntries come with their entries");
+  raft::Log l = log();
+  // Raft Figure 2, AppendEntries receiver step 2: "Reply false if log doesn't contain an entry
+  // at prevLogIndex whose term matches prevLogTerm".
+  if (!l.matches(m.prev_index, m.prev_term)) {
+    send(from, raft::AppendEntriesResponse{core_.term(), false,
+                                           std::min(l.last_index(), m.prev_index - 1)});
+    return;
+  }
+  if (l.merge(m.prev_index, *incoming_, commit_)) log_changed();
+  const std::int64_t match = m.prev_index + static_cast<std::int64_t>(incoming_->size());
+  // Step 5: "If leaderCommit > commitIndex, set commitIndex = min(leaderCommit, index of last
+  // new entry)".
+  if (m.commit > commit_) commit_to(std::min(m.commit, match));
+  send(from, raft::AppendEntriesResponse{core_.term(), true, match});
+}
+
+void StoreMember::on_append_response(raft::Member from, const raft::AppendEntriesResponse& m) {
+  if (!m.success) {
+    progress_.rejected(from, m.index);
+    send_append(from);
+    return;
+  }
+  progress_.acknowledged(from, m.index);
+  maybe_commit();
+  // More to send: the follower is behind and nothing is on its way (a lost append, a backoff).
+  if (progress_.match(from) < log().last_index() && progress_.next(from) <= m.index + 1) {
+    send_append(from);
+  }
+}
+
+void StoreMember::maybe_commit() {
+  const std::int64_t commit = progress_.quorum_commit(log(), core_.term(), commit_);
+  if (commit <= commit_) return;
+  commit_to(commit);
+  // etcd-io/raft tells the followers at once (bcastAppend after maybeCommit).
+  send_heartbeats();
+}
+
+void StoreMember::commit_to(std::int64_t commit) {
+  ELECTSIM_ASSERT(commit <= log().last_index(), "only held entries commit");
+  const bool leading = core_.state() == raft::State::leader;
+  if (leading && ctx().traced()) {
+    for (std::int64_t i = commit_ + 1; i <= commit; ++i) {
+      sim::Event ev;
+      ev.kind = sim::EventKind::raft_commit;
+      ev.node = ctx().self();
+      ev.a = i;
+      ev.b = log().term_at(i);
+      const auto it = std::find_if(appended_at_.begin(), appended_at_.end(),
+                                   [i](const auto& p) { return p.first == i; });
+      ev.c = it != appended_at_.end() ? (now() - it->second).count() : -1;
+      ctx().trace(ev);
+    }
+  }
+  std::erase_if(appended_at_, [commit](const auto& p) { return p.first <= commit; });
+  commit_ = commit;
+  // Apply in log order what is committed. A restarted member has applied what its disk holds.
+  const raft::Log l = log();
+  while (disk_->applied < commit_) {
+    ++disk_->applied;
+    apply(l.at(disk_->applied), disk_->applied);
+  }
+}
+
+// ---- The state machine ------------------------------------------------------------------------
+
+void StoreMember::apply(const LogEntry& entry, std::int64_t index) {
+  out_.clear();
+  const StoreCommand& command = entry.command;
+  switch (command.kind) {
+    case StoreCommand::Kind::empty:
+      // etcd promotes its lessor when the leader applies its term's first (empty) entry: every
+      // lease is refreshed, since the old leader's deadlines are not known here.
+      if (core_.state() == raft::State::leader && entry.term == core_.term() && !promoted_) {
+        promoted_ = true;
+        const std::size_t refreshed =
+            disk_->store->refresh_leases(now(), config_->promote_extend, config_->lease_checkpoint);
+        if (ctx().traced()) {
+          sim::Event ev;
+          ev.kind = sim::EventKind::lease_refresh;
+          ev.node = ctx().self();
+          ev.a = static_cast<std::int64_t>(refreshed);
+          ev.b = core_.term();
+          ctx().trace(ev);
+        }
+      }
+      break;
+    case StoreCommand::Kind::request:
+      answer(command, disk_->store->apply(command.client, command.request, now(), out_));
+      break;
+    case StoreCommand::Kind::refused: {
+      StoreReply reply;
+      reply.id = command.request.id;
+      reply.op = command.request.op;
+      reply.error = StoreError::lease_not_found;
+      reply.succeeded = false;
+      reply.lease = command.request.lease;
+      reply.revision = disk_->store->revision();
+      answer(command, std::move(reply));
+      break;
+    }
+    case StoreCommand::Kind::lease_expiry:
+      disk_->store->revoke_expired(command.request.lease, out_);
+      std::erase(revoking_, command.request.lease);
+      break;
+  }
+  publish(index);
+}
+
+void StoreMember::answer(const StoreCommand& command, StoreReply&& reply) {
+  if (command.member != ctx().self()) return;
+  const auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) {
+    return p.client == command.client && p.id == command.request.id;
+  });
+  if (it == pending_.end()) return;  // taken by an earlier life of this member, or disconnected
+  pending_.erase(it);
+  if (ctx().traced()) {
+    sim::Event ev;
+    ev.kind = sim::EventKind::store_apply;
+    ev.node = command.client;
+    ev.code = static_cast<std::uint16_t>(command.request.op);
+    ev.a = reply.revision;
+    ev.b = reply.succeeded && reply.error == StoreError::none ? 1 : 0;
+    ev.c = reply.lease;
+    ev.d = static_cast<std::int64_t>(command.request.id);
+    ctx().trace(ev);
+  }
+  ctx().reply(command.client, command.client_incarnation, sim::Payload(std::move(reply)));
+}
+
+void StoreMember::publish(std::int64_t index) {
+  // The leader traces what the store did. A new leader may apply an entry its predecessor
+  // applied and traced already: the trace keeps the first, keyed by log index and order.
+  if (core_.state() == raft::State::leader && ctx().traced()) {
+    std::int64_t k = 0;
+    const auto key = [&] { return index * 65536 + std::min<std::int64_t>(k++, 65535); };
+    for (const StoreChange& change : out_.changes) {
+      sim::Event ev;
+      ev.kind = sim::EventKind::store_change;
+      ev.code = change.kind == WatchEvent::Kind::put ? 0 : 1;
+      ev.a = change.revision;
+      ev.b = change.lease;
+      ev.c = change.by_lease_expiry ? 1 : 0;
+      ev.text = change.key;
+      ev.node = owner_of(change, ctx().cluster_size());
+      ctx().trace_first(ev, key());
+    }
+    for (LeaseId lease : out_.expired_leases) {
+      sim::Event ev;
+      ev.kind = sim::EventKind::lease_expire;
+      ev.a = lease;
+      ctx().trace_first(ev, key());
+    }
+  }
+  for (WatchNotification& n : out_.notifications) {
+    ctx().send(n.to, sim::Payload(std::move(n.event)));
+  }
+}
+
+void StoreMember::check_expiry() {
+  // etcd's lessor: only the primary (the promoted leader) revokes, at its checks.
+  if (core_.state() != raft::State::leader || !promoted_) return;
+  due_.clear();
+  disk_->store->due_leases(now(), due_);
+  for (LeaseId lease : due_) {
+    if (std::find(revoking_.begin(), revoking_.end(), lease) != revoking_.end()) continue;
+    revoking_.push_back(lease);
+    StoreCommand command;
+    command.kind = StoreCommand::Kind::lease_expiry;
+    command.request.op = StoreOp::lease_revoke;
+    command.request.lease = lease;
+    command.member = ctx().self();
+    propose(std::move(command));
+  }
+}
+
+// ---- Roles ------------------------------------------------------------------------------------
+
+void StoreMember::on_state_change() {
+  if (core_.state() == raft::State::leader) {
+    // Raft §5.3: nextIndex starts just after the leader's last entry. Raft §8: "each leader
+    // commit a blank no-op entry into the log at the start of its term" (etcd appends an empty
+    // entry on becomeLeader), which also commits the entries of earlier terms.
+    progress_.reset(config_->members.size(), self_, log().last_index());
+    appended_at_.clear();
+    log().append(LogEntry{core_.term(), StoreCommand{}});
+    appended_at_.emplace_back(log().last_index(), now());
+    log_changed();
+    progress_.acknowledged(self_, log().last_index());
+  }
+  trace_role();
+  if (core_.state() == raft::State::leader) maybe_commit();  // a group of one
+}
+
+void StoreMember::on_leader_stop() {
+  promoted_ = false;
+  revoking_.clear();
+  appended_at_.clear();
+}
+
+void StoreMember::trace_role() {
+  const raft::State s = core_.state();
+  const sim::Role role = s == raft::State::leader      ? sim::Role::leader
+                         : s == raft::State::candidate ? sim::Role::candidate
+                                                       : sim::Role::follower;
+  const sim::Endpoint leader = core_.leader() == raft::kNoMember
+                                   ? sim::kNoNode
+                                   : config_->members[static_cast<std::size_t>(core_.leader())];
+  ctx().announce(sim::Belief{role, core_.term(), leader});
+}
+
+// ---- Helpers ----------------------------------------------------------------------------------
+
+void StoreMember::wait_for(sim::Endpoint client, RequestId id) {
+  // Bounded: a request its leader dropped is never answered, and its client has given up on it.
+  if (pending_.size() >= kMaxPending) pending_.erase(pending_.begin());
+  pending_.push_back(Pending{client, id});
+}
+
+void StoreMember::log_changed() {
+  // The WAL write: its length and a counter, so that every change is a disk write even when a
+  // truncation and an append leave the length as it was.
+  sim::DurableState& d = ctx().durable();
+  d.set(kLogLengthKey, log().last_index());
+  d.set(kLogWritesKey, d.get(kLogWritesKey, 0) + 1);
+}
+
+raft::Member StoreMember::member_of(sim::Endpoint endpoint) const {
+  const auto it = std::find(config_->members.begin(), config_->members.end(), endpoint);
+  ELECTSIM_ASSERT(it != config_->members.end(), "Raft traffic comes from a member");
+  return static_cast<raft::Member>(it - config_->members.begin());
+}
+
+sim::ProcessContext& StoreMember::ctx() const {
+  ELECTSIM_ASSERT(ctx_ != nullptr, "a started member");
+  return *ctx_;
+}
+
+sim::LocalTime StoreMember::now() const {
+  return ctx().now();
+}
+
+sim::TimerId StoreMember::set_timer(sim::Duration after_local, sim::TimerTag tag) {
+  return ctx().set_timer(after_local, tag);
+}
+
+void StoreMember::cancel_timer(sim::TimerId id) {
+  ctx().cancel_timer(id);
+}
+
+sim::Rng& StoreMember::rng() {
+  return ctx().rng();
+}
+
+sim::DurableState& StoreMember::durable() {
+  return ctx().durable();
+}
+
+void StoreMember::send(raft::Member to, const raft::RaftMessage& message) {
+  sim::ReplicaMessage replica;
+  replica.header = raft::encode(message);
+  ctx().send(config_->members[static_cast<std::size_t>(to)], sim::Payload(std::move(replica)));
+}
+
+void StoreMember::broadcast(const raft::RaftMessage& message) {
+  for (std::size_t m = 0; m < config_->members.size(); ++m) {
+    if (static_cast<raft::Member>(m) != self_) send(static_cast<raft::Member>(m), message);
+  }
+}
+
+}  // namespace electsim::servers

@@ -1,0 +1,130 @@
+// A member of a replicated store: etcd's server as a process. Members run the one Raft
+// (raft/core.hpp for the election, raft/log.hpp for the log) and apply committed entries in log
+// order to the same state machine as the single store (servers/store/store.hpp). After etcd 3.5:
+// - every client request that reads or writes goes through the log (a linearizable read by log,
+//   the equivalent of etcd's ReadIndex), and the member that took it answers once it has applied
+//   it; a member without the lead forwards to its leader (etcd-io/raft's MsgProp) or, knowing
+//   none, refuses with no_leader;
+// - watches are the member's own (etcd serves watches from the member the client is connected to),
+//   and may resume from a revision this member still holds in its history;
+// - only the leader's lessor expires leases, on its own clock at its scan interval, by proposing
+//   their revocation; on promotion it refreshes every lease (lease/lessor.go Promote): deadline =
+//   now + extend (etcd: the election timeout) + the full TTL, or the TTL left with checkpoints;
+// - the log and the applied state are on the member's disk (etcd's WAL and backend): a crash
+//   loses the unsynced tail of the log, and a restarted member keeps what it had applied.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "raft/core.hpp"
+#include "raft/log.hpp"
+#include "servers/store/store.hpp"
+#include "sim/process.hpp"
+
+namespace electsim::servers {
+
+struct MemberConfig {
+  StoreConfig store;
+  raft::ElectionConfig raft;
+  std::vector<sim::Endpoint> members;  // every member's address, by member index
+  // Promotion keeps each lease's remaining TTL (etcd's lease checkpointing, --experimental-
+  // enable-lease-checkpoint) instead of granting a full one.
+  bool lease_checkpoint = false;
+  Duration promote_extend{0};               // etcd: the election timeout
+  std::size_t max_entries_per_append = 64;  // etcd's MaxSizePerMsg, counted in entries
+  std::size_t history_limit = 10'000;       // changes kept for resuming watches
+};
+
+// The durable part of a member: its log and its applied state machine.
+struct MemberDisk {
+  std::vector<sim::LogEntry> log;
+  std::optional<Store> store;
+  std::int64_t applied = 0;
+};
+
+class StoreMember final : public sim::Process, private raft::Host {
+ public:
+  StoreMember(std::shared_ptr<const MemberConfig> config, raft::Member self);
+
+  void on_start(sim::ProcessContext& ctx) override;
+  void on_message(sim::ProcessContext& ctx, sim::Endpoint from,
+                  const sim::Message& message) override;
+  void on_payload(sim::ProcessContext& ctx, sim::Endpoint from, std::uint32_t from_incarnation,
+                  sim::Payload&& payload) override;
+  void on_timer(sim::ProcessContext& ctx, sim::TimerId id, sim::TimerTag tag) override;
+  void on_disconnect(sim::ProcessContext& ctx, sim::Endpoint peer) override;
+
+  // White-box views for tests.
+  const Store& store() const { return *disk_->store; }
+  raft::State state() const { return core_.state(); }
+  sim::Epoch term() const { return core_.term(); }
+  raft::Member leader() const { return core_.leader(); }
+  std::int64_t commit() const { return commit_; }
+  std::int64_t applied() const { return disk_->applied; }
+  raft::LogPosition last_log() const override { return log().last(); }
+  const std::vector<sim::LogEntry>& entries() const { return disk_->log; }
+
+  // Timer tags besides the core's.
+  static constexpr sim::TimerTag kScanTag = 10;
+
+  static constexpr const char* kLogLengthKey = "log_length";
+  static constexpr const char* kLogWritesKey = "log_writes";
+
+ private:
+  // raft::Host, on the context of the current input.
+  sim::LocalTime now() const override;
+  sim::TimerId set_timer(sim::Duration after_local, sim::TimerTag tag) override;
+  void cancel_timer(sim::TimerId id) override;
+  sim::Rng& rng() override;
+  sim::DurableState& durable() override;
+  void send(raft::Member to, const raft::RaftMessage& message) override;
+  void broadcast(const raft::RaftMessage& message) override;
+  void send_heartbeats() override;
+  void on_append(raft::Member from, const raft::AppendEntries& m) override;
+  void on_append_response(raft::Member from, const raft::AppendEntriesResponse& m) override;
+  void on_state_change() override;
+  void on_leader_stop() override;
+
+  void take_request(sim::Endpoint client, std::uint32_t incarnation, StoreRequest&& request);
+  void propose(sim::StoreCommand&& command);
+  void wait_for(sim::Endpoint client, RequestId id);
+  void send_append(raft::Member to);
+  void maybe_commit();
+  void commit_to(std::int64_t commit);
+  void apply(const sim::LogEntry& entry, std::int64_t index);
+  void answer(const sim::StoreCommand& command, StoreReply&& reply);
+  void publish(std::int64_t index);
+  void check_expiry();
+  void log_changed();
+  void trace_role();
+  raft::Member member_of(sim::Endpoint endpoint) const;
+  sim::ProcessContext& ctx() const;
+  raft::Log log() const { return raft::Log(disk_->log); }
+
+  std::shared_ptr<const MemberConfig> config_;
+  raft::Member self_;
+  raft::Core core_;
+  sim::ProcessContext* ctx_ = nullptr;  // the kernel's context: one for the process's life
+  MemberDisk* disk_ = nullptr;          // in the durable state's bulk storage
+  raft::Progress progress_;
+  std::int64_t commit_ = 0;
+  bool promoted_ = false;          // the leader's lessor is primary (after its first entry applied)
+  std::vector<LeaseId> revoking_;  // expiries proposed, not yet applied
+  const std::vector<sim::LogEntry>* incoming_ = nullptr;  // the entries of the AppendEntries
+  // Requests this incarnation took and will answer, and when: the wait registry.
+  struct Pending {
+    sim::Endpoint client = sim::kNoNode;
+    RequestId id = 0;
+  };
+  std::vector<Pending> pending_;  // oldest first
+  static constexpr std::size_t kMaxPending = 4096;
+  // Leader: when each entry of its term was appended, by index, for the commit latency.
+  std::vector<std::pair<std::int64_t, sim::LocalTime>> appended_at_;
+  std::vector<LeaseId> due_;
+  StoreOutput out_;
+};
+
+}  // namespace electsim::servers
