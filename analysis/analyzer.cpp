@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "analysis/coordinator.hpp"
 #include "sim/assert.hpp"
 #include "sim/protocol.hpp"
 
@@ -23,10 +24,14 @@ bool takes_node_away(sim::FaultKind kind) {
   return sim::fault_info(kind).takes_leader_away;
 }
 
-// Parses one endpoint of a partition's text ("3", "store", "sink").
+// Parses one endpoint of a partition's text ("3", "store", "store:2", "sink").
 std::optional<sim::Endpoint> parse_endpoint(std::string_view text) {
   if (text == "store") return sim::kStoreEndpoint;
   if (text == "sink") return sim::kSinkEndpoint;
+  if (text.size() == 7 && text.substr(0, 6) == "store:" && text[6] >= '0' &&
+      static_cast<std::size_t>(text[6] - '0') < sim::kMaxStoreMembers) {
+    return sim::store_member_endpoint(static_cast<std::size_t>(text[6] - '0'));
+  }
   sim::Endpoint value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc{} || ptr != text.data() + text.size()) return std::nullopt;
@@ -51,6 +56,7 @@ struct Analyzer::State {
   AnalysisConfig config;
   Report report;
   std::size_t node_count = 0;
+  CoordinatorWatch coordinator{1};
 
   // Leadership.
   std::vector<std::optional<std::size_t>> open;  // per node: its open interval in report.intervals
@@ -113,6 +119,8 @@ struct Analyzer::State {
       in_split = false;
     }
     if (open_count == 0) report.leaderless_time += d;
+    if (open_count == 0 && config.uses_store && !coordinator.can_grant()) report.stall_time += d;
+    coordinator.account(d);
     accounted = t;
   }
 
@@ -286,12 +294,19 @@ struct Analyzer::State {
     std::optional<std::size_t> leader_group;
     std::optional<std::size_t> store_group;
     std::vector<bool> grouped(node_count, false);
+    // A replicated store serves the side that holds a majority of its members.
+    std::size_t members_grouped = 0;
+    std::vector<std::size_t> members_in(groups.size(), 0);
     for (std::size_t g = 0; g < groups.size(); ++g) {
       for (sim::Endpoint e : groups[g]) {
         if (e == leader) leader_group = g;
         if (e == sim::kStoreEndpoint) store_group = g;
         if (e >= 0 && static_cast<std::size_t>(e) < node_count)
           grouped[static_cast<std::size_t>(e)] = true;
+        if (e < 0 && sim::store_member_of(e) >= 0) {
+          ++members_grouped;
+          ++members_in[g];
+        }
       }
     }
     if (!leader_group) return false;  // the leader keeps all its links
@@ -303,6 +318,12 @@ struct Analyzer::State {
       if (e >= 0 && static_cast<std::size_t>(e) < node_count) ++reachable;
     }
     if (2 * reachable <= node_count) return true;
+    if (config.store_members > 1) {
+      const std::size_t members = config.store_members;
+      const std::size_t with_leader =
+          members_in[*leader_group] + (members - std::min(members, members_grouped));
+      return config.uses_store && 2 * with_leader <= members;
+    }
     return config.uses_store && store_group && *store_group != *leader_group;
   }
 
@@ -366,6 +387,7 @@ struct Analyzer::State {
 
 Analyzer::Analyzer(AnalysisConfig config) : state_(std::make_unique<State>()) {
   state_->node_count = config.node_count;
+  state_->coordinator = CoordinatorWatch(config.store_members);
   state_->config = std::move(config);
   state_->report.node_count = state_->node_count;
   if (state_->node_count > 0) state_->ensure_node(static_cast<NodeId>(state_->node_count - 1));
@@ -380,6 +402,7 @@ void Analyzer::on_event(const sim::Event& event) {
   s.last_event = event.time;
   ++s.report.events;
   s.advance(event.time);
+  s.coordinator.on_event(event);
   switch (event.kind) {
     case sim::EventKind::run_start:
       if (s.node_count == 0 && event.a > 0) {
@@ -449,6 +472,7 @@ Report Analyzer::finish() {
     r.store_requests_per_second = static_cast<double>(r.store_requests_total) /
                                   (static_cast<double>(r.duration.count()) * 1e-9);
   }
+  s.coordinator.finish(r);
   for (std::size_t code = 0; code < s.sent_by_type.size(); ++code) {
     if (s.sent_by_type[code] == 0) continue;
     const bool named =

@@ -23,7 +23,8 @@ struct AnalysisConfig {
   // Lease-style protocols: leadership lives in this store key; failover ends when another node
   // holds it (the store_change event's node is the holder).
   std::optional<std::string> leader_key;
-  bool uses_store = false;  // a partition cutting the leader from the store takes it away
+  bool uses_store = false;        // a partition cutting the leader from the store takes it away
+  std::size_t store_members = 1;  // a replicated store's members (1: the single store)
 };
 
 class Analyzer : public sim::Observer {

@@ -66,6 +66,30 @@ const std::vector<MetricInfo>& catalogue() {
       {"store_requests", MetricUnit::count, "requests sent to the store"},
       {"store_requests_per_second", MetricUnit::rate, "store requests per simulated second"},
       {"sink_writes", MetricUnit::count, "writes that reached the sink"},
+      {"stall_time", MetricUnit::duration,
+       "time with no leader while the coordinator could not grant a lease (a replicated store "
+       "with no running leader, a single store paused or down): what a coordinator outage "
+       "should cost instead of split-brain"},
+      {"store_unavailable_time", MetricUnit::duration,
+       "time the store could not grant, leaders or not"},
+      {"store_availability", MetricUnit::fraction, "share of the run the store could grant"},
+      {"store_leader_changes", MetricUnit::count,
+       "store leader elections after the first (a replicated store)"},
+      {"store_commit_latency_p50", MetricUnit::duration,
+       "median time from the store leader's append of an entry of its term to its commit "
+       "(unobserved: no commit)"},
+      {"store_commit_latency_p99", MetricUnit::duration,
+       "99th percentile of that commit latency (unobserved: no commit)"},
+      {"store_requests_failed", MetricUnit::count,
+       "store requests the clients gave up on (request_timeout, a crashed member)"},
+      {"store_requests_retried", MetricUnit::count,
+       "store requests sent again to another member after a no_leader answer"},
+      {"store_client_failovers", MetricUnit::count, "times a client moved to another member"},
+      {"lease_refreshes", MetricUnit::count,
+       "leases refreshed by new store leaders on promotion (each stretches a lease)"},
+      {"store_safety_violations", MetricUnit::count,
+       "two store members leading in one term, or two different entries committed at one log "
+       "index (always 0: Raft's safety; any other value fails the run)"},
   };
   return metrics;
 }
@@ -254,6 +278,25 @@ std::optional<double> metric_value(const Report& r, std::string_view name) {
   if (name == "store_requests") return count(r.store_requests_total);
   if (name == "store_requests_per_second") return r.store_requests_per_second;
   if (name == "sink_writes") return count(r.sink_writes);
+  if (name == "stall_time") return ns(r.stall_time);
+  if (name == "store_unavailable_time") return ns(r.store.unavailable_time);
+  if (name == "store_availability") return r.store.availability;
+  if (name == "store_leader_changes") return count(r.store.leader_changes);
+  if (name == "store_commit_latency_p50") {
+    if (!r.store.commit_latency_p50) return std::nullopt;
+    return ns(*r.store.commit_latency_p50);
+  }
+  if (name == "store_commit_latency_p99") {
+    if (!r.store.commit_latency_p99) return std::nullopt;
+    return ns(*r.store.commit_latency_p99);
+  }
+  if (name == "store_requests_failed") return count(r.store.requests_failed);
+  if (name == "store_requests_retried") return count(r.store.requests_retried);
+  if (name == "store_client_failovers") return count(r.store.client_failovers);
+  if (name == "lease_refreshes") return count(r.store.lease_refreshes);
+  if (name == "store_safety_violations") {
+    return count(r.store.same_term_leaders + r.store.commit_conflicts);
+  }
   return std::nullopt;
 }
 
@@ -306,6 +349,22 @@ Verdict check(const Report& report, std::span<const Expectation> expectations) {
         n);
     message += when(report, rule.metric);
     verdict.breaches.push_back({rule, static_cast<double>(n), std::move(message)});
+  }
+  // The store's own Raft broke its safety: that is a bug in the simulated coordinator, never a
+  // finding about the protocol, and no expect block can excuse it.
+  const std::uint64_t store_violations =
+      report.store.same_term_leaders + report.store.commit_conflicts;
+  if (store_violations > 0) {
+    Expectation rule;
+    rule.metric = "store_safety_violations";
+    rule.max = 0;
+    verdict.breaches.push_back(
+        {rule, static_cast<double>(store_violations),
+         fmt::format("store_safety_violations = {}: {} same-term store leaders, {} conflicting "
+                     "commits; first at {}",
+                     store_violations, report.store.same_term_leaders,
+                     report.store.commit_conflicts,
+                     sim::format_seconds(report.store.first_violation->since_start()))});
   }
   return verdict;
 }

@@ -84,6 +84,30 @@ struct Failover {
   std::optional<Epoch> regained_epoch;
 };
 
+// The store as the nodes' coordinator (analysis/coordinator.hpp). With a single store only
+// `unavailable_time` can be non-zero (the store paused or crashed).
+struct CoordinatorReport {
+  std::size_t members = 1;
+  // Time the store could not grant: no member both leads and runs (a single store: it is down or
+  // paused). With CheckQuorum (etcd's default) a leader cut off from its quorum steps down within
+  // an election timeout, so that much of a partition shows as available.
+  Duration unavailable_time{0};
+  double availability = 1;
+  std::uint64_t leader_elections = 0;  // distinct terms in which a member led
+  std::uint64_t leader_changes = 0;    // elections after the first
+  std::uint64_t commits = 0;           // entries committed (by the leaders that committed them)
+  std::optional<Duration> commit_latency_p50;  // leader's append to commit, its own term's entries
+  std::optional<Duration> commit_latency_p99;
+  std::uint64_t requests_failed = 0;   // clients gave up (request_timeout, a reset connection)
+  std::uint64_t requests_retried = 0;  // sent again to another member after a no_leader answer
+  std::uint64_t client_failovers = 0;  // clients moving to another member, for any reason
+  std::uint64_t lease_refreshes = 0;   // leases refreshed by new leaders on promotion
+  // Safety of the store's own Raft: both must be 0.
+  std::uint64_t same_term_leaders = 0;  // two members leading in one term
+  std::uint64_t commit_conflicts = 0;   // two different entries committed at one log index
+  std::optional<Time> first_violation;
+};
+
 struct Report {
   std::size_t node_count = 0;
   Duration duration{0};
@@ -120,6 +144,10 @@ struct Report {
 
   // Liveness.
   std::vector<Failover> failovers;
+  // Stall: no node leads while the coordinator cannot grant a lease (DESIGN.md). A coordinator
+  // outage should produce stall, never split-brain.
+  Duration stall_time{0};
+  CoordinatorReport store;
 
   // Cost.
   std::uint64_t messages_sent = 0;

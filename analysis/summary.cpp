@@ -151,6 +151,43 @@ void liveness_section(std::string& out, const Report& r) {
   }
   fmt::format_to(it, "  leaderless: {} ({} of the run)\n", secs(r.leaderless_time),
                  percent(r.leaderless_fraction));
+  if (r.stall_time.count() > 0 || r.store.members > 1) {
+    fmt::format_to(it, "  stall: {} with no leader while the store could not grant\n",
+                   secs(r.stall_time));
+  }
+}
+
+// A replicated store's own figures, or a single store's outage.
+void store_section(std::string& out, const Report& r) {
+  const CoordinatorReport& s = r.store;
+  if (s.members <= 1 && s.unavailable_time.count() == 0) return;
+  auto it = std::back_inserter(out);
+  out += "\nstore\n";
+  if (s.members > 1) {
+    fmt::format_to(it, "  {} members; available {} of the run ({} without a running leader)\n",
+                   s.members, percent(s.availability), secs(s.unavailable_time));
+    fmt::format_to(it, "  leader elections: {} ({} changes); {} entries committed",
+                   s.leader_elections, s.leader_changes, s.commits);
+    if (s.commit_latency_p50) {
+      fmt::format_to(it, ", commit latency p50 {} p99 {}", secs(*s.commit_latency_p50),
+                     secs(*s.commit_latency_p99));
+    }
+    out += '\n';
+    fmt::format_to(it,
+                   "  clients: {} requests failed, {} retried on another member, {} moves to "
+                   "another member\n",
+                   s.requests_failed, s.requests_retried, s.client_failovers);
+    fmt::format_to(it, "  leases refreshed by new leaders: {}\n", s.lease_refreshes);
+    if (s.same_term_leaders + s.commit_conflicts == 0) {
+      out += "  store safety: one leader per term, no conflicting commits\n";
+    } else {
+      fmt::format_to(it, "  store safety: BROKEN, {} same-term leaders, {} conflicting commits\n",
+                     s.same_term_leaders, s.commit_conflicts);
+    }
+  } else {
+    fmt::format_to(it, "  unavailable (paused or down): {} ({} available)\n",
+                   secs(s.unavailable_time), percent(s.availability));
+  }
 }
 
 void cost_section(std::string& out, const Report& r) {
@@ -217,6 +254,7 @@ std::string format_summary(const RunInfo& info, const Report& r, const Verdict& 
   leaders_section(out, r);
   safety_section(out, r);
   liveness_section(out, r);
+  store_section(out, r);
   cost_section(out, r);
   out += '\n';
   if (verdict.ok()) {
@@ -360,7 +398,25 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   put_duration(liveness, "failover_max", as_duration("failover_max"));
   put_duration(liveness, "failover_median", as_duration("failover_median"));
   put_duration(liveness, "write_outage_max", as_duration("write_outage_max"));
+  put_duration(liveness, "stall_time", r.stall_time);
   j["liveness"] = std::move(liveness);
+
+  json store = json::object();
+  store["members"] = r.store.members;
+  put_duration(store, "unavailable_time", r.store.unavailable_time);
+  store["availability"] = r.store.availability;
+  store["leader_elections"] = r.store.leader_elections;
+  store["leader_changes"] = r.store.leader_changes;
+  store["commits"] = r.store.commits;
+  put_duration(store, "commit_latency_p50", r.store.commit_latency_p50);
+  put_duration(store, "commit_latency_p99", r.store.commit_latency_p99);
+  store["requests_failed"] = r.store.requests_failed;
+  store["requests_retried"] = r.store.requests_retried;
+  store["client_failovers"] = r.store.client_failovers;
+  store["lease_refreshes"] = r.store.lease_refreshes;
+  store["same_term_leaders"] = r.store.same_term_leaders;
+  store["commit_conflicts"] = r.store.commit_conflicts;
+  j["store"] = std::move(store);
 
   json cost = json::object();
   cost["messages_sent"] = r.messages_sent;

@@ -359,6 +359,7 @@ nlohmann::json header_json(const TraceHeader& h) {
   if (!h.election_message_types.empty()) j["election_message_types"] = h.election_message_types;
   j["leader_key"] = h.leader_key ? nlohmann::json(*h.leader_key) : nlohmann::json(nullptr);
   j["uses_store"] = h.uses_store;
+  if (h.store_members > 1) j["store_members"] = h.store_members;
   return j;
 }
 
@@ -378,6 +379,7 @@ AnalysisConfig TraceHeader::analysis_config() const {
   config.election_message_types = election_message_types;
   config.leader_key = leader_key;
   config.uses_store = uses_store;
+  config.store_members = store_members;
   return config;
 }
 
@@ -723,6 +725,14 @@ std::string read_header(const nlohmann::json& j, TraceHeader& h) {
     const nlohmann::json& key = j.value("leader_key", nlohmann::json(nullptr));
     if (key.is_string()) h.leader_key = key.get<std::string>();
     h.uses_store = j.value("uses_store", false);
+    if (j.contains("store_members")) {
+      const auto members = header_integer(j.at("store_members"));
+      if (!members || *members < 1 || *members > static_cast<std::int64_t>(sim::kMaxStoreMembers)) {
+        return fmt::format("header field \"store_members\" must be from 1 to {}",
+                           sim::kMaxStoreMembers);
+      }
+      h.store_members = static_cast<std::size_t>(*members);
+    }
   } catch (const nlohmann::json::exception& e) {
     return fmt::format("bad trace header: {}", e.what());
   }

@@ -35,6 +35,7 @@ struct TraceHeader {
   std::vector<std::string> election_message_types;  // the election's own, of message_types
   std::optional<std::string> leader_key;
   bool uses_store = false;
+  std::size_t store_members = 1;  // written only when the store is replicated
 
   AnalysisConfig analysis_config() const;
 };

@@ -1,0 +1,125 @@
+// The coordinator's observables: see analysis/coordinator.hpp.
+#include "analysis/coordinator.hpp"
+
+#include <algorithm>
+
+#include "analysis/stats.hpp"
+#include "sim/protocol.hpp"
+
+namespace electsim::analysis {
+
+CoordinatorWatch::CoordinatorWatch(std::size_t members)
+    : member_count_(std::max<std::size_t>(members, 1)) {
+  report_.members = member_count_;
+  for (std::size_t k = 0; k < member_count_; ++k) {
+    Member m;
+    m.endpoint = sim::store_member_endpoint(k);
+    // A single store serves from the start; members lead only once elected.
+    m.leads = member_count_ == 1;
+    members_.push_back(m);
+  }
+}
+
+CoordinatorWatch::Member* CoordinatorWatch::member(sim::Endpoint endpoint) {
+  for (Member& m : members_) {
+    if (m.endpoint == endpoint) return &m;
+  }
+  return nullptr;
+}
+
+bool CoordinatorWatch::can_grant() const {
+  return std::any_of(members_.begin(), members_.end(),
+                     [](const Member& m) { return m.up && !m.paused && m.leads; });
+}
+
+void CoordinatorWatch::account(Duration d) {
+  if (!can_grant()) report_.unavailable_time += d;
+}
+
+void CoordinatorWatch::on_event(const sim::Event& e) {
+  using K = sim::EventKind;
+  switch (e.kind) {
+    case K::crash:
+      if (Member* m = member(e.node)) {
+        m->up = false;
+        m->paused = false;
+        if (member_count_ > 1) m->leads = false;
+      }
+      return;
+    case K::restart:
+      if (Member* m = member(e.node)) m->up = true;
+      return;
+    case K::pause:
+      if (Member* m = member(e.node)) m->paused = true;
+      return;
+    case K::resume:
+      if (Member* m = member(e.node)) m->paused = false;
+      return;
+    case K::store_pause:
+      members_.front().paused = true;
+      return;
+    case K::store_resume:
+      members_.front().paused = false;
+      return;
+    case K::server_role: {
+      Member* m = member(e.node);
+      if (m == nullptr) return;
+      const bool leads = e.code == static_cast<std::uint16_t>(sim::Role::leader);
+      m->leads = leads;
+      m->term = e.a;
+      if (!leads) return;
+      // Raft §5.2 election safety: at most one leader per term.
+      const auto [it, first] = leader_of_term_.emplace(e.a, e.node);
+      if (first) {
+        ++report_.leader_elections;
+      } else if (it->second != e.node) {
+        ++report_.same_term_leaders;
+        if (!report_.first_violation) report_.first_violation = e.time;
+      }
+      return;
+    }
+    case K::raft_commit: {
+      ++report_.commits;
+      // Raft's State Machine Safety: an index, once committed, holds the same entry everywhere.
+      const auto [it, first] = committed_.emplace(e.a, e.b);
+      if (!first && it->second != e.b) {
+        ++report_.commit_conflicts;
+        if (!report_.first_violation) report_.first_violation = e.time;
+      }
+      if (e.c >= 0) commit_latency_ns_.push_back(e.c);
+      return;
+    }
+    case K::lease_refresh:
+      report_.lease_refreshes += static_cast<std::uint64_t>(std::max<std::int64_t>(e.a, 0));
+      return;
+    case K::client_failover:
+      ++report_.client_failovers;
+      if (e.code == static_cast<std::uint16_t>(sim::FailoverReason::no_leader)) {
+        ++report_.requests_retried;
+      }
+      return;
+    case K::store_reply:
+      if (e.c == static_cast<std::int64_t>(sim::StoreError::unavailable)) ++report_.requests_failed;
+      return;
+    default:
+      return;
+  }
+}
+
+void CoordinatorWatch::finish(Report& report) {
+  report_.leader_changes = report_.leader_elections > 0 ? report_.leader_elections - 1 : 0;
+  std::sort(commit_latency_ns_.begin(), commit_latency_ns_.end());
+  if (const auto p50 = nearest_rank_percentile(commit_latency_ns_, 50)) {
+    report_.commit_latency_p50 = Duration(*p50);
+  }
+  if (const auto p99 = nearest_rank_percentile(commit_latency_ns_, 99)) {
+    report_.commit_latency_p99 = Duration(*p99);
+  }
+  if (report.duration.count() > 0) {
+    report_.availability = 1.0 - static_cast<double>(report_.unavailable_time.count()) /
+                                     static_cast<double>(report.duration.count());
+  }
+  report.store = report_;
+}
+
+}  // namespace electsim::analysis

@@ -1,0 +1,49 @@
+// The coordinator's own observables, from the event stream: whether the store can grant (a single
+// store that is up and running; a replicated store with a member that leads and runs), its leader
+// elections, commit latency, the clients' failed and retried requests, the leases refreshed by
+// promotions, and the safety of the store's Raft itself: no two leaders in one term, no two
+// different entries committed at one log index. DESIGN.md "Stall"; docs/metrics.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "analysis/report.hpp"
+#include "sim/event.hpp"
+
+namespace electsim::analysis {
+
+class CoordinatorWatch {
+ public:
+  // `members`: the store's members (1: the single store).
+  explicit CoordinatorWatch(std::size_t members);
+
+  void on_event(const sim::Event& e);
+  // Whether the store could grant a lease just before the current event.
+  bool can_grant() const;
+  void finish(Report& report);
+  const CoordinatorReport& report() const { return report_; }
+  // Adds `d` to the store's unavailable time if it cannot grant now.
+  void account(Duration d);
+
+ private:
+  struct Member {
+    sim::Endpoint endpoint = sim::kNoNode;
+    bool up = true;
+    bool paused = false;
+    bool leads = false;
+    Epoch term = 0;
+  };
+  Member* member(sim::Endpoint endpoint);
+
+  std::size_t member_count_;
+  std::vector<Member> members_;
+  std::map<Epoch, sim::Endpoint> leader_of_term_;
+  std::map<std::int64_t, Epoch> committed_;  // log index -> term of the entry committed there
+  std::vector<std::int64_t> commit_latency_ns_;
+  CoordinatorReport report_;
+};
+
+}  // namespace electsim::analysis
