@@ -93,9 +93,10 @@ void CoordinatorWatch::on_event(const sim::Event& e) {
       report_.lease_refreshes += static_cast<std::uint64_t>(std::max<std::int64_t>(e.a, 0));
       return;
     case K::client_failover:
-      ++report_.client_failovers;
       if (e.code == static_cast<std::uint16_t>(sim::FailoverReason::no_leader)) {
         ++report_.requests_retried;
+      } else {
+        ++report_.client_failovers;
       }
       return;
     case K::store_reply:

@@ -100,7 +100,7 @@ struct CoordinatorReport {
   std::optional<Duration> commit_latency_p99;
   std::uint64_t requests_failed = 0;   // clients gave up (request_timeout, a reset connection)
   std::uint64_t requests_retried = 0;  // sent again to another member after a no_leader answer
-  std::uint64_t client_failovers = 0;  // clients moving to another member, for any reason
+  std::uint64_t client_failovers = 0;  // clients moving to another member (timeout, crash)
   std::uint64_t lease_refreshes = 0;   // leases refreshed by new leaders on promotion
   // Safety of the store's own Raft: both must be 0.
   std::uint64_t same_term_leaders = 0;  // two members leading in one term

@@ -260,6 +260,9 @@ json RunRecord::to_json() const {
   j["stale_writes_overwriting"] = stale_writes_overwriting;
   j["writes_accepted"] = writes_accepted;
   j["elections"] = elections;
+  j["stall_ns"] = stall_ns;
+  j["store_unavailable_ns"] = store_unavailable_ns;
+  j["store_leader_changes"] = store_leader_changes;
   j["messages_sent"] = messages_sent;
   j["store_requests"] = store_requests;
   j["events"] = events;
@@ -340,6 +343,9 @@ std::optional<RunRecord> RunRecord::from_json(const json& j, std::string& error)
     r.elections = part_count(j, "elections", r.events);
     r.messages_sent = part_count(j, "messages_sent", r.events);
     r.store_requests = part_count(j, "store_requests", r.events);
+    r.stall_ns = part_duration(j.at("stall_ns"), "stall_ns", d);
+    r.store_unavailable_ns = part_duration(j.at("store_unavailable_ns"), "store_unavailable_ns", d);
+    r.store_leader_changes = part_count(j, "store_leader_changes", r.events);
     r.trace_hash = j.at("trace_hash").get<std::string>();
     if (r.trace_hash.size() != 16 ||
         r.trace_hash.find_first_not_of("0123456789abcdef") != std::string::npos) {
@@ -388,6 +394,9 @@ RunRecord record_of(std::uint64_t run, std::uint64_t seed, const RunResult& resu
   r.elections = report.elections;
   r.messages_sent = report.messages_sent;
   r.store_requests = report.store_requests_total;
+  r.stall_ns = report.stall_time.count();
+  r.store_unavailable_ns = report.store.unavailable_time.count();
+  r.store_leader_changes = report.store.leader_changes;
   r.events = result.stats.events;
   r.trace_hash = result.trace_hash;
   return r;
@@ -588,6 +597,9 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
       // Sums over up to 10^8 runs of up to 720h each: 128 bits, so no sweep can overflow them.
       Int128 simulated_ns = 0;
       Int128 leaderless_ns = 0;
+      Int128 stall_ns = 0;
+      Int128 store_unavailable_ns = 0;
+      std::uint64_t store_leader_changes = 0;
       Int128 split_brain_total_ns = 0;
       std::int64_t split_brain_max_ns = 0;
       std::uint64_t runs_split = 0;
@@ -614,6 +626,9 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
         s.failovers_regained += rec.failovers_regained;
         simulated_ns += rec.duration_ns;
         leaderless_ns += rec.leaderless_ns;
+        stall_ns += rec.stall_ns;
+        store_unavailable_ns += rec.store_unavailable_ns;
+        store_leader_changes += rec.store_leader_changes;
         split_brain_total_ns += rec.split_brain_ns;
         split_brain_max_ns = std::max(split_brain_max_ns, rec.split_brain_ns);
         runs_split += rec.split_brain_ns > 0 ? 1 : 0;
@@ -659,7 +674,11 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
               static_cast<double>(leaderless_ns) / static_cast<double>(simulated_ns);
           s.messages_per_second = static_cast<double>(messages) / simulated_s;
           s.store_requests_per_second = static_cast<double>(store_requests) / simulated_s;
+          s.stall_fraction = static_cast<double>(stall_ns) / static_cast<double>(simulated_ns);
+          s.store_availability =
+              1.0 - static_cast<double>(store_unavailable_ns) / static_cast<double>(simulated_ns);
         }
+        s.store_leader_changes_mean = static_cast<double>(store_leader_changes) / runs;
         s.split_brain_probability = static_cast<double>(runs_split) / runs;
         s.split_brain_time_mean_ns = static_cast<std::int64_t>(
             (split_brain_total_ns + static_cast<Int128>(s.runs / 2)) / static_cast<Int128>(s.runs));
@@ -732,6 +751,14 @@ const std::vector<PointMetric>& point_metrics() {
       {"store_requests_per_second", false, false,
        "store requests per simulated second, all runs pooled",
        [](const PointSummary& s) { return s.store_requests_per_second; }},
+      {"stall_fraction", false, true,
+       "time with no leader while the store could not grant, over simulated time, all runs pooled",
+       [](const PointSummary& s) { return s.stall_fraction; }},
+      {"store_availability", false, true,
+       "time the store could grant (a replicated store: a member led and ran), all runs pooled",
+       [](const PointSummary& s) { return s.store_availability; }},
+      {"store_leader_changes_mean", false, false, "store leader changes per run",
+       [](const PointSummary& s) { return s.store_leader_changes_mean; }},
   };
   return metrics;
 }
@@ -828,7 +855,7 @@ std::string sweep_runs_csv(const SweepResult& result) {
       "write_outage_max_s,first_leader_at_s,leaderless_fraction,split_brain_time_s,"
       "same_epoch_leaders,stale_writes_accepted,stale_writes_rejected,stale_writes_overwriting,"
       "writes_accepted,elections,"
-      "messages_sent,store_requests,events,trace_hash,replay\n";
+      "messages_sent,store_requests,stall_time_s,store_leader_changes,events,trace_hash,replay\n";
   for (const RunRecord& r : result.records) {
     const std::size_t protocol = static_cast<std::size_t>(r.run / seeds / points);
     const std::uint64_t point = (r.run / seeds) % points;
@@ -845,15 +872,15 @@ std::string sweep_runs_csv(const SweepResult& result) {
         r.duration_ns > 0 ? std::optional<double>(static_cast<double>(r.leaderless_ns) /
                                                   static_cast<double>(r.duration_ns))
                           : std::nullopt;
-    out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.seed,
-                       r.complete, r.expect_ok, r.failovers_ns.size(), r.failovers_unresolved,
-                       optional_seconds(max_of(r.failovers_ns)),
-                       optional_seconds(max_of(r.write_outages_ns)),
-                       optional_seconds(r.first_leader_at_ns), number_text(leaderless),
-                       seconds_text(r.split_brain_ns), r.same_epoch_leaders,
-                       r.stale_writes_accepted, r.stale_writes_rejected, r.stale_writes_overwriting,
-                       r.writes_accepted, r.elections, r.messages_sent, r.store_requests, r.events,
-                       r.trace_hash, csv_field(d.replay_command(protocol, point, r.seed)));
+    out += fmt::format(
+        ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.seed,
+        r.complete, r.expect_ok, r.failovers_ns.size(), r.failovers_unresolved,
+        optional_seconds(max_of(r.failovers_ns)), optional_seconds(max_of(r.write_outages_ns)),
+        optional_seconds(r.first_leader_at_ns), number_text(leaderless),
+        seconds_text(r.split_brain_ns), r.same_epoch_leaders, r.stale_writes_accepted,
+        r.stale_writes_rejected, r.stale_writes_overwriting, r.writes_accepted, r.elections,
+        r.messages_sent, r.store_requests, seconds_text(r.stall_ns), r.store_leader_changes,
+        r.events, r.trace_hash, csv_field(d.replay_command(protocol, point, r.seed)));
   }
   return out;
 }

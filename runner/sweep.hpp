@@ -73,6 +73,10 @@ struct RunRecord {
   std::uint64_t elections = 0;
   std::uint64_t messages_sent = 0;
   std::uint64_t store_requests = 0;
+  // The coordinator: no leader while the store could not grant; the store unable to grant.
+  std::int64_t stall_ns = 0;
+  std::int64_t store_unavailable_ns = 0;
+  std::uint64_t store_leader_changes = 0;
   std::uint64_t events = 0;
   std::string trace_hash;
 
@@ -109,7 +113,10 @@ struct PointSummary {
   std::uint64_t same_epoch_leaders = 0;
   std::optional<double> messages_per_second;
   std::optional<double> store_requests_per_second;
-  std::optional<std::uint64_t> worst_seed;  // most split-brain, else slowest failover
+  std::optional<double> stall_fraction;             // stall time over simulated time, pooled
+  std::optional<double> store_availability;         // time the store could grant, pooled
+  std::optional<double> store_leader_changes_mean;  // per run
+  std::optional<std::uint64_t> worst_seed;          // most split-brain, else slowest failover
 };
 
 // A finished (or interrupted) sweep: the definition and the records of the runs that finished,

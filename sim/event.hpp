@@ -44,8 +44,8 @@ enum class EventKind : std::uint8_t {
   raft_commit,      // node: leader, a: log index, b: entry's term, c: ns from append (leader's
                     // clock; -1 for an entry of an earlier term)
   lease_refresh,    // node: new leader, a: leases refreshed on promotion, b: its term
-  client_failover,  // node: client, peer: the member it moves to, code: FailoverReason,
-                    // a: the request that failed (0: none)
+  client_failover,  // node: client, peer: the member it moves to (no_leader: retries on),
+                    // code: FailoverReason, a: the request that failed (0: none)
 };
 inline constexpr int kEventKindCount = 29;
 const char* event_kind_name(EventKind kind);

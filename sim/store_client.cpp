@@ -36,8 +36,8 @@ void StoreClient::send(ProcessContext& ctx, StoreRequest request) {
   transmit(ctx, Outstanding{std::move(request), kNoNode, kNoTimer, false, 0});
 }
 
-void StoreClient::transmit(ProcessContext& ctx, Outstanding&& o) {
-  o.sent_to = current();
+void StoreClient::transmit(ProcessContext& ctx, Outstanding&& o, Endpoint to) {
+  o.sent_to = to == kNoNode ? current() : to;
   if (config_->request_timeout.count() > 0) {
     o.timer = ctx.set_timer(config_->request_timeout, kTimeoutTag);
   }
@@ -54,9 +54,20 @@ std::optional<StoreReply> StoreClient::on_reply(ProcessContext& ctx, StoreReply&
   outstanding_.erase(it);
   if (o.timer != kNoTimer) ctx.cancel_timer(o.timer);
   if (reply.error == StoreError::no_leader && !o.retried) {
-    move_on(ctx, FailoverReason::no_leader, o.request.id);
+    // Retried once on the next member; the connection stays where it is (a member that lost its
+    // leader usually has one again soon, and a client does not give up a live connection).
+    const Endpoint other = config_->members[(current_ + 1) % config_->members.size()];
+    if (ctx.traced()) {
+      Event ev;
+      ev.kind = EventKind::client_failover;
+      ev.node = ctx.self();
+      ev.peer = other;
+      ev.code = static_cast<std::uint16_t>(FailoverReason::no_leader);
+      ev.a = static_cast<std::int64_t>(o.request.id);
+      ctx.trace(ev);
+    }
     o.retried = true;
-    transmit(ctx, std::move(o));
+    transmit(ctx, std::move(o), other);
     return std::nullopt;
   }
   if (o.watch != 0) {

@@ -1,12 +1,12 @@
 // The store client inside every election node, for a replicated store (clientv3's balancer,
 // retry and watch-resume behaviour, simplified). A node talks to one member at a time (its home
 // member first). A request unanswered after `request_timeout` fails with `unavailable`, and the
-// client moves to the next member; a `no_leader` refusal moves it too, and the request is sent
-// once more there (clientv3 retries requests that failed with Unavailable before reaching a
-// leader); a member's crash (a reset connection) fails what was sent to it and moves the client.
-// On every move its watches are re-created on the new member from the revision after the last
-// event seen, so no event is lost or doubled. With a single store none of this runs: requests go
-// to it directly and are never timed out, as before.
+// client moves to the next member; after a `no_leader` refusal the request is sent
+// once more on the next member (clientv3 retries requests that failed with Unavailable before
+// reaching a leader), without moving the client; a member's crash (a reset connection) fails what
+// was sent to it and moves the client. On every move its watches are re-created on the new member
+// from the revision after the last event seen, so no event is lost or doubled. With a single store
+// none of this runs: requests go to it directly and are never timed out, as before.
 #pragma once
 
 #include <cstdint>
@@ -67,7 +67,8 @@ class StoreClient {
     std::string key;
     Revision seen = 0;  // the newest revision delivered (or the store's revision at creation)
   };
-  void transmit(ProcessContext& ctx, Outstanding&& o);
+  // Sends to `to`, or to the current member.
+  void transmit(ProcessContext& ctx, Outstanding&& o, Endpoint to = kNoNode);
   void move_on(ProcessContext& ctx, FailoverReason reason, RequestId id);
   static StoreReply failure(const StoreRequest& request, StoreError error);
 

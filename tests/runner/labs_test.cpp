@@ -286,3 +286,45 @@ TEST_CASE("lab 5: without PreVote the minority's terms inflate and disrupt the h
   CHECK(pre_vote.intervals.back().epoch == 2);
   CHECK(pre_vote.intervals.back().open_at_end);
 }
+
+TEST_CASE(
+    "lab 9: without a store quorum nobody leads from the holder's renew deadline until the "
+    "members are back") {
+  const auto r = run("store-quorum-loss.json", {});
+  REQUIRE(r.intervals.size() == 2);
+  // Two members crash at 10s; the holder's renew deadline is 2/3 of the 3s TTL after its last
+  // confirmed keepalive, which came at most one renew interval (1s) before.
+  CHECK(r.intervals[0].end.ns > 10'000'000'000);
+  CHECK(r.intervals[0].end.ns <= 12'000'000'000);
+  // The members restart at 25s; the refreshed lease must expire before anyone leads again.
+  CHECK(r.intervals[1].start.ns > 25'000'000'000 + 4'000'000'000);
+  CHECK(r.store.lease_refreshes >= 1);
+  CHECK(r.split_brain_time.count() == 0);
+  // With five members the same two crashes leave a quorum: the store elects a new leader at once
+  // and the stall (its first election at the start included) stays under 3s.
+  const auto five = run("store-quorum-loss.json", {{"store.members", "5"}});
+  CHECK(five.store.leader_changes == 1);
+  CHECK(five.stall_time.count() < 3'000'000'000);
+  CHECK(five.split_brain_time.count() == 0);
+}
+
+TEST_CASE(
+    "lab 9: a store leader change stretches the failover, lease checkpoints give back the "
+    "store's election") {
+  const auto both = run("store-leader-change-stretches-lease.json", {});
+  const auto checkpoint =
+      run("store-leader-change-stretches-lease.json", {{"store.lease_checkpoint", "true"}});
+  const auto holder = run("store-leader-change-stretches-lease.json",
+                          {{"faults", R"([{"at": "10s", "kind": "crash", "target": "leader",
+                                           "duration": "30s"}])"}});
+  const auto failover = [](const analysis::Report& r) {
+    REQUIRE(r.failovers.size() == 1);
+    REQUIRE(r.failovers[0].failover);
+    return r.failovers[0].failover->count();
+  };
+  // The store's election (about one to two election timeouts) comes on top with a full refresh...
+  CHECK(failover(both) > failover(checkpoint) + 1'000'000'000);
+  // ...and the promotion's extension (one election timeout, 1s) even with checkpoints.
+  CHECK(failover(checkpoint) > failover(holder) + 900'000'000);
+  CHECK(failover(checkpoint) < failover(holder) + 1'200'000'000);
+}
