@@ -5,6 +5,8 @@
 //   raft-5       Raft election in steady state with heartbeat-5's shape and numbers.
 //   lease-5      the lease protocol in steady state (5 nodes, store-judged TTL 2 s, writes every
 //                100 ms) through the scenario runner, analysis on, trace off.
+//   lease-5-store-3  lease-5 with a replicated store of 3 members (etcd's defaults), and its speed
+//                as a share of lease-5's, both measured in this one process.
 //   sweep-lease  a sweep: --runs seeds (default 1000) of 60 s of the lease protocol on 5 nodes,
 //                with leader GC pauses drawn from a lognormal at a Poisson rate, first on one
 //                thread and then on --jobs threads (default: the machine's cores).
@@ -216,7 +218,10 @@ int bench_raft(double sim_seconds, std::uint64_t seed, double heartbeat_rate) {
   return 0;
 }
 
-int bench_lease(double sim_seconds, std::uint64_t seed) {
+// Returns simulated seconds per wall second, or a negative value on bad input.
+double bench_lease(double sim_seconds, std::uint64_t seed, std::size_t store_members) {
+  const std::string name =
+      store_members > 1 ? fmt::format("lease-5-store-{}", store_members) : std::string("lease-5");
   const std::string text = R"({
     "name": "lease-steady-state",
     "description": "Benchmark: the lease protocol in steady state.",
@@ -230,21 +235,22 @@ int bench_lease(double sim_seconds, std::uint64_t seed) {
   options.seed = seed;
   options.overrides.push_back(
       {"duration", fmt::format("\"{}s\"", static_cast<long long>(sim_seconds))});
+  options.overrides.push_back({"store.members", std::to_string(store_members)});
   const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench lease-5>", options);
   if (!loaded.scenario) {
     for (const auto& m : loaded.messages()) std::fprintf(stderr, "%s\n", m.c_str());
-    return 2;
+    return -1;
   }
   const auto start = std::chrono::steady_clock::now();
   const runner::RunResult result = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
   const double wall = seconds_since(start);
   std::printf("%-12s simulated %.0f s  events %llu  store requests %llu  sink writes %llu\n",
-              "lease-5", sim_seconds, static_cast<unsigned long long>(result.stats.events),
+              name.c_str(), sim_seconds, static_cast<unsigned long long>(result.stats.events),
               static_cast<unsigned long long>(result.report.store_requests_total),
               static_cast<unsigned long long>(result.report.sink_writes));
-  std::printf("%-12s wall %.3f s  %.2f M events/s  %.0f simulated s per wall s\n", "lease-5", wall,
-              static_cast<double>(result.stats.events) / wall / 1e6, sim_seconds / wall);
-  return 0;
+  std::printf("%-12s wall %.3f s  %.2f M events/s  %.0f simulated s per wall s\n", name.c_str(),
+              wall, static_cast<double>(result.stats.events) / wall / 1e6, sim_seconds / wall);
+  return sim_seconds / wall;
 }
 
 double bench_sweep_once(const runner::SweepPlan& plan, unsigned jobs) {
@@ -337,7 +343,8 @@ int bench_scale(std::uint64_t seed) {
 void usage() {
   std::puts(
       "usage: electsim_bench [WORKLOAD...] [--seconds T] [--seed N] [--runs N] [--jobs N]\n"
-      "workloads: heartbeat-5 baseline-5 raft-5 lease-5 sweep-lease (default: all), and\n"
+      "workloads: heartbeat-5 baseline-5 raft-5 lease-5 lease-5-store-3 sweep-lease (default:\n"
+      "all), and\n"
       "           scale (every protocol on 5 to 1000 nodes: minutes; only when named)\n"
       "--seconds T  simulated seconds per workload (default 36000; not sweep-lease)\n"
       "--seed N     root seed (default 1)\n"
@@ -376,7 +383,7 @@ int main(int argc, char** argv) {
       usage();
       return 0;
     } else if (arg == "heartbeat-5" || arg == "baseline-5" || arg == "raft-5" || arg == "lease-5" ||
-               arg == "sweep-lease" || arg == "scale") {
+               arg == "lease-5-store-3" || arg == "sweep-lease" || arg == "scale") {
       workloads.push_back(arg);
     } else {
       std::fprintf(stderr, "electsim_bench: unknown argument %s\n", arg.c_str());
@@ -385,7 +392,8 @@ int main(int argc, char** argv) {
     }
   }
   if (workloads.empty()) {
-    workloads = {"heartbeat-5", "baseline-5", "raft-5", "lease-5", "sweep-lease"};
+    workloads = {"heartbeat-5", "baseline-5",      "raft-5",
+                 "lease-5",     "lease-5-store-3", "sweep-lease"};
   }
   std::printf("electsim_bench seed=%llu seconds=%.0f\n", static_cast<unsigned long long>(seed),
               seconds);
@@ -395,7 +403,14 @@ int main(int argc, char** argv) {
     if (w == "heartbeat-5") kernel_rate = bench_heartbeat(seconds, seed);
     if (w == "baseline-5") baseline_rate = bench_baseline(seconds, seed);
     if (w == "raft-5" && bench_raft(seconds, seed, kernel_rate) != 0) return 2;
-    if (w == "lease-5" && bench_lease(seconds, seed) != 0) return 2;
+    if (w == "lease-5" && bench_lease(seconds, seed, 1) < 0) return 2;
+    if (w == "lease-5-store-3") {
+      const double single = bench_lease(seconds, seed, 1);
+      const double replicated = bench_lease(seconds, seed, 3);
+      if (single < 0 || replicated < 0) return 2;
+      std::printf("lease-5-store-3 runs at %.2f of lease-5's speed (simulated s per wall s)\n",
+                  replicated / single);
+    }
     if (w == "sweep-lease" && bench_sweep(runs, jobs) != 0) return 2;
     if (w == "scale" && bench_scale(seed) != 0) return 2;
   }

@@ -45,6 +45,7 @@ class Progress {
  public:
   // A new leader with `last` as its last index: every follower is probed from last + 1 (Raft
   // §5.3: "it initializes all nextIndex values to the index just after the last one in its log").
+  // Every match starts at 0, the leader's own too: it acknowledges what its disk holds.
   void reset(std::size_t size, Member self, std::int64_t last);
   std::int64_t next(Member m) const { return peers_[index(m)].next; }
   std::int64_t match(Member m) const { return peers_[index(m)].match; }

@@ -109,6 +109,7 @@ class Kernel::ProcContext final : public ProcessContext {
   RequestId new_request_id() override { return kernel_.next_request_++; }
   void announce(const Belief& belief) override { kernel_.announce(proc_, belief); }
   bool traced() const override { return !kernel_.observers_.empty(); }
+  bool synced() const override;
   void trace(Event& event) override {
     event.time = kernel_.now_;
     kernel_.emit(event);
@@ -207,6 +208,12 @@ Rng& Kernel::ProcContext::rng() {
 Rng& Kernel::ProcContext::workload_rng() {
   return proc_.workload_rng;
 }
+bool Kernel::ProcContext::synced() const {
+  if (!kernel_.disks_take_time_) return true;
+  return proc_.durable.version() == proc_.handler_version &&
+         (proc_.unsynced.empty() || proc_.unsynced.back().done <= kernel_.now_);
+}
+
 DurableState& Kernel::ProcContext::durable() {
   return proc_.durable;
 }

@@ -41,6 +41,9 @@ class ProcessContext {
   virtual Rng& rng() = 0;               // this process's own stream
   virtual Rng& workload_rng() = 0;      // a second stream (an election node's write workload)
   virtual DurableState& durable() = 0;  // survives crash and restart
+  // Whether everything this process wrote to durable state is on its disk now (always, when disks
+  // take no time). A write in the current handler is not, until its fsync is done.
+  virtual bool synced() const = 0;
   // A peer message; the kernel traces it (msg_send, msg_deliver, msg_drop) and counts it.
   virtual void send(Endpoint to, const Message& message) = 0;
   // Traffic on a connection to `to`'s current incarnation: it dies if `to` crashes first.

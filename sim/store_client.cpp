@@ -13,6 +13,7 @@ Endpoint StoreClient::current() const {
 }
 
 void StoreClient::start(ProcessContext& ctx) {
+  deadline_timer_ = kNoTimer;
   if (!replicated()) return;
   const auto self = static_cast<std::size_t>(ctx.self());
   current_ = self < config_->home.size() ? config_->home[self] : self % config_->members.size();
@@ -33,13 +34,17 @@ void StoreClient::send(ProcessContext& ctx, StoreRequest request) {
       watches_.erase(it);
     }
   }
-  transmit(ctx, Outstanding{std::move(request), kNoNode, kNoTimer, false, 0});
+  transmit(ctx, Outstanding{std::move(request), kNoNode, LocalTime{}, false, 0});
 }
 
 void StoreClient::transmit(ProcessContext& ctx, Outstanding&& o, Endpoint to) {
   o.sent_to = to == kNoNode ? current() : to;
   if (config_->request_timeout.count() > 0) {
-    o.timer = ctx.set_timer(config_->request_timeout, kTimeoutTag);
+    o.deadline = ctx.now() + config_->request_timeout;
+    // One timer, for the earliest deadline: a deadline set now is never earlier than one armed.
+    if (deadline_timer_ == kNoTimer) {
+      deadline_timer_ = ctx.set_timer(config_->request_timeout, kTimeoutTag);
+    }
   }
   ctx.send(o.sent_to, Payload(StoreRequest(o.request)));
   outstanding_.push_back(std::move(o));
@@ -52,7 +57,6 @@ std::optional<StoreReply> StoreClient::on_reply(ProcessContext& ctx, StoreReply&
   if (it == outstanding_.end()) return std::nullopt;  // given up on already
   Outstanding o = std::move(*it);
   outstanding_.erase(it);
-  if (o.timer != kNoTimer) ctx.cancel_timer(o.timer);
   if (reply.error == StoreError::no_leader && !o.retried) {
     // Retried once on the next member; the connection stays where it is (a member that lost its
     // leader usually has one again soon, and a client does not give up a live connection).
@@ -119,14 +123,30 @@ void StoreClient::on_timer(ProcessContext& ctx, TimerId id, std::vector<StoreRep
     }
     return;
   }
-  const auto it = std::find_if(outstanding_.begin(), outstanding_.end(),
-                               [&](const Outstanding& o) { return o.timer == id; });
-  if (it == outstanding_.end()) return;
-  Outstanding o = std::move(*it);
-  outstanding_.erase(it);
-  // clientv3: the call fails with DeadlineExceeded; the balancer tries another endpoint.
-  if (o.sent_to == current()) move_on(ctx, FailoverReason::timeout, o.request.id);
-  if (o.watch == 0) failed.push_back(failure(o.request, StoreError::unavailable));
+  if (id != deadline_timer_) return;
+  deadline_timer_ = kNoTimer;
+  // clientv3: a call past its deadline fails with DeadlineExceeded; the balancer tries another
+  // endpoint. Requests expire in the order they were sent.
+  const LocalTime now = ctx.now();
+  std::vector<Outstanding> expired;
+  for (auto it = outstanding_.begin(); it != outstanding_.end();) {
+    if (it->deadline > now) {
+      ++it;
+      continue;
+    }
+    expired.push_back(std::move(*it));
+    it = outstanding_.erase(it);
+  }
+  for (Outstanding& o : expired) {
+    if (o.sent_to == current()) move_on(ctx, FailoverReason::timeout, o.request.id);
+    if (o.watch == 0) failed.push_back(failure(o.request, StoreError::unavailable));
+  }
+  // The next earliest deadline (move_on may have sent re-created watches and armed it already).
+  if (deadline_timer_ == kNoTimer && !outstanding_.empty()) {
+    LocalTime earliest = outstanding_.front().deadline;
+    for (const Outstanding& o : outstanding_) earliest = std::min(earliest, o.deadline);
+    deadline_timer_ = ctx.set_timer(earliest > now ? earliest - now : Duration(0), kTimeoutTag);
+  }
 }
 
 void StoreClient::on_disconnect(ProcessContext& ctx, Endpoint peer) {
@@ -139,7 +159,6 @@ void StoreClient::on_disconnect(ProcessContext& ctx, Endpoint peer) {
       ++it;
       continue;
     }
-    if (it->timer != kNoTimer) ctx.cancel_timer(it->timer);
     reset_.push_back(std::move(*it));
     it = outstanding_.erase(it);
   }
@@ -166,7 +185,7 @@ void StoreClient::move_on(ProcessContext& ctx, FailoverReason reason, RequestId 
     again.op = StoreOp::watch;
     again.key = w.key;
     again.start_revision = w.seen + 1;
-    transmit(ctx, Outstanding{std::move(again), kNoNode, kNoTimer, false, w.visible_id});
+    transmit(ctx, Outstanding{std::move(again), kNoNode, LocalTime{}, false, w.visible_id});
   }
 }
 

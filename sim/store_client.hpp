@@ -55,7 +55,7 @@ class StoreClient {
   struct Outstanding {
     StoreRequest request;  // kept for the one retry after no_leader
     Endpoint sent_to = kNoNode;
-    TimerId timer = kNoTimer;
+    LocalTime deadline;  // on the node's clock
     bool retried = false;
     // A watch the client re-creates itself: the id the protocol knows it by (0: none).
     std::int64_t watch = 0;
@@ -79,6 +79,7 @@ class StoreClient {
   std::int64_t last_watch_id_ = 0;
   std::vector<Outstanding> reset_;                    // died with a crashed member, to report
   std::vector<std::pair<TimerId, Endpoint>> resets_;  // timers of crashed members to act on
+  TimerId deadline_timer_ = kNoTimer;  // armed for the earliest deadline, while any is pending
 };
 
 }  // namespace electsim::sim

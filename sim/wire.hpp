@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <variant>
 #include <vector>
 
@@ -35,21 +36,23 @@ struct SinkReply {
 // has applied the entry (etcd's wait registry).
 struct StoreCommand {
   enum class Kind : std::uint8_t {
-    empty,         // a new leader's first entry of its term (Raft §8, etcd's empty entry)
     request,       // a client's request
     refused,       // a keepalive the leader refused: the lease had expired on its clock
     lease_expiry,  // the leader's lessor revokes a lease whose TTL ran out (etcd LeaseRevoke)
   };
-  Kind kind = Kind::empty;
+  Kind kind = Kind::request;
   StoreRequest request;
   Endpoint client = kNoNode;
   std::uint32_t client_incarnation = 0;
   Endpoint member = kNoNode;  // the member that took the request and answers it
 };
 
+// The command is shared, never changed once proposed: the leader's log, the messages that carry
+// it and the followers' logs hold the same bytes, as a real WAL entry is copied but never edited.
+// Null for a new leader's empty entry.
 struct LogEntry {
   Epoch term = 0;
-  StoreCommand command;
+  std::shared_ptr<const StoreCommand> command;
 };
 
 // Raft traffic between a replicated store's members: a Raft message (raft/messages.hpp) and,
@@ -57,6 +60,9 @@ struct LogEntry {
 struct ReplicaMessage {
   Message header;
   std::vector<LogEntry> entries;
+  // The leader's heartbeat round, echoed by the follower's response: what confirms a read
+  // (etcd-io/raft's ReadIndex sends its heartbeat with a context the same way).
+  std::int64_t round = 0;
 };
 
 // A request a member without the lead passes to its leader (etcd-io/raft's MsgProp).

@@ -58,12 +58,14 @@ void StoreMember::on_payload(sim::ProcessContext& /*ctx*/, sim::Endpoint from,
     const std::optional<raft::RaftMessage> message = raft::decode(replica->header);
     ELECTSIM_ASSERT(message.has_value(), "members exchange Raft messages");
     incoming_ = &replica->entries;
+    incoming_round_ = replica->round;
     core_.step(member_of(from), *message);
     incoming_ = nullptr;
   } else if (auto* forwarded = std::get_if<sim::ForwardedProposal>(&payload)) {
     // etcd-io/raft drops a proposal that reaches a member no longer leading
     // (ErrProposalDropped); the client's timeout covers it.
-    if (core_.state() == raft::State::leader) propose(std::move(forwarded->command));
+    if (core_.state() != raft::State::leader) return;
+    if (!read_index(forwarded->command)) propose(std::move(forwarded->command));
   } else {
     ELECTSIM_ASSERT(false, "a store member receives requests and its peers' Raft traffic");
   }
@@ -110,7 +112,7 @@ void StoreMember::take_request(sim::Endpoint client, std::uint32_t incarnation,
   command.request = std::move(request);
   if (core_.state() == raft::State::leader) {
     wait_for(client, id);
-    propose(std::move(command));
+    if (!read_index(command)) propose(std::move(command));
     return;
   }
   if (core_.leader() != raft::kNoMember) {
@@ -139,15 +141,58 @@ void StoreMember::propose(StoreCommand&& command) {
     const std::optional<LocalTime> deadline = disk_->store->lease_deadline(command.request.lease);
     if (!deadline || *deadline <= now()) command.kind = StoreCommand::Kind::refused;
   }
-  log().append(LogEntry{core_.term(), std::move(command)});
+  log().append(LogEntry{core_.term(), std::make_shared<const StoreCommand>(std::move(command))});
   appended_at_.emplace_back(log().last_index(), now());
   log_changed();
-  progress_.acknowledged(self_, log().last_index());
   // etcd-io/raft sends new entries at once (bcastAppend after a proposal).
   for (std::size_t m = 0; m < config_->members.size(); ++m) {
     if (static_cast<raft::Member>(m) != self_) send_append(static_cast<raft::Member>(m));
   }
   maybe_commit();  // a group of one commits alone
+}
+
+bool StoreMember::read_index(const StoreCommand& command) {
+  ELECTSIM_ASSERT(core_.state() == raft::State::leader, "only the leader confirms reads");
+  if (command.kind != StoreCommand::Kind::request || command.request.op != StoreOp::get) {
+    return false;
+  }
+  // Raft §6.4: the leader must have committed an entry of its term to know its commit index.
+  if (!promoted_) return false;
+  reads_.push_back(PendingRead{command, round_ + 1});
+  send_heartbeats();  // etcd-io/raft broadcasts a heartbeat with the read's context at once
+  serve_reads();      // a group of one needs no acknowledgement
+  return true;
+}
+
+void StoreMember::serve_reads() {
+  if (reads_.empty()) return;
+  // The round a majority (this leader included) has acknowledged.
+  std::vector<std::int64_t>& rounds = rounds_scratch_;
+  rounds = acked_round_;
+  rounds[static_cast<std::size_t>(self_)] = round_;
+  std::sort(rounds.begin(), rounds.end(), std::greater<>());
+  const std::int64_t confirmed = rounds[rounds.size() / 2];
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < reads_.size(); ++i) {
+    PendingRead& read = reads_[i];
+    if (read.round > confirmed) {
+      if (kept != i) reads_[kept] = std::move(read);
+      ++kept;
+      continue;
+    }
+    // The leader's state machine has applied everything committed: its commit index is the
+    // read index.
+    out_.clear();
+    StoreReply reply = disk_->store->apply(read.command.client, read.command.request, now(), out_);
+    const sim::StoreCommand& c = read.command;
+    if (c.member == ctx().self()) {
+      answer(c, std::move(reply));
+    } else {
+      if (ctx().traced()) trace_apply(c, reply);
+      ctx().reply(c.client, c.client_incarnation, sim::Payload(std::move(reply)));
+    }
+  }
+  reads_.resize(kept);
 }
 
 // ---- Replication ------------------------------------------------------------------------------
@@ -160,12 +205,14 @@ void StoreMember::send_append(raft::Member to) {
       l.last_index(), prev + static_cast<std::int64_t>(config_->max_entries_per_append));
   sim::ReplicaMessage message;
   message.header = raft::encode(raft::AppendEntries{core_.term(), prev, l.term_at(prev), commit_});
+  message.round = round_;
   for (std::int64_t i = next; i <= last; ++i) message.entries.push_back(l.at(i));
   progress_.sent(to, last);
   ctx().send(config_->members[static_cast<std::size_t>(to)], sim::Payload(std::move(message)));
 }
 
 void StoreMember::send_heartbeats() {
+  ++round_;
   for (std::size_t m = 0; m < config_->members.size(); ++m) {
     if (static_cast<raft::Member>(m) != self_) send_append(static_cast<raft::Member>(m));
   }
@@ -177,8 +224,8 @@ void StoreMember::on_append(raft::Member from, const raft::AppendEntries& m) {
   // Raft Figure 2, AppendEntries receiver step 2: "Reply false if log doesn't contain an entry
   // at prevLogIndex whose term matches prevLogTerm".
   if (!l.matches(m.prev_index, m.prev_term)) {
-    send(from, raft::AppendEntriesResponse{core_.term(), false,
-                                           std::min(l.last_index(), m.prev_index - 1)});
+    respond(from, raft::AppendEntriesResponse{core_.term(), false,
+                                              std::min(l.last_index(), m.prev_index - 1)});
     return;
   }
   if (l.merge(m.prev_index, *incoming_, commit_)) log_changed();
@@ -186,10 +233,21 @@ void StoreMember::on_append(raft::Member from, const raft::AppendEntries& m) {
   // Step 5: "If leaderCommit > commitIndex, set commitIndex = min(leaderCommit, index of last
   // new entry)".
   if (m.commit > commit_) commit_to(std::min(m.commit, match));
-  send(from, raft::AppendEntriesResponse{core_.term(), true, match});
+  respond(from, raft::AppendEntriesResponse{core_.term(), true, match});
+}
+
+void StoreMember::respond(raft::Member to, const raft::AppendEntriesResponse& m) {
+  sim::ReplicaMessage replica;
+  replica.header = raft::encode(m);
+  replica.round = incoming_round_;
+  ctx().send(config_->members[static_cast<std::size_t>(to)], sim::Payload(std::move(replica)));
 }
 
 void StoreMember::on_append_response(raft::Member from, const raft::AppendEntriesResponse& m) {
+  // Any answer of this term says the member still follows this leader: it confirms reads.
+  auto& acked = acked_round_[static_cast<std::size_t>(from)];
+  acked = std::max(acked, incoming_round_);
+  serve_reads();
   if (!m.success) {
     progress_.rejected(from, m.index);
     send_append(from);
@@ -204,6 +262,9 @@ void StoreMember::on_append_response(raft::Member from, const raft::AppendEntrie
 }
 
 void StoreMember::maybe_commit() {
+  // The leader's own copy counts once it is on its disk (Raft thesis §10.2.1: the leader may
+  // commit before its own write is done only with a majority of other servers' copies).
+  if (ctx().synced()) progress_.acknowledged(self_, log().last_index());
   const std::int64_t commit = progress_.quorum_commit(log(), core_.term(), commit_);
   if (commit <= commit_) return;
   commit_to(commit);
@@ -241,25 +302,27 @@ void StoreMember::commit_to(std::int64_t commit) {
 
 void StoreMember::apply(const LogEntry& entry, std::int64_t index) {
   out_.clear();
-  const StoreCommand& command = entry.command;
-  switch (command.kind) {
-    case StoreCommand::Kind::empty:
-      // etcd promotes its lessor when the leader applies its term's first (empty) entry: every
-      // lease is refreshed, since the old leader's deadlines are not known here.
-      if (core_.state() == raft::State::leader && entry.term == core_.term() && !promoted_) {
-        promoted_ = true;
-        const std::size_t refreshed =
-            disk_->store->refresh_leases(now(), config_->promote_extend, config_->lease_checkpoint);
-        if (ctx().traced()) {
-          sim::Event ev;
-          ev.kind = sim::EventKind::lease_refresh;
-          ev.node = ctx().self();
-          ev.a = static_cast<std::int64_t>(refreshed);
-          ev.b = core_.term();
-          ctx().trace(ev);
-        }
+  if (!entry.command) {
+    // etcd promotes its lessor when the leader applies its term's first (empty) entry: every
+    // lease is refreshed, since the old leader's deadlines are not known here.
+    if (core_.state() == raft::State::leader && entry.term == core_.term() && !promoted_) {
+      promoted_ = true;
+      const std::size_t refreshed =
+          disk_->store->refresh_leases(now(), config_->promote_extend, config_->lease_checkpoint);
+      if (ctx().traced()) {
+        sim::Event ev;
+        ev.kind = sim::EventKind::lease_refresh;
+        ev.node = ctx().self();
+        ev.a = static_cast<std::int64_t>(refreshed);
+        ev.b = core_.term();
+        ctx().trace(ev);
       }
-      break;
+    }
+    publish(index);
+    return;
+  }
+  const StoreCommand& command = *entry.command;
+  switch (command.kind) {
     case StoreCommand::Kind::request:
       answer(command, disk_->store->apply(command.client, command.request, now(), out_));
       break;
@@ -289,18 +352,20 @@ void StoreMember::answer(const StoreCommand& command, StoreReply&& reply) {
   });
   if (it == pending_.end()) return;  // taken by an earlier life of this member, or disconnected
   pending_.erase(it);
-  if (ctx().traced()) {
-    sim::Event ev;
-    ev.kind = sim::EventKind::store_apply;
-    ev.node = command.client;
-    ev.code = static_cast<std::uint16_t>(command.request.op);
-    ev.a = reply.revision;
-    ev.b = reply.succeeded && reply.error == StoreError::none ? 1 : 0;
-    ev.c = reply.lease;
-    ev.d = static_cast<std::int64_t>(command.request.id);
-    ctx().trace(ev);
-  }
+  if (ctx().traced()) trace_apply(command, reply);
   ctx().reply(command.client, command.client_incarnation, sim::Payload(std::move(reply)));
+}
+
+void StoreMember::trace_apply(const StoreCommand& command, const StoreReply& reply) {
+  sim::Event ev;
+  ev.kind = sim::EventKind::store_apply;
+  ev.node = command.client;
+  ev.code = static_cast<std::uint16_t>(command.request.op);
+  ev.a = reply.revision;
+  ev.b = reply.succeeded && reply.error == StoreError::none ? 1 : 0;
+  ev.c = reply.lease;
+  ev.d = static_cast<std::int64_t>(command.request.id);
+  ctx().trace(ev);
 }
 
 void StoreMember::publish(std::int64_t index) {
@@ -358,16 +423,20 @@ void StoreMember::on_state_change() {
     // entry on becomeLeader), which also commits the entries of earlier terms.
     progress_.reset(config_->members.size(), self_, log().last_index());
     appended_at_.clear();
-    log().append(LogEntry{core_.term(), StoreCommand{}});
+    acked_round_.assign(config_->members.size(), 0);
+    reads_.clear();
+    log().append(LogEntry{core_.term(), nullptr});
     appended_at_.emplace_back(log().last_index(), now());
     log_changed();
-    progress_.acknowledged(self_, log().last_index());
   }
   trace_role();
   if (core_.state() == raft::State::leader) maybe_commit();  // a group of one
 }
 
 void StoreMember::on_leader_stop() {
+  // Reads not yet confirmed are dropped: their clients time out, as etcd's wait for a read index
+  // does when the leader changes.
+  reads_.clear();
   promoted_ = false;
   revoking_.clear();
   appended_at_.clear();

@@ -1,10 +1,15 @@
 // A member of a replicated store: etcd's server as a process. Members run the one Raft
 // (raft/core.hpp for the election, raft/log.hpp for the log) and apply committed entries in log
 // order to the same state machine as the single store (servers/store/store.hpp). After etcd 3.5:
-// - every client request that reads or writes goes through the log (a linearizable read by log,
-//   the equivalent of etcd's ReadIndex), and the member that took it answers once it has applied
-//   it; a member without the lead forwards to its leader (etcd-io/raft's MsgProp) or, knowing
-//   none, refuses with no_leader;
+// - every client request that writes goes through the log, and the member that took it answers
+//   once it has applied it; a member without the lead forwards to its leader (etcd-io/raft's
+//   MsgProp) or, knowing none, refuses with no_leader;
+// - a read (get) is linearizable by ReadIndex (etcd's default ReadOnlySafe): the leader notes its
+//   commit index, sends a heartbeat round, and answers once a majority has acknowledged that round
+//   (it was still the leader after the read arrived). A follower forwards the read to its leader,
+//   which answers the client itself (simplified: etcd's follower asks the leader for the index and
+//   answers from its own state once it has applied that far). Before the leader has committed an
+//   entry of its own term a read goes through the log;
 // - watches are the member's own (etcd serves watches from the member the client is connected to),
 //   and may resume from a revision this member still holds in its history;
 // - only the leader's lessor expires leases, on its own clock at its scan interval, by proposing
@@ -89,6 +94,9 @@ class StoreMember final : public sim::Process, private raft::Host {
   void on_leader_stop() override;
 
   void take_request(sim::Endpoint client, std::uint32_t incarnation, StoreRequest&& request);
+  // Leader: a read to confirm by a heartbeat round (ReadIndex); false if it must use the log.
+  bool read_index(const sim::StoreCommand& command);
+  void serve_reads();
   void propose(sim::StoreCommand&& command);
   void wait_for(sim::Endpoint client, RequestId id);
   void send_append(raft::Member to);
@@ -96,6 +104,8 @@ class StoreMember final : public sim::Process, private raft::Host {
   void commit_to(std::int64_t commit);
   void apply(const sim::LogEntry& entry, std::int64_t index);
   void answer(const sim::StoreCommand& command, StoreReply&& reply);
+  void trace_apply(const sim::StoreCommand& command, const StoreReply& reply);
+  void respond(raft::Member to, const raft::AppendEntriesResponse& m);
   void publish(std::int64_t index);
   void check_expiry();
   void log_changed();
@@ -114,6 +124,16 @@ class StoreMember final : public sim::Process, private raft::Host {
   bool promoted_ = false;          // the leader's lessor is primary (after its first entry applied)
   std::vector<LeaseId> revoking_;  // expiries proposed, not yet applied
   const std::vector<sim::LogEntry>* incoming_ = nullptr;  // the entries of the AppendEntries
+  std::int64_t incoming_round_ = 0;                       // and its heartbeat round
+  // Leader: heartbeat rounds (ReadIndex) and the last round each member acknowledged.
+  std::int64_t round_ = 0;
+  std::vector<std::int64_t> acked_round_;
+  std::vector<std::int64_t> rounds_scratch_;
+  struct PendingRead {
+    sim::StoreCommand command;
+    std::int64_t round = 0;  // served once a majority has acknowledged this round
+  };
+  std::vector<PendingRead> reads_;
   // Requests this incarnation took and will answer, and when: the wait registry.
   struct Pending {
     sim::Endpoint client = sim::kNoNode;
