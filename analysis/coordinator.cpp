@@ -99,9 +99,29 @@ void CoordinatorWatch::on_event(const sim::Event& e) {
         ++report_.client_failovers;
       }
       return;
-    case K::store_reply:
-      if (e.c == static_cast<std::int64_t>(sim::StoreError::unavailable)) ++report_.requests_failed;
+    case K::store_request:
+      // A replicated store's clients name their requests in replies (a single store applies each
+      // request at one instant: linearizable by construction).
+      if (member_count_ > 1) floor_[{e.node, e.a}] = highest_returned_;
       return;
+    case K::store_reply: {
+      if (e.c == static_cast<std::int64_t>(sim::StoreError::unavailable)) ++report_.requests_failed;
+      if (member_count_ <= 1) return;
+      const auto it = floor_.find({e.node, e.d});
+      if (it == floor_.end()) return;
+      const sim::Revision floor = it->second;
+      floor_.erase(it);
+      // Watches are served from the member's own applied state, as etcd's are: not linearizable,
+      // and not checked. Failed requests say nothing.
+      const auto op = static_cast<sim::StoreOp>(e.code);
+      if (e.c != 0 || op == sim::StoreOp::watch || op == sim::StoreOp::unwatch) return;
+      if (e.a < floor) {
+        ++report_.linearizability_violations;
+        if (!report_.first_violation) report_.first_violation = e.time;
+      }
+      highest_returned_ = std::max(highest_returned_, e.a);
+      return;
+    }
     default:
       return;
   }

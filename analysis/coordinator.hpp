@@ -2,12 +2,16 @@
 // store that is up and running; a replicated store with a member that leads and runs), its leader
 // elections, commit latency, the clients' failed and retried requests, the leases refreshed by
 // promotions, and the safety of the store's Raft itself: no two leaders in one term, no two
-// different entries committed at one log index. DESIGN.md "Stall"; docs/metrics.md.
+// different entries committed at one log index, and replies whose revisions agree with one total
+// order in real time (a request sent after another's reply never sees an older revision: the
+// revision check etcd's robustness tests make beside Porcupine). DESIGN.md "Stall";
+// docs/metrics.md.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "analysis/report.hpp"
@@ -42,6 +46,10 @@ class CoordinatorWatch {
   std::vector<Member> members_;
   std::map<Epoch, sim::Endpoint> leader_of_term_;
   std::map<std::int64_t, Epoch> committed_;  // log index -> term of the entry committed there
+  // Linearizability of the clients' view: the highest revision any reply had shown when each
+  // outstanding request (client, request id) was sent, and the highest shown so far.
+  std::map<std::pair<sim::NodeId, std::int64_t>, sim::Revision> floor_;
+  sim::Revision highest_returned_ = 0;
   std::vector<std::int64_t> commit_latency_ns_;
   CoordinatorReport report_;
 };

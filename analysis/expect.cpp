@@ -88,8 +88,9 @@ const std::vector<MetricInfo>& catalogue() {
       {"lease_refreshes", MetricUnit::count,
        "leases refreshed by new store leaders on promotion (each stretches a lease)"},
       {"store_safety_violations", MetricUnit::count,
-       "two store members leading in one term, or two different entries committed at one log "
-       "index (always 0: Raft's safety; any other value fails the run)"},
+       "two store members leading in one term, two different entries committed at one log "
+       "index, or a reply showing an older revision than one shown before its request was sent "
+       "(always 0: the store is linearizable; any other value fails the run)"},
   };
   return metrics;
 }
@@ -295,7 +296,8 @@ std::optional<double> metric_value(const Report& r, std::string_view name) {
   if (name == "store_client_failovers") return count(r.store.client_failovers);
   if (name == "lease_refreshes") return count(r.store.lease_refreshes);
   if (name == "store_safety_violations") {
-    return count(r.store.same_term_leaders + r.store.commit_conflicts);
+    return count(r.store.same_term_leaders + r.store.commit_conflicts +
+                 r.store.linearizability_violations);
   }
   return std::nullopt;
 }
@@ -352,8 +354,9 @@ Verdict check(const Report& report, std::span<const Expectation> expectations) {
   }
   // The store's own Raft broke its safety: that is a bug in the simulated coordinator, never a
   // finding about the protocol, and no expect block can excuse it.
-  const std::uint64_t store_violations =
-      report.store.same_term_leaders + report.store.commit_conflicts;
+  const std::uint64_t store_violations = report.store.same_term_leaders +
+                                         report.store.commit_conflicts +
+                                         report.store.linearizability_violations;
   if (store_violations > 0) {
     Expectation rule;
     rule.metric = "store_safety_violations";
@@ -361,9 +364,9 @@ Verdict check(const Report& report, std::span<const Expectation> expectations) {
     verdict.breaches.push_back(
         {rule, static_cast<double>(store_violations),
          fmt::format("store_safety_violations = {}: {} same-term store leaders, {} conflicting "
-                     "commits; first at {}",
+                     "commits, {} replies out of real-time order; first at {}",
                      store_violations, report.store.same_term_leaders,
-                     report.store.commit_conflicts,
+                     report.store.commit_conflicts, report.store.linearizability_violations,
                      sim::format_seconds(report.store.first_violation->since_start()))});
   }
   return verdict;

@@ -102,9 +102,11 @@ struct CoordinatorReport {
   std::uint64_t requests_retried = 0;  // sent again to another member after a no_leader answer
   std::uint64_t client_failovers = 0;  // clients moving to another member (timeout, crash)
   std::uint64_t lease_refreshes = 0;   // leases refreshed by new leaders on promotion
-  // Safety of the store's own Raft: both must be 0.
+  // Safety of the store itself: all must be 0.
   std::uint64_t same_term_leaders = 0;  // two members leading in one term
   std::uint64_t commit_conflicts = 0;   // two different entries committed at one log index
+  // A reply showing an older revision than one a reply had shown before its request was sent.
+  std::uint64_t linearizability_violations = 0;
   std::optional<Time> first_violation;
 };
 

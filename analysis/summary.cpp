@@ -178,11 +178,15 @@ void store_section(std::string& out, const Report& r) {
                    "another member\n",
                    s.requests_failed, s.requests_retried, s.client_failovers);
     fmt::format_to(it, "  leases refreshed by new leaders: {}\n", s.lease_refreshes);
-    if (s.same_term_leaders + s.commit_conflicts == 0) {
-      out += "  store safety: one leader per term, no conflicting commits\n";
+    if (s.same_term_leaders + s.commit_conflicts + s.linearizability_violations == 0) {
+      out +=
+          "  store safety: one leader per term, no conflicting commits, replies in real-time "
+          "order\n";
     } else {
-      fmt::format_to(it, "  store safety: BROKEN, {} same-term leaders, {} conflicting commits\n",
-                     s.same_term_leaders, s.commit_conflicts);
+      fmt::format_to(it,
+                     "  store safety: BROKEN, {} same-term leaders, {} conflicting commits, {} "
+                     "replies out of real-time order\n",
+                     s.same_term_leaders, s.commit_conflicts, s.linearizability_violations);
     }
   } else {
     fmt::format_to(it, "  unavailable (paused or down): {} ({} available)\n",
@@ -416,6 +420,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   store["lease_refreshes"] = r.store.lease_refreshes;
   store["same_term_leaders"] = r.store.same_term_leaders;
   store["commit_conflicts"] = r.store.commit_conflicts;
+  store["linearizability_violations"] = r.store.linearizability_violations;
   j["store"] = std::move(store);
 
   json cost = json::object();

@@ -114,7 +114,8 @@ const std::array<KindSchema, sim::kEventKindCount>& schema() {
                                    {S::a, "reason", F::drop_reason}});
     set(sim::EventKind::store_request, {{S::node, "node", F::endpoint},
                                         {S::code, "op", F::store_op},
-                                        {S::a, "request", F::integer}});
+                                        {S::a, "request", F::integer},
+                                        {S::text, "key", F::text, true}});
     set(sim::EventKind::store_apply, {{S::node, "node", F::endpoint},
                                       {S::code, "op", F::store_op},
                                       {S::a, "revision", F::integer},
@@ -132,7 +133,8 @@ const std::array<KindSchema, sim::kEventKindCount>& schema() {
                                       {S::code, "op", F::store_op},
                                       {S::a, "revision", F::integer},
                                       {S::b, "succeeded", F::boolean},
-                                      {S::c, "error", F::integer}});
+                                      {S::c, "error", F::integer},
+                                      {S::d, "request", F::integer, true}});
     set(sim::EventKind::watch_notify, {{S::node, "node", F::endpoint},
                                        {S::text, "key", F::text},
                                        {S::code, "change", F::change},

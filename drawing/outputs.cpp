@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/history.hpp"
 #include "drawing/perfetto.hpp"
 #include "drawing/replay_html.hpp"
 #include "drawing/timeline.hpp"
@@ -87,6 +88,32 @@ class ReplayOutput final : public RunOutput, private sim::Observer {
   std::size_t replay_max_;
 };
 
+// The clients' history of store operations, for an external linearizability checker.
+class HistoryOutput final : public RunOutput {
+ public:
+  explicit HistoryOutput(const OutputSetup& s)
+      : recorder_(kMaxOps), replicated_(s.header.store_members > 1) {}
+  sim::Observer& observer() override { return recorder_; }
+  OutputDone finish(const RunOutcome&) override {
+    if (!replicated_) {
+      return {std::nullopt,
+              "a history of operations needs a replicated store (store.members above 1; a single "
+              "store applies each request at one instant); no history written"};
+    }
+    if (recorder_.overflowed()) {
+      return {std::nullopt, fmt::format("the history would hold more than {} operations (the "
+                                        "limit on a history); no history written",
+                                        kMaxOps)};
+    }
+    return {recorder_.jsonl(), ""};
+  }
+
+ private:
+  static constexpr std::size_t kMaxOps = 1'000'000;
+  analysis::HistoryRecorder recorder_;
+  bool replicated_;
+};
+
 constexpr OutputFormat kFormats[] = {
     {"trace",
      "write the JSON Lines trace to FILE (with --all-variants: each variant's to "
@@ -109,6 +136,12 @@ constexpr OutputFormat kFormats[] = {
      "write a Perfetto / Chrome trace (Trace Event Format JSON) to FILE (docs/perfetto.md)",
      [](const std::string& path, const OutputSetup& s) -> std::unique_ptr<RunOutput> {
        return std::make_unique<Streamed<PerfettoWriter>>(path, s, "Perfetto trace");
+     }},
+    {"history",
+     "write a replicated store's history of client operations to FILE as JSON Lines, for a "
+     "linearizability checker such as Porcupine or Knossos (docs/trace-format.md)",
+     [](const std::string&, const OutputSetup& s) -> std::unique_ptr<RunOutput> {
+       return std::make_unique<HistoryOutput>(s);
      }},
 };
 

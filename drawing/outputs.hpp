@@ -1,5 +1,6 @@
 // The files one run can write besides its summary, as one registry: the JSON Lines trace, the
-// Perfetto trace, the timeline SVG and the replay page. Each is an observer of the run's events,
+// Perfetto trace, the timeline SVG, the replay page and a replicated store's history of client
+// operations. Each is an observer of the run's events,
 // made from what the run knows, and finished into its file once the report is in. The runner runs
 // whatever outputs it is asked for and `electsim run` offers one flag per entry, so adding an
 // output format is a class in drawing/ and a row in output_formats().

@@ -36,6 +36,9 @@ void ProtocolProcess::deliver(ProcessContext& ctx, const StoreReply& reply) {
     ev.a = reply.revision;
     ev.b = reply.succeeded ? 1 : 0;
     ev.c = static_cast<std::int64_t>(reply.error);
+    // A replicated store's clients: which request this answers, for the history of operations
+    // (a single store's trace stays as it always was).
+    if (client_.replicated()) ev.d = static_cast<std::int64_t>(reply.id);
     ctx.trace(ev);
   }
   protocol_->on_store_reply(*this, reply);
@@ -128,6 +131,13 @@ RequestId ProtocolProcess::store(StoreRequest request) {
     ev.node = ctx_->self();
     ev.a = static_cast<std::int64_t>(id);
     ev.code = static_cast<std::uint16_t>(request.op);
+    // A txn names its keys in its compares and ops: the history shows the first.
+    if (client_.replicated()) {
+      ev.text = !request.key.empty()        ? std::string_view(request.key)
+                : !request.compares.empty() ? std::string_view(request.compares.front().key)
+                : !request.success.empty()  ? std::string_view(request.success.front().key)
+                                            : std::string_view();
+    }
     ctx_->trace(ev);
   }
   client_.send(*ctx_, std::move(request));

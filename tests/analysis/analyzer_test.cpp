@@ -558,3 +558,102 @@ TEST_CASE("analyzer: a leader that writes on after its pause rode the fault out"
     CHECK(r.failovers[0].failover == dms(80));
   }
 }
+
+namespace {
+
+Event store_request(std::int64_t at_ms, sim::NodeId node, std::int64_t id, sim::StoreOp op) {
+  Event e = make(EventKind::store_request, at_ms);
+  e.node = node;
+  e.a = id;
+  e.code = static_cast<std::uint16_t>(op);
+  return e;
+}
+Event store_reply(std::int64_t at_ms, sim::NodeId node, std::int64_t id, sim::StoreOp op,
+                  sim::Revision revision, sim::StoreError error = sim::StoreError::none) {
+  Event e = make(EventKind::store_reply, at_ms);
+  e.node = node;
+  e.d = id;
+  e.code = static_cast<std::uint16_t>(op);
+  e.a = revision;
+  e.b = error == sim::StoreError::none ? 1 : 0;
+  e.c = static_cast<std::int64_t>(error);
+  return e;
+}
+Event member_role(std::int64_t at_ms, std::size_t member, sim::Role role, sim::Epoch term) {
+  Event e = make(EventKind::server_role, at_ms);
+  e.node = sim::store_member_endpoint(member);
+  e.code = static_cast<std::uint16_t>(role);
+  e.a = term;
+  return e;
+}
+Event raft_commit(std::int64_t at_ms, std::size_t leader, std::int64_t index, sim::Epoch term) {
+  Event e = make(EventKind::raft_commit, at_ms);
+  e.node = sim::store_member_endpoint(leader);
+  e.a = index;
+  e.b = term;
+  e.c = 1'000'000;
+  return e;
+}
+
+AnalysisConfig replicated() {
+  AnalysisConfig c = config();
+  c.uses_store = true;
+  c.store_members = 3;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("analyzer: a read sent after a reply showed revision 5 must not show revision 4") {
+  using sim::StoreOp;
+  // Request 2 is sent at 30ms, after request 1's reply (revision 5) came at 20ms.
+  const Report stale = analyze(
+      replicated(), {run_start(3), store_request(10, 0, 1, StoreOp::txn),
+                     store_reply(20, 0, 1, StoreOp::txn, 5), store_request(30, 1, 2, StoreOp::get),
+                     store_reply(40, 1, 2, StoreOp::get, 4), run_end(1000)});
+  CHECK(stale.store.linearizability_violations == 1);
+  CHECK_FALSE(analysis::check(stale, {}).ok());
+  // Overlapping requests may return in either order; failed ones and watches say nothing.
+  const Report fine = analyze(
+      replicated(), {run_start(3), store_request(10, 0, 1, StoreOp::txn),
+                     store_request(15, 1, 2, StoreOp::get), store_reply(20, 0, 1, StoreOp::txn, 5),
+                     store_reply(40, 1, 2, StoreOp::get, 4), store_request(50, 2, 3, StoreOp::get),
+                     store_reply(60, 2, 3, StoreOp::get, 0, sim::StoreError::no_leader),
+                     store_request(70, 2, 4, StoreOp::watch),
+                     store_reply(80, 2, 4, StoreOp::watch, 1), run_end(1000)});
+  CHECK(fine.store.linearizability_violations == 0);
+  CHECK(analysis::check(fine, {}).ok());
+}
+
+TEST_CASE("analyzer: two store leaders in one term or two terms committed at one index fail") {
+  using sim::Role;
+  const Report r = analyze(
+      replicated(), {run_start(3), member_role(10, 0, Role::leader, 1), raft_commit(20, 0, 1, 1),
+                     raft_commit(30, 0, 2, 1), member_role(40, 1, Role::leader, 1),
+                     raft_commit(50, 1, 2, 2), raft_commit(60, 1, 1, 1), run_end(1000)});
+  CHECK(r.store.same_term_leaders == 1);
+  CHECK(r.store.commit_conflicts ==
+        1);  // index 2: terms 1 and 2; index 1 again with term 1 is fine
+  CHECK(r.store.commits == 4);
+  REQUIRE(r.store.first_violation);
+  CHECK(*r.store.first_violation == ms(40));
+  const analysis::Verdict v = analysis::check(r, {});
+  REQUIRE(v.breaches.size() == 1);
+  CHECK(v.breaches[0].expectation.metric == "store_safety_violations");
+}
+
+TEST_CASE("analyzer: stall is time with no leader while no store member leads and runs") {
+  using sim::Role;
+  // The store's first leader at 100ms; the election's leader 200ms to 500ms; the store leader
+  // crashes at 600ms and another member leads from 800ms.
+  Event crash = make(EventKind::crash, 600);
+  crash.node = sim::store_member_endpoint(0);
+  const Report r = analyze(
+      replicated(), {run_start(3), member_role(0, 0, Role::follower, 0),
+                     member_role(100, 0, Role::leader, 1), leader(200, 0, 1), follower(500, 0, 1),
+                     crash, member_role(800, 1, Role::leader, 2), run_end(1000)});
+  CHECK(r.stall_time == dms(100 + 200));  // 0-100 and 600-800
+  CHECK(r.store.unavailable_time == dms(300));
+  CHECK(r.store.leader_changes == 1);
+  CHECK(r.store.availability == Approx(0.7));
+}

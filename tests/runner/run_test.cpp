@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/trace.hpp"
 #include "drawing/outputs.hpp"
 #include "runner/loader.hpp"
@@ -147,7 +149,8 @@ TEST_CASE("run: the event limit stops a run and is reported") {
 }
 
 TEST_CASE("run: every output format of the registry writes its file without changing the run") {
-  const runner::Scenario s = load();
+  // A replicated store, so that every format (a history of operations too) has something to say.
+  const runner::Scenario s = load({{"store.members", "3"}});
   const auto bare = runner::run_scenario(s, runner::RunOptions{});
   for (const drawing::OutputFormat& format : drawing::output_formats()) {
     INFO("output " << format.flag);
@@ -166,4 +169,35 @@ TEST_CASE("run: every output format of the registry writes its file without chan
       std::remove(path.c_str());
     }
   }
+}
+
+TEST_CASE(
+    "run: a replicated store's history lists every client operation with its call and "
+    "return, and a single store has none to give") {
+  const runner::RunResult r = runner::run_scenario(
+      load({{"store.members", "3"}}), runner::RunOptions{}.output("history", "history.jsonl"));
+  REQUIRE(r.errors.empty());
+  REQUIRE(r.pictures.size() == 1);
+  std::istringstream lines(r.pictures[0].content);
+  std::size_t ops = 0;
+  std::size_t txns_on_key = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json op = nlohmann::json::parse(line);
+    ++ops;
+    CHECK(op["client"].get<int>() >= 0);
+    if (op["outcome"] == "unknown") {
+      CHECK(op["return_ns"].is_null());
+      continue;
+    }
+    CHECK(op["return_ns"].get<std::int64_t>() >= op["call_ns"].get<std::int64_t>());
+    if (op["op"] == "txn" && !op["key"].get<std::string>().empty()) ++txns_on_key;
+  }
+  // One line per request the clients sent, as the summary counts them.
+  CHECK(ops == r.report.store_requests_total);
+  CHECK(txns_on_key > 0);
+  const runner::RunResult single =
+      runner::run_scenario(load(), runner::RunOptions{}.output("history", "history.jsonl"));
+  CHECK(single.pictures.empty());
+  REQUIRE(single.errors.size() == 1);
+  CHECK(single.errors[0].find("replicated store") != std::string::npos);
 }
