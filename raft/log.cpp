@@ -18,10 +18,10 @@ const sim::LogEntry& Log::at(std::int64_t index) const {
   return (*entries_)[static_cast<std::size_t>(index - 1)];
 }
 
-bool Log::merge(std::int64_t prev_index, std::span<const sim::LogEntry> entries,
-                std::int64_t committed) {
+std::int64_t Log::merge(std::int64_t prev_index, std::span<const sim::LogEntry> entries,
+                        std::int64_t committed) {
   ELECTSIM_ASSERT(prev_index >= 0 && prev_index <= last_index(), "entries follow a held entry");
-  bool changed = false;
+  std::int64_t first_written = 0;
   std::int64_t index = prev_index;
   for (const sim::LogEntry& entry : entries) {
     ++index;
@@ -33,9 +33,9 @@ bool Log::merge(std::int64_t prev_index, std::span<const sim::LogEntry> entries,
       truncate(index - 1);
     }
     entries_->push_back(entry);
-    changed = true;
+    if (first_written == 0) first_written = index;
   }
-  return changed;
+  return first_written;
 }
 
 void Log::truncate(std::int64_t length) {

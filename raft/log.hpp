@@ -30,9 +30,10 @@ class Log {
   void append(sim::LogEntry entry) { entries_->push_back(std::move(entry)); }
   // Raft Figure 2, AppendEntries receiver steps 3 and 4: entries that conflict with `entries`
   // (same index, other term) are deleted with all that follow; new ones are appended. Returns
-  // whether the log changed. Entries up to `committed` never conflict (Raft §5.4's safety).
-  bool merge(std::int64_t prev_index, std::span<const sim::LogEntry> entries,
-             std::int64_t committed);
+  // the first index it wrote, 0 if the log did not change. Entries up to `committed` never
+  // conflict (Raft §5.4's safety).
+  std::int64_t merge(std::int64_t prev_index, std::span<const sim::LogEntry> entries,
+                     std::int64_t committed);
   // Keeps the first `length` entries (a restart trims to what the disk holds).
   void truncate(std::int64_t length);
 

@@ -476,7 +476,16 @@ RunStats Kernel::run() {
 void Kernel::inject(FaultSpec fault) {
   ELECTSIM_ASSERT(started_, "faults are injected into a running world");
   fault.at = now_;
-  if (fault.kind == FaultKind::disk_stall) disks_take_time_ = true;
+  if (fault.kind == FaultKind::disk_stall && !disks_take_time_) {
+    // Disks start to take time now: until now every write was on disk at once, so what each
+    // disk holds for sure is the durable state as it stands.
+    disks_take_time_ = true;
+    for (const auto& p : procs_) {
+      p->synced = p->durable;
+      p->unsynced.clear();
+      p->handler_version = p->durable.version();
+    }
+  }
   faults_.push_back(std::move(fault));
   fault_state_.emplace_back();
   const std::uint32_t slot = new_entry(EntryKind::fault, kNoNode);

@@ -34,6 +34,7 @@ void StoreMember::on_start(sim::ProcessContext& ctx) {
   const std::int64_t synced = ctx.durable().get(kLogLengthKey, 0);
   ELECTSIM_ASSERT(synced <= log().last_index(), "the synced log is on the disk");
   log().truncate(synced);
+  durable_ = synced;
   disk_->store->drop_all_watches();
   commit_ = 0;
   promoted_ = false;
@@ -51,6 +52,7 @@ void StoreMember::on_message(sim::ProcessContext& /*ctx*/, sim::Endpoint /*from*
 
 void StoreMember::on_payload(sim::ProcessContext& /*ctx*/, sim::Endpoint from,
                              std::uint32_t from_incarnation, sim::Payload&& payload) {
+  note_sync();
   if (auto* request = std::get_if<StoreRequest>(&payload)) {
     ELECTSIM_ASSERT(from >= 0, "store clients are election nodes");
     take_request(from, from_incarnation, std::move(*request));
@@ -72,6 +74,7 @@ void StoreMember::on_payload(sim::ProcessContext& /*ctx*/, sim::Endpoint from,
 }
 
 void StoreMember::on_timer(sim::ProcessContext& ctx, sim::TimerId id, sim::TimerTag tag) {
+  note_sync();
   if (tag == kScanTag) {
     check_expiry();
     ctx.set_timer(config_->store.expiry_scan_interval, kScanTag);
@@ -228,11 +231,19 @@ void StoreMember::on_append(raft::Member from, const raft::AppendEntries& m) {
                                               std::min(l.last_index(), m.prev_index - 1)});
     return;
   }
-  if (l.merge(m.prev_index, *incoming_, commit_)) log_changed();
-  const std::int64_t match = m.prev_index + static_cast<std::int64_t>(incoming_->size());
+  const std::int64_t first_written = l.merge(m.prev_index, *incoming_, commit_);
+  if (first_written > 0) {
+    log_changed();
+    durable_ = std::min(durable_, first_written - 1);
+  }
+  std::int64_t match = m.prev_index + static_cast<std::int64_t>(incoming_->size());
   // Step 5: "If leaderCommit > commitIndex, set commitIndex = min(leaderCommit, index of last
   // new entry)".
   if (m.commit > commit_) commit_to(std::min(m.commit, match));
+  // An acknowledgement promises the entries are on disk. What this handler wrote leaves only
+  // once its fsync is done (the kernel holds the answer); otherwise only the prefix known to be
+  // on disk may be claimed: entries an earlier handler wrote may still wait for a stalled disk.
+  if (first_written == 0) match = std::min(match, durable_);
   respond(from, raft::AppendEntriesResponse{core_.term(), true, match});
 }
 
@@ -459,6 +470,10 @@ void StoreMember::wait_for(sim::Endpoint client, RequestId id) {
   // Bounded: a request its leader dropped is never answered, and its client has given up on it.
   if (pending_.size() >= kMaxPending) pending_.erase(pending_.begin());
   pending_.push_back(Pending{client, id});
+}
+
+void StoreMember::note_sync() {
+  if (ctx().synced()) durable_ = log().last_index();
 }
 
 void StoreMember::log_changed() {

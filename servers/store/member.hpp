@@ -109,6 +109,7 @@ class StoreMember final : public sim::Process, private raft::Host {
   void publish(std::int64_t index);
   void check_expiry();
   void log_changed();
+  void note_sync();  // at each input: what the disk holds for sure
   void trace_role();
   raft::Member member_of(sim::Endpoint endpoint) const;
   sim::ProcessContext& ctx() const;
@@ -121,6 +122,8 @@ class StoreMember final : public sim::Process, private raft::Host {
   MemberDisk* disk_ = nullptr;          // in the durable state's bulk storage
   raft::Progress progress_;
   std::int64_t commit_ = 0;
+  // The longest prefix of the log known to be on disk (all of it whenever the disk is idle).
+  std::int64_t durable_ = 0;
   bool promoted_ = false;          // the leader's lessor is primary (after its first entry applied)
   std::vector<LeaseId> revoking_;  // expiries proposed, not yet applied
   const std::vector<sim::LogEntry>* incoming_ = nullptr;  // the entries of the AppendEntries
