@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every scenario (and each variant) with two electsim binaries built by different compilers
-# and requires byte-identical traces: the determinism promise holds across standard libraries.
+# Runs every scenario (and each variant), and the extra runs listed below, with two electsim
+# binaries built by different compilers and requires byte-identical traces: the determinism
+# promise holds across standard libraries.
 # Usage: tests/compare_compilers.sh BINARY_A BINARY_B
 set -euo pipefail
 a=$1
@@ -16,6 +17,25 @@ for scenario in scenarios/*.json; do
   # Exit code 1 (a broken expectation) is fine here: only the traces are compared.
   "$a" run "$scenario" --all-variants --trace "$work/a/$name.jsonl" >/dev/null || [[ $? -eq 1 ]]
   "$b" run "$scenario" --all-variants --trace "$work/b/$name.jsonl" >/dev/null || [[ $? -eq 1 ]]
+done
+# Runs beyond the files as written: a scenario name and its --set overrides. The replicated
+# store's members run Raft with a log and client failover; 3 and 5 members, and disks whose
+# fsyncs take time (sends held until they finish), exercise all of it.
+extra_runs=(
+  "lease-leader-crash store.members=3"
+  "lease-leader-crash store.members=5"
+  "lease-leader-crash store.members=3 disk.fsync=5ms"
+)
+for run in "${extra_runs[@]}"; do
+  read -r name overrides <<<"$run"
+  sets=()
+  label=$name
+  for o in $overrides; do
+    sets+=(--set "$o")
+    label+="+$o"
+  done
+  "$a" run "scenarios/$name.json" "${sets[@]}" --trace "$work/a/$label.jsonl" >/dev/null || [[ $? -eq 1 ]]
+  "$b" run "scenarios/$name.json" "${sets[@]}" --trace "$work/b/$label.jsonl" >/dev/null || [[ $? -eq 1 ]]
 done
 for ta in "$work"/a/*.jsonl; do
   tb="$work/b/$(basename "$ta")"
