@@ -1,14 +1,17 @@
 // Chrome / Perfetto trace export in the Trace Event Format ("Trace Event Format", Google, 2016;
 // as Perfetto's JSON importer reads it): complete slices ("X") for beliefs, downtime, GC pauses,
 // leader-key holders and fault windows, instants ("i") for writes, drops, expiries and faults,
-// flow pairs ("s"/"f") from a send to its delivery and a counter ("C") of store requests. Text is
-// formatted by hand with fmt into one buffer; the file is renamed into place only when whole.
+// flow pairs ("s"/"f") from a send to its delivery and a counter ("C") of store requests. A
+// replicated store's members are tracks of a second process, "store", with their Raft roles as
+// slices. Text is formatted by hand with fmt into one buffer; the file is renamed into place only
+// when whole.
 #include "drawing/perfetto.hpp"
 #include "analysis/json_text.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -35,6 +38,10 @@ namespace {
 
 constexpr std::size_t kFlushBytes = 1 << 20;
 constexpr int kPid = 1;
+// A replicated store's members are tracks of a second process, "store", with thread ids far
+// above any of the run's own.
+constexpr int kStorePid = 2;
+constexpr int kMemberTidBase = 1 << 24;
 // Store requests come in thousands per second: one counter sample per 100 ms keeps the file
 // small and still shows bursts (a lease renewal storm, a store pause draining).
 constexpr std::int64_t kCounterBucketNs = 100'000'000;
@@ -61,7 +68,7 @@ void append_us(std::string& out, std::int64_t ns) {
   fmt::format_to(Out(out), "{}.{:03}", magnitude / 1000, magnitude % 1000);
 }
 
-// A node id, or the service's name.
+// A node id, or the service's name ("store:K" for a replicated store's member K >= 1).
 void append_endpoint(std::string& out, sim::Endpoint endpoint) {
   if (endpoint == sim::kStoreEndpoint) {
     out += "store";
@@ -69,6 +76,8 @@ void append_endpoint(std::string& out, sim::Endpoint endpoint) {
     out += "sink";
   } else if (endpoint == sim::kNoNode) {
     out += "none";
+  } else if (endpoint < 0 && sim::store_member_of(endpoint) > 0) {
+    fmt::format_to(Out(out), "store:{}", sim::store_member_of(endpoint));
   } else {
     fmt::format_to(Out(out), "{}", endpoint);
   }
@@ -172,7 +181,11 @@ struct PerfettoWriter::State {
   };
 
   State(std::string p, const TraceHeader& h, std::uint64_t max)
-      : path(std::move(p)), header(h), max_bytes(max), nodes(h.node_count) {}
+      : path(std::move(p)),
+        header(h),
+        max_bytes(max),
+        nodes(h.node_count),
+        replicated(h.store_members > 1) {}
 
   // ---- Track ids: per node its main track, its messages and (when needed) its pauses, then the
   // store, the sink and the fault lanes. thread_sort_index follows the same order.
@@ -185,6 +198,22 @@ struct PerfettoWriter::State {
 
   bool is_node(NodeId n) const { return n >= 0 && static_cast<std::size_t>(n) < nodes.size(); }
 
+  // A replicated store's member K: its roles, downtime and pauses on one track, and pauses that
+  // a role change cuts through on a second.
+  int member_tid(std::size_t m) const { return kMemberTidBase + static_cast<int>(m); }
+  int member_pauses_tid(std::size_t m) const {
+    return kMemberTidBase + static_cast<int>(sim::kMaxStoreMembers + m);
+  }
+  static int pid_of(int tid) { return tid >= kMemberTidBase ? kStorePid : kPid; }
+
+  // The member at `e` when the store is replicated.
+  std::optional<std::size_t> member_at(sim::Endpoint e) const {
+    if (!replicated || e >= 0) return std::nullopt;
+    const std::int32_t m = sim::store_member_of(e);
+    if (m < 0) return std::nullopt;
+    return static_cast<std::size_t>(m);
+  }
+
   // ---- Event text. Every event but the first begins with ",\n".
 
   void open_event(std::string& out, char ph, std::string_view cat, std::string_view name, int tid,
@@ -195,7 +224,7 @@ struct PerfettoWriter::State {
     out += cat;
     out += "\",\"name\":";
     append_json_string(out, name);
-    fmt::format_to(Out(out), ",\"pid\":{},\"tid\":{},\"ts\":", kPid, tid);
+    fmt::format_to(Out(out), ",\"pid\":{},\"tid\":{},\"ts\":", pid_of(tid), tid);
     append_us(out, at.ns);
   }
 
@@ -230,13 +259,13 @@ struct PerfettoWriter::State {
     fmt::format_to(Out(out), ",\"id\":{},\"bp\":\"e\"}}", id);
   }
 
-  void thread_metadata(int tid, std::string_view name) {
+  void thread_metadata(int tid, std::string_view name, int pid = kPid, int sort_index = -1) {
     buffer += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",";
-    fmt::format_to(Out(buffer), "\"pid\":{},\"tid\":{},\"args\":{{\"name\":", kPid, tid);
+    fmt::format_to(Out(buffer), "\"pid\":{},\"tid\":{},\"args\":{{\"name\":", pid, tid);
     append_json_string(buffer, name);
     buffer += "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",";
-    fmt::format_to(Out(buffer), "\"pid\":{},\"tid\":{},\"args\":{{\"sort_index\":{}}}}}", kPid, tid,
-                   tid);
+    fmt::format_to(Out(buffer), "\"pid\":{},\"tid\":{},\"args\":{{\"sort_index\":{}}}}}", pid, tid,
+                   sort_index < 0 ? tid : sort_index);
   }
 
   void append_type_name(std::string& out, std::uint16_t type) const {
@@ -267,6 +296,30 @@ struct PerfettoWriter::State {
     thread_metadata(pauses_tid(n), fmt::format("node {} · pauses", n));
   }
 
+  // The "store" process and member m's track, named when first needed (all of them at the start
+  // when the header says the store is replicated).
+  void ensure_member_track(std::size_t m) {
+    if (!store_process) {
+      store_process = true;
+      buffer += ",\n{\"ph\":\"M\",\"name\":\"process_name\",";
+      fmt::format_to(Out(buffer), "\"pid\":{},\"args\":{{\"name\":\"store\"}}}}", kStorePid);
+      buffer += ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",";
+      fmt::format_to(Out(buffer), "\"pid\":{},\"args\":{{\"sort_index\":{}}}}}", kStorePid,
+                     kStorePid);
+    }
+    if (member_named[m]) return;
+    member_named[m] = true;
+    thread_metadata(member_tid(m), fmt::format("store:{}", m), kStorePid, static_cast<int>(m));
+  }
+
+  void ensure_member_pauses_track(std::size_t m) {
+    NodeTrack& t = members[m];
+    if (t.pauses_track) return;
+    t.pauses_track = true;
+    thread_metadata(member_pauses_tid(m), fmt::format("store:{} · pauses", m), kStorePid,
+                    static_cast<int>(sim::kMaxStoreMembers + m));
+  }
+
   // ---- The file.
 
   void write_preamble() {
@@ -288,6 +341,11 @@ struct PerfettoWriter::State {
     thread_metadata(sink_tid(), "sink");
     thread_metadata(lane_tid(0), "faults");
     lanes.emplace_back();
+    if (replicated) {
+      for (std::size_t m = 0; m < std::min(header.store_members, sim::kMaxStoreMembers); ++m) {
+        ensure_member_track(m);
+      }
+    }
   }
 
   void write_trailer() {
@@ -310,7 +368,11 @@ struct PerfettoWriter::State {
       if (i > 0) buffer += ',';
       append_json_string(buffer, header.message_types[i]);
     }
-    buffer += "]}}\n";
+    buffer += ']';
+    if (header.store_members > 1) {
+      fmt::format_to(Out(buffer), ",\"store_members\":{}", header.store_members);
+    }
+    buffer += "}}\n";
   }
 
   std::uint64_t bytes() const { return flushed + buffer.size(); }
@@ -452,15 +514,168 @@ struct PerfettoWriter::State {
 
   void on_clock_change(const sim::Event& e) {
     const bool store = e.node == sim::kStoreEndpoint;
-    if (!store && !is_node(e.node)) return;
+    const std::optional<std::size_t> member = member_at(e.node);
+    if (!store && !member && !is_node(e.node)) return;
     const char* what = e.code == 0 ? "drift" : e.code == 1 ? "step" : "offset";
     name_scratch.clear();
     fmt::format_to(Out(name_scratch), "clock {}", what);
     args_scratch.clear();
     fmt::format_to(Out(args_scratch), "\"what\":\"{}\",\"drift_ppb\":{},\"amount_ns\":{}", what,
                    e.a, e.b);
-    instant(buffer, store ? store_tid() : node_tid(e.node), "clock", name_scratch, e.time,
-            args_scratch);
+    int tid = 0;
+    if (member) {
+      ensure_member_track(*member);
+      tid = member_tid(*member);
+    } else {
+      tid = store ? store_tid() : node_tid(e.node);
+    }
+    instant(buffer, tid, "clock", name_scratch, e.time, args_scratch);
+  }
+
+  // ---- A replicated store's members: Raft roles, downtime and pauses, as a node's beliefs.
+
+  void close_member_role(std::size_t m, Time at) {
+    NodeTrack& t = members[m];
+    if (!t.role_open) return;
+    role_boundary(t, at);
+    name_scratch.clear();
+    args_scratch.clear();
+    fmt::format_to(Out(name_scratch), "{} t{}", sim::role_name(t.role), t.epoch);
+    if (t.role == sim::Role::follower && t.known_leader != sim::kNoNode) {
+      fmt::format_to(Out(name_scratch), " of store:{}", sim::store_member_of(t.known_leader));
+    }
+    fmt::format_to(Out(args_scratch),
+                   "\"role\":\"{}\",\"term\":{},\"leader\":", sim::role_name(t.role), t.epoch);
+    const sim::Endpoint leader =
+        t.role == sim::Role::leader ? sim::store_member_endpoint(m) : t.known_leader;
+    if (leader == sim::kNoNode) {
+      args_scratch += "null";
+    } else {
+      fmt::format_to(Out(args_scratch), "\"store:{}\"", sim::store_member_of(leader));
+    }
+    complete(buffer, member_tid(m), "store", name_scratch, t.role_start, at, args_scratch);
+    buffer += t.pending;
+    t.pending.clear();
+    t.role_open = false;
+  }
+
+  void on_server_role(const sim::Event& e) {
+    if (e.node >= 0 || sim::store_member_of(e.node) < 0 ||
+        e.code > static_cast<std::uint16_t>(sim::Role::leader)) {
+      return;
+    }
+    replicated = true;  // a stream whose header did not say so still shows its members
+    const auto m = static_cast<std::size_t>(sim::store_member_of(e.node));
+    ensure_member_track(m);
+    NodeTrack& t = members[m];
+    const auto role = static_cast<sim::Role>(e.code);
+    const auto known = static_cast<sim::Endpoint>(e.b);
+    const sim::Endpoint leader =
+        role == sim::Role::follower && e.b != sim::kNoNode && sim::store_member_of(known) >= 0
+            ? known
+            : sim::kNoNode;
+    if (t.role_open && t.role == role && t.epoch == e.a && t.known_leader == leader) return;
+    end_member_down(m, e.time);
+    close_member_role(m, e.time);
+    role_boundary(t, e.time);
+    t.role_open = true;
+    t.role = role;
+    t.epoch = e.a;
+    t.known_leader = leader;
+    t.role_start = e.time;
+  }
+
+  void end_member_pause(std::size_t m, Time at) {
+    NodeTrack& t = members[m];
+    if (!t.paused) return;
+    t.paused = false;
+    args_scratch.clear();
+    fmt::format_to(Out(args_scratch), "\"planned_ns\":{},\"extended\":{}", t.pause_planned_ns,
+                   t.pause_extended);
+    if (!t.pause_boundary) {
+      complete(t.role_open ? t.pending : buffer, member_tid(m), "pause", "paused", t.pause_start,
+               at, args_scratch);
+    } else if (*t.pause_boundary == at) {
+      complete(buffer, member_tid(m), "pause", "paused", t.pause_start, at, args_scratch);
+    } else {
+      ensure_member_pauses_track(m);
+      complete(buffer, member_pauses_tid(m), "pause", "paused", t.pause_start, at, args_scratch);
+    }
+  }
+
+  void on_member_pause(std::size_t m, Time at, std::int64_t planned_ns) {
+    ensure_member_track(m);
+    NodeTrack& t = members[m];
+    if (t.down) return;
+    if (t.paused) {
+      t.pause_extended = true;
+      return;
+    }
+    t.paused = true;
+    t.pause_extended = false;
+    t.pause_start = at;
+    t.pause_planned_ns = planned_ns;
+    t.pause_boundary.reset();
+  }
+
+  void on_member_crash(std::size_t m, const sim::Event& e) {
+    ensure_member_track(m);
+    NodeTrack& t = members[m];
+    end_member_pause(m, e.time);
+    close_member_role(m, e.time);
+    if (t.down) return;
+    t.down = true;
+    t.graceful = e.a != 0;
+    t.down_start = e.time;
+  }
+
+  void end_member_down(std::size_t m, Time at) {
+    NodeTrack& t = members[m];
+    if (!t.down) return;
+    t.down = false;
+    args_scratch.clear();
+    fmt::format_to(Out(args_scratch), "\"graceful\":{}", t.graceful);
+    complete(buffer, member_tid(m), "down", t.graceful ? "stopped" : "crashed", t.down_start, at,
+             args_scratch);
+  }
+
+  // A new store leader refreshed the leases it found (etcd's lessor Promote).
+  void on_lease_refresh(const sim::Event& e) {
+    const std::optional<std::size_t> m = member_at(e.node);
+    if (!m) return;
+    ensure_member_track(*m);
+    name_scratch.clear();
+    fmt::format_to(Out(name_scratch), "refreshed {} lease{} (term {})", e.a, e.a == 1 ? "" : "s",
+                   e.b);
+    args_scratch.clear();
+    fmt::format_to(Out(args_scratch), "\"leases\":{},\"term\":{}", e.a, e.b);
+    instant(buffer, member_tid(*m), "store", name_scratch, e.time, args_scratch);
+  }
+
+  // A node's store client moved to another member, or retried a request there: an instant on the
+  // node's own track.
+  void on_client_failover(const sim::Event& e) {
+    if (!is_node(e.node)) return;
+    const char* reason = e.code <= static_cast<std::uint16_t>(sim::FailoverReason::disconnect)
+                             ? sim::failover_reason_name(static_cast<sim::FailoverReason>(e.code))
+                             : "unknown";
+    const std::int32_t member = e.peer < 0 ? sim::store_member_of(e.peer) : -1;
+    // After a no_leader answer the client retries on another member without moving to it.
+    const bool retry = e.code == static_cast<std::uint16_t>(sim::FailoverReason::no_leader);
+    name_scratch.clear();
+    name_scratch += retry ? "store retry on " : "store failover → ";
+    args_scratch.clear();
+    args_scratch += "\"member\":";
+    if (member >= 0) {
+      fmt::format_to(Out(name_scratch), "store:{}", member);
+      fmt::format_to(Out(args_scratch), "\"store:{}\"", member);
+    } else {
+      append_endpoint(name_scratch, e.peer);
+      append_endpoint_json(args_scratch, e.peer);
+    }
+    fmt::format_to(Out(name_scratch), " ({})", reason);
+    fmt::format_to(Out(args_scratch), ",\"reason\":\"{}\",\"request\":{}", reason, e.a);
+    instant(buffer, node_tid(e.node), "store", name_scratch, e.time, args_scratch);
   }
 
   // ---- Messages: bursts on the messages tracks, arrows from each send to its delivery.
@@ -809,6 +1024,11 @@ struct PerfettoWriter::State {
       close_role(n, end);
       end_down(n, end);
     }
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      end_member_pause(m, end);
+      close_member_role(m, end);
+      end_member_down(m, end);
+    }
     close_holder(end, "run end");
     for (std::size_t i = 0; i < lanes.size(); ++i) close_lane(i, end);
     if (counter_bucket) {
@@ -835,16 +1055,41 @@ struct PerfettoWriter::State {
         on_belief(e);
         break;
       case sim::EventKind::crash:
-        on_crash(e);
+        if (const auto m = member_at(e.node)) {
+          on_member_crash(*m, e);
+        } else {
+          on_crash(e);
+        }
         break;
       case sim::EventKind::restart:
-        if (is_node(e.node)) end_down(e.node, e.time);
+        if (const auto m = member_at(e.node)) {
+          end_member_down(*m, e.time);
+        } else if (is_node(e.node)) {
+          end_down(e.node, e.time);
+        }
         break;
       case sim::EventKind::pause:
-        on_pause(e);
+        if (const auto m = member_at(e.node)) {
+          on_member_pause(*m, e.time, e.a);
+        } else {
+          on_pause(e);
+        }
         break;
       case sim::EventKind::resume:
-        if (is_node(e.node)) end_pause(e.node, e.time);
+        if (const auto m = member_at(e.node)) {
+          end_member_pause(*m, e.time);
+        } else if (is_node(e.node)) {
+          end_pause(e.node, e.time);
+        }
+        break;
+      case sim::EventKind::server_role:
+        on_server_role(e);
+        break;
+      case sim::EventKind::lease_refresh:
+        on_lease_refresh(e);
+        break;
+      case sim::EventKind::client_failover:
+        on_client_failover(e);
         break;
       case sim::EventKind::clock_change:
         on_clock_change(e);
@@ -874,9 +1119,12 @@ struct PerfettoWriter::State {
         args_scratch.clear();
         fmt::format_to(Out(args_scratch), "\"duration_ns\":{}", e.a);
         open_window(kStorePauseWindow, e.time, "store paused", args_scratch);
+        // A replicated store's store_pause stalls its member 0, at the store's address.
+        if (replicated) on_member_pause(0, e.time, e.a);
         break;
       case sim::EventKind::store_resume:
         close_window(kStorePauseWindow, e.time);
+        if (replicated) end_member_pause(0, e.time);
         break;
       case sim::EventKind::network_change:
         on_network_change(e);
@@ -905,6 +1153,11 @@ struct PerfettoWriter::State {
   std::string type_scratch;
 
   std::vector<NodeTrack> nodes;
+  // A replicated store: set by the header, or by the first server_role event.
+  bool replicated = false;
+  bool store_process = false;  // the "store" process is named
+  std::array<NodeTrack, sim::kMaxStoreMembers> members;
+  std::array<bool, sim::kMaxStoreMembers> member_named{};
   std::vector<NodeId> open_bursts;
   std::map<LinkKey, std::deque<PendingSend>> in_flight;
   std::uint64_t next_flow = 1;

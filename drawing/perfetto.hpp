@@ -1,6 +1,7 @@
 // A run as a Chrome / Perfetto trace (the Trace Event Format's JSON object form), to open in
 // ui.perfetto.dev or chrome://tracing: a track per node with its beliefs, downtime and GC pauses,
-// message arrows between nodes, the store's leader key, the sink's writes and the faults. Written
+// message arrows between nodes, the store's leader key, the sink's writes and the faults, and for a
+// replicated store a "store" process with a track per member and its Raft roles. Written
 // like the JSON Lines trace (analysis/trace.hpp): a temporary file renamed when whole, under a
 // byte limit. What each track shows: docs/perfetto.md.
 #pragma once

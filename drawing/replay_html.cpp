@@ -121,6 +121,8 @@ ReplayRecorder::ReplayRecorder(TraceHeader header, const sim::WorldConfig& world
       lease_judged_by_store_(lease_judged_by_store),
       store_min_ttl_(store_min_ttl),
       timer_fires_by_node_(header_.node_count, 0),
+      store_members_(
+          header_.store_members > 1 ? std::min(header_.store_members, sim::kMaxStoreMembers) : 0),
       store_clock_(make_clock(sim::server_clock(world, sim::kStoreEndpoint))) {
   node_clocks_.reserve(header_.node_count);
   node_segments_.resize(header_.node_count);
@@ -259,6 +261,12 @@ void ReplayRecorder::on_event(const sim::Event& e) {
       break;
     case K::raft_commit:
       r.z = e.c;  // latency
+      break;
+    case K::server_role:
+      if (e.node < 0 && sim::store_member_of(e.node) >= 0) {
+        store_members_ =
+            std::max(store_members_, static_cast<std::size_t>(sim::store_member_of(e.node)) + 1);
+      }
       break;
     case K::store_reply:
       r.flags = e.b != 0 ? 1 : 0;
@@ -676,6 +684,10 @@ std::string data_json(const ReplayRecorder& recorder, const Report& report, cons
                  recorder.events_seen(), events.size(), recorder.timer_fires(),
                  recorder.requests_lost());
   append_array(out, recorder.timer_fires_by_node(), [&](std::uint64_t n) { append_int(out, n); });
+  // Only a replicated store's page names its members: a single store's data stays as it was.
+  if (recorder.store_members() > 0) {
+    fmt::format_to(it, ",\"store_members\":{}", recorder.store_members());
+  }
   out += "}";
 
   out += ",\"names\":{\"kinds\":";
@@ -688,6 +700,10 @@ std::string data_json(const ReplayRecorder& recorder, const Report& report, cons
   append_string_array(out, enum_names<sim::StoreOp>(sim::kStoreOpCount, sim::store_op_name));
   out += ",\"reasons\":";
   append_string_array(out, enum_names<sim::DropReason>(5, sim::drop_reason_name));
+  if (recorder.store_members() > 0) {
+    out += ",\"failover_reasons\":";
+    append_string_array(out, enum_names<sim::FailoverReason>(3, sim::failover_reason_name));
+  }
   out += ",\"types\":";
   append_string_array(out, h.message_types);
   out += ",\"texts\":";
@@ -834,11 +850,14 @@ std::string render_replay_html(const ReplayRecorder& recorder, const Report& rep
   html += svg::escape(scenario);
   html += "</span></h1>\n<p class=\"meta\">";
   fmt::format_to(it,
-                 "protocol <b>{}</b> · {} nodes · seed {} · {} simulated · {} events in its trace, "
-                 "{} of them timer fires (counted, not listed)",
-                 svg::escape(info.protocol), recorder.header().node_count, info.seed,
-                 svg::escape(sim::format_duration(info.duration)), recorder.events_seen(),
-                 recorder.timer_fires());
+                 "protocol <b>{}</b> · {} nodes{} · seed {} · {} simulated · {} events in its "
+                 "trace, {} of them timer fires (counted, not listed)",
+                 svg::escape(info.protocol), recorder.header().node_count,
+                 recorder.store_members() > 0
+                     ? fmt::format(" · a store of {} members", recorder.store_members())
+                     : "",
+                 info.seed, svg::escape(sim::format_duration(info.duration)),
+                 recorder.events_seen(), recorder.timer_fires());
   html += "</p>\n";
   if (verdict.ok()) {
     html +=

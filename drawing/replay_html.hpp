@@ -1,8 +1,9 @@
 // The replay report: one self-contained HTML file (no network, no external scripts, fonts or
 // images) in which a student steps through a run event by event and sees, at any instant, each
-// node's role, epoch, local clock and lease, the messages in flight, the store and the sink, and
-// the checkers' findings as the replay passes them. ReplayRecorder watches the run (an Observer,
-// like the trace writer); render_replay_html turns what it kept into the page.
+// node's role, epoch, local clock and lease, a replicated store's members and their Raft roles,
+// the messages in flight, the store and the sink, and the checkers' findings as the replay passes
+// them. ReplayRecorder watches the run (an Observer, like the trace writer); render_replay_html
+// turns what it kept into the page.
 #pragma once
 
 #include <cstdint>
@@ -105,6 +106,9 @@ class ReplayRecorder : public sim::Observer {
   const std::vector<std::vector<ClockSegment>>& clock_segments() const { return node_segments_; }
   const std::vector<ClockSegment>& store_clock_segments() const { return store_segments_; }
   std::optional<sim::Duration> lease_ttl() const { return lease_ttl_; }
+  // A replicated store's members, which the page shows as cards of their own: the header's count,
+  // or more if server_role events name more; 0 with a single store.
+  std::size_t store_members() const { return store_members_; }
   bool lease_judged_by_store() const { return lease_judged_by_store_; }
   // Every flight, those still travelling included, ordered by (start, end).
   std::vector<ReplayFlight> flights() const;
@@ -149,6 +153,7 @@ class ReplayRecorder : public sim::Observer {
   std::uint64_t timer_fires_ = 0;
   std::vector<std::uint64_t> timer_fires_by_node_;
   std::optional<sim::Epoch> newest_epoch_;  // the analyzer's rule for a stale write
+  std::size_t store_members_ = 0;
 
   std::vector<Clock> node_clocks_;
   Clock store_clock_;

@@ -1,11 +1,13 @@
 // The timeline recorder: one pass over the event stream, appending a span or a mark only when
-// something changes (a belief, a crash, a pause, a fault, a store or sink decision). Messages and
-// timer fires only bump a counter. Clocks are mirrored with the kernel's own sim::ClockModel so
-// that every segment reads exactly what the node's clock read; split-brain stretches are derived
-// from the leader spans at the end, with the analyzer's meaning (non-zero length, two or more).
+// something changes (a belief, a store member's Raft role, a crash, a pause, a fault, a store or
+// sink decision). Messages and timer fires only bump a counter. Clocks are mirrored with the
+// kernel's own sim::ClockModel so that every segment reads exactly what the node's clock read;
+// split-brain stretches are derived from the leader spans at the end, with the analyzer's meaning
+// (non-zero length, two or more).
 #include "drawing/timeline.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <iterator>
 #include <string_view>
@@ -35,25 +37,31 @@ std::int64_t mul_div_floor(std::int64_t a, std::int64_t b, std::int64_t c) {
   return static_cast<std::int64_t>(q);
 }
 
-// "3", "store", "sink" as the trace writes endpoints.
+// "3", "store", "store:K", "sink" as the trace writes endpoints.
 std::optional<sim::Endpoint> parse_endpoint(std::string_view text) {
   if (text == "store") return sim::kStoreEndpoint;
   if (text == "sink") return sim::kSinkEndpoint;
+  if (text.size() == 7 && text.substr(0, 6) == "store:" && text[6] >= '0' &&
+      static_cast<std::size_t>(text[6] - '0') < sim::kMaxStoreMembers) {
+    return sim::store_member_endpoint(static_cast<std::size_t>(text[6] - '0'));
+  }
   sim::Endpoint value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc{} || ptr != text.data() + text.size()) return std::nullopt;
   return value;
 }
 
-// A node, the store or the sink as a written name.
-std::string endpoint_name(sim::Endpoint e) {
-  if (e == sim::kStoreEndpoint) return "store";
+// A node, the store, a store member or the sink as a written name. A replicated store's member 0
+// is "store:0", like its row.
+std::string endpoint_name(sim::Endpoint e, bool replicated) {
+  if (e == sim::kStoreEndpoint) return replicated ? "store:0" : "store";
   if (e == sim::kSinkEndpoint) return "sink";
+  if (e < 0 && sim::store_member_of(e) > 0) return fmt::format("store:{}", sim::store_member_of(e));
   return std::to_string(e);
 }
 
 // Members of one side, with runs of five or more consecutive node ids shortened ("0-4,7,store").
-std::string members_text(const std::vector<sim::Endpoint>& members) {
+std::string members_text(const std::vector<sim::Endpoint>& members, bool replicated) {
   std::string out;
   std::size_t i = 0;
   while (i < members.size()) {
@@ -66,7 +74,7 @@ std::string members_text(const std::vector<sim::Endpoint>& members) {
       out += fmt::format("{}-{}", members[i], members[j]);
       i = j + 1;
     } else {
-      out += endpoint_name(members[i]);
+      out += endpoint_name(members[i], replicated);
       ++i;
     }
   }
@@ -118,7 +126,7 @@ ClockTrack make_track(const sim::ClockConfig& config) {
 // ---- Model
 
 int PartitionSpan::side(sim::Endpoint endpoint) const {
-  const std::size_t n = side_of.size() >= 2 ? side_of.size() - 2 : 0;
+  const std::size_t n = nodes;
   std::size_t index = 0;
   if (endpoint == sim::kStoreEndpoint) {
     index = n;
@@ -126,10 +134,19 @@ int PartitionSpan::side(sim::Endpoint endpoint) const {
     index = n + 1;
   } else if (endpoint >= 0 && static_cast<std::size_t>(endpoint) < n) {
     index = static_cast<std::size_t>(endpoint);
+  } else if (endpoint < 0 && sim::store_member_of(endpoint) > 0) {
+    index = n + 1 + static_cast<std::size_t>(sim::store_member_of(endpoint));
   } else {
     return -1;
   }
   return index < side_of.size() ? side_of[index] : -1;
+}
+
+sim::Endpoint PartitionSpan::endpoint_at(std::size_t index) const {
+  if (index < nodes) return static_cast<sim::Endpoint>(index);
+  if (index == nodes) return sim::kStoreEndpoint;
+  if (index == nodes + 1) return sim::kSinkEndpoint;
+  return sim::store_member_endpoint(index - nodes - 1);
 }
 
 const char* hold_end_name(HoldEnd end) {
@@ -183,6 +200,13 @@ struct TimelineRecorder::State {
   std::vector<std::optional<std::size_t>> open_down;
   std::vector<std::optional<std::size_t>> open_pause;
   std::optional<std::size_t> open_store_pause;
+  // A replicated store's members, by member index, into tl.member_roles, member_downs and
+  // member_pauses.
+  bool replicated = false;
+  std::size_t indexed_members = 1;  // members with an index in PartitionSpan::side_of
+  std::array<std::optional<std::size_t>, sim::kMaxStoreMembers> open_member_role;
+  std::array<std::optional<std::size_t>, sim::kMaxStoreMembers> open_member_down;
+  std::array<std::optional<std::size_t>, sim::kMaxStoreMembers> open_member_pause;
   std::optional<std::size_t> open_hold;
   std::optional<std::size_t> open_partition;
   std::vector<ActiveCut> active;
@@ -204,6 +228,11 @@ struct TimelineRecorder::State {
     tl.lease_ttl = ttl;
     if (ttl) tl.lease_judged_by_store = judged_by_store;
     sent_by_code.assign(header.message_types.size(), 0);
+    if (header.store_members > 1) {
+      replicated = true;
+      tl.store_members = std::min(header.store_members, sim::kMaxStoreMembers);
+      indexed_members = tl.store_members;
+    }
     tl.header = std::move(header);
     open_belief.assign(n, std::nullopt);
     open_down.assign(n, std::nullopt);
@@ -224,7 +253,21 @@ struct TimelineRecorder::State {
     if (is_node(e)) return at(e);
     if (e == sim::kStoreEndpoint) return n;
     if (e == sim::kSinkEndpoint) return n + 1;
+    const std::int32_t member = sim::store_member_of(e);
+    if (member > 0 && static_cast<std::size_t>(member) < indexed_members) {
+      return n + 1 + static_cast<std::size_t>(member);
+    }
     return std::nullopt;
+  }
+  // Endpoints a partition can give a side: nodes, the store, the sink and further members.
+  std::size_t endpoint_count() const { return n + 1 + indexed_members; }
+
+  // The member index of a replicated store's member at `e`, or nullopt.
+  std::optional<std::size_t> member_at(sim::Endpoint e) const {
+    if (!replicated) return std::nullopt;
+    const std::int32_t member = sim::store_member_of(e);
+    if (member < 0) return std::nullopt;
+    return static_cast<std::size_t>(member);
   }
 
   // ---- Beliefs, crashes, pauses
@@ -296,6 +339,71 @@ struct TimelineRecorder::State {
     open_store_pause.reset();
   }
 
+  // ---- A replicated store's members: the same spans as a node's, by member index
+
+  void close_member_role(std::size_t m, Time t) {
+    auto& open = open_member_role[m];
+    if (!open) return;
+    tl.member_roles[*open].end = t;
+    open.reset();
+  }
+
+  void close_member_pause(std::size_t m, Time t) {
+    auto& open = open_member_pause[m];
+    if (!open) return;
+    tl.member_pauses[*open].end = t;
+    open.reset();
+  }
+
+  void on_server_role(const sim::Event& e) {
+    const std::int32_t member = sim::store_member_of(e.node);
+    if (member < 0) return;
+    replicated = true;  // a stream without the header's count still shows its members
+    const auto m = static_cast<std::size_t>(member);
+    tl.store_members = std::max(tl.store_members, m + 1);
+    close_member_role(m, e.time);
+    BeliefSpan span;
+    span.node = e.node;
+    span.role = e.code <= 2 ? static_cast<sim::Role>(e.code) : sim::Role::follower;
+    span.epoch = e.a;
+    const auto known = static_cast<sim::Endpoint>(e.b);
+    span.known_leader =
+        span.role == sim::Role::follower && e.b != sim::kNoNode && sim::store_member_of(known) >= 0
+            ? known
+            : sim::kNoNode;
+    span.start = e.time;
+    span.end = e.time;
+    open_member_role[m] = tl.member_roles.size();
+    tl.member_roles.push_back(span);
+    if (span.role != sim::Role::leader) return;
+    // A new leader, or the same member leading in a new term: the store's leader changed.
+    const std::vector<StoreLeaderMark>& marks = tl.store_leaders;
+    if (!marks.empty() && marks.back().member == e.node && marks.back().term == e.a) return;
+    const sim::Endpoint previous = marks.empty() ? sim::kNoNode : marks.back().member;
+    tl.store_leaders.push_back(StoreLeaderMark{e.time, e.node, e.a, previous});
+  }
+
+  void on_member_crash(std::size_t m, const sim::Event& e) {
+    close_member_role(m, e.time);
+    close_member_pause(m, e.time);
+    if (open_member_down[m]) return;
+    open_member_down[m] = tl.member_downs.size();
+    tl.member_downs.push_back(DownSpan{e.node, e.time, e.time, e.a != 0, false});
+  }
+
+  void on_member_restart(std::size_t m, Time t) {
+    auto& open = open_member_down[m];
+    if (!open) return;
+    tl.member_downs[*open].end = t;
+    open.reset();
+  }
+
+  void on_member_pause(std::size_t m, Time t) {
+    if (open_member_pause[m]) return;  // an extension keeps its span
+    open_member_pause[m] = tl.member_pauses.size();
+    tl.member_pauses.push_back(PauseSpan{sim::store_member_endpoint(m), t, t, false});
+  }
+
   // ---- Faults and the network's shape
 
   void on_fault(const sim::Event& e) {
@@ -315,7 +423,7 @@ struct TimelineRecorder::State {
     ActiveCut cut;
     cut.index = mark.index;
     cut.kind = mark.kind;
-    cut.group_of.assign(n + 2, -1);
+    cut.group_of.assign(endpoint_count(), -1);
     switch (mark.kind) {
       case sim::FaultKind::partition: {
         int group = 0;
@@ -359,17 +467,22 @@ struct TimelineRecorder::State {
     update_partition(e.time);
   }
 
+  // Each side's endpoints: nodes, the store's members in order, then the sink.
   std::string side_label(const std::vector<int>& side_of, std::size_t sides) const {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i <= n && i < side_of.size(); ++i) order.push_back(i);
+    for (std::size_t i = n + 2; i < side_of.size(); ++i) order.push_back(i);
+    if (n + 1 < side_of.size()) order.push_back(n + 1);
+    PartitionSpan layout;
+    layout.nodes = n;
     std::string label;
     for (std::size_t s = 0; s < sides; ++s) {
       std::vector<sim::Endpoint> members;
-      for (std::size_t i = 0; i < side_of.size(); ++i) {
-        if (side_of[i] != static_cast<int>(s)) continue;
-        members.push_back(i < n ? static_cast<sim::Endpoint>(i)
-                                : (i == n ? sim::kStoreEndpoint : sim::kSinkEndpoint));
+      for (const std::size_t i : order) {
+        if (side_of[i] == static_cast<int>(s)) members.push_back(layout.endpoint_at(i));
       }
       if (s > 0) label += " | ";
-      label += members_text(members);
+      label += members_text(members, replicated);
     }
     return label;
   }
@@ -380,7 +493,8 @@ struct TimelineRecorder::State {
     PartitionSpan next;
     next.start = t;
     next.end = t;
-    next.side_of.assign(n + 2, -1);
+    next.side_of.assign(endpoint_count(), -1);
+    next.nodes = n;
     if (active.size() == 1 && active.front().kind == sim::FaultKind::partition) {
       next.side_of = active.front().group_of;
       int sides = 0;
@@ -389,7 +503,7 @@ struct TimelineRecorder::State {
     } else if (!active.empty()) {
       std::map<std::vector<int>, int> class_of;
       std::vector<int> signature(active.size());
-      for (std::size_t i = 0; i < n + 2; ++i) {
+      for (std::size_t i = 0; i < endpoint_count(); ++i) {
         bool touched = false;
         for (std::size_t k = 0; k < active.size(); ++k) {
           signature[k] = active[k].group_of[i];
@@ -552,7 +666,9 @@ void TimelineRecorder::on_event(const sim::Event& e) {
   if ((++s.events_seen & 1023u) == 0) {
     const Timeline& t = s.tl;
     if (t.beliefs.size() + t.downs.size() + t.pauses.size() + t.store_pauses.size() +
-            t.partitions.size() + t.leader_key.size() + t.writes.size() + t.faults.size() >
+            t.partitions.size() + t.leader_key.size() + t.writes.size() + t.faults.size() +
+            t.member_roles.size() + t.member_downs.size() + t.member_pauses.size() +
+            t.store_leaders.size() >
         s.max_items) {
       s.overflowed = true;
       s.tl = Timeline{};
@@ -570,26 +686,52 @@ void TimelineRecorder::on_event(const sim::Event& e) {
       s.on_belief(e);
       break;
     case sim::EventKind::crash:
-      s.on_crash(e);
+      if (const auto m = s.member_at(e.node)) {
+        s.on_member_crash(*m, e);
+      } else {
+        s.on_crash(e);
+      }
       break;
     case sim::EventKind::restart:
-      s.on_restart(e);
+      if (const auto m = s.member_at(e.node)) {
+        s.on_member_restart(*m, e.time);
+      } else {
+        s.on_restart(e);
+      }
       break;
     case sim::EventKind::pause:
-      if (e.node == sim::kStoreEndpoint) {
+      if (const auto m = s.member_at(e.node)) {
+        s.on_member_pause(*m, e.time);
+      } else if (e.node == sim::kStoreEndpoint) {
         s.on_store_pause(e);
       } else {
         s.on_pause(e);
       }
       break;
     case sim::EventKind::resume:
-      if (s.is_node(e.node)) s.close_pause(e.node, e.time);
+      if (const auto m = s.member_at(e.node)) {
+        s.close_member_pause(*m, e.time);
+      } else if (s.is_node(e.node)) {
+        s.close_pause(e.node, e.time);
+      }
       break;
     case sim::EventKind::store_pause:
-      s.on_store_pause(e);
+      // A replicated store's store_pause stalls its member 0, the process at the store's address.
+      if (s.replicated) {
+        s.on_member_pause(0, e.time);
+      } else {
+        s.on_store_pause(e);
+      }
       break;
     case sim::EventKind::store_resume:
-      s.on_store_resume(e);
+      if (s.replicated) {
+        s.close_member_pause(0, e.time);
+      } else {
+        s.on_store_resume(e);
+      }
+      break;
+    case sim::EventKind::server_role:
+      s.on_server_role(e);
       break;
     case sim::EventKind::fault:
       s.on_fault(e);
@@ -687,6 +829,20 @@ Timeline TimelineRecorder::finish(const Report& report) {
     tl.store_pauses[*s.open_store_pause].end = end;
     tl.store_pauses[*s.open_store_pause].open_at_end = true;
   }
+  for (std::size_t m = 0; m < sim::kMaxStoreMembers; ++m) {
+    if (const auto& open = s.open_member_role[m]) {
+      tl.member_roles[*open].end = end;
+      tl.member_roles[*open].open_at_end = true;
+    }
+    if (const auto& open = s.open_member_down[m]) {
+      tl.member_downs[*open].end = end;
+      tl.member_downs[*open].open_at_end = true;
+    }
+    if (const auto& open = s.open_member_pause[m]) {
+      tl.member_pauses[*open].end = end;
+      tl.member_pauses[*open].open_at_end = true;
+    }
+  }
   if (s.open_partition) {
     tl.partitions[*s.open_partition].end = end;
     tl.partitions[*s.open_partition].open_at_end = true;
@@ -697,6 +853,7 @@ Timeline TimelineRecorder::finish(const Report& report) {
   }
   // Two beliefs at one instant leave a span of no length: nothing was believed for any time.
   std::erase_if(tl.beliefs, [](const BeliefSpan& b) { return b.end <= b.start; });
+  std::erase_if(tl.member_roles, [](const BeliefSpan& b) { return b.end <= b.start; });
 
   tl.split_brain = split_brain_spans(tl.beliefs);
   tl.failovers = report.failovers;

@@ -1,6 +1,7 @@
 // The timeline of one run, the way a textbook figure shows it: who believed what when, which nodes
 // were down, paused or cut off, who held the leader key in the store and how its lease drained,
-// what the sink accepted and rejected, where two leaders overlapped and how long failovers took.
+// a replicated store's members with their Raft roles, what the sink accepted and rejected, where
+// two leaders overlapped and how long failovers took.
 // A TimelineRecorder fills it online from the event stream (docs/trace-format.md); the renderer in
 // drawing/timeline_svg.hpp draws it. Meanings follow DESIGN.md ("Observables and their meaning").
 #pragma once
@@ -59,7 +60,8 @@ struct PauseSpan {
 };
 
 // The network's shape while partitions, isolations or one-way cuts are in force. Endpoints are
-// indexed nodes 0..n-1, then the store (n), then the sink (n+1); each has the index of its side
+// indexed nodes 0..n-1, then the store (n; a replicated store's member 0), then the sink (n+1),
+// then a replicated store's members 1, 2, ... (n+2, n+3, ...); each has the index of its side
 // (0 = "A", 1 = "B", ...) or -1 when no fault in force touches it (it keeps all its links).
 struct PartitionSpan {
   Time start;
@@ -69,9 +71,13 @@ struct PartitionSpan {
   std::string label;                // "0,1 | 2,3,4,store", "3 isolated", "0 cannot reach store"
   std::vector<std::size_t> causes;  // fault indices in force, ascending
   bool open_at_end = false;
+  std::size_t nodes = 0;  // n, where the services' indices start
 
-  // The side of a node, the store or the sink (-1 when unaffected or out of range).
+  // The side of a node, the store, a store member or the sink (-1 when unaffected or out of
+  // range).
   int side(sim::Endpoint endpoint) const;
+  // The endpoint at an index of side_of.
+  sim::Endpoint endpoint_at(std::size_t index) const;
 };
 
 // How a hold of the leader key in the store ended.
@@ -142,6 +148,14 @@ struct TimelineClockSegment {
   sim::LocalTime local_at(Time t) const;  // t >= from, before the next segment
 };
 
+// The store's leader changed: `member` won `term`. The first leader of a run is a change too.
+struct StoreLeaderMark {
+  Time at;
+  sim::Endpoint member = sim::kNoNode;    // the new leader's endpoint
+  Epoch term = 0;                         // its Raft term
+  sim::Endpoint previous = sim::kNoNode;  // the leader before it, kNoNode for the first
+};
+
 // Figures from the analyzer's Report that the picture's summary line quotes.
 struct TimelineSummary {
   std::uint64_t elections = 0;
@@ -177,6 +191,16 @@ struct Timeline {
   std::vector<analysis::Failover> failovers;              // the Report's, as they are
   std::vector<std::vector<TimelineClockSegment>> clocks;  // per node, from t = 0, ascending
   std::vector<TimelineClockSegment> store_clock;
+  // A replicated store (header.store_members > 1, or server_role events in the stream): each
+  // member's Raft role, its crashes and its pauses, and each change of the store's leader. Member
+  // spans name the member by its endpoint (sim::store_member_endpoint); a role span's epoch is
+  // the Raft term and its known_leader the leader member's endpoint. With a replicated store its
+  // member 0's pauses are here, not in store_pauses.
+  std::size_t store_members = 1;  // rows to draw: the header's count, or more if events name more
+  std::vector<BeliefSpan> member_roles;
+  std::vector<DownSpan> member_downs;
+  std::vector<PauseSpan> member_pauses;
+  std::vector<StoreLeaderMark> store_leaders;
   std::map<std::string, std::uint64_t> messages_by_type;  // sent, by protocol message name
   TimelineSummary summary;
   // Set by the caller when expectations were checked ("expectations met", "2 bounds broken");
@@ -185,6 +209,8 @@ struct Timeline {
 
   // The reading of a node's clock at true time t (the store's with kStoreEndpoint).
   sim::LocalTime local_at(sim::Endpoint node, Time t) const;
+  // Whether the store is a replicated cluster whose members get rows of their own.
+  bool replicated() const { return store_members > 1 || !member_roles.empty(); }
 };
 
 // Builds a Timeline online. Beliefs, faults, crashes, pauses, store and sink events append spans

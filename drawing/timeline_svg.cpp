@@ -113,16 +113,27 @@ std::string time_text(Time t) {
   return sim::format_seconds(t.since_start());
 }
 
-std::string node_name(sim::Endpoint e) {
-  if (e == sim::kStoreEndpoint) return "store";
+// A replicated store's member by its row's name ("store:K"); with a single store the store is
+// "store".
+std::string member_name(sim::Endpoint e, bool replicated) {
+  if (e == sim::kStoreEndpoint && !replicated) return "store";
+  return fmt::format("store:{}", sim::store_member_of(e));
+}
+
+bool is_member(sim::Endpoint e) {
+  return e < 0 && sim::store_member_of(e) >= 0;
+}
+
+std::string node_name(sim::Endpoint e, bool replicated = false) {
   if (e == sim::kSinkEndpoint) return "sink";
+  if (is_member(e)) return member_name(e, replicated);
   if (e < 0) return "-";
   return fmt::format("node {}", e);
 }
 
-std::string short_endpoint(sim::Endpoint e) {
-  if (e == sim::kStoreEndpoint) return "store";
+std::string short_endpoint(sim::Endpoint e, bool replicated) {
   if (e == sim::kSinkEndpoint) return "sink";
+  if (is_member(e)) return member_name(e, replicated);
   if (e < 0) return "";
   return fmt::format("n{}", e);
 }
@@ -131,12 +142,13 @@ const char* fault_word(sim::FaultKind kind) {
   return sim::fault_info(kind).label;
 }
 
-std::string fault_label(const FaultMark& f) {
+std::string fault_label(const FaultMark& f, bool replicated) {
   std::string text = fault_word(f.kind);
   if (f.kind == sim::FaultKind::cut) {
-    text += fmt::format(" {}\xE2\x86\x92{}", short_endpoint(f.target), short_endpoint(f.peer));
-  } else if (f.target >= 0) {
-    text += " " + short_endpoint(f.target);
+    text += fmt::format(" {}\xE2\x86\x92{}", short_endpoint(f.target, replicated),
+                        short_endpoint(f.peer, replicated));
+  } else if (f.target >= 0 || (replicated && is_member(f.target))) {
+    text += " " + short_endpoint(f.target, replicated);
   }
   if (f.duration.count() > 0) text += " " + short_duration(f.duration);
   if (f.skipped) text += " (skipped)";
@@ -214,7 +226,9 @@ struct Features {
   bool skipped_faults = false;
   bool merged = false;
   bool run_ended = false;
+  bool store_leader = false;          // a replicated store's leader changes
   std::optional<Epoch> legend_epoch;  // an epoch that occurs, for the colour legend's sample
+  std::optional<Epoch> legend_term;   // a store leader's term that occurs, likewise
 };
 
 // Where time goes on the page.
@@ -361,6 +375,11 @@ std::vector<std::string> summary_parts(const Timeline& tl) {
   if (!tl.verdict.empty()) parts.push_back(tl.verdict);
   parts.push_back(fmt::format("{} node{}, {}", tl.node_count, tl.node_count == 1 ? "" : "s",
                               short_duration(tl.duration)));
+  if (tl.replicated()) {
+    const std::size_t changes = tl.store_leaders.size();
+    parts.push_back(fmt::format("store of {} members, {} leader{} elected", tl.store_members,
+                                changes, changes == 1 ? "" : "s"));
+  }
   const TimelineSummary& s = tl.summary;
   parts.push_back(fmt::format("{} election{}", s.elections, s.elections == 1 ? "" : "s"));
   if (s.split_brain_time.count() > 0) {
@@ -480,6 +499,12 @@ class PanelPainter {
     std::sort(epochs_.begin(), epochs_.end());
     epochs_.erase(std::unique(epochs_.begin(), epochs_.end()), epochs_.end());
     if (!c_.used.legend_epoch && !epochs_.empty()) c_.used.legend_epoch = epochs_.front();
+    has_members_ = tl_.replicated();
+    for (const BeliefSpan& b : tl_.member_roles) {
+      if (b.role == sim::Role::leader) terms_.push_back(b.epoch);
+    }
+    std::sort(terms_.begin(), terms_.end());
+    terms_.erase(std::unique(terms_.begin(), terms_.end()), terms_.end());
     rows_ = row_geometry(n, !tl_.partitions.empty());
 
     // Heading and summary.
@@ -504,8 +529,9 @@ class PanelPainter {
     const double lanes_h = static_cast<double>(packer.used()) * kLaneHeight;
     rows_top_ = lanes_top + lanes_h + (packer.used() > 0 ? 4 : 0);
     nodes_bottom_ = rows_top_ + static_cast<double>(n) * rows_.pitch;
-    store_top_ = nodes_bottom_ + (has_store_ ? 6 : 0);
-    sink_top_ = store_top_ + (has_store_ ? service_pitch() : 0);
+    store_top_ = nodes_bottom_ + (has_store_ || has_members_ ? 6 : 0);
+    members_top_ = store_top_ + (has_store_ ? service_pitch() : 0);
+    sink_top_ = members_top_ + (has_members_ ? members_height() : 0);
     const double services_bottom = sink_top_ + (has_sink_ ? service_pitch() : 0);
 
     // Faults under the rows, labels packed into lanes above their markers.
@@ -539,6 +565,10 @@ class PanelPainter {
       rect(out, c_, g.left, sink_top_ - 1, g.right, service_bar + rows_.strip + 2, "#f7f2ea", "",
            "");
     }
+    for (std::size_t m = 0; has_members_ && m < tl_.store_members; m += 2) {
+      rect(out, c_, g.left, member_top(m) - 1, g.right, member_bar() + rows_.strip + 2, "#edf2f7",
+           "", "");
+    }
     out += fmt::format("<g class=\"grid\" stroke=\"{}\" stroke-width=\"1\">", kGrid);
     for (const svg::Tick& tick : ticks) {
       const double x = g.x_ns(tick.value);
@@ -558,6 +588,7 @@ class PanelPainter {
 
     paint_node_rows(out);
     if (has_store_) paint_store(out);
+    if (has_members_) paint_members(out);
     if (has_sink_) paint_sink(out);
     paint_split_brain(out);
     paint_annotations(out, notes, lanes_top);
@@ -592,6 +623,17 @@ class PanelPainter {
 
   double service_pitch() const { return std::max(rows_.bar, 18.0) + rows_.strip + 5; }
 
+  // A replicated store's member rows: a lane for the leader changes' labels, then a row each.
+  double member_bar() const { return std::clamp(rows_.bar, 14.0, 20.0); }
+  double member_pitch() const { return member_bar() + rows_.strip + 4; }
+  double leader_lane() const { return tl_.store_leaders.empty() ? 0.0 : kFaultLaneHeight; }
+  double member_top(std::size_t m) const {
+    return members_top_ + leader_lane() + static_cast<double>(m) * member_pitch();
+  }
+  double members_height() const {
+    return leader_lane() + static_cast<double>(tl_.store_members) * member_pitch() + 2;
+  }
+
   bool touches(sim::Endpoint e) const {
     return std::any_of(tl_.partitions.begin(), tl_.partitions.end(),
                        [&](const PartitionSpan& p) { return p.side(e) >= 0; });
@@ -616,6 +658,15 @@ class PanelPainter {
       return static_cast<std::size_t>(it - epochs_.begin()) % kEpochFill.size();
     }
     return epoch_slot(e);
+  }
+
+  // Store leaders' terms get colours the same way, in their own order.
+  std::size_t term_slot(Epoch term) const {
+    const auto it = std::lower_bound(terms_.begin(), terms_.end(), term);
+    if (it != terms_.end() && *it == term) {
+      return static_cast<std::size_t>(it - terms_.begin()) % kEpochFill.size();
+    }
+    return epoch_slot(term);
   }
 
   // The epoch a holder announced when it took the key (its first leader span starting within the
@@ -683,8 +734,9 @@ class PanelPainter {
              fmt::format("node {}", node));
         if (two_lines) text(out, g.left - 8, base + 11, 9, "end", "fill=\"#666666\"", note);
       }
-      paint_beliefs(out, beliefs[node], top);
-      paint_downs(out, downs[node], top);
+      const std::string who = fmt::format("node {}", node);
+      paint_beliefs(out, beliefs[node], top, RoleRow{who, false, rows_.bar});
+      paint_downs(out, downs[node], top, rows_.bar, who);
       paint_pauses(out, pauses[node], top, rows_.bar, "GC pause");
       if (rows_.strip > 0) {
         paint_strip(out, static_cast<sim::Endpoint>(node), top + rows_.bar + 0.5, rows_.strip);
@@ -693,8 +745,18 @@ class PanelPainter {
     }
   }
 
-  void paint_beliefs(std::string& out, const std::vector<const BeliefSpan*>& spans, double top) {
-    const BarShape shape = bar_shape(top, rows_.bar);
+  // Whose role bars paint_beliefs draws, and what their numbers are.
+  struct RoleRow {
+    std::string who;     // "node 3", "store:1"
+    bool terms = false;  // a store member's Raft terms, not a node's election epochs
+    double bar = 0;      // height of the bar area
+  };
+
+  void paint_beliefs(std::string& out, const std::vector<const BeliefSpan*>& spans, double top,
+                     const RoleRow& row) {
+    const BarShape shape = bar_shape(top, row.bar);
+    const std::string_view noun = row.terms ? "term" : "epoch";
+    const char letter = row.terms ? 't' : 'e';
     // Followers: one line per unbroken run of follower spans of one kind.
     std::optional<std::pair<double, double>> run;
     bool run_known = false;
@@ -712,7 +774,7 @@ class PanelPainter {
     for (const BeliefSpan* b : spans) {
       if (b->role != sim::Role::follower) continue;
       const auto [x0, x1] = xs(b->start, b->end);
-      const bool known = b->known_leader >= 0;
+      const bool known = b->known_leader != sim::kNoNode;
       (known ? c_.used.follower_known : c_.used.follower_unknown) = true;
       if (run && x0 <= run->second + kMergePx && (known == run_known || x1 - x0 < kMergePx)) {
         run->second = std::max(run->second, x1);
@@ -747,23 +809,23 @@ class PanelPainter {
       }
     }
     if (!campaigns.empty()) c_.used.candidate = true;
-    const NodeId node = spans.empty() ? sim::kNoNode : spans.front()->node;
     merge_narrow(
         campaigns.size(), [&](std::size_t i) { return xs(campaigns[i].start, campaigns[i].end); },
         [&](std::size_t i) {
           const Campaign& b = campaigns[i];
           auto [x0, x1] = xs(b.start, b.end);
           x1 = std::max(x1, x0 + 1);
-          const std::string epochs = b.count == 1 ? fmt::format("epoch {}", b.first)
-                                                  : fmt::format("epochs {} to {}", b.first, b.last);
+          const std::string epochs = b.count == 1
+                                         ? fmt::format("{} {}", noun, b.first)
+                                         : fmt::format("{}s {} to {}", noun, b.first, b.last);
           rect(out, c_, x0, shape.cand_y, x1, shape.cand_h, c_.pattern("cand"),
                " class=\"candidate\"",
-               fmt::format("node {}: candidate, {}, {} to {}", node, epochs, time_text(b.start),
+               fmt::format("{}: candidate, {}, {} to {}", row.who, epochs, time_text(b.start),
                            time_text(b.end)));
-          const std::string label = b.count == 1
-                                        ? fmt::format("C e{}", b.first)
-                                        : fmt::format("C e{}\xE2\x80\x93{}", b.first, b.last);
-          const double font = std::min(10.0, rows_.bar - 4);
+          const std::string label =
+              b.count == 1 ? fmt::format("C {}{}", letter, b.first)
+                           : fmt::format("C {}{}\xE2\x80\x93{}", letter, b.first, b.last);
+          const double font = std::min(10.0, row.bar - 4);
           if (font >= 7 && svg::text_width_estimate(label, font) + 10 <= x1 - x0) {
             text(out, x0 + 3, shape.cand_y + shape.cand_h / 2 + font * 0.36, font, "",
                  std::string("fill=\"#222222\" ") + std::string(kHalo), label);
@@ -782,14 +844,14 @@ class PanelPainter {
           const BeliefSpan& b = *leaders[i];
           auto [x0, x1] = xs(b.start, b.end);
           x1 = std::max(x1, x0 + 1);
-          const std::size_t slot = slot_of(b.epoch);
+          const std::size_t slot = row.terms ? term_slot(b.epoch) : slot_of(b.epoch);
           rect(out, c_, x0, shape.leader_y, x1, shape.leader_h, kEpochFill[slot],
-               fmt::format(" class=\"leader\" data-epoch=\"{}\"", b.epoch),
-               fmt::format("node {}: leader, epoch {}, {} to {}{}", b.node, b.epoch,
+               fmt::format(" class=\"leader\" data-{}=\"{}\"", noun, b.epoch),
+               fmt::format("{}: leader, {} {}, {} to {}{}", row.who, noun, b.epoch,
                            time_text(b.start), time_text(b.end),
                            b.open_at_end ? " (still leading at the end)" : ""));
           const double font = std::min(11.0, shape.leader_h - 2);
-          const std::string label = fmt::format("L e{}", b.epoch);
+          const std::string label = fmt::format("L {}{}", letter, b.epoch);
           if (font >= 7 && svg::text_width_estimate(label, font) + 6 <= x1 - x0) {
             text(out, x0 + 3, shape.leader_y + shape.leader_h / 2 + font * 0.36, font, "",
                  fmt::format("fill=\"{}\" font-weight=\"bold\"", kEpochInk[slot]), label);
@@ -802,7 +864,8 @@ class PanelPainter {
         });
   }
 
-  void paint_downs(std::string& out, const std::vector<const DownSpan*>& spans, double top) {
+  void paint_downs(std::string& out, const std::vector<const DownSpan*>& spans, double top,
+                   double bar, const std::string& who) {
     if (!spans.empty()) c_.used.down = true;
     merge_narrow(
         spans.size(), [&](std::size_t i) { return xs(spans[i]->start, spans[i]->end); },
@@ -811,12 +874,12 @@ class PanelPainter {
           auto [x0, x1] = xs(d.start, d.end);
           x1 = std::max(x1, x0 + 1);
           const char* word = d.graceful ? "stopped" : "crashed";
-          rect(out, c_, x0, top, x1, rows_.bar, c_.pattern("down"), " class=\"down\"",
-               fmt::format("node {}: {} from {} to {}", d.node, word, time_text(d.start),
+          rect(out, c_, x0, top, x1, bar, c_.pattern("down"), " class=\"down\"",
+               fmt::format("{}: {} from {} to {}", who, word, time_text(d.start),
                            d.open_at_end ? "the end" : time_text(d.end)));
-          const double font = std::min(10.5, rows_.bar - 3);
+          const double font = std::min(10.5, bar - 3);
           if (font >= 7 && svg::text_width_estimate(word, font) + 8 <= x1 - x0) {
-            text(out, (x0 + x1) / 2, top + rows_.bar / 2 + font * 0.36, font, "middle",
+            text(out, (x0 + x1) / 2, top + bar / 2 + font * 0.36, font, "middle",
                  "fill=\"#ffffff\" font-weight=\"bold\" stroke=\"#3d3d3d\" stroke-width=\"3\" "
                  "stroke-linejoin=\"round\" paint-order=\"stroke\"",
                  word);
@@ -824,7 +887,7 @@ class PanelPainter {
         },
         [&](double x0, double x1, std::size_t count) {
           c_.used.merged = true;
-          rect(out, c_, x0, top, std::max(x1, x0 + 1), rows_.bar, c_.pattern("down"),
+          rect(out, c_, x0, top, std::max(x1, x0 + 1), bar, c_.pattern("down"),
                " class=\"down merged\"", fmt::format("{} short down spans", count));
         });
   }
@@ -838,7 +901,7 @@ class PanelPainter {
           const PauseSpan& p = *spans[i];
           auto [x0, x1] = xs(p.start, p.end);
           x1 = std::max(x1, x0 + 1);
-          const std::string who = node_name(p.endpoint);
+          const std::string who = node_name(p.endpoint, tl_.replicated());
           rect(out, c_, x0, top, x1, height, "#ffffff",
                " class=\"pause\" fill-opacity=\"0.45\" stroke=\"#333333\" stroke-width=\"0.8\" "
                "stroke-dasharray=\"3 2\"",
@@ -900,10 +963,11 @@ class PanelPainter {
       const PartitionSpan& p = tl_.partitions[piece.span];
       const SideStyle& s = side_style(piece.side);
       const std::string letter = side_letter(piece.side);
-      rect(out, c_, piece.x0, y, x1, h, c_.pattern(fmt::format("side{}", piece.side % 6)),
-           fmt::format(" class=\"side\" data-side=\"{}\" stroke=\"{}\" stroke-width=\"0.6\"",
-                       letter, s.ink),
-           fmt::format("{}: side {} of {}", node_name(endpoint), letter, p.label));
+      rect(
+          out, c_, piece.x0, y, x1, h, c_.pattern(fmt::format("side{}", piece.side % 6)),
+          fmt::format(" class=\"side\" data-side=\"{}\" stroke=\"{}\" stroke-width=\"0.6\"", letter,
+                      s.ink),
+          fmt::format("{}: side {} of {}", node_name(endpoint, tl_.replicated()), letter, p.label));
       // The letter, repeated along long stretches so it is never far from the eye.
       const double font = std::min(9.0, h + 2);
       if (h >= 4 && x1 - piece.x0 >= 12) {
@@ -956,7 +1020,10 @@ class PanelPainter {
     std::vector<const PauseSpan*> pauses;
     for (const PauseSpan& p : tl_.store_pauses) pauses.push_back(&p);
     paint_pauses(out, pauses, top, bar, "store pause");
-    if (rows_.strip > 0) paint_strip(out, sim::kStoreEndpoint, top + bar + 0.5, rows_.strip);
+    // A replicated store's member 0 has the store's address; its side is drawn on its own row.
+    if (rows_.strip > 0 && !has_members_) {
+      paint_strip(out, sim::kStoreEndpoint, top + bar + 0.5, rows_.strip);
+    }
     out += "</g>\n";
   }
 
@@ -1097,6 +1164,120 @@ class PanelPainter {
       }
       out += "</g>\n";
     }
+  }
+
+  // ---- A replicated store's members
+
+  // A row per member, drawn like a node's: its Raft role (leader bars coloured and labelled by
+  // term), its crashes and pauses, its partition side; then the store's leader changes.
+  void paint_members(std::string& out) {
+    const std::size_t count = tl_.store_members;
+    auto index = [&](sim::Endpoint e) -> std::optional<std::size_t> {
+      const std::int32_t m = sim::store_member_of(e);
+      if (m < 0 || static_cast<std::size_t>(m) >= count) return std::nullopt;
+      return static_cast<std::size_t>(m);
+    };
+    std::vector<std::vector<const BeliefSpan*>> roles(count);
+    for (const BeliefSpan& b : tl_.member_roles) {
+      if (const auto m = index(b.node)) roles[*m].push_back(&b);
+    }
+    std::vector<std::vector<const DownSpan*>> downs(count);
+    for (const DownSpan& d : tl_.member_downs) {
+      if (const auto m = index(d.node)) downs[*m].push_back(&d);
+    }
+    std::vector<std::vector<const PauseSpan*>> pauses(count);
+    for (const PauseSpan& p : tl_.member_pauses) {
+      if (const auto m = index(p.endpoint)) pauses[*m].push_back(&p);
+    }
+    if (!c_.used.legend_term && !terms_.empty()) c_.used.legend_term = terms_.front();
+    const double bar = member_bar();
+    out += "<g class=\"store-members\">\n";
+    for (std::size_t m = 0; m < count; ++m) {
+      const double top = member_top(m);
+      const sim::Endpoint endpoint = sim::store_member_endpoint(m);
+      const std::string who = fmt::format("store:{}", m);
+      fmt::format_to(std::back_inserter(out), "<g class=\"member-row\" data-member=\"{}\">\n", m);
+      service_label(out, top, bar, who, "");
+      paint_beliefs(out, roles[m], top, RoleRow{who, true, bar});
+      paint_downs(out, downs[m], top, bar, who);
+      paint_pauses(out, pauses[m], top, bar, "pause");
+      if (rows_.strip > 0) paint_strip(out, endpoint, top + bar + 0.5, rows_.strip);
+      out += "</g>\n";
+    }
+    paint_store_leaders(out);
+    out += "</g>\n";
+  }
+
+  // Each change of the store's leader: a marker over the member rows, a guide down to the new
+  // leader's row and a label in the lane above ("store leader → store:2, term 5"). Changes
+  // closer than a few pixels share one marker, whose tooltip lists them.
+  void paint_store_leaders(std::string& out) {
+    const auto& marks = tl_.store_leaders;
+    if (marks.empty()) return;
+    c_.used.store_leader = true;
+    const Geometry& g = c_.g;
+    const double lane_top = members_top_;
+    const double base = lane_top + leader_lane();  // the markers' tips
+    constexpr std::size_t kTooltipLinesMax = 20;
+    LanePacker labels(1);
+    out += "<g class=\"store-leaders\">\n";
+    std::size_t i = 0;
+    while (i < marks.size()) {
+      const double x = g.x(marks[i].at);
+      std::size_t j = i;
+      while (j + 1 < marks.size() && g.x(marks[j + 1].at) - x < 3) ++j;
+      const StoreLeaderMark& last = marks[j];  // the leader the cluster ends with
+      const std::string to = member_name(last.member, true);
+      std::string tooltip;
+      const std::size_t changes = j - i + 1;
+      for (std::size_t k = i; k <= j && k < i + kTooltipLinesMax; ++k) {
+        const StoreLeaderMark& mark = marks[k];
+        if (!tooltip.empty()) tooltip += "\n";
+        tooltip += fmt::format("{}: store leader \xE2\x86\x92 {}, term {}{}", time_text(mark.at),
+                               member_name(mark.member, true), mark.term,
+                               mark.previous == sim::kNoNode
+                                   ? " (the first)"
+                                   : " (was " + member_name(mark.previous, true) + ")");
+      }
+      if (changes > kTooltipLinesMax) {
+        tooltip += fmt::format("\n\xE2\x80\xA6 and {} more", changes - kTooltipLinesMax);
+      }
+      fmt::format_to(std::back_inserter(out),
+                     "<g class=\"store-leader\" data-member=\"{}\" data-term=\"{}\">",
+                     sim::store_member_of(last.member), last.term);
+      append_title(out, c_, tooltip);
+      const std::int32_t row = sim::store_member_of(last.member);
+      if (row >= 0 && static_cast<std::size_t>(row) < tl_.store_members) {
+        fmt::format_to(std::back_inserter(out),
+                       "<path d=\"M{} {}V{}\" stroke=\"{}\" stroke-width=\"1\" "
+                       "stroke-dasharray=\"2 2\" stroke-opacity=\"0.8\"/>",
+                       number(x, 2), number(base, 2),
+                       number(member_top(static_cast<std::size_t>(row)) + member_bar() / 2, 2),
+                       kInk);
+      }
+      fmt::format_to(std::back_inserter(out), "<path d=\"M{} {}l-4 -6h8z\" fill=\"{}\"/>",
+                     number(x, 2), number(base, 2), kInk);
+      std::vector<std::string> candidates;
+      if (changes == 1) {
+        candidates = {fmt::format("store leader \xE2\x86\x92 {}, term {}", to, last.term),
+                      fmt::format("\xE2\x86\x92 {} t{}", to, last.term)};
+      } else {
+        candidates = {fmt::format("{} store leader changes", changes),
+                      fmt::format("{} changes", changes)};
+      }
+      for (const std::string& label : candidates) {
+        const double w = svg::text_width_estimate(label, kSmallFont);
+        const bool after = x + 6 + w <= g.right;
+        const double x0 = after ? x + 6 : x - 6 - w;
+        if (x0 < g.left || !labels.place(x0, x0 + w + 6)) continue;
+        text(out, after ? x0 : x - 6, lane_top + 10, kSmallFont, after ? "" : "end",
+             fmt::format("fill=\"{}\" {}", kInk, kHalo), label);
+        break;
+      }
+      out += "</g>\n";
+      i = j + 1;
+    }
+    out += "</g>\n";
   }
 
   void paint_sink(std::string& out) {
@@ -1374,8 +1555,8 @@ class PanelPainter {
     for (const FaultMark& f : tl_.faults) {
       const double x = g.x(f.at);
       const double x_end = f.duration.count() > 0 ? g.x(f.at + f.duration) : x;
-      const std::string tooltip =
-          fmt::format("{}: fault #{} {}", time_text(f.at), f.index, fault_label(f));
+      const std::string tooltip = fmt::format("{}: fault #{} {}", time_text(f.at), f.index,
+                                              fault_label(f, tl_.replicated()));
       if (!marks.empty() && x - marks.back().x < kMergePx * 2) {
         FaultDraw& m = marks.back();
         ++m.count;
@@ -1388,7 +1569,7 @@ class PanelPainter {
       FaultDraw d;
       d.x = x;
       d.x_end = x_end;
-      d.label = fault_label(f);
+      d.label = fault_label(f, tl_.replicated());
       d.tooltip = tooltip;
       d.skipped = f.skipped;
       marks.push_back(std::move(d));
@@ -1437,11 +1618,14 @@ class PanelPainter {
   RowGeometry rows_;
   std::vector<Epoch> epochs_;                            // distinct leader epochs, ascending
   std::vector<std::vector<const BeliefSpan*>> leaders_;  // per node, by start
+  std::vector<Epoch> terms_;  // distinct terms of store leaders, ascending
   bool has_store_ = false;
+  bool has_members_ = false;
   bool has_sink_ = false;
   double rows_top_ = 0;
   double nodes_bottom_ = 0;
   double store_top_ = 0;
+  double members_top_ = 0;
   double sink_top_ = 0;
 };
 
@@ -1564,6 +1748,20 @@ std::vector<LegendEntry> legend_entries(const Context& c) {
         {fmt::format("<path d=\"M11 4l6 6m0 -6l-6 6\" stroke=\"{}\" stroke-width=\"2\"/>", kInk),
          "lease expired, key deleted"});
   }
+  if (u.legend_term) {
+    e.push_back({fmt::format("<rect x=\"0\" y=\"1\" width=\"28\" height=\"12\" fill=\"{}\"/>"
+                             "<text x=\"3\" y=\"10.5\" font-size=\"9\" fill=\"{}\" "
+                             "font-weight=\"bold\">L t{}</text>",
+                             kEpochFill[0], kEpochInk[0], *u.legend_term),
+                 fmt::format("store member leading in term {} (each term its own colour)",
+                             *u.legend_term)});
+  }
+  if (u.store_leader) {
+    e.push_back({fmt::format("<path d=\"M14 3V14\" stroke=\"{0}\" stroke-width=\"1\" "
+                             "stroke-dasharray=\"2 2\"/><path d=\"M14 9l-4 -6h8z\" fill=\"{0}\"/>",
+                             kInk),
+                 "store leader change: the new leader and its term"});
+  }
   if (u.sink) {
     e.push_back({fmt::format("<path d=\"M6 3v8M11 3v8M16 3v8M21 3v8\" stroke=\"{}\" "
                              "stroke-width=\"1.2\"/>",
@@ -1609,6 +1807,16 @@ std::vector<LegendEntry> legend_entries(const Context& c) {
   return e;
 }
 
+// The endpoints of a partition in the order its legend lists them: nodes, the store's members,
+// the sink.
+std::vector<std::size_t> legend_order(const PartitionSpan& p) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i <= p.nodes && i < p.side_of.size(); ++i) order.push_back(i);
+  for (std::size_t i = p.nodes + 2; i < p.side_of.size(); ++i) order.push_back(i);
+  if (p.nodes + 1 < p.side_of.size()) order.push_back(p.nodes + 1);
+  return order;
+}
+
 double paint_legend(std::string& out, const Context& c, double top,
                     const std::vector<const Timeline*>& timelines,
                     const std::vector<std::string>& names) {
@@ -1634,14 +1842,21 @@ double paint_legend(std::string& out, const Context& c, double top,
   y += static_cast<double>((entries.size() + columns - 1) / columns) * kRow;
 
   // Partition sides, spelled out.
-  std::vector<std::pair<std::string, const PartitionSpan*>> spans;
+  struct Listed {
+    std::string panel;
+    const PartitionSpan* span;
+    bool replicated;
+  };
+  std::vector<Listed> spans;
   for (std::size_t t = 0; t < timelines.size(); ++t) {
-    for (const PartitionSpan& p : timelines[t]->partitions) spans.emplace_back(names[t], &p);
+    for (const PartitionSpan& p : timelines[t]->partitions) {
+      spans.push_back({names[t], &p, timelines[t]->replicated()});
+    }
   }
   if (!spans.empty()) y += 4;
   for (std::size_t i = 0; i < spans.size() && i < kPartitionLegendMax; ++i) {
-    const PartitionSpan& p = *spans[i].second;
-    std::string line = spans[i].first.empty() ? "" : spans[i].first + ": ";
+    const PartitionSpan& p = *spans[i].span;
+    std::string line = spans[i].panel.empty() ? "" : spans[i].panel + ": ";
     line +=
         fmt::format("partition {} to {}:", svg::duration_label(static_cast<double>(p.start.ns)),
                     p.open_at_end ? "the end" : svg::duration_label(static_cast<double>(p.end.ns)));
@@ -1650,10 +1865,12 @@ double paint_legend(std::string& out, const Context& c, double top,
     lx += svg::text_width_estimate(line, 11) + 4;
     for (std::size_t s = 0; s < p.side_count && lx < width - kSide - 40; ++s) {
       std::vector<std::string> members;
-      const std::size_t n = p.side_of.size() >= 2 ? p.side_of.size() - 2 : 0;
-      for (std::size_t e = 0; e < p.side_of.size(); ++e) {
+      const bool replicated = spans[i].replicated;
+      for (const std::size_t e : legend_order(p)) {
         if (p.side_of[e] != static_cast<int>(s)) continue;
-        members.push_back(e < n ? std::to_string(e) : (e == n ? "store" : "sink"));
+        const sim::Endpoint endpoint = p.endpoint_at(e);
+        members.push_back(endpoint >= 0 ? std::to_string(endpoint)
+                                        : short_endpoint(endpoint, replicated));
       }
       std::string who;
       for (const std::string& m : members) who += (who.empty() ? "" : ",") + m;

@@ -1,9 +1,11 @@
 // The timeline of a run as a standalone SVG document, drawn like a textbook figure: a row per node
 // (leader bars coloured and labelled by epoch, candidates hatched, followers as a thin line, down
 // and paused stretches as patterned bands), the partition side under each row, the leader key in
-// the store with its lease draining, the sink's writes, split-brain and failovers bracketed and
-// labelled, faults on the time axis, and a legend. Patterns, labels and dashes carry every
-// distinction colour carries, so a black-and-white print reads the same. Output is deterministic.
+// the store with its lease draining, a replicated store's members as rows of their own (Raft roles
+// by term, each change of the store's leader marked), the sink's writes, split-brain and failovers
+// bracketed and labelled, faults on the time axis, and a legend. Patterns, labels and dashes carry
+// every distinction colour carries, so a black-and-white print reads the same. Output is
+// deterministic.
 #pragma once
 
 #include <string>

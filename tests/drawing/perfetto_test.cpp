@@ -1,7 +1,8 @@
 // Tests of the Perfetto / Chrome trace export (drawing/perfetto.hpp) on hand-made event streams:
 // the file is valid JSON in the Trace Event Format, slices have the right times and names and
-// nest on every track, messages are joined by flow arrows, the file is whole or absent under its
-// byte limit, and the same events give the same bytes.
+// nest on every track, messages are joined by flow arrows, a replicated store's members are tracks
+// of their own, the file is whole or absent under its byte limit, and the same events give the
+// same bytes.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "drawing/perfetto.hpp"
@@ -82,6 +84,53 @@ Event sink_write(std::int64_t at_ns, sim::NodeId writer, sim::Token token, bool 
   e.a = token;
   e.c = accepted ? 1 : 0;
   return e;
+}
+
+// A replicated store's member K announcing its Raft role; `leader` is a member index or -1.
+Event server_role(std::int64_t at_ns, std::size_t member, sim::Role role, sim::Epoch term,
+                  int leader = -1) {
+  Event e = make(EventKind::server_role, at_ns, sim::store_member_endpoint(member));
+  e.code = static_cast<std::uint16_t>(role);
+  e.a = term;
+  e.b = leader < 0 ? sim::kNoNode : sim::store_member_endpoint(static_cast<std::size_t>(leader));
+  return e;
+}
+
+// store:1 leads term 1 and crashes at 500 ms; store:2 leads term 2 from 700 ms and refreshes two
+// leases; node 0's client gives up on store:1 and moves to store:2; store:0 stalls for 100 ms.
+std::vector<Event> replicated_store_events() {
+  std::vector<Event> v = {make(EventKind::run_start, 0)};
+  for (std::size_t m = 0; m < 3; ++m) v.push_back(server_role(0, m, sim::Role::follower, 0));
+  v.push_back(server_role(100 * kMs, 1, sim::Role::candidate, 1));
+  v.push_back(server_role(110 * kMs, 1, sim::Role::leader, 1, 1));
+  v.push_back(server_role(120 * kMs, 0, sim::Role::follower, 1, 1));
+  v.push_back(server_role(120 * kMs, 2, sim::Role::follower, 1, 1));
+  v.push_back(make(EventKind::crash, 500 * kMs, sim::store_member_endpoint(1)));
+  v.push_back(server_role(690 * kMs, 2, sim::Role::candidate, 2));
+  v.push_back(server_role(700 * kMs, 2, sim::Role::leader, 2, 2));
+  Event refresh = make(EventKind::lease_refresh, 700 * kMs, sim::store_member_endpoint(2));
+  refresh.a = 2;
+  refresh.b = 2;
+  v.push_back(refresh);
+  Event failover = make(EventKind::client_failover, 800 * kMs, 0);
+  failover.peer = sim::store_member_endpoint(2);
+  failover.code = static_cast<std::uint16_t>(sim::FailoverReason::timeout);
+  failover.a = 17;
+  v.push_back(failover);
+  Event stall = make(EventKind::store_pause, 1200 * kMs, sim::kStoreEndpoint);
+  stall.a = 100 * kMs;
+  v.push_back(stall);
+  v.push_back(make(EventKind::store_resume, 1300 * kMs, sim::kStoreEndpoint));
+  v.push_back(make(EventKind::restart, 1500 * kMs, sim::store_member_endpoint(1)));
+  v.push_back(server_role(1500 * kMs, 1, sim::Role::follower, 2, 2));
+  v.push_back(make(EventKind::run_end, 2000 * kMs));
+  return v;
+}
+
+TraceHeader replicated_header() {
+  TraceHeader h = header();
+  h.store_members = 3;
+  return h;
 }
 
 fs::path scratch(const std::string& name) {
@@ -575,6 +624,83 @@ TEST_CASE("perfetto: the store track shows who holds the leader key and when lea
   REQUIRE(expiries.size() == 1);
   CHECK(expiries[0]["tid"] == store);
   CHECK(ns(expiries[0]["ts"]) == 800 * kMs);
+}
+
+TEST_CASE("perfetto: a replicated store's members are tracks of a store process with their roles") {
+  const json doc = parse(replicated_store_events(), "members", replicated_header());
+  CHECK(nesting_problems(doc).empty());
+  std::map<int, std::string> processes;
+  for (const json& e : events_where(doc, "M", "process_name")) {
+    processes[e["pid"].get<int>()] = e["args"]["name"].get<std::string>();
+  }
+  REQUIRE(processes.size() == 2);
+  CHECK(processes[2] == "store");
+  std::map<std::string, int> member_tid;
+  for (int m = 0; m < 3; ++m) {
+    const std::string name = "store:" + std::to_string(m);
+    member_tid[name] = tid_of(doc, name);
+    for (const json& e : doc["traceEvents"]) {
+      if (e["ph"] == "M" && e.contains("tid") && e["tid"] == member_tid[name]) CHECK(e["pid"] == 2);
+    }
+  }
+  // Each member's roles, named by role and term, end to end on its own track.
+  std::map<int, std::vector<std::tuple<std::string, std::int64_t, std::int64_t>>> slices;
+  for (const json& e : events_where(doc, "X")) {
+    if (e["pid"] != 2) continue;
+    slices[e["tid"].get<int>()].emplace_back(e["name"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]));
+  }
+  for (auto& [tid, list] : slices)
+    std::sort(list.begin(), list.end(),
+              [](auto& a, auto& b) { return std::get<1>(a) < std::get<1>(b); });
+  using Slice = std::tuple<std::string, std::int64_t, std::int64_t>;
+  CHECK(slices[member_tid["store:1"]] == std::vector<Slice>{
+                                             {"follower t0", 0, 100 * kMs},
+                                             {"candidate t1", 100 * kMs, 110 * kMs},
+                                             {"leader t1", 110 * kMs, 500 * kMs},
+                                             {"crashed", 500 * kMs, 1500 * kMs},
+                                             {"follower t2 of store:2", 1500 * kMs, 2000 * kMs},
+                                         });
+  CHECK(slices[member_tid["store:2"]].back() == Slice{"leader t2", 700 * kMs, 2000 * kMs});
+  const std::vector<json> leaders = events_where(doc, "X", "leader t");
+  REQUIRE(leaders.size() == 2);
+  for (const json& e : leaders) CHECK(e["args"]["role"] == "leader");
+  CHECK(leaders[0]["args"]["leader"] == "store:1");
+  // store:0's stall nests in its follower slice.
+  const std::vector<json> stalls = events_where(doc, "X", "paused");
+  REQUIRE(stalls.size() == 1);
+  CHECK(stalls[0]["tid"] == member_tid["store:0"]);
+  CHECK(ns(stalls[0]["dur"]) == 100 * kMs);
+  // The new leader's lease refresh is on its track; the client's failover on the client's.
+  const std::vector<json> refresh = events_where(doc, "i", "refreshed 2 leases (term 2)");
+  REQUIRE(refresh.size() == 1);
+  CHECK(refresh[0]["tid"] == member_tid["store:2"]);
+  const std::vector<json> moved = events_where(doc, "i", "store failover → store:2 (timeout)");
+  REQUIRE(moved.size() == 1);
+  CHECK(moved[0]["tid"] == tid_of(doc, "node 0"));
+  CHECK(moved[0]["pid"] == 1);
+  CHECK(moved[0]["args"]["request"] == 17);
+  CHECK(moved[0]["args"]["member"] == "store:2");
+  CHECK(doc["metadata"]["store_members"] == 3);
+}
+
+TEST_CASE("perfetto: server_role events name the store's tracks even when the header does not") {
+  std::vector<Event> v = {server_role(0, 0, sim::Role::follower, 0),
+                          server_role(10 * kMs, 1, sim::Role::leader, 1, 1),
+                          make(EventKind::run_end, 100 * kMs)};
+  const json doc = parse(v, "members-late");
+  CHECK(tid_of(doc, "store:0") != tid_of(doc, "store:1"));
+  CHECK(events_where(doc, "X", "leader t1").size() == 1);
+  CHECK_FALSE(doc["metadata"].contains("store_members"));
+}
+
+TEST_CASE("perfetto: a single store's trace has one process and no member tracks") {
+  const json doc = parse({make(EventKind::store_pause, 10 * kMs, sim::kStoreEndpoint),
+                          make(EventKind::store_resume, 20 * kMs, sim::kStoreEndpoint),
+                          make(EventKind::run_end, 100 * kMs)},
+                         "single-store");
+  for (const json& e : doc["traceEvents"]) CHECK(e["pid"] == 1);
+  for (const auto& [tid, name] : thread_names(doc)) CHECK(name.rfind("store:", 0) != 0);
+  CHECK(events_where(doc, "X", "store paused").size() == 1);
 }
 
 TEST_CASE("perfetto: store requests are counted per 100 ms") {

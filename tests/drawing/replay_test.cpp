@@ -1,7 +1,8 @@
 // Tests of the replay report: the page is self-contained and escapes what it embeds; its data
 // holds every kept event and matches every send with its arrival; its clock segments read what
 // the kernel's clocks read; its stale-write flags and split-brain findings agree with the
-// analyzer; the same run gives the same bytes. Runs are real kernel runs of a small protocol.
+// analyzer; a replicated store's members are named in its data; the same run gives the same
+// bytes. Runs are real kernel runs of a small protocol.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -311,6 +312,94 @@ TEST_CASE("replay: the page embeds every kept event and counts the timer fires i
   CHECK(events.back().kind == kind_of(data, "run_end"));
   CHECK(events.back().time == run->tape.events.back().event.time.ns);
   CHECK(data.at("run").at("seed") == "7");
+}
+
+TEST_CASE("replay: a replicated store's page names its members and keeps their roles") {
+  TraceHeader h = header_for(small_world());
+  h.store_members = 3;
+  ReplayRecorder recorder(h, sim::WorldConfig{}, std::nullopt, false);
+  auto at = [](std::int64_t ms, EventKind kind, sim::Endpoint node) {
+    sim::Event e;
+    e.time = sim::Time(ms * 1'000'000);
+    e.kind = kind;
+    e.node = node;
+    return e;
+  };
+  auto role = [&](std::int64_t ms, std::size_t member, sim::Role r, sim::Epoch term,
+                  sim::Endpoint leader) {
+    sim::Event e = at(ms, EventKind::server_role, sim::store_member_endpoint(member));
+    e.code = static_cast<std::uint16_t>(r);
+    e.a = term;
+    e.b = leader;
+    return e;
+  };
+  recorder.on_event(at(0, EventKind::run_start, sim::kNoNode));
+  for (std::size_t m = 0; m < 3; ++m) {
+    recorder.on_event(role(0, m, sim::Role::follower, 0, sim::kNoNode));
+  }
+  recorder.on_event(role(100, 1, sim::Role::leader, 1, sim::store_member_endpoint(1)));
+  recorder.on_event(at(500, EventKind::crash, sim::store_member_endpoint(1)));
+  sim::Event failover = at(600, EventKind::client_failover, 0);
+  failover.peer = sim::store_member_endpoint(2);
+  failover.code = static_cast<std::uint16_t>(sim::FailoverReason::timeout);
+  failover.a = 17;
+  recorder.on_event(failover);
+  sim::Event refresh = at(700, EventKind::lease_refresh, sim::store_member_endpoint(2));
+  refresh.a = 2;
+  refresh.b = 2;
+  recorder.on_event(refresh);
+  recorder.on_event(at(1000, EventKind::run_end, sim::kNoNode));
+  CHECK(recorder.store_members() == 3);
+
+  RunInfo info;
+  info.scenario = "members";
+  info.protocol = "beacon";
+  const std::string html = render_replay_html(recorder, Report{}, Verdict{}, info, "");
+  CHECK(html.find("a store of 3 members") != std::string::npos);
+  const nlohmann::json data = page_data(html);
+  CHECK(data.at("run").at("store_members") == 3);
+  CHECK(data.at("names").at("failover_reasons") ==
+        nlohmann::json({"timeout", "no_leader", "disconnect"}));
+  const std::vector<DecodedEvent> events = decode_events(data);
+  const int server_role = kind_of(data, "server_role");
+  const std::size_t member = field_of(data, "server_role", "member");
+  const std::size_t term = field_of(data, "server_role", "term");
+  std::size_t roles = 0;
+  bool leader_seen = false;
+  for (const DecodedEvent& e : events) {
+    if (e.kind != server_role) continue;
+    ++roles;
+    if (e.fields[field_of(data, "server_role", "role")] != static_cast<int>(sim::Role::leader)) {
+      continue;
+    }
+    leader_seen = true;
+    CHECK(e.fields[member] == sim::store_member_endpoint(1));
+    CHECK(e.fields[term] == 1);
+  }
+  CHECK(roles == 4);
+  CHECK(leader_seen);
+  const auto moved = std::find_if(events.begin(), events.end(), [&](const DecodedEvent& e) {
+    return e.kind == kind_of(data, "client_failover");
+  });
+  REQUIRE(moved != events.end());
+  CHECK(moved->fields[field_of(data, "client_failover", "node")] == 0);
+  CHECK(moved->fields[field_of(data, "client_failover", "member")] ==
+        sim::store_member_endpoint(2));
+  CHECK(moved->fields[field_of(data, "client_failover", "reason")] ==
+        static_cast<int>(sim::FailoverReason::timeout));
+  CHECK(moved->fields[field_of(data, "client_failover", "request")] == 17);
+  // The page's script builds the member cards from store_members.
+  CHECK(html.find("D.run.store_members") != std::string::npos);
+  CHECK(html.find("member-cards") != std::string::npos);
+}
+
+TEST_CASE("replay: a single store's page data names no store members") {
+  const auto run = run_world(small_world(), header_for(small_world()));
+  CHECK(run->recorder->store_members() == 0);
+  const nlohmann::json data = page_data(run->html);
+  CHECK_FALSE(data.at("run").contains("store_members"));
+  CHECK_FALSE(data.at("names").contains("failover_reasons"));
+  CHECK(run->html.find("a store of") == std::string::npos);
 }
 
 TEST_CASE("replay: text that could close the script element or open a comment is escaped") {

@@ -1,6 +1,7 @@
 // Tests of the run timeline: the recorder fed hand-made event sequences (beliefs, crashes, pauses,
-// partitions, store and sink events, clock changes) and the SVG renderer (well formed, labelled,
-// shared axis across compare panels, byte-identical output, bounded size for long runs).
+// partitions, store and sink events, clock changes, a replicated store's members) and the SVG
+// renderer (well formed, labelled, shared axis across compare panels, byte-identical output,
+// bounded size for long runs).
 #include <catch2/catch.hpp>
 
 #include <cctype>
@@ -118,6 +119,17 @@ sim::Event sink_write(std::int64_t t_ms, NodeId writer, sim::Token token, bool a
   e.node = writer;
   e.a = token;
   e.c = accepted ? 1 : 0;
+  return e;
+}
+
+// A replicated store's member K announcing its Raft role; `leader` is a member index or -1.
+sim::Event server_role(std::int64_t t_ms, std::size_t member, sim::Role role, Epoch term,
+                       int leader = -1) {
+  sim::Event e = event(t_ms, EventKind::server_role);
+  e.node = sim::store_member_endpoint(member);
+  e.code = static_cast<std::uint16_t>(role);
+  e.a = term;
+  e.b = leader < 0 ? sim::kNoNode : sim::store_member_endpoint(static_cast<std::size_t>(leader));
   return e;
 }
 
@@ -259,6 +271,34 @@ void sample_events(Feed& f) {
     << network_change(14000, sim::FaultKind::partition, 1);
   f << network_change(17000, sim::FaultKind::heal, 1);
   f << fault(18000, sim::FaultKind::crash, 2, 3) << on_node(18000, EventKind::crash, 3);
+}
+
+// A store of three members: store:1 wins term 1, crashes at 5s and comes back at 8s; store:2
+// wins term 2 meanwhile; store:0 stalls from 9s to 9.5s.
+void replicated_store_events(Feed& f) {
+  for (std::size_t m = 0; m < 3; ++m) f << server_role(0, m, sim::Role::follower, 0);
+  for (NodeId n = 0; n < 3; ++n) f << belief(0, n, sim::Role::follower, 0);
+  f << server_role(1000, 1, sim::Role::candidate, 1)
+    << server_role(1010, 1, sim::Role::leader, 1, 1)
+    << server_role(1020, 0, sim::Role::follower, 1, 1)
+    << server_role(1020, 2, sim::Role::follower, 1, 1);
+  f << fault(5000, sim::FaultKind::crash, 0, sim::store_member_endpoint(1), 3000)
+    << on_node(5000, EventKind::crash, sim::store_member_endpoint(1));
+  f << server_role(6000, 2, sim::Role::candidate, 2)
+    << server_role(6010, 2, sim::Role::leader, 2, 2)
+    << server_role(6020, 0, sim::Role::follower, 2, 2);
+  f << on_node(8000, EventKind::restart, sim::store_member_endpoint(1))
+    << server_role(8000, 1, sim::Role::follower, 1)
+    << server_role(8030, 1, sim::Role::follower, 2, 2);
+  f << on_node(9000, EventKind::store_pause, sim::kStoreEndpoint, 500 * kMs)
+    << on_node(9500, EventKind::store_resume, sim::kStoreEndpoint);
+}
+
+TraceHeader replicated_header(std::size_t nodes, std::int64_t duration_ms) {
+  TraceHeader h = header(nodes, duration_ms, true);
+  h.uses_store = true;
+  h.store_members = 3;
+  return h;
 }
 
 std::pair<Timeline, Report> sample_run() {
@@ -651,6 +691,120 @@ TEST_CASE("timeline: a saved trace read back gives the timeline of the live run"
   CHECK(render_timeline_svg(back) == render_timeline_svg(live));
 }
 
+TEST_CASE("timeline: a replicated store's members get role spans, downtime, pauses and leaders") {
+  Feed f(replicated_header(3, 12'000));
+  replicated_store_events(f);
+  const Timeline tl = f.finish(12'000);
+  CHECK(tl.replicated());
+  CHECK(tl.store_members == 3);
+  // store:1: follower, candidate, leader until its crash, then a follower of term 1 and of 2.
+  std::vector<const BeliefSpan*> one;
+  for (const BeliefSpan& b : tl.member_roles) {
+    if (b.node == sim::store_member_endpoint(1)) one.push_back(&b);
+  }
+  REQUIRE(one.size() == 5);
+  CHECK(one[1]->role == sim::Role::candidate);
+  CHECK(one[2]->role == sim::Role::leader);
+  CHECK(one[2]->epoch == 1);
+  CHECK(one[2]->start == ms(1010));
+  CHECK(one[2]->end == ms(5000));
+  CHECK(one[4]->known_leader == sim::store_member_endpoint(2));
+  CHECK(one[4]->open_at_end);
+  // Member spans never reach the nodes' beliefs, so no split-brain is made of them.
+  CHECK(tl.beliefs.size() == 3);
+  REQUIRE(tl.member_downs.size() == 1);
+  CHECK(tl.member_downs[0].node == sim::store_member_endpoint(1));
+  CHECK(tl.member_downs[0].start == ms(5000));
+  CHECK(tl.member_downs[0].end == ms(8000));
+  // The store's stall is its member 0's, not the whole store's.
+  CHECK(tl.store_pauses.empty());
+  REQUIRE(tl.member_pauses.size() == 1);
+  CHECK(tl.member_pauses[0].endpoint == sim::kStoreEndpoint);
+  CHECK(tl.member_pauses[0].end == ms(9500));
+  REQUIRE(tl.store_leaders.size() == 2);
+  CHECK(tl.store_leaders[0].at == ms(1010));
+  CHECK(tl.store_leaders[0].member == sim::store_member_endpoint(1));
+  CHECK(tl.store_leaders[0].term == 1);
+  CHECK(tl.store_leaders[0].previous == sim::kNoNode);
+  CHECK(tl.store_leaders[1].member == sim::store_member_endpoint(2));
+  CHECK(tl.store_leaders[1].term == 2);
+  CHECK(tl.store_leaders[1].previous == sim::store_member_endpoint(1));
+}
+
+TEST_CASE("timeline: a single store has no member rows and keeps its own stalls") {
+  Feed f(header(3, 5'000, true));
+  f << on_node(1000, EventKind::store_pause, sim::kStoreEndpoint, 500 * kMs)
+    << on_node(1500, EventKind::store_resume, sim::kStoreEndpoint);
+  const Timeline tl = f.finish(5'000);
+  CHECK_FALSE(tl.replicated());
+  CHECK(tl.store_pauses.size() == 1);
+  CHECK(tl.member_pauses.empty());
+}
+
+TEST_CASE("timeline: server_role events show the members even when the header does not") {
+  Feed f(header(3, 5'000));
+  f << server_role(0, 0, sim::Role::follower, 0) << server_role(0, 1, sim::Role::follower, 0)
+    << server_role(100, 1, sim::Role::leader, 1, 1);
+  const Timeline tl = f.finish(5'000);
+  CHECK(tl.replicated());
+  CHECK(tl.store_members == 2);
+  CHECK(tl.store_leaders.size() == 1);
+}
+
+TEST_CASE("timeline: a partition among the store's members gives each member its side") {
+  Feed f(replicated_header(3, 20'000));
+  f << fault(5000, sim::FaultKind::partition, 0, sim::kNoNode, 4000, "store:0|store:1,store:2")
+    << network_change(5000, sim::FaultKind::partition, 0)
+    << network_change(9000, sim::FaultKind::heal, 0);
+  const Timeline tl = f.finish(20'000);
+  REQUIRE(tl.partitions.size() == 1);
+  const PartitionSpan& p = tl.partitions[0];
+  CHECK(p.side(sim::kStoreEndpoint) == 0);
+  CHECK(p.side(sim::store_member_endpoint(1)) == 1);
+  CHECK(p.side(sim::store_member_endpoint(2)) == 1);
+  CHECK(p.side(0) == -1);
+  CHECK(p.side(sim::kSinkEndpoint) == -1);
+  CHECK(p.label == "store:0 | store:1,store:2");
+}
+
+TEST_CASE("timeline: member spans and leader marks count toward the picture's item limit") {
+  Feed f(replicated_header(3, 100'000));
+  f.recorder.set_max_items(1000);
+  for (std::int64_t k = 1; k <= 1000; ++k) {
+    f << server_role(k * 10, 1, sim::Role::candidate, k)
+      << server_role(k * 10 + 1, 1, sim::Role::leader, k, 1);
+  }
+  CHECK(f.recorder.overflowed());
+}
+
+TEST_CASE("timeline: a replicated store's saved trace read back gives the live picture") {
+  Feed f(replicated_header(3, 12'000));
+  replicated_store_events(f);
+  const Timeline live = f.finish(12'000);
+  nlohmann::json h = {{"electsim_trace", 1},
+                      {"scenario", f.h.scenario},
+                      {"variant", f.h.variant},
+                      {"protocol", f.h.protocol},
+                      {"seed", f.h.seed},
+                      {"nodes", f.h.node_count},
+                      {"duration_ns", f.h.duration.count()},
+                      {"message_types", f.h.message_types},
+                      {"leader_key", *f.h.leader_key},
+                      {"uses_store", f.h.uses_store},
+                      {"store_members", f.h.store_members}};
+  std::string trace = h.dump() + "\n";
+  for (const sim::Event& e : f.fed) trace += format_trace_event(e, f.h.message_types) + "\n";
+  std::istringstream in(trace);
+  TimelineRecorder offline(f.h);
+  const TraceReadResult read = read_trace(in, &offline);
+  INFO(read.error);
+  REQUIRE(read.ok());
+  const Timeline back = offline.finish(read.report);
+  CHECK(back.member_roles.size() == live.member_roles.size());
+  CHECK(back.store_leaders.size() == live.store_leaders.size());
+  CHECK(render_timeline_svg(back) == render_timeline_svg(live));
+}
+
 // ---- The picture
 
 TEST_CASE("timeline svg: the picture is well formed and labels every row, mark and finding") {
@@ -837,6 +991,73 @@ TEST_CASE("timeline svg: an empty timeline still renders an axis") {
   CHECK(contains(doc, "<g class=\"x-axis\""));
   const std::string none = render_timelines_svg({}, {});
   CHECK(well_formed_error(none).empty());
+}
+
+TEST_CASE(
+    "timeline svg: a replicated store has a row per member with its roles and leader changes") {
+  Feed f(replicated_header(3, 12'000));
+  replicated_store_events(f);
+  const Timeline tl = f.finish(12'000);
+  const std::string doc = render_timeline_svg(tl);
+  INFO(well_formed_error(doc));
+  REQUIRE(well_formed_error(doc).empty());
+  keep("timeline-store-members.svg", doc);
+  for (int m = 0; m < 3; ++m) {
+    CHECK(contains(doc, ">store:" + std::to_string(m) + "</text>"));
+    CHECK(contains(doc, "<g class=\"member-row\" data-member=\"" + std::to_string(m) + "\">"));
+  }
+  // store:1 leads term 1 until its crash, drawn on its own row; store:2 leads term 2.
+  const std::string one = group(doc, "<g class=\"member-row\" data-member=\"1\">");
+  CHECK(contains(one, "class=\"leader\" data-term=\"1\""));
+  CHECK(contains(one, ">L t1</text>"));
+  CHECK(contains(one, "store:1: leader, term 1, 1.010s to 5.000s"));
+  CHECK(contains(one, ">crashed</text>"));
+  const std::string two = group(doc, "<g class=\"member-row\" data-member=\"2\">");
+  CHECK(contains(two, ">L t2</text>"));
+  CHECK_FALSE(contains(two, ">L t1</text>"));
+  // store:0's stall is on its row.
+  const std::string zero = group(doc, "<g class=\"member-row\" data-member=\"0\">");
+  CHECK(contains(zero, "class=\"pause\""));
+  // Each change of leader is marked and labelled with the new leader and its term.
+  const std::string marks = group(doc, "<g class=\"store-leaders\">");
+  CHECK(count(marks, "<g class=\"store-leader\"") == 2);
+  CHECK(contains(marks, "data-member=\"2\" data-term=\"2\""));
+  CHECK(contains(marks, ">store leader \xE2\x86\x92 store:1, term 1</text>"));
+  CHECK(contains(marks, ">store leader \xE2\x86\x92 store:2, term 2</text>"));
+  CHECK(contains(marks, "(was store:1)"));
+  CHECK(contains(doc, "store leader change: the new leader and its term"));
+  CHECK(contains(doc, "store member leading in term 1 (each term its own colour)"));
+  CHECK(contains(doc, "store of 3 members, 2 leaders elected"));
+  // The member rows are not node rows.
+  CHECK(count(doc, "class=\"node-row\"") == 3);
+}
+
+TEST_CASE("timeline svg: a single store draws no member rows and no store leader marks") {
+  const auto [tl, report] = sample_run();
+  const std::string doc = render_timeline_svg(tl);
+  CHECK_FALSE(contains(doc, "member-row"));
+  CHECK_FALSE(contains(doc, "store-leader"));
+  CHECK_FALSE(contains(doc, "store:0"));
+  CHECK_FALSE(contains(doc, "store:1"));
+  CHECK_FALSE(contains(doc, "store of"));
+}
+
+TEST_CASE("timeline svg: many store leader changes close together share one mark") {
+  Feed f(replicated_header(3, 3'600'000));
+  for (std::int64_t k = 1; k <= 2000; ++k) {
+    const auto m = static_cast<std::size_t>(k % 3);
+    f << server_role(k * 1000, m, sim::Role::candidate, k)
+      << server_role(k * 1000 + 1, m, sim::Role::leader, k, static_cast<int>(m))
+      << server_role(k * 1000 + 2, m, sim::Role::follower, k);
+  }
+  const Timeline tl = f.finish(3'600'000);
+  REQUIRE(tl.store_leaders.size() == 2000);
+  const std::string doc = render_timeline_svg(tl);
+  INFO(well_formed_error(doc));
+  REQUIRE(well_formed_error(doc).empty());
+  // An hour on about a thousand pixels: the marks are bounded by the pixels, not the changes.
+  CHECK(count(doc, "<g class=\"store-leader\"") < 1200);
+  CHECK(contains(doc, "store leader changes</text>"));
 }
 
 TEST_CASE("timeline svg: the colour legend names an epoch the run has, and none without leaders") {

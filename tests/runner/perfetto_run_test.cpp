@@ -1,7 +1,7 @@
 // The Perfetto export of a whole run: the flagship scenario (a lease holder frozen by a GC pause)
 // through the kernel with the writer attached as runner/run.cpp attaches observers. The leader
 // slices are the report's leader intervals, the pause and the stale write show where they happened,
-// and every track nests.
+// a replicated store's leader slices are its leader terms, and every track nests.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -148,6 +148,66 @@ TEST_CASE("perfetto run: the flagship's leader slices are the report's leader in
   REQUIRE(intervals.size() >= 2);  // the frozen holder and its successor
   CHECK(slices == intervals);
   CHECK(partial_overlaps(run.doc) == 0);
+}
+
+TEST_CASE("perfetto run: a replicated store's leader slices are the store's leader terms") {
+  constexpr const char* text = R"json({
+    "name": "store-leader-crash",
+    "description": "A three-member store loses its leader at 10s for 15s.",
+    "seed": 1,
+    "duration": "40s",
+    "nodes": 3,
+    "protocol": {"name": "lease", "ttl": "3s"},
+    "store": {"members": 3},
+    "network": {"latency": {"dist": "uniform", "min": "1ms", "max": "10ms", "step": "1ms"}},
+    "workload": {"interval": "100ms", "work": "5ms"},
+    "faults": [{"at": "10s", "kind": "crash", "target": "store_leader", "duration": "15s"}]
+  })json";
+  const runner::LoadResult loaded = runner::load_scenario_text(text, "<store>", {});
+  for (const auto& m : loaded.messages()) UNSCOPED_INFO(m);
+  REQUIRE(loaded.scenario);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "electsim-perfetto-run-store.json").string();
+  runner::RunOptions options;
+  options.output("perfetto", path);
+  const runner::RunResult result = runner::run_scenario(*loaded.scenario, options);
+  for (const std::string& e : result.errors) UNSCOPED_INFO(e);
+  REQUIRE(result.errors.empty());
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream read;
+  read << in.rdbuf();
+  const json doc = json::parse(read.str());
+  std::remove(path.c_str());
+
+  // One track per member, under the store's own process.
+  std::map<int, std::string> members;
+  for (const json& e : doc["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 2) {
+      members[e["tid"].get<int>()] = e["args"]["name"].get<std::string>();
+    }
+  }
+  CHECK(members.size() == 3);
+  // A leader slice per term a member led in, and the crash of the first leader.
+  std::size_t leaders = 0;
+  std::size_t crashes = 0;
+  for (const json& e : doc["traceEvents"]) {
+    if (e["ph"] != "X" || e["pid"] != 2) continue;
+    REQUIRE(members.count(e["tid"].get<int>()) == 1);
+    const std::string name = e["name"];
+    if (name.rfind("leader t", 0) == 0) {
+      ++leaders;
+      CHECK(name == "leader t" + std::to_string(e["args"]["term"].get<sim::Epoch>()));
+    }
+    if (name == "crashed") {
+      ++crashes;
+      CHECK(ns(e["ts"]) == 10 * kSecond);
+      CHECK(ns(e["dur"]) == 15 * kSecond);
+    }
+  }
+  CHECK(leaders >= 2);
+  CHECK(leaders == result.report.store.leader_elections);
+  CHECK(crashes == 1);
+  CHECK(partial_overlaps(doc) == 0);
 }
 
 TEST_CASE("perfetto run: the flagship's GC pause and its stale write are where they happened") {

@@ -1,7 +1,8 @@
 // End-to-end tests of the run timeline: real scenarios through the kernel with the analyzer and
 // the timeline recorder attached the way runner/run.cpp attaches its observers, then the picture.
 // The flagship must show the leader's GC pause, the split-brain, the rejected stale write and a
-// failover of its measured length. Set ELECTSIM_TIMELINE_DIR to a folder to keep the pictures.
+// failover of its measured length; a replicated store, its members and its leader's change. Set
+// ELECTSIM_TIMELINE_DIR to a folder to keep the pictures.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -115,6 +116,19 @@ constexpr const char* kOneHour = R"json({
   ]
 })json";
 
+constexpr const char* kStoreLeaderCrash = R"json({
+  "name": "store-leader-crash",
+  "description": "A three-member store loses its leader at 10s for 15s; the other two elect another.",
+  "seed": 1,
+  "duration": "40s",
+  "nodes": 3,
+  "protocol": {"name": "lease", "ttl": "3s"},
+  "store": {"members": 3},
+  "network": {"latency": {"dist": "uniform", "min": "1ms", "max": "10ms", "step": "1ms"}},
+  "workload": {"interval": "100ms", "work": "5ms"},
+  "faults": [{"at": "10s", "kind": "crash", "target": "store_leader", "duration": "15s"}]
+})json";
+
 }  // namespace
 
 TEST_CASE("timeline run: the recorder beside the analyzer sees the run that run_scenario reports") {
@@ -224,6 +238,35 @@ TEST_CASE("timeline run: nine nodes through a crash, a partition and a pause") {
   for (int n = 0; n < 9; ++n) CHECK(contains(doc, ">node " + std::to_string(n) + "</text>"));
   CHECK(contains(doc, ">crashed</text>"));
   CHECK(contains(doc, "data-side=\"B\""));
+}
+
+TEST_CASE("timeline run: a replicated store draws its members, its leader's crash and the next") {
+  const Pictured p = run_with_timeline(load(kStoreLeaderCrash));
+  const Timeline& tl = p.timeline;
+  CHECK(tl.store_members == 3);
+  // The crashed member led the store until 10s; a different member leads in a later term after.
+  REQUIRE(tl.member_downs.size() == 1);
+  const drawing::DownSpan& down = tl.member_downs[0];
+  CHECK(down.start == Time(10 * kS));
+  CHECK(down.end == Time(25 * kS));
+  REQUIRE(tl.store_leaders.size() >= 2);
+  CHECK(tl.store_leaders.size() == p.report.store.leader_elections);
+  CHECK(tl.store_leaders[0].member == down.node);
+  CHECK(tl.store_leaders[0].at < down.start);
+  const drawing::StoreLeaderMark& next = tl.store_leaders[1];
+  CHECK(next.at > down.start);
+  CHECK(next.member != down.node);
+  CHECK(next.term > tl.store_leaders[0].term);
+  CHECK(next.previous == down.node);
+
+  const std::string doc = drawing::render_timeline_svg(tl);
+  keep("timeline-store-leader-crash.svg", doc);
+  for (int m = 0; m < 3; ++m) CHECK(contains(doc, ">store:" + std::to_string(m) + "</text>"));
+  const std::string next_name = "store:" + std::to_string(sim::store_member_of(next.member));
+  CHECK(contains(doc, ">store leader \xE2\x86\x92 " + next_name + ", term " +
+                          std::to_string(next.term) + "</text>"));
+  CHECK(contains(doc, ">L t" + std::to_string(next.term) + "</text>"));
+  CHECK(contains(doc, ">crashed</text>"));
 }
 
 TEST_CASE("timeline run: an hour-long run renders with an axis in minutes") {
