@@ -118,8 +118,13 @@ std::optional<sim::Endpoint> Loader::read_endpoint(const json& v, const std::str
     if (auto member = store_member(text)) return member;
   }
   if (v.is_number_integer()) return read_node(v, pointer);
+  std::string hint;
+  if (store_members_ <= 1 && v.is_string() &&
+      v.get_ref<const std::string&>().rfind("store:", 0) == 0) {
+    hint = "store members exist only in a replicated store: set store.members to 3 or 5";
+  }
   problem(pointer, node_expected() + ", \"store\"" + store_members_expected() + " or \"sink\"",
-          json_excerpt(v));
+          json_excerpt(v), hint);
   return std::nullopt;
 }
 
@@ -155,8 +160,15 @@ std::optional<sim::Target> Loader::read_target(const json& v, const std::string&
       if (auto member = store_member(text)) return sim::Target{sim::TargetKind::node, *member, {}};
     }
   }
-  problem(pointer, node_expected() + " or one of " + joined(roles, true), json_excerpt(v),
-          v.is_string() ? did_you_mean(v.get_ref<const std::string&>(), roles) : std::string());
+  std::string hint =
+      v.is_string() ? did_you_mean(v.get_ref<const std::string&>(), roles) : std::string();
+  if (store_members_ <= 1 && v.is_string()) {
+    const auto& text = v.get_ref<const std::string&>();
+    if (text == "store_leader" || text == "store_follower" || text.rfind("store:", 0) == 0) {
+      hint = "store members are targets only in a replicated store: set store.members to 3 or 5";
+    }
+  }
+  problem(pointer, node_expected() + " or one of " + joined(roles, true), json_excerpt(v), hint);
   return std::nullopt;
 }
 

@@ -240,6 +240,24 @@ TEST_CASE("loader: each kind of bad input is one problem at its pointer") {
       {R"({"clocks": {"default": {"ofset": "1s"}}})", "/clocks/default/ofset",
        "did you mean \"offset\"?"},
       {R"({"store": {"min_ttl": "-1s"}})", "/store/min_ttl", "non-negative"},
+      {R"({"store": {"members": 0}})", "/store/members", "from 1 to 7 (etcd runs 3 or 5)"},
+      {R"({"store": {"members": 8}})", "/store/members", "from 1 to 7"},
+      {R"({"store": {"members": 3, "clients": [0, 1]}})", "/store/clients",
+       "an array of 5 member indexes"},
+      {R"({"store": {"members": 3, "clients": [0, 1, 2, 0, 3]}})", "/store/clients/4",
+       "a member index from 0 to 2"},
+      {R"({"store": {"members": 3, "heartbeat_interval": "1s"}})", "/store/heartbeat_interval",
+       "below election_timeout (1s)"},
+      {R"({"store": {"members": 3, "expiry_scan_interval": "0s"}})", "/store/expiry_scan_interval",
+       "above 0 for a replicated store"},
+      {R"({"store": {"members": 3, "request_timeout": "0s"}})", "/store/request_timeout",
+       "above 0"},
+      {R"({"store": {"members": 3}, "faults": [{"at": "1s", "kind": "crash", "target": "store:3"}]})",
+       "/faults/0/target", "did you mean \"store:0\"?"},
+      {R"({"faults": [{"at": "1s", "kind": "crash", "target": "store_leader"}]})",
+       "/faults/0/target", "only in a replicated store: set store.members to 3 or 5"},
+      {R"({"faults": [{"at": "1s", "kind": "partition", "groups": [["store:1"], [0]]}]})",
+       "/faults/0/groups/0/0", "only in a replicated store"},
       {R"({"sink": {"fencing": "yes"}})", "/sink/fencing", "true or false"},
       {R"({"workload": {"interval": "0s"}})", "/workload/interval", "above 0"},
       {R"({"workload": {"work": "slow"}})", "/workload/work", "non-negative duration"},
@@ -676,4 +694,36 @@ TEST_CASE("loader: choosing an unknown protocol is a problem naming the known on
   const LoadResult r = load(json::parse(kMinimal), o);
   REQUIRE_FALSE(r.scenario);
   CHECK(all_messages(r).find("\"lease\"") != std::string::npos);
+}
+
+TEST_CASE("loader: a replicated store's section becomes the members' Raft and client settings") {
+  const LoadResult r = load(with(R"({"store": {"members": 3, "election_timeout": "500ms",
+      "heartbeat_interval": "50ms", "pre_vote": false, "lease_checkpoint": true,
+      "request_timeout": "2s", "clients": [2, 2, 1, 0, 0]},
+      "faults": [{"at": "1s", "kind": "crash", "target": "store_leader"},
+                 {"at": "2s", "kind": "pause", "target": "store:2", "duration": "1s"},
+                 {"at": "3s", "kind": "partition", "groups": [["store:1", 0], ["store", 1]]}]})"));
+  INFO(all_messages(r));
+  REQUIRE(r.scenario);
+  const auto& rep = r.scenario->services.replication;
+  CHECK(rep.members == 3);
+  CHECK(rep.raft.election_timeout_min == 500ms);
+  // etcd-io/raft draws election timeouts from [election_timeout, 2 × election_timeout).
+  CHECK(rep.raft.election_timeout_max == 1s - Duration(1));
+  CHECK(rep.raft.heartbeat_interval == 50ms);
+  CHECK_FALSE(rep.raft.pre_vote);
+  CHECK(rep.raft.check_quorum);
+  CHECK(rep.lease_checkpoint);
+  CHECK(rep.request_timeout == 2s);
+  CHECK(rep.home == std::vector<std::size_t>{2, 2, 1, 0, 0});
+  // A replicated store's leader scans for expired leases as etcd's does.
+  CHECK(r.scenario->services.store.expiry_scan_interval == 500ms);
+  const auto& faults = r.scenario->world.faults;
+  REQUIRE(faults.size() == 3);
+  CHECK(faults[0].target.kind == electsim::sim::TargetKind::group_leader);
+  CHECK(faults[0].target.group == "store");
+  CHECK(faults[1].target.kind == electsim::sim::TargetKind::node);
+  CHECK(faults[1].target.node == electsim::sim::store_member_endpoint(2));
+  CHECK(faults[2].groups[0][0] == electsim::sim::store_member_endpoint(1));
+  CHECK(faults[2].groups[1][0] == electsim::sim::kStoreEndpoint);
 }
