@@ -67,7 +67,15 @@ void StoreMember::on_payload(sim::ProcessContext& /*ctx*/, sim::Endpoint from,
     // etcd-io/raft drops a proposal that reaches a member no longer leading
     // (ErrProposalDropped); the client's timeout covers it.
     if (core_.state() != raft::State::leader) return;
-    if (!read_index(forwarded->command)) propose(std::move(forwarded->command));
+    StoreCommand& command = forwarded->command;
+    if (read_index(command)) return;
+    if (command.request.op == StoreOp::get) {
+      // The leader answers the reads it is forwarded (the follower does not wait for them), also
+      // when, new in its term, it must put one through the log.
+      command.member = ctx().self();
+      wait_for(command.client, command.request.id);
+    }
+    propose(std::move(command));
   } else {
     ELECTSIM_ASSERT(false, "a store member receives requests and its peers' Raft traffic");
   }
@@ -119,7 +127,8 @@ void StoreMember::take_request(sim::Endpoint client, std::uint32_t incarnation,
     return;
   }
   if (core_.leader() != raft::kNoMember) {
-    wait_for(client, id);
+    // A write is answered here once applied; a read by the leader itself.
+    if (command.request.op != StoreOp::get) wait_for(client, id);
     ctx().send(config_->members[static_cast<std::size_t>(core_.leader())],
                sim::Payload(sim::ForwardedProposal{std::move(command)}));
     return;
