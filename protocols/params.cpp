@@ -260,6 +260,14 @@ std::optional<std::string> closest_name(std::string_view wrong,
       best = name;
     }
   }
+  if (best || wrong.empty()) return best;
+  // A key that is the first word of a longer name ("jitter" for "jitter_factor", a parameter
+  // renamed when its meaning changed) is that name, whatever the edit distance.
+  for (const std::string& name : names) {
+    if (name.size() > wrong.size() && name.starts_with(wrong) && name[wrong.size()] == '_') {
+      return name;
+    }
+  }
   return best;
 }
 

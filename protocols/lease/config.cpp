@@ -14,7 +14,7 @@ namespace electsim::protocols::lease {
 namespace {
 
 // A bound on the jitter factor: beyond it retries would be too irregular to reason about.
-constexpr double kJitterMax = 10.0;
+constexpr double kJitterFactorMax = 10.0;
 constexpr std::size_t kKeyLengthMax = 1024;
 
 const std::vector<ParamSpec>& specs() {
@@ -71,11 +71,12 @@ const std::vector<ParamSpec>& specs() {
        "client); a pause in the workload's send_delay after the check still makes it write late",
        {},
        false},
-      {"jitter",
+      {"jitter_factor",
        ParamType::number,
-       "1.0 (store) / 1.2 (client)",
+       "0 (store) / 1.2 (client)",
        "factor",
-       "retry intervals are multiplied by a factor drawn uniformly from [1, jitter]",
+       "a follower waits retry_interval * (1 + u) between tries, u drawn uniformly from "
+       "[0, jitter_factor): client-go's wait.Jitter(RetryPeriod, JitterFactor)",
        {},
        false},
       {"key",
@@ -115,10 +116,11 @@ LeaseConfig default_config(Expiry expiry) {
     c.renew_interval = c.ttl / 3;
     c.renew_deadline = c.ttl * 2 / 3;
     c.retry_interval = c.ttl / 3;
-    c.jitter_ppm = sim::kPpmOne;
+    c.jitter_ppm = 0;
   } else {
     // client-go leaderelection: LeaseDuration 15s, RenewDeadline 10s, RetryPeriod 2s, and
-    // wait.JitterUntil with JitterFactor 1.2 for the followers' polling.
+    // wait.JitterUntil(..., RetryPeriod, JitterFactor = 1.2, ...) for the followers' polling
+    // (tools/leaderelection/leaderelection.go), so a poll comes 2s to 4.4s after the last.
     c.ttl = std::chrono::seconds(15);
     c.renew_interval = std::chrono::seconds(2);
     c.renew_deadline = std::chrono::seconds(10);
@@ -195,15 +197,15 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
                 "it has renewed once");
   }
 
-  if (reader.has("jitter")) {
+  if (reader.has("jitter_factor")) {
     const std::size_t before = problems.size();
-    const double jitter = reader.number("jitter");
+    const double factor = reader.number("jitter_factor");
     if (problems.size() == before) {
-      if (jitter < 1.0 || jitter > kJitterMax) {
-        reader.problem("jitter", fmt::format("a number from 1 to {}", kJitterMax),
-                       json_excerpt(params.at("jitter")));
+      if (!(factor >= 0.0 && factor <= kJitterFactorMax)) {
+        reader.problem("jitter_factor", fmt::format("a number from 0 to {}", kJitterFactorMax),
+                       json_excerpt(params.at("jitter_factor")));
       } else {
-        c.jitter_ppm = std::llround(jitter * static_cast<double>(sim::kPpmOne));
+        c.jitter_ppm = std::llround(factor * static_cast<double>(sim::kPpmOne));
       }
     }
   }

@@ -34,9 +34,10 @@ struct LeaseConfig {
   sim::Duration retry_interval = ttl / 3;
   bool fencing = true;
   bool recheck_before_write = true;
-  // Retry intervals are multiplied by a factor drawn uniformly from [1, jitter]; kept as parts
-  // per million from load on, so no floating point reaches a run.
-  std::int64_t jitter_ppm = sim::kPpmOne;
+  // client-go's JitterFactor: a follower waits retry_interval * (1 + u) between tries, u drawn
+  // uniformly from [0, factor) (k8s.io/apimachinery wait.Jitter). Kept as parts per million of
+  // the factor from load on, so no floating point reaches a run; 0 is no jitter.
+  std::int64_t jitter_ppm = 0;
   std::string key = "/electsim/leader";
   WorkloadConfig workload;  // the cluster's, copied in by the registry
 };

@@ -532,11 +532,13 @@ void LeaseNode::arm_retry(sim::Context& ctx, Duration after) {
 }
 
 Duration LeaseNode::jittered(sim::Context& ctx, Duration d) {
-  // client-go's wait.Jitter: d plus up to (jitter - 1) * d, drawn from this node's stream.
-  // Integer parts per million; split so the product cannot overflow for any run length.
-  const std::int64_t extra_max = config_->jitter_ppm - sim::kPpmOne;
+  // k8s.io/apimachinery/pkg/util/wait's Jitter(duration, maxFactor) returns
+  // duration + rand.Float64() * maxFactor * duration: up to (1 + factor) * d, not factor * d.
+  // Drawn from this node's stream in integer parts per million of d; split so the product cannot
+  // overflow for any run length.
+  const std::int64_t extra_max = config_->jitter_ppm;
   if (extra_max <= 0) return d;
-  const std::int64_t extra = ctx.rng().between(0, extra_max);
+  const std::int64_t extra = ctx.rng().between(0, extra_max - 1);
   const std::int64_t ns = d.count();
   const std::int64_t one = sim::kPpmOne;
   return d + Duration((ns / one) * extra + (ns % one) * extra / one);

@@ -454,9 +454,51 @@ TEST_CASE(
   CHECK(takeover.request.compares[0].target == sim::Compare::Target::mod_revision);
   CHECK(takeover.request.compares[0].number == holder_mod);
   CHECK(takeover.at - last_change_seen >= b.config.ttl);
-  // Within one jittered poll (retry_interval times at most 1.2) of the expiry.
-  CHECK(takeover.at - last_change_seen <= b.config.ttl + b.config.retry_interval * 12 / 10);
+  // Within one jittered poll (client-go: retry_interval times at most 1 + 1.2) of the expiry.
+  CHECK(takeover.at - last_change_seen <= b.config.ttl + b.config.retry_interval * 22 / 10);
   CHECK(b.ctx.belief() == Belief::leader(b.replies.at(takeover.id).revision));
+}
+
+TEST_CASE(
+    "lease: client mode: a follower polls the held record every retry_interval times 1 to 2.2, "
+    "as client-go's wait.Jitter with JitterFactor 1.2") {
+  Bench b(config_of({{"expiry", "client"}}));
+  StoreRequest create;
+  create.op = StoreOp::txn;
+  create.compares.push_back(
+      sim::Compare{kKey, sim::Compare::Target::create_revision, sim::Compare::Op::equal, 0, {}});
+  create.success.push_back(sim::TxnOp{sim::TxnOp::Kind::put, kKey, "1", sim::kNoLease});
+  REQUIRE(b.other(1, create).succeeded);
+  b.start();
+  b.answer();
+  // Less than the lease duration: the record stays held and every try is a probe.
+  b.run_for(b.config.ttl - 1s);
+  // Renew the record so that it stays held, and watch 200 more polls.
+  Duration longest{0};
+  Duration shortest = Duration::max();
+  std::size_t polls = 0;
+  while (polls < 200) {
+    StoreRequest renew = create;
+    renew.compares = {sim::Compare{kKey,
+                                   sim::Compare::Target::mod_revision,
+                                   sim::Compare::Op::equal,
+                                   b.store.peek(kKey)->mod_revision,
+                                   {}}};
+    REQUIRE(b.other(1, renew).succeeded);
+    b.run_for(b.config.ttl - 1s);
+    const auto gets = b.ctx.store_calls_of(StoreOp::get);
+    for (std::size_t i = polls + 1; i < gets.size(); ++i) {
+      const Duration gap = gets[i].at - gets[i - 1].at;
+      longest = std::max(longest, gap);
+      shortest = std::min(shortest, gap);
+    }
+    polls = gets.size() - 1;
+  }
+  CHECK_FALSE(b.node.leads());
+  CHECK(shortest >= b.config.retry_interval);
+  CHECK(longest < b.config.retry_interval * 22 / 10);
+  // The draws reach well past the old, mistaken bound of retry_interval * 1.2.
+  CHECK(longest > b.config.retry_interval * 2);
 }
 
 TEST_CASE(
@@ -491,8 +533,8 @@ TEST_CASE("lease: each parameter has its documented default in each expiry mode"
   using D = Duration;
   auto [params, ttl, renew_interval, renew_deadline, retry_interval, jitter_ppm] =
       GENERATE(table<std::string, D, D, D, D, std::int64_t>({
-          {R"({})", 2s, D(2s) / 3, D(2s) * 2 / 3, D(2s) / 3, 1'000'000},
-          {R"({"expiry": "store", "ttl": "9s"})", 9s, 3s, 6s, 3s, 1'000'000},
+          {R"({})", 2s, D(2s) / 3, D(2s) * 2 / 3, D(2s) / 3, 0},
+          {R"({"expiry": "store", "ttl": "9s"})", 9s, 3s, 6s, 3s, 0},
           {R"({"expiry": "client"})", 15s, 2s, 10s, 2s, 1'200'000},
           // Client mode's timings do not follow its ttl: they are client-go's fixed defaults.
           {R"({"expiry": "client", "ttl": "30s"})", 30s, 2s, 10s, 2s, 1'200'000},
@@ -512,7 +554,7 @@ TEST_CASE("lease: each parameter has its documented default in each expiry mode"
 TEST_CASE("lease: given parameters override the defaults") {
   const LeaseConfig c = config_of(json::parse(R"({"expiry": "client", "ttl": "20s",
       "renew_interval": "3s", "renew_deadline": "12s", "retry_interval": "4s", "fencing": false,
-      "recheck_before_write": false, "jitter": 1.5, "key": "/svc/leader"})"));
+      "recheck_before_write": false, "jitter_factor": 1.5, "key": "/svc/leader"})"));
   CHECK(c.expiry == Expiry::client);
   CHECK(c.ttl == 20s);
   CHECK(c.renew_interval == 3s);
@@ -539,7 +581,10 @@ TEST_CASE("lease: a wrong or inconsistent parameter is one problem at its own po
       {R"({"ttl": "999us"})", "/protocol/ttl", "the shortest protocol timer"},
       {R"({"ttl": "87601h"})", "/protocol/ttl", "ten years, the longest electsim accepts"},
       {R"({"ttl": "ten"})", "/protocol/ttl", "\"ten\""},
-      {R"({"jitter": 0.5})", "/protocol/jitter", "a number from 1 to 10"},
+      {R"({"jitter_factor": -0.5})", "/protocol/jitter_factor", "a number from 0 to 10"},
+      {R"({"jitter_factor": 10.5})", "/protocol/jitter_factor", "a number from 0 to 10"},
+      // The parameter's meaning changed with its name: the old name is refused, not reread.
+      {R"({"jitter": 1.2})", "/protocol/jitter", "did you mean \"jitter_factor\"?"},
       {R"({"key": ""})", "/protocol/key", "a non-empty string"},
       {R"({"expiry": "clock"})", "/protocol/expiry", "\"client\""},
       {R"({"fencing": "yes"})", "/protocol/fencing", "true or false"},
@@ -570,7 +615,7 @@ TEST_CASE(
   for (const auto& spec : info->params) names.push_back(spec.name);
   CHECK(names == std::vector<std::string>{"ttl", "renew_interval", "renew_deadline",
                                           "retry_interval", "fencing", "expiry",
-                                          "recheck_before_write", "jitter", "key"});
+                                          "recheck_before_write", "jitter_factor", "key"});
 
   Problems problems;
   ClusterInfo cluster;

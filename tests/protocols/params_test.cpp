@@ -79,6 +79,10 @@ TEST_CASE("params: closest_name suggests a name within a small edit distance") {
       {"fencin", "fencing"},
       {"xyz", ""},
       {"completely_different", ""},
+      // The first word of a longer name, however far: the first such name listed.
+      {"renew", "renew_interval"},
+      {"fen", ""},  // a prefix that is not a whole word is no suggestion
+      {"renew_", ""},
   }));
   INFO("wrong=" << wrong);
   const auto got = closest_name(wrong, names);
