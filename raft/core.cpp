@@ -25,6 +25,10 @@ sim::Epoch term_of(const RaftMessage& message) {
 
 }  // namespace
 
+const char* timer_rule_name(TimerRule rule) {
+  return rule == TimerRule::etcd ? "etcd" : "paper";
+}
+
 const char* state_name(State state) {
   switch (state) {
     case State::follower:
@@ -46,6 +50,9 @@ Core::Core(const ElectionConfig& config, Host& host) : config_(config), host_(ho
   ELECTSIM_ASSERT(config_.heartbeat_interval.count() > 0, "heartbeat_interval is positive");
   ELECTSIM_ASSERT(config_.heartbeat_interval < config_.election_timeout_min,
                   "heartbeat_interval < election_timeout_min");
+  ELECTSIM_ASSERT(config_.tick.count() >= 0, "tick is zero (continuous) or positive");
+  ELECTSIM_ASSERT(config_.tick <= config_.heartbeat_interval, "a heartbeat is at least one tick");
+  ELECTSIM_ASSERT(config_.check_quorum_lease.count() >= 0, "check_quorum_lease is not negative");
 }
 
 // ---- Inputs -----------------------------------------------------------------------------------
@@ -67,6 +74,11 @@ void Core::start(Member self, std::size_t size) {
   state_ = State::follower;
   leader_ = kNoMember;
   election_timer_ = heartbeat_timer_ = check_quorum_timer_ = sim::kNoTimer;
+  if (config_.tick.count() > 0) {
+    // etcd's ticker starts with the process: its phase against the other members' is arbitrary.
+    // Drawn only in tick mode, so that continuous-time runs keep their streams.
+    tick_origin_ = host_.now() + sim::Duration(host_.rng().between(0, config_.tick.count() - 1));
+  }
   become_follower(current_term_, kNoMember);
 }
 
@@ -111,7 +123,8 @@ bool Core::on_timer(sim::TimerId id, sim::TimerTag tag) {
       heartbeat_timer_ = sim::kNoTimer;
       ELECTSIM_ASSERT(state_ == State::leader, "only a leader sends heartbeats");
       host_.send_heartbeats();
-      heartbeat_timer_ = host_.set_timer(config_.heartbeat_interval, kHeartbeatTag);
+      heartbeat_timer_ = set_ticked_timer(config_.heartbeat_interval,
+                                          ticks_of(config_.heartbeat_interval), kHeartbeatTag);
       return true;
     case kCheckQuorumTag:
       if (id != check_quorum_timer_) return true;
@@ -126,6 +139,16 @@ bool Core::on_timer(sim::TimerId id, sim::TimerTag tag) {
 
 void Core::step_down() {
   if (state_ == State::leader) become_follower(current_term_, kNoMember);
+}
+
+void Core::campaign() {
+  if (state_ == State::leader) return;
+  cancel(election_timer_);
+  if (config_.pre_vote) {
+    become_pre_candidate();
+  } else {
+    become_candidate();
+  }
 }
 
 // ---- Term rules -------------------------------------------------------------------------------
@@ -148,7 +171,7 @@ bool Core::step_term(Member from, const RaftMessage& message) {
     if (std::holds_alternative<AppendEntries>(message)) return true;
     // Raft §5.1: "If a candidate or leader discovers that its term is out of date, it
     // immediately reverts to follower state."
-    become_follower(term, kNoMember);
+    step_down_to(term);
     return true;
   }
   if (term < current_term_) {
@@ -198,6 +221,8 @@ void Core::on_request_vote_response(Member from, const RequestVoteResponse& m) {
       become_leader();
       return;
     case Tally::lost:
+      // The paper and LogCabin count no refusals: the candidate waits for its timer.
+      if (config_.timer_rule == TimerRule::paper) return;
       // etcd: a candidate refused by a majority goes back to following in its term.
       become_follower(current_term_, kNoMember);
       return;
@@ -262,6 +287,21 @@ void Core::on_pre_vote_response(Member from, const PreVoteResponse& m) {
 
 // ---- Roles ------------------------------------------------------------------------------------
 
+void Core::step_down_to(sim::Epoch term) {
+  if (config_.timer_rule == TimerRule::paper && state_ != State::leader &&
+      election_timer_ != sim::kNoTimer) {
+    // LogCabin's stepDown: only a leader, which has no election timer, gets one; a follower or
+    // candidate keeps the timer it has, so a stream of higher-term RequestVotes it refuses
+    // cannot hold its own election off.
+    set_term_and_vote(term, kNoMember);
+    state_ = State::follower;
+    leader_ = kNoMember;
+    host_.on_state_change();
+    return;
+  }
+  become_follower(term, kNoMember);
+}
+
 void Core::become_follower(sim::Epoch term, Member leader) {
   ELECTSIM_ASSERT(term >= current_term_, "terms only grow (Raft §5.1)");
   if (state_ == State::leader) host_.on_leader_stop();
@@ -318,10 +358,12 @@ void Core::become_leader() {
   // Raft §5.2: "It then sends heartbeat messages to all of the other servers to establish its
   // authority and prevent new elections."
   host_.send_heartbeats();
-  heartbeat_timer_ = host_.set_timer(config_.heartbeat_interval, kHeartbeatTag);
+  heartbeat_timer_ = set_ticked_timer(config_.heartbeat_interval,
+                                      ticks_of(config_.heartbeat_interval), kHeartbeatTag);
   if (config_.check_quorum) {
-    // etcd checks once per (unrandomised) election timeout.
-    check_quorum_timer_ = host_.set_timer(config_.election_timeout_min, kCheckQuorumTag);
+    // etcd checks once per (unrandomised) election timeout: its CheckQuorum lease.
+    check_quorum_timer_ =
+        set_ticked_timer(config_.quorum_lease(), ticks_of(config_.quorum_lease()), kCheckQuorumTag);
   }
   host_.on_leader_start();
 }
@@ -335,7 +377,8 @@ void Core::maybe_check_quorum() {
     become_follower(current_term_, kNoMember);
     return;
   }
-  check_quorum_timer_ = host_.set_timer(config_.election_timeout_min, kCheckQuorumTag);
+  check_quorum_timer_ =
+      set_ticked_timer(config_.quorum_lease(), ticks_of(config_.quorum_lease()), kCheckQuorumTag);
 }
 
 // ---- Helpers ----------------------------------------------------------------------------------
@@ -366,7 +409,14 @@ bool Core::log_up_to_date(LogPosition candidate) const {
 
 bool Core::in_leader_lease(sim::LocalTime now) const {
   if (state_ == State::leader) return true;  // a leader knows its leader is alive
-  return leader_ != kNoMember && now - leader_heard_at_ < config_.election_timeout_min;
+  return leader_ != kNoMember && within_quorum_lease(leader_heard_at_, now);
+}
+
+bool Core::within_quorum_lease(sim::LocalTime heard, sim::LocalTime now) const {
+  const sim::Duration lease = config_.quorum_lease();
+  // etcd counts the lease in ticks: electionElapsed < electionTimeout.
+  if (config_.tick.count() > 0) return ticks_between(heard, now) < ticks_of(lease);
+  return now - heard < lease;
 }
 
 bool Core::quorum_active(sim::LocalTime now) const {
@@ -374,7 +424,10 @@ bool Core::quorum_active(sim::LocalTime now) const {
   for (std::size_t i = 0; i < peers_.size(); ++i) {
     const Peer& p = peers_[i];
     const bool self = static_cast<Member>(i) == self_;
-    if (self || (p.heard && now - p.heard_at <= config_.election_timeout_min)) ++active;
+    const bool recent = config_.tick.count() > 0
+                            ? ticks_between(p.heard_at, now) <= ticks_of(config_.quorum_lease())
+                            : now - p.heard_at <= config_.quorum_lease();
+    if (self || (p.heard && recent)) ++active;
   }
   return active >= majority();
 }
@@ -391,12 +444,52 @@ void Core::reset_votes() {
 
 void Core::reset_election_timer() {
   cancel(election_timer_);
+  if (config_.tick.count() > 0) {
+    // etcd's resetRandomizedElectionTimeout: electionTimeout + rand.Intn(electionTimeout) whole
+    // ticks, counted from the next tick on.
+    const std::int64_t tick = config_.tick.count();
+    const std::int64_t lo = (config_.election_timeout_min.count() + tick - 1) / tick;
+    const std::int64_t hi = std::max(lo, config_.election_timeout_max.count() / tick);
+    const std::int64_t ticks = host_.rng().between(lo, hi);
+    election_timeout_ = config_.tick * ticks;
+    election_timer_ = set_ticked_timer(election_timeout_, ticks, kElectionTag);
+    return;
+  }
   // Raft §5.2: "election timeouts are chosen randomly from a fixed interval (e.g., 150-300ms)",
   // afresh at every reset, in whole nanoseconds from this member's own stream. etcd draws from
   // [election_timeout, 2 × election_timeout).
   election_timeout_ = sim::Duration(host_.rng().between(config_.election_timeout_min.count(),
                                                         config_.election_timeout_max.count()));
   election_timer_ = host_.set_timer(election_timeout_, kElectionTag);
+}
+
+sim::LocalTime Core::next_tick_after(sim::LocalTime t) const {
+  if (t < tick_origin_) return tick_origin_;
+  const std::int64_t passed = (t - tick_origin_).count() / config_.tick.count();
+  return tick_origin_ + config_.tick * (passed + 1);
+}
+
+std::int64_t Core::ticks_between(sim::LocalTime from, sim::LocalTime to) const {
+  // The number of ticks k * tick + origin in (from, to], by floor division.
+  const std::int64_t tick = config_.tick.count();
+  const auto index = [&](sim::LocalTime t) {
+    const std::int64_t d = (t - tick_origin_).count();
+    return d >= 0 ? d / tick : -((-d + tick - 1) / tick);
+  };
+  return to <= from ? 0 : index(to) - index(from);
+}
+
+std::int64_t Core::ticks_of(sim::Duration d) const {
+  if (config_.tick.count() == 0) return 0;
+  return std::max<std::int64_t>(1, d.count() / config_.tick.count());
+}
+
+sim::TimerId Core::set_ticked_timer(sim::Duration d, std::int64_t ticks, sim::TimerTag tag) {
+  if (config_.tick.count() == 0) return host_.set_timer(d, tag);
+  ELECTSIM_ASSERT(ticks >= 1, "a ticked timer waits at least one tick");
+  const sim::LocalTime now = host_.now();
+  const sim::LocalTime first = next_tick_after(now);
+  return host_.set_timer((first - now) + config_.tick * (ticks - 1), tag);
 }
 
 void Core::set_term_and_vote(sim::Epoch term, Member vote) {

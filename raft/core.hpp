@@ -24,12 +24,39 @@ namespace electsim::raft {
 using Member = std::int32_t;
 inline constexpr Member kNoMember = -1;
 
+// When an election timer is re-armed, where the references differ.
+enum class TimerRule : std::uint8_t {
+  // etcd-io/raft: becomeFollower always resets the randomized election timeout, and a candidate
+  // that a majority refuses becomes a follower at once (poll's VoteLost).
+  etcd,
+  // The paper and LogCabin (RaftConsensus::stepDown): stepping down to a higher term re-arms the
+  // timer only when the server was leader (a follower or candidate keeps the timer it has), and a
+  // candidate counts no refusals: it stays a candidate until its timer runs out.
+  paper,
+};
+const char* timer_rule_name(TimerRule rule);
+
 struct ElectionConfig {
   sim::Duration election_timeout_min = std::chrono::milliseconds(150);
   sim::Duration election_timeout_max = std::chrono::milliseconds(300);
   sim::Duration heartbeat_interval = std::chrono::milliseconds(50);
   bool pre_vote = false;
   bool check_quorum = false;
+  TimerRule timer_rule = TimerRule::etcd;
+  // etcd-io/raft's logical clock: 0 for timers in continuous time; otherwise every timer counts
+  // whole ticks of this length on the member's clock, from a tick phase drawn when it starts
+  // (etcd's node.Tick driven by a time.Ticker started with the process). Timeouts are rounded to
+  // ticks: an election after R ticks with R uniform in [min/tick, max/tick], heartbeats every
+  // heartbeat_interval/tick ticks.
+  sim::Duration tick{0};
+  // CheckQuorum's lease: a leader steps down when it has not heard from a majority within it,
+  // and a follower that heard from its leader within it refuses to vote. 0: the minimum election
+  // timeout (etcd's electionTimeout, which it is there).
+  sim::Duration check_quorum_lease{0};
+
+  sim::Duration quorum_lease() const {
+    return check_quorum_lease.count() > 0 ? check_quorum_lease : election_timeout_min;
+  }
 };
 
 enum class State : std::uint8_t { follower, pre_candidate, candidate, leader };
@@ -87,6 +114,9 @@ class Core {
   void step_down();
   // A newer term learnt from outside the group's messages (a fencing rejection).
   void become_follower(sim::Epoch term, Member leader);
+  // etcd's MsgHup: start an election now, as if the election timer had fired (a pre-vote first
+  // with pre_vote). A leader ignores it, as etcd's does.
+  void campaign();
 
   State state() const { return state_; }
   sim::Epoch term() const { return current_term_; }
@@ -129,6 +159,15 @@ class Core {
 
   Tally record_vote(Member from, bool granted);
   bool log_up_to_date(LogPosition candidate) const;
+  // Tick mode: the local time of the first tick after `t`, and the ticks in (from, to].
+  sim::LocalTime next_tick_after(sim::LocalTime t) const;
+  std::int64_t ticks_between(sim::LocalTime from, sim::LocalTime to) const;
+  // A timer that fires `ticks` ticks from now (tick mode), or after `d` (continuous time).
+  sim::TimerId set_ticked_timer(sim::Duration d, std::int64_t ticks, sim::TimerTag tag);
+  std::int64_t ticks_of(sim::Duration d) const;  // d in whole ticks, at least 1
+  // Time since `heard`, judged against CheckQuorum's lease (in ticks in tick mode).
+  bool within_quorum_lease(sim::LocalTime heard, sim::LocalTime now) const;
+  void step_down_to(sim::Epoch term);
   void note_contact(Member from, sim::LocalTime now);
   void reset_votes();
   void reset_election_timer();
@@ -152,6 +191,7 @@ class Core {
   std::vector<Peer> peers_;
 
   sim::Duration election_timeout_{0};  // the one drawn at the last reset
+  sim::LocalTime tick_origin_;         // tick mode: ticks fall at origin + k * tick
   sim::TimerId election_timer_ = sim::kNoTimer;
   sim::TimerId heartbeat_timer_ = sim::kNoTimer;
   sim::TimerId check_quorum_timer_ = sim::kNoTimer;

@@ -300,7 +300,7 @@ void Loader::read_store(const json& v, servers::Services& services) {
   if (!check_object(
           v, "/store",
           {"min_ttl", "expiry_scan_interval", "members", "election_timeout", "heartbeat_interval",
-           "pre_vote", "check_quorum", "lease_checkpoint", "request_timeout", "clients"},
+           "pre_vote", "check_quorum", "lease_checkpoint", "request_timeout", "clients", "ticks"},
           "the store section")) {
     return;
   }
@@ -369,6 +369,13 @@ void Loader::read_store(const json& v, servers::Services& services) {
   }
   if (const json* value = get(v, "lease_checkpoint")) {
     if (auto b = read_bool(*value, "/store/lease_checkpoint")) r.lease_checkpoint = *b;
+  }
+  if (const json* value = get(v, "ticks")) {
+    // etcd's members count every timer in ticks of --heartbeat-interval (raft.Config's
+    // ElectionTick = election-timeout / heartbeat-interval, HeartbeatTick = 1).
+    if (auto b = read_bool(*value, "/store/ticks"); b && *b) {
+      r.raft.tick = r.raft.heartbeat_interval;
+    }
   }
   if (const json* value = get(v, "request_timeout")) {
     if (auto d = read_positive_duration(*value, "/store/request_timeout")) r.request_timeout = *d;

@@ -49,6 +49,8 @@ constexpr FaultKindInfo kCatalogue[] = {
    "the target releases and shuts down gracefully; restart brings it back"},
   {K::disk_stall, "disk_stall", "disk stall", N::required, false, N::required, {}, E::process,
    false, "the target's disk finishes no fsync until the duration has passed"},
+  {K::campaign, "campaign", "campaign", N::required, false, N::no, {}, E::command, false,
+   "the target starts an election now, as if its timer had fired (etcd's MsgHup)"},
 };
 // clang-format on
 static_assert(std::size(kCatalogue) == kFaultKindCount, "one catalogue row per fault kind");

@@ -33,8 +33,9 @@ enum class FaultKind : std::uint16_t {
   step_down,      // the target is told to give up leadership (voluntary release)
   stop,           // the target releases and shuts down gracefully; restart brings it back
   disk_stall,     // the target's disk finishes no fsync until the duration has passed
+  campaign,       // the target starts an election now (etcd's MsgHup)
 };
-inline constexpr int kFaultKindCount = 17;
+inline constexpr int kFaultKindCount = 18;
 const char* fault_kind_name(FaultKind kind);
 
 // The fault catalogue: one row per kind, read by the loader (which keys a fault takes), the
@@ -44,7 +45,7 @@ const char* fault_kind_name(FaultKind kind);
 enum class FaultNeed : std::uint8_t { no, optional, required };
 enum class FaultEffect : std::uint8_t {
   process,  // on one process: crash, restart, pause
-  command,  // an order the process itself carries out: step down, stop
+  command,  // an order the process itself carries out: step down, stop, campaign
   links,    // the network's links: partition, cut, isolate, heal
   window,   // the network's loss, duplication or latency, for a while
   clock,    // a clock's offset, drift or steps

@@ -1288,10 +1288,13 @@ void Kernel::apply_fault(std::size_t index) {
                     EventKind::store_resume);
       break;
     case FaultKind::step_down:
-    case FaultKind::stop: {
+    case FaultKind::stop:
+    case FaultKind::campaign: {
       const std::uint32_t slot = new_entry(EntryKind::command, *target);
-      entries_[slot].payload = static_cast<std::uint64_t>(
-          f.kind == FaultKind::stop ? Command::stop : Command::step_down);
+      const Command command = f.kind == FaultKind::stop       ? Command::stop
+                              : f.kind == FaultKind::campaign ? Command::campaign
+                                                              : Command::step_down;
+      entries_[slot].payload = static_cast<std::uint64_t>(command);
       push(now_, slot);
       break;
     }

@@ -75,8 +75,9 @@ class DurableState {
   const std::type_info* bulk_type_ = nullptr;
 };
 
-// Orders the kernel can give a node from outside (faults `step_down` and `stop`).
-enum class Command : std::uint8_t { step_down, stop };
+// Orders the kernel can give a node from outside (faults `step_down`, `stop` and `campaign`).
+// campaign: start an election now, as if its election or failure timer had fired (etcd's MsgHup).
+enum class Command : std::uint8_t { step_down, stop, campaign };
 
 class Context {
  public:
@@ -115,7 +116,8 @@ class Protocol {
   virtual void on_watch(Context& ctx, const WatchEvent& event) = 0;
   virtual void on_sink_reply(Context& ctx, const SinkReply& reply) = 0;
   // step_down: give up leadership now (voluntary release); stop: release and shut down (the kernel
-  // takes the node down right after this call returns; messages sent during it still go out).
+  // takes the node down right after this call returns; messages sent during it still go out);
+  // campaign: try for leadership now (a leader ignores it).
   virtual void on_command(Context& ctx, Command command) = 0;
 };
 

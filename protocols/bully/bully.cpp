@@ -150,6 +150,12 @@ void BullyNode::on_sink_reply(sim::Context& /*ctx*/, const sim::SinkReply& /*rep
 
 void BullyNode::on_command(sim::Context& ctx, sim::Command command) {
   if (stopped_) return;
+  if (command == sim::Command::campaign) {
+    // Garcia-Molina 1982: any node may hold an election when it thinks one is needed. A
+    // coordinator ignores it, and a candidate is holding one already.
+    if (state_ == BullyState::follower) become_candidate(ctx);
+    return;
+  }
   become_follower(ctx, sim::kNoNode, epoch_);
   if (command == sim::Command::stop) {
     // The kernel takes the node down right after this call; nothing more is to be done.

@@ -186,6 +186,14 @@ void LeaseNode::on_sink_reply(sim::Context& ctx, const sim::SinkReply& reply) {
 }
 
 void LeaseNode::on_command(sim::Context& ctx, sim::Command command) {
+  if (command == sim::Command::campaign) {
+    // Try for the lease now, as the retry timer would: a holder already has it.
+    if (stopped_ || role_ == sim::Role::leader) return;
+    holding_off_ = false;
+    if (store_mode()) maybe_watch(ctx);
+    if (!acquisition_in_flight(ctx.now())) send_probe(ctx);
+    return;
+  }
   // Voluntary release: etcd's Election.Resign / Session.Close revoke the lease; client-go's
   // release() on cancel. A follower in store mode revokes its lease too, in case a txn whose
   // reply it never saw made it the holder.

@@ -60,6 +60,39 @@ const std::vector<ParamSpec>& specs() {
        "start empty",
        {},
        false},
+      {"lagging",
+       ParamType::object,
+       "none",
+       "list",
+       "node ids whose logs never take the leader's entries (broken replication): they keep the "
+       "log they have, so with a workload they soon cannot win an election",
+       {},
+       false},
+      {"timer_rule",
+       ParamType::choice,
+       "etcd",
+       "",
+       "etcd: stepping down always re-arms the election timer and a candidate refused by a "
+       "majority follows; paper: only a stepping-down leader re-arms it and a refused candidate "
+       "waits for its timer (the paper's and LogCabin's rule)",
+       {"etcd", "paper"},
+       false},
+      {"tick",
+       ParamType::duration,
+       "none",
+       "duration",
+       "count every timer in whole ticks of this length from a random per-node phase, as "
+       "etcd-io/raft's Tick (etcd: the heartbeat interval); none: continuous time",
+       {},
+       false},
+      {"check_quorum_lease",
+       ParamType::duration,
+       "election_timeout_min",
+       "duration",
+       "CheckQuorum's lease: a leader steps down without a majority's contact within it, and a "
+       "follower that heard its leader within it refuses votes (etcd: electionTimeout)",
+       {},
+       false},
   };
   return table;
 }
@@ -166,6 +199,37 @@ void read_log(const nlohmann::json& log, const std::string& pointer, std::size_t
   }
 }
 
+// `lagging`: [node id, ...], each a node of the cluster, none twice.
+void read_lagging(const nlohmann::json& list, const std::string& pointer, std::size_t node_count,
+                  std::vector<bool>& out, Problems& problems) {
+  const std::string expected = fmt::format(
+      "a list of distinct node ids below the cluster size ({}), such as [3, 4]", node_count);
+  if (!list.is_array()) {
+    add_problem(problems, pointer, expected, json_excerpt(list));
+    return;
+  }
+  out.assign(node_count, false);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& id = list[i];
+    const std::string item = pointer + "/" + std::to_string(i);
+    const bool valid = id.is_number_integer() && !id.is_number_float() &&
+                       (id.is_number_unsigned()
+                            ? id.get<std::uint64_t>() < node_count
+                            : id.get<std::int64_t>() >= 0 &&
+                                  id.get<std::int64_t>() < static_cast<std::int64_t>(node_count));
+    if (!valid) {
+      add_problem(problems, item, expected, json_excerpt(id));
+      continue;
+    }
+    const auto node = id.get<std::size_t>();
+    if (out[node]) {
+      add_problem(problems, item, expected, fmt::format("node {} a second time", node));
+      continue;
+    }
+    out[node] = true;
+  }
+}
+
 }  // namespace
 
 std::span<const ParamSpec> raft_params() {
@@ -207,9 +271,37 @@ std::optional<RaftConfig> read_config(const nlohmann::json& params, const std::s
                    shown("heartbeat_interval", *heartbeat));
   }
 
+  c.timer_rule = reader.choice("timer_rule") == "paper" ? electsim::raft::TimerRule::paper
+                                                        : electsim::raft::TimerRule::etcd;
+  const auto tick = reader.timer_opt("tick");
+  if (tick) {
+    c.tick = *tick;
+    // etcd's heartbeat is a whole number of ticks, at least one.
+    if (heartbeat && *tick > *heartbeat) {
+      reader.problem("tick",
+                     fmt::format("a duration of at most heartbeat_interval ({})",
+                                 sim::format_duration(*heartbeat)),
+                     shown("tick", *tick));
+    }
+  }
+  if (const auto lease = reader.timer_opt("check_quorum_lease")) {
+    c.check_quorum_lease = *lease;
+    if (heartbeat && *lease <= *heartbeat) {
+      reader.problem("check_quorum_lease",
+                     fmt::format("a duration longer than heartbeat_interval ({}): a shorter lease "
+                                 "deposes every leader between two heartbeats",
+                                 sim::format_duration(*heartbeat)),
+                     shown("check_quorum_lease", *lease));
+    }
+  }
+
   c.initial_log.assign(node_count, LogPosition{});
   if (reader.has("log")) {
     read_log(params.at("log"), reader.pointer_of("log"), node_count, c.initial_log, problems);
+  }
+  if (reader.has("lagging")) {
+    read_lagging(params.at("lagging"), reader.pointer_of("lagging"), node_count, c.lagging,
+                 problems);
   }
 
   if (problems.size() != problems_before) return std::nullopt;

@@ -14,6 +14,7 @@
 
 #include "protocols/params.hpp"
 #include "protocols/workload.hpp"
+#include "raft/core.hpp"
 #include "raft/messages.hpp"
 #include "sim/ids.hpp"
 #include "sim/time.hpp"
@@ -28,10 +29,20 @@ struct RaftConfig {
   sim::Duration heartbeat_interval = std::chrono::milliseconds(50);
   bool pre_vote = false;
   bool check_quorum = false;
+  electsim::raft::TimerRule timer_rule = electsim::raft::TimerRule::etcd;
+  sim::Duration tick{0};                // 0: continuous timers (see raft::ElectionConfig)
+  sim::Duration check_quorum_lease{0};  // 0: election_timeout_min
   // The log each node starts with on its first start, by node id (one per configured node).
   std::vector<LogPosition> initial_log;
+  // By node id: followers whose logs never take the leader's entries (replication to them is
+  // broken), so they keep the log they had; empty when none lag.
+  std::vector<bool> lagging;
   WorkloadConfig workload;  // the cluster's, copied in by the registry
 
+  bool lags(sim::NodeId node) const {
+    const auto i = static_cast<std::size_t>(node);
+    return i < lagging.size() && lagging[i];
+  }
   LogPosition initial_log_of(sim::NodeId node) const {
     const auto i = static_cast<std::size_t>(node);
     return i < initial_log.size() ? initial_log[i] : LogPosition{};

@@ -22,6 +22,9 @@ electsim::raft::ElectionConfig election_config(const RaftConfig& c) {
   e.heartbeat_interval = c.heartbeat_interval;
   e.pre_vote = c.pre_vote;
   e.check_quorum = c.check_quorum;
+  e.timer_rule = c.timer_rule;
+  e.tick = c.tick;
+  e.check_quorum_lease = c.check_quorum_lease;
   return e;
 }
 
@@ -95,8 +98,13 @@ void RaftNode::on_sink_reply(sim::Context& ctx, const sim::SinkReply& reply) {
   core_.step_down();
 }
 
-void RaftNode::on_command(sim::Context& ctx, sim::Command) {
+void RaftNode::on_command(sim::Context& ctx, sim::Command command) {
   Bind bind(ctx_, ctx);
+  if (command == sim::Command::campaign) {
+    // etcd's MsgHup: an election now, as if the timer had fired (a leader ignores it).
+    core_.campaign();
+    return;
+  }
   // step_down and stop alike: the leader gives up and becomes a follower with a fresh election
   // timeout, so it does not campaign again at once; the others time out and elect a successor.
   core_.step_down();
@@ -142,8 +150,10 @@ void RaftNode::send_heartbeats() {
 }
 
 void RaftNode::on_append(electsim::raft::Member from, const AppendEntries& m) {
-  // Replication modelled by its result: the follower's log now ends where the leader's does.
-  set_last_log(LogPosition{m.prev_index, m.prev_term});
+  // Replication modelled by its result: the follower's log now ends where the leader's does,
+  // unless replication to it is broken (`lagging`): then it keeps its log and still counts the
+  // heartbeat, as a follower that answers AppendEntries but never catches up does.
+  if (!config_->lags(ctx().self())) set_last_log(LogPosition{m.prev_index, m.prev_term});
   send(from, AppendEntriesResponse{core_.term(), true, 0});
 }
 

@@ -152,6 +152,11 @@ void RingNode::on_sink_reply(sim::Context& /*ctx*/, const sim::SinkReply& /*repl
 
 void RingNode::on_command(sim::Context& ctx, sim::Command command) {
   if (stopped_) return;
+  if (command == sim::Command::campaign) {
+    // Chang-Roberts: any process may initiate; a leader has nothing to elect.
+    if (role_ != Role::leader) start_election(ctx);
+    return;
+  }
   if (command == sim::Command::stop) {
     // The kernel takes the node down right after this call: release and go quiet.
     if (role_ == Role::leader) stop_leading(ctx);

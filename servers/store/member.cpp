@@ -45,6 +45,12 @@ void StoreMember::on_start(sim::ProcessContext& ctx) {
   ctx.set_timer(config_->store.expiry_scan_interval, kScanTag);
 }
 
+void StoreMember::on_command(sim::ProcessContext& /*ctx*/, sim::Command command) {
+  if (command != sim::Command::campaign) return;
+  note_sync();
+  core_.campaign();
+}
+
 void StoreMember::on_message(sim::ProcessContext& /*ctx*/, sim::Endpoint /*from*/,
                              const sim::Message& /*message*/) {
   ELECTSIM_ASSERT(false, "store members speak payloads");

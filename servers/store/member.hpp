@@ -61,6 +61,8 @@ class StoreMember final : public sim::Process, private raft::Host {
                   sim::Payload&& payload) override;
   void on_timer(sim::ProcessContext& ctx, sim::TimerId id, sim::TimerTag tag) override;
   void on_disconnect(sim::ProcessContext& ctx, sim::Endpoint peer) override;
+  // campaign (etcd's MsgHup): the member starts an election now; other orders are for nodes.
+  void on_command(sim::ProcessContext& ctx, sim::Command command) override;
 
   // White-box views for tests.
   const Store& store() const { return *disk_->store; }

@@ -957,6 +957,190 @@ TEST_CASE("raft: a message of a type Raft does not have does not decode") {
   CHECK_FALSE(raft::decode(unknown).has_value());
 }
 
+// ---- Timer rules, ticks, lagging logs and campaigns -------------------------------------------
+
+TEST_CASE(
+    "raft: a candidate refused by a majority follows under etcd's rule and stays a candidate "
+    "until its timer fires under the paper's") {
+  auto [rule, expected] = GENERATE(table<std::string, RaftState>({
+      {"etcd", RaftState::follower},
+      {"paper", RaftState::candidate},
+  }));
+  INFO("timer_rule " << rule);
+  Bench b(config_of(json{{"timer_rule", rule}}));
+  b.start();
+  b.timeout();
+  const LocalTime due = b.ctx.armed(kElection).front().due;
+  b.receive(1, RequestVoteResponse{1, false});
+  b.receive(2, RequestVoteResponse{1, false});
+  CHECK(b.node->state() == expected);
+  CHECK(b.node->term() == 1);
+  // The paper's candidate keeps the timer of its election; etcd's follower draws a new one.
+  REQUIRE(b.armed(kElection) == 1);
+  CHECK((b.ctx.armed(kElection).front().due == due) == (rule == "paper"));
+}
+
+TEST_CASE(
+    "raft: stepping down to a higher term re-arms a follower's election timer under etcd's "
+    "rule only, and a leader's under both") {
+  const std::string rule = GENERATE("etcd", "paper");
+  INFO("timer_rule " << rule);
+  SECTION("a follower") {
+    Bench b(config_of(json{{"timer_rule", rule}, {"log", {{"0", {{"index", 9}, {"term", 1}}}}}}));
+    b.start();
+    b.ctx.advance(100ms);
+    const LocalTime due = b.ctx.armed(kElection).front().due;
+    // A candidate of a higher term whose log is behind: refused, but its term is adopted.
+    b.receive(1, RequestVote{5, 0, 0});
+    CHECK(b.node->term() == 5);
+    CHECK(b.node->state() == RaftState::follower);
+    CHECK(b.take_sent() == std::vector<Sent>{{1, RequestVoteResponse{5, false}}});
+    REQUIRE(b.armed(kElection) == 1);
+    CHECK((b.ctx.armed(kElection).front().due == due) == (rule == "paper"));
+  }
+  SECTION("a leader") {
+    Bench b(config_of(json{{"timer_rule", rule}}));
+    b.make_leader();
+    b.receive(1, RequestVoteResponse{3, false});
+    CHECK(b.node->state() == RaftState::follower);
+    CHECK(b.armed(kElection) == 1);
+    CHECK(b.armed(kHeartbeat) == 0);
+  }
+}
+
+TEST_CASE(
+    "raft: campaign starts an election at once (a pre-vote with pre_vote), and a leader ignores "
+    "it") {
+  auto [pre_vote, expected] = GENERATE(table<bool, RaftState>({
+      {false, RaftState::candidate},
+      {true, RaftState::pre_candidate},
+  }));
+  Bench b(config_of(json{{"pre_vote", pre_vote}}));
+  b.start();
+  b.ctx.advance(10ms);  // long before the election timer
+  b.node->on_command(b.ctx, sim::Command::campaign);
+  CHECK(b.node->state() == expected);
+  const auto sent = b.take_sent();
+  REQUIRE(sent.size() == 2);
+  if (pre_vote) {
+    CHECK(sent.front().second == RaftMessage{PreVote{1, 0, 0}});
+  } else {
+    CHECK(sent.front().second == RaftMessage{RequestVote{1, 0, 0}});
+  }
+  for (NodeId peer : {1, 2}) {
+    if (pre_vote) b.receive(peer, PreVoteResponse{1, true});
+  }
+  b.take_sent();
+  b.receive(1, RequestVoteResponse{1, true});
+  REQUIRE(b.node->state() == RaftState::leader);
+  b.take_sent();
+  b.node->on_command(b.ctx, sim::Command::campaign);
+  CHECK(b.node->state() == RaftState::leader);
+  CHECK(b.node->term() == 1);
+  CHECK(b.take_sent().empty());
+}
+
+TEST_CASE(
+    "raft: with tick every timer counts whole ticks from the node's own phase, as etcd's Tick") {
+  Bench b(config_of(json{{"tick", "10ms"},
+                         {"election_timeout_min", "150ms"},
+                         {"election_timeout_max", "300ms"},
+                         {"heartbeat_interval", "50ms"}}));
+  b.start();
+  const auto phase = [](LocalTime t) { return t.since_start().count() % 10'000'000; };
+  const LocalTime first = b.ctx.armed(kElection).front().due;
+  std::set<std::int64_t> phases = {phase(first)};
+  for (int i = 0; i < 50; ++i) {
+    // Heartbeats at arbitrary moments reset the timer: it still fires on this node's ticks, after
+    // 15 to 30 of them, counted from the first tick after the reset.
+    b.ctx.advance(Duration(3'700'000 + i * 130'000));
+    const LocalTime heard = b.ctx.now();
+    b.receive(1, AppendEntries{1, 0, 0, 0});
+    const LocalTime due = b.ctx.armed(kElection).front().due;
+    phases.insert(phase(due));
+    CHECK(due - heard > 140ms);
+    CHECK(due - heard <= 300ms);
+    CHECK(b.node->election_timeout() % 10ms == Duration(0));
+  }
+  CHECK(phases.size() == 1);
+  // A leader's heartbeats fall on the same ticks, every five of them.
+  b.timeout();
+  b.receive(1, RequestVoteResponse{b.node->term(), true});
+  REQUIRE(b.node->state() == RaftState::leader);
+  const LocalTime beat = b.ctx.armed(kHeartbeat).front().due;
+  CHECK(phase(beat) == *phases.begin());
+  CHECK(beat - b.ctx.now() <= 50ms);
+  CHECK(beat - b.ctx.now() > 40ms);
+}
+
+TEST_CASE("raft: a follower refuses votes within check_quorum_lease of hearing its leader") {
+  auto [lease, asked_after, granted] = GENERATE(table<std::string, Duration, bool>({
+      {"150ms", 200ms, true},  // the default lease, the minimum election timeout, has run out
+      {"400ms", 200ms, false},
+      {"400ms", 401ms, true},
+  }));
+  INFO("lease " << lease << ", asked after " << asked_after.count() << "ns");
+  Bench b(config_of(json{{"check_quorum", true},
+                         {"check_quorum_lease", lease},
+                         {"election_timeout_min", "500ms"},
+                         {"election_timeout_max", "600ms"}}));
+  b.start();
+  b.receive(1, AppendEntries{1, 0, 0, 0});
+  b.take_sent();
+  b.ctx.advance(asked_after);
+  b.receive(2, RequestVote{2, 0, 0});
+  const auto sent = b.take_sent();
+  if (granted) {
+    CHECK(sent == std::vector<Sent>{{2, RequestVoteResponse{2, true}}});
+  } else {
+    // Dissertation §4.2.3: neither the term nor the vote moves, and nothing is answered.
+    CHECK(sent.empty());
+    CHECK(b.node->term() == 1);
+  }
+}
+
+TEST_CASE("raft: a lagging follower answers heartbeats but keeps its log") {
+  const bool lagging = GENERATE(false, true);
+  INFO("lagging " << lagging);
+  Bench b(config_of(lagging ? json{{"lagging", {2}}} : json::object()), 2);
+  b.start();
+  b.receive(0, AppendEntries{1, 5, 1, 0});
+  CHECK(b.take_sent() == std::vector<Sent>{{0, AppendEntriesResponse{1, true, 0}}});
+  CHECK(b.node->leader() == 0);
+  CHECK(b.node->last_log() == (lagging ? LogPosition{} : LogPosition{5, 1}));
+}
+
+TEST_CASE(
+    "raft: with two of five lagging, only an up-to-date survivor can win after the leader dies "
+    "(the Raft paper's Figure 16 setup)") {
+  // Every node starts with the first entry; nodes 3 and 4 never take another. The leader writes,
+  // so nodes 1 and 2 pass them; when node 0 is isolated, only 1 or 2 can win.
+  Cluster c(config_of(json{{"lagging", {3, 4}},
+                           {"log",
+                            {{"0", {{"index", 1}, {"term", 1}}},
+                             {"1", {{"index", 1}, {"term", 1}}},
+                             {"2", {{"index", 1}, {"term", 1}}},
+                             {"3", {{"index", 1}, {"term", 1}}},
+                             {"4", {{"index", 1}, {"term", 1}}}}}},
+                      5, /*workload=*/true),
+            5);
+  c.start();
+  c.fire_tag(0, kElection);
+  REQUIRE(c.node(0).state() == RaftState::leader);
+  c.run_for(2s);
+  REQUIRE(c.node(0).state() == RaftState::leader);
+  CHECK(c.node(1).last_log() == c.node(0).last_log());
+  CHECK(c.node(3).last_log() == LogPosition{1, 1});
+  c.isolated[0] = true;
+  // Let the lagging nodes time out first, again and again: they never gather a majority.
+  for (int round = 0; round < 20; ++round) {
+    c.run_for(400ms);
+    for (NodeId n : {3, 4}) CHECK(c.node(n).state() != RaftState::leader);
+    if (c.node(1).state() == RaftState::leader || c.node(2).state() == RaftState::leader) break;
+  }
+  CHECK((c.node(1).state() == RaftState::leader || c.node(2).state() == RaftState::leader));
+}
+
 // ---- Parameters and the registry entry ---------------------------------------------------------
 
 TEST_CASE("raft: each parameter has its documented default") {
@@ -967,6 +1151,10 @@ TEST_CASE("raft: each parameter has its documented default") {
   CHECK_FALSE(c.pre_vote);
   CHECK_FALSE(c.check_quorum);
   CHECK(c.initial_log == std::vector<LogPosition>(4));
+  CHECK(c.timer_rule == electsim::raft::TimerRule::etcd);
+  CHECK(c.tick == Duration(0));
+  CHECK(c.check_quorum_lease == Duration(0));
+  CHECK(c.lagging.empty());
 }
 
 TEST_CASE("raft: given parameters override the defaults, nodes left out of log start empty") {
@@ -975,6 +1163,10 @@ TEST_CASE("raft: given parameters override the defaults, nodes left out of log s
                                       {"heartbeat_interval", "100ms"},
                                       {"pre_vote", true},
                                       {"check_quorum", true},
+                                      {"timer_rule", "paper"},
+                                      {"tick", "100ms"},
+                                      {"check_quorum_lease", "1500ms"},
+                                      {"lagging", {3, 1}},
                                       {"log",
                                        {{"0", {{"index", 5}, {"term", 2}}},
                                         {"2", {{"index", 0}, {"term", 0}}},
@@ -986,6 +1178,10 @@ TEST_CASE("raft: given parameters override the defaults, nodes left out of log s
   CHECK(c.pre_vote);
   CHECK(c.check_quorum);
   CHECK(c.initial_log == std::vector<LogPosition>{LogPosition{5, 2}, {}, {}, LogPosition{1, 1}});
+  CHECK(c.timer_rule == electsim::raft::TimerRule::paper);
+  CHECK(c.tick == 100ms);
+  CHECK(c.check_quorum_lease == 1500ms);
+  CHECK(c.lagging == std::vector<bool>{false, true, false, true});
 }
 
 TEST_CASE("raft: a wrong or inconsistent parameter is one problem at its own pointer") {
@@ -1012,6 +1208,15 @@ TEST_CASE("raft: a wrong or inconsistent parameter is one problem at its own poi
        "index, term"},
       {R"({"log": {"1": {"index": 10000000000000, "term": 1}}})", "/protocol/log/1/index",
        "whole number"},
+      {R"({"timer_rule": "logcabin"})", "/protocol/timer_rule", "\"paper\""},
+      {R"({"tick": "60ms"})", "/protocol/tick", "at most heartbeat_interval (50ms)"},
+      {R"({"tick": "0s"})", "/protocol/tick", "at least \"1ms\""},
+      {R"({"check_quorum_lease": "50ms"})", "/protocol/check_quorum_lease", "longer than"},
+      {R"({"lagging": 3})", "/protocol/lagging", "a list of distinct node ids"},
+      {R"({"lagging": [3]})", "/protocol/lagging/0", "below the cluster size (3)"},
+      {R"({"lagging": [1, 1]})", "/protocol/lagging/1", "node 1 a second time"},
+      {R"({"lagging": [-1]})", "/protocol/lagging/0", "node ids"},
+      {R"({"lagging": [0.5]})", "/protocol/lagging/0", "node ids"},
   }));
   INFO(params);
   Problems problems;
@@ -1029,7 +1234,8 @@ TEST_CASE("raft: the registry entry names the protocol, its parameters and its m
   std::vector<std::string> names;
   for (const auto& spec : info.params) names.push_back(spec.name);
   CHECK(names == std::vector<std::string>{"election_timeout_min", "election_timeout_max",
-                                          "heartbeat_interval", "pre_vote", "check_quorum", "log"});
+                                          "heartbeat_interval", "pre_vote", "check_quorum", "log",
+                                          "lagging", "timer_rule", "tick", "check_quorum_lease"});
   CHECK(info.message_types == std::vector<std::string>{"RequestVote", "RequestVoteResp",
                                                        "AppendEntries", "AppendEntriesResp",
                                                        "PreVote", "PreVoteResp"});
@@ -1042,6 +1248,8 @@ TEST_CASE("raft: the registry entry names the protocol, its parameters and its m
   CHECK(reader.duration("heartbeat_interval") == 50ms);
   CHECK_FALSE(reader.boolean("pre_vote"));
   CHECK_FALSE(reader.boolean("check_quorum"));
+  CHECK(reader.choice("timer_rule") == "etcd");
+  CHECK_FALSE(reader.timer_opt("tick").has_value());
   CHECK(problems.empty());
 }
 

@@ -108,6 +108,50 @@ TEST_CASE("raft cluster: who leads, by which nodes are down or cut off") {
   CHECK(r.report.same_epoch_leaders.empty());
 }
 
+TEST_CASE("raft cluster: a campaign fault elects its target in term 1 exactly when it can win") {
+  // etcd raft's TestLeaderElection, driven by MsgHup: timeouts far beyond the run, so only the
+  // campaign starts an election; then which nodes are down or cut off decides. Node 4 starts
+  // with a longer log (two entries), so with PreVote or without, nobody else can beat it.
+  auto [pre_vote, faults, target,
+        leader] = GENERATE(table<bool, std::string, sim::NodeId, sim::NodeId>({
+      {false, "", 0, 0},
+      {true, "", 0, 0},
+      {false, R"({"at": "0s", "kind": "crash", "target": 3},)", 1, 1},
+      {false,
+       R"({"at": "0s", "kind": "crash", "target": 2}, {"at": "0s", "kind": "crash", "target": 3},)",
+       1, sim::kNoNode},
+      {true,
+       R"({"at": "0s", "kind": "isolate", "target": 1}, {"at": "0s", "kind": "isolate", "target": 2},)",
+       1, sim::kNoNode},
+      // The up-to-date rule: node 4's voters refuse node 0 (a shorter log)...
+      {false, R"({"at": "0s", "kind": "crash", "target": 1},)", 0, 0},
+      // ...and with nodes 1 and 2 down it would need node 4's vote, which never comes.
+      {false,
+       R"({"at": "0s", "kind": "crash", "target": 1}, {"at": "0s", "kind": "crash", "target": 2},)",
+       0, sim::kNoNode},
+  }));
+  INFO("pre_vote " << pre_vote << ", " << faults << " campaign " << target);
+  const std::string protocol = fmt::format(
+      R"(, "election_timeout_min": "100s", "election_timeout_max": "100s",
+      "heartbeat_interval": "50ms", "pre_vote": {}, "log": {{"4": {{"index": 2, "term": 1}},
+      "0": {{"index": 1, "term": 1}}, "1": {{"index": 1, "term": 1}}, "2": {{"index": 1, "term": 1}},
+      "3": {{"index": 1, "term": 1}}}})",
+      pre_vote ? "true" : "false");
+  const runner::RunResult r = run_text(scenario(
+      protocol, faults + fmt::format(R"({{"at": "1s", "kind": "campaign", "target": {}}})", target),
+      "5s"));
+  REQUIRE(r.errors.empty());
+  if (leader == sim::kNoNode) {
+    CHECK_FALSE(r.report.first_leader_at.has_value());
+  } else {
+    REQUIRE(r.report.intervals.size() == 1);
+    CHECK(r.report.intervals.front().node == leader);
+    CHECK(r.report.intervals.front().epoch == 2);  // the logs' term 1, plus one election
+    CHECK(r.report.intervals.front().start > sim::Time(1s));
+    CHECK(r.report.intervals.front().start < sim::Time(1s + 100ms));
+  }
+}
+
 TEST_CASE("raft cluster: PreVote keeps a rejoining node from disrupting the leader") {
   // Node 4 is cut off from 5s to 10s: without PreVote it keeps raising its term and, when it
   // rejoins, its higher term deposes the leader; with PreVote its pre-votes are refused and the
