@@ -53,6 +53,16 @@ struct Analyzer::State {
     Time effects_end;
   };
 
+  // A resolved failover waiting for every other live node to hear from its new leader.
+  struct PendingHeard {
+    std::size_t index = 0;  // into report.failovers
+    NodeId leader = sim::kNoNode;
+    Epoch epoch = 0;
+    Time since;
+    std::vector<bool> waiting;  // by node
+    std::size_t left = 0;
+  };
+
   AnalysisConfig config;
   Report report;
   std::size_t node_count = 0;
@@ -72,6 +82,11 @@ struct Analyzer::State {
   std::optional<Time> last_write_any;  // the sink's last accepted write
   std::vector<PendingFailover> pending;
 
+  // Heard endpoint.
+  std::vector<bool> up;             // by node: not crashed
+  std::vector<bool> election_type;  // by sim::MessageType: an election message
+  std::vector<PendingHeard> heard;
+
   // Cost.
   std::vector<std::uint64_t> sent_by_type;  // by sim::MessageType
 
@@ -82,6 +97,7 @@ struct Analyzer::State {
   void ensure_node(NodeId node) {
     const auto size = static_cast<std::size_t>(node) + 1;
     if (open.size() < size) open.resize(size);
+    if (up.size() < size) up.resize(size, true);
   }
   bool is_node(NodeId node) const { return node >= 0; }
   bool is_leader(NodeId node) const {
@@ -210,6 +226,7 @@ struct Analyzer::State {
       f.new_leader = new_leader;
       f.failover = at - f.fault_at;
       p.resolved = true;
+      wait_for_heard(p.index, new_leader, at);
       for (const auto& [writer, first] : p.first_writes) {
         if (writer == new_leader) set_first_new_write(f, first);
       }
@@ -220,6 +237,71 @@ struct Analyzer::State {
         ++i;
       }
     }
+  }
+
+  void wait_for_heard(std::size_t index, NodeId leader, Time at) {
+    if (!is_leader(leader)) return;
+    PendingHeard h;
+    h.index = index;
+    h.leader = leader;
+    h.epoch = interval_of(leader).epoch;
+    h.since = at;
+    h.waiting.assign(up.size(), false);
+    for (std::size_t n = 0; n < up.size(); ++n) {
+      if (up[n] && static_cast<NodeId>(n) != leader) {
+        h.waiting[n] = true;
+        ++h.left;
+      }
+    }
+    heard.push_back(std::move(h));
+    settle_heard(at);
+  }
+
+  // Records every node has heard; drops those whose leader no longer leads in its epoch.
+  void settle_heard(Time at) {
+    for (std::size_t i = 0; i < heard.size();) {
+      PendingHeard& h = heard[i];
+      const bool leads = is_leader(h.leader) && interval_of(h.leader).epoch == h.epoch;
+      if (leads && h.left == 0) {
+        Failover& f = report.failovers[h.index];
+        f.heard_at = at;
+        f.failover_heard = at - f.fault_at;
+      }
+      if (h.left == 0 || !leads) {
+        heard.erase(heard.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  void on_deliver(const sim::Event& e) {
+    if (heard.empty() || !is_node(e.node)) return;
+    if (e.code < election_type.size() && election_type[e.code]) return;
+    bool changed = false;
+    for (PendingHeard& h : heard) {
+      const auto to = static_cast<std::size_t>(e.node);
+      if (e.peer != h.leader || to >= h.waiting.size() || !h.waiting[to]) continue;
+      h.waiting[to] = false;
+      --h.left;
+      changed = true;
+    }
+    if (changed) settle_heard(e.time);
+  }
+
+  void on_up_change(NodeId node, bool is_up, Time at) {
+    if (!is_node(node)) return;
+    ensure_node(node);
+    up[static_cast<std::size_t>(node)] = is_up;
+    if (is_up || heard.empty()) return;
+    for (PendingHeard& h : heard) {
+      const auto n = static_cast<std::size_t>(node);
+      if (n < h.waiting.size() && h.waiting[n]) {
+        h.waiting[n] = false;
+        --h.left;
+      }
+    }
+    settle_heard(at);
   }
 
   static void set_first_new_write(Failover& f, Time at) {
@@ -391,6 +473,13 @@ Analyzer::Analyzer(AnalysisConfig config) : state_(std::make_unique<State>()) {
   state_->config = std::move(config);
   state_->report.node_count = state_->node_count;
   if (state_->node_count > 0) state_->ensure_node(static_cast<NodeId>(state_->node_count - 1));
+  const AnalysisConfig& c = state_->config;
+  state_->election_type.assign(c.message_types.size(), false);
+  for (std::size_t code = 0; code < c.message_types.size(); ++code) {
+    const auto& election = c.election_message_types;
+    state_->election_type[code] =
+        std::find(election.begin(), election.end(), c.message_types[code]) != election.end();
+  }
 }
 
 Analyzer::~Analyzer() = default;
@@ -419,6 +508,10 @@ void Analyzer::on_event(const sim::Event& event) {
       break;
     case sim::EventKind::crash:
       s.close_interval(event.node, event.time);
+      s.on_up_change(event.node, false, event.time);
+      break;
+    case sim::EventKind::restart:
+      s.on_up_change(event.node, true, event.time);
       break;
     case sim::EventKind::fault:
       s.on_fault(event);
@@ -436,6 +529,7 @@ void Analyzer::on_event(const sim::Event& event) {
       break;
     case sim::EventKind::msg_deliver:
       ++s.report.messages_delivered;
+      s.on_deliver(event);
       break;
     case sim::EventKind::msg_drop:
       ++s.report.messages_dropped;

@@ -45,6 +45,11 @@ const std::vector<MetricInfo>& catalogue() {
        "longest time from such a fault to another node leading (unobserved: no failover)"},
       {"failover_median", MetricUnit::duration,
        "median time from such a fault to another node leading (unobserved: no failover)"},
+      {"failover_heard_max", MetricUnit::duration,
+       "longest time from such a fault to every other live node having heard the new leader "
+       "(the Raft paper's endpoint; unobserved where no node messages another)"},
+      {"failover_heard_median", MetricUnit::duration,
+       "median time from such a fault to every other live node having heard the new leader"},
       {"write_outage_max", MetricUnit::duration,
        "longest time from the old leader's last accepted write before a fault to the new "
        "leader's first (or to the old leader's own, where it rode the fault out)"},
@@ -251,6 +256,18 @@ std::optional<double> metric_value(const Report& r, std::string_view name) {
     const std::size_t mid = values.size() / 2;
     if (values.size() % 2 == 1) return static_cast<double>(values[mid]);
     // Even count: the mean of the two middle values, in whole nanoseconds.
+    return static_cast<double>(values[mid - 1] + (values[mid] - values[mid - 1]) / 2);
+  }
+  if (name == "failover_heard_max" || name == "failover_heard_median") {
+    std::vector<std::int64_t> values;
+    for (const Failover& f : r.failovers) {
+      if (f.failover_heard) values.push_back(f.failover_heard->count());
+    }
+    if (values.empty()) return std::nullopt;
+    std::sort(values.begin(), values.end());
+    if (name == "failover_heard_max") return static_cast<double>(values.back());
+    const std::size_t mid = values.size() / 2;
+    if (values.size() % 2 == 1) return static_cast<double>(values[mid]);
     return static_cast<double>(values[mid - 1] + (values[mid] - values[mid - 1]) / 2);
   }
   if (name == "write_outage_max") {

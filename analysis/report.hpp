@@ -65,6 +65,12 @@ struct Failover {
   std::optional<Time> new_leader_at;  // another node leads (lease: holds the key in the store)
   NodeId new_leader = sim::kNoNode;
   std::optional<Duration> failover;  // new_leader_at - fault_at
+  // The endpoint the Raft paper and dissertation measure: every other node that was up when the
+  // new leader announced itself (and stayed up) has received a message from it that is not an
+  // election message (its first heartbeat). Unobserved if one never does (cut off), if the new
+  // leader loses the lead first, and for protocols whose nodes never message each other.
+  std::optional<Time> heard_at;
+  std::optional<Duration> failover_heard;  // heard_at - fault_at
   // The sink's last accepted write before the fault: the old leader's, or its predecessor's
   // when it had not written yet.
   std::optional<Time> last_old_write;

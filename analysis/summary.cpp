@@ -126,6 +126,9 @@ void liveness_section(std::string& out, const Report& r) {
     if (f.failover) {
       fmt::format_to(it, "node {} leads at {}, failover {}", f.new_leader, secs(*f.new_leader_at),
                      secs(*f.failover));
+      if (f.failover_heard) {
+        fmt::format_to(it, " (heard by all at {}: {})", secs(*f.heard_at), secs(*f.failover_heard));
+      }
     } else if (f.ridden_out) {
       fmt::format_to(it, "node {} rode it out and kept leading (no failover)", f.old_leader);
     } else if (f.regained_at) {
@@ -383,6 +386,8 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
     put_time(x, "fault_at", f.fault_at);
     put_time(x, "new_leader_at", f.new_leader_at);
     put_duration(x, "failover", f.failover);
+    put_time(x, "heard_at", f.heard_at);
+    put_duration(x, "failover_heard", f.failover_heard);
     put_time(x, "last_old_write", f.last_old_write);
     put_time(x, "first_new_write", f.first_new_write);
     put_duration(x, "write_outage", f.write_outage);
@@ -401,6 +406,8 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
       static_cast<std::uint64_t>(*metric_value(r, "failovers_unresolved"));
   put_duration(liveness, "failover_max", as_duration("failover_max"));
   put_duration(liveness, "failover_median", as_duration("failover_median"));
+  put_duration(liveness, "failover_heard_max", as_duration("failover_heard_max"));
+  put_duration(liveness, "failover_heard_median", as_duration("failover_heard_median"));
   put_duration(liveness, "write_outage_max", as_duration("write_outage_max"));
   put_duration(liveness, "stall_time", r.stall_time);
   j["liveness"] = std::move(liveness);

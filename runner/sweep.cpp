@@ -246,6 +246,7 @@ json RunRecord::to_json() const {
   j["expect_ok"] = expect_ok;
   j["duration_ns"] = duration_ns;
   j["failovers_ns"] = failovers_ns;
+  j["failovers_heard_ns"] = failovers_heard_ns;
   j["failovers_unresolved"] = failovers_unresolved;
   j["failovers_ridden_out"] = failovers_ridden_out;
   j["failovers_regained"] = failovers_regained;
@@ -325,6 +326,7 @@ std::optional<RunRecord> RunRecord::from_json(const json& j, std::string& error)
     r.events = part_count(j, "events", kMaxRunEvents);
     const std::int64_t d = r.duration_ns;
     r.failovers_ns = part_durations(j, "failovers_ns", d, r.events);
+    r.failovers_heard_ns = part_durations(j, "failovers_heard_ns", d, r.events);
     r.failovers_unresolved = part_count(j, "failovers_unresolved", r.events);
     r.failovers_ridden_out = part_count(j, "failovers_ridden_out", r.events);
     r.failovers_regained = part_count(j, "failovers_regained", r.events);
@@ -371,6 +373,7 @@ RunRecord record_of(std::uint64_t run, std::uint64_t seed, const RunResult& resu
   for (const analysis::Failover& f : report.failovers) {
     if (f.failover) {
       r.failovers_ns.push_back(f.failover->count());
+      if (f.failover_heard) r.failovers_heard_ns.push_back(f.failover_heard->count());
     } else if (f.ridden_out) {
       ++r.failovers_ridden_out;
     } else if (f.regained_at) {
@@ -592,6 +595,7 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
       s.protocol = p;
       s.point = point;
       std::vector<std::int64_t> failovers;
+      std::vector<std::int64_t> heard;
       std::vector<std::int64_t> outages;
       std::vector<std::int64_t> ridden;
       // Sums over up to 10^8 runs of up to 720h each: 128 bits, so no sweep can overflow them.
@@ -618,6 +622,7 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
         s.runs_incomplete += rec.complete ? 0 : 1;
         s.runs_breaking_expect += rec.expect_ok ? 0 : 1;
         failovers.insert(failovers.end(), rec.failovers_ns.begin(), rec.failovers_ns.end());
+        heard.insert(heard.end(), rec.failovers_heard_ns.begin(), rec.failovers_heard_ns.end());
         outages.insert(outages.end(), rec.write_outages_ns.begin(), rec.write_outages_ns.end());
         ridden.insert(ridden.end(), rec.ridden_out_outages_ns.begin(),
                       rec.ridden_out_outages_ns.end());
@@ -659,6 +664,11 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
       s.failover_p90_ns = analysis::nearest_rank_percentile(failovers, 90);
       s.failover_p99_ns = analysis::nearest_rank_percentile(failovers, 99);
       s.failover_max_ns = analysis::nearest_rank_percentile(failovers, 100);
+      s.failovers_heard = heard.size();
+      std::sort(heard.begin(), heard.end());
+      s.failover_heard_p50_ns = analysis::nearest_rank_percentile(heard, 50);
+      s.failover_heard_p99_ns = analysis::nearest_rank_percentile(heard, 99);
+      s.failover_heard_max_ns = analysis::nearest_rank_percentile(heard, 100);
       s.write_outage_p50_ns = analysis::nearest_rank_percentile(outages, 50);
       s.write_outage_p99_ns = analysis::nearest_rank_percentile(outages, 99);
       s.ridden_out_outages = ridden.size();
@@ -712,6 +722,15 @@ const std::vector<PointMetric>& point_metrics() {
        [ns](const PointSummary& s) { return ns(s.failover_p99_ns); }},
       {"failover_max", true, false, "longest observed failover",
        [ns](const PointSummary& s) { return ns(s.failover_max_ns); }},
+      {"failover_heard_p50", true, false,
+       "median failover to the Raft paper's endpoint: every other live node has heard the new "
+       "leader (its first heartbeat)",
+       [ns](const PointSummary& s) { return ns(s.failover_heard_p50_ns); }},
+      {"failover_heard_p99", true, false,
+       "99th percentile failover to the paper's endpoint (nearest rank)",
+       [ns](const PointSummary& s) { return ns(s.failover_heard_p99_ns); }},
+      {"failover_heard_max", true, false, "longest failover to the paper's endpoint",
+       [ns](const PointSummary& s) { return ns(s.failover_heard_max_ns); }},
       {"write_outage_p50", true, false,
        "median write outage (old leader's last accepted write to "
        "the new leader's first)",

@@ -55,6 +55,9 @@ struct RunRecord {
   bool expect_ok = true;
   std::int64_t duration_ns = 0;
   std::vector<std::int64_t> failovers_ns;  // observed failovers, in fault order
+  // Of observed failovers, to every other live node having heard the new leader (the Raft
+  // paper's endpoint), where that was observed.
+  std::vector<std::int64_t> failovers_heard_ns;
   std::uint64_t failovers_unresolved = 0;
   std::uint64_t failovers_ridden_out = 0;
   std::uint64_t failovers_regained = 0;
@@ -97,6 +100,8 @@ struct PointSummary {
   std::uint64_t failovers_ridden_out = 0;
   std::uint64_t failovers_regained = 0;
   std::optional<std::int64_t> failover_p50_ns, failover_p90_ns, failover_p99_ns, failover_max_ns;
+  std::uint64_t failovers_heard = 0;  // the heard percentiles' samples
+  std::optional<std::int64_t> failover_heard_p50_ns, failover_heard_p99_ns, failover_heard_max_ns;
   std::optional<std::int64_t> write_outage_p50_ns, write_outage_p99_ns;
   std::uint64_t ridden_out_outages = 0;  // the ridden-out outage percentiles' samples
   std::optional<std::int64_t> ridden_out_outage_p50_ns, ridden_out_outage_p99_ns,

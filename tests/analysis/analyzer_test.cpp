@@ -304,6 +304,63 @@ TEST_CASE("analyzer: failover by belief runs from the fault to another node's le
   CHECK(f.write_outage == dms(420));
 }
 
+Event deliver(std::int64_t at_ms, sim::NodeId to, sim::NodeId from, std::uint16_t type) {
+  Event e = make(EventKind::msg_deliver, at_ms);
+  e.node = to;
+  e.peer = from;
+  e.code = type;
+  return e;
+}
+
+TEST_CASE(
+    "analyzer: the heard endpoint is when every other live node has had a non-election message "
+    "from the new leader") {
+  // Types: 0 "ping" (a heartbeat), 1 "vote" (an election message).
+  AnalysisConfig c = config(5);
+  c.election_message_types = {"vote"};
+  const std::vector<Event> before = {
+      run_start(5), leader(100, 0, 1), fault(200, FaultKind::crash, 0, 0),
+      node_event(EventKind::crash, 200, 0),
+      // A vote from the candidate reaching node 2 late says nothing.
+      leader(500, 1, 2), deliver(505, 2, 1, 1), deliver(510, 2, 1, 0), deliver(512, 3, 1, 0)};
+  SECTION("all of them hear it") {
+    std::vector<Event> events = before;
+    events.push_back(deliver(520, 4, 1, 0));
+    events.push_back(deliver(530, 4, 1, 0));
+    events.push_back(run_end(1000));
+    const Report r = analyze(c, events);
+    REQUIRE(r.failovers.size() == 1);
+    CHECK(r.failovers[0].failover == dms(300));
+    CHECK(r.failovers[0].heard_at == ms(520));
+    CHECK(r.failovers[0].failover_heard == dms(320));
+  }
+  SECTION("a node that crashes before hearing it is no longer waited for") {
+    std::vector<Event> events = before;
+    events.push_back(node_event(EventKind::crash, 540, 4));
+    events.push_back(run_end(1000));
+    const Report r = analyze(c, events);
+    REQUIRE(r.failovers.size() == 1);
+    CHECK(r.failovers[0].heard_at == ms(540));
+  }
+  SECTION("a node that never hears it leaves the endpoint unobserved") {
+    std::vector<Event> events = before;
+    events.push_back(run_end(1000));
+    const Report r = analyze(c, events);
+    REQUIRE(r.failovers.size() == 1);
+    CHECK(r.failovers[0].failover == dms(300));
+    CHECK_FALSE(r.failovers[0].heard_at.has_value());
+  }
+  SECTION("a new leader that loses the lead before all hear it leaves it unobserved") {
+    std::vector<Event> events = before;
+    events.push_back(follower(515, 1, 3));
+    events.push_back(deliver(520, 4, 1, 0));
+    events.push_back(run_end(1000));
+    const Report r = analyze(c, events);
+    REQUIRE(r.failovers.size() == 1);
+    CHECK_FALSE(r.failovers[0].heard_at.has_value());
+  }
+}
+
 TEST_CASE("analyzer: the old leader winning again in a new epoch regained it, no failover") {
   const Report r =
       analyze(config(), {run_start(3), leader(100, 0, 1), fault(200, FaultKind::step_down, 0, 0),
