@@ -79,6 +79,15 @@ const std::vector<ParamSpec>& specs() {
        "[0, jitter_factor): client-go's wait.Jitter(RetryPeriod, JitterFactor)",
        {},
        false},
+      {"keepalive_phase",
+       ParamType::choice,
+       "grant",
+       "",
+       "grant: the holder renews every renew_interval from its grant; random: the first renewal "
+       "comes after a uniform draw from (0, renew_interval], then every renew_interval, so that "
+       "renewals need not lock onto the store's expiry scans",
+       {"grant", "random"},
+       false},
       {"key",
        ParamType::text,
        "/electsim/leader",
@@ -209,6 +218,8 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
       }
     }
   }
+
+  c.random_keepalive_phase = reader.choice("keepalive_phase") == "random";
 
   if (reader.has("key")) {
     const nlohmann::json& key = params.at("key");

@@ -38,6 +38,11 @@ struct LeaseConfig {
   // uniformly from [0, factor) (k8s.io/apimachinery wait.Jitter). Kept as parts per million of
   // the factor from load on, so no floating point reaches a run; 0 is no jitter.
   std::int64_t jitter_ppm = 0;
+  // The first renewal after a grant comes renew_interval after it (false: the renewals keep the
+  // grant's phase), or after a uniform draw from (0, renew_interval] (true: the phase a client
+  // connecting at an arbitrary moment gets), so that renewals need not lock onto a replicated
+  // store's expiry scans.
+  bool random_keepalive_phase = false;
   std::string key = "/electsim/leader";
   WorkloadConfig workload;  // the cluster's, copied in by the registry
 };

@@ -238,9 +238,15 @@ void LeaseNode::become_leader(sim::Context& ctx, sim::Token token) {
   cancel(ctx, retry_timer_);
   ctx.announce(sim::Belief::leader(token));
   // Renewals keep the cadence of the last confirmation: etcd keeps a session lease alive every
-  // TTL/3 from its grant.
+  // TTL/3 from its grant. With a random phase the first comes sooner, at a point drawn from
+  // (0, renew_interval] after the confirmation, as for a client whose keepalive loop started at
+  // an arbitrary moment (clientv3's sendKeepAliveLoop wakes on its own 500ms ticker).
+  Duration first = config_->renew_interval;
+  if (config_->random_keepalive_phase) {
+    first = Duration(ctx.rng().between(1, config_->renew_interval.count()));
+  }
   const Duration since = ctx.now() - confirmed_at_;
-  renew_timer_ = ctx.set_timer(std::max(Duration(0), config_->renew_interval - since), kRenewTag);
+  renew_timer_ = ctx.set_timer(std::max(Duration(0), first - since), kRenewTag);
   arm_deadline(ctx);
   if (store_mode()) maybe_watch(ctx);
   writer_.start(ctx, token);

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,8 +65,8 @@ LeaseConfig config_of(json params, bool workload = false) {
 
 // One lease node on a fake context, with a real store that the test lets answer.
 struct Bench {
-  explicit Bench(const LeaseConfig& c, NodeId self = 0)
-      : config(c), ctx(self, 3, 1), node(std::make_shared<const LeaseConfig>(c)) {}
+  explicit Bench(const LeaseConfig& c, NodeId self = 0, std::uint64_t seed = 1)
+      : config(c), ctx(self, 3, seed), node(std::make_shared<const LeaseConfig>(c)) {}
 
   LeaseConfig config;
   FakeContext ctx;
@@ -527,6 +528,32 @@ TEST_CASE(
   CHECK(b.store.peek(kKey)->mod_revision > token);
 }
 
+TEST_CASE(
+    "lease: with keepalive_phase random the first renewal comes within renew_interval of the "
+    "grant at a drawn point, then every renew_interval") {
+  std::set<std::int64_t> offsets;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    LeaseConfig c = config_of({{"keepalive_phase", "random"}});
+    Bench b(c, 0, seed);
+    b.start();
+    b.answer();
+    REQUIRE(b.node.leads());
+    const auto grant = b.ctx.last_store_call(StoreOp::lease_grant);
+    REQUIRE(grant.has_value());
+    b.run_for(c.renew_interval * 4);
+    const auto renewals = b.ctx.store_calls_of(StoreOp::lease_keepalive);
+    REQUIRE(renewals.size() >= 3);
+    const Duration first = renewals[0].at - grant->at;
+    CHECK(first > Duration(0));
+    CHECK(first <= c.renew_interval);
+    offsets.insert(first.count());
+    for (std::size_t i = 1; i < renewals.size(); ++i) {
+      CHECK(renewals[i].at - renewals[i - 1].at == c.renew_interval);
+    }
+  }
+  CHECK(offsets.size() > 15);  // drawn, not fixed
+}
+
 // ---- Parameters and the registry ---------------------------------------------------------------
 
 TEST_CASE("lease: each parameter has its documented default in each expiry mode") {
@@ -613,9 +640,9 @@ TEST_CASE(
   CHECK(info->message_types.empty());
   std::vector<std::string> names;
   for (const auto& spec : info->params) names.push_back(spec.name);
-  CHECK(names == std::vector<std::string>{"ttl", "renew_interval", "renew_deadline",
-                                          "retry_interval", "fencing", "expiry",
-                                          "recheck_before_write", "jitter_factor", "key"});
+  CHECK(names == std::vector<std::string>{
+                     "ttl", "renew_interval", "renew_deadline", "retry_interval", "fencing",
+                     "expiry", "recheck_before_write", "jitter_factor", "keepalive_phase", "key"});
 
   Problems problems;
   ClusterInfo cluster;
