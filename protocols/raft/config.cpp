@@ -82,7 +82,7 @@ const std::vector<ParamSpec>& specs() {
        "none",
        "duration",
        "count every timer in whole ticks of this length from a random per-node phase, as "
-       "etcd-io/raft's Tick (etcd: the heartbeat interval); none: continuous time",
+       "etcd-io/raft's Tick (etcd: the heartbeat interval); none or 0s: continuous time",
        {},
        false},
       {"check_quorum_lease",
@@ -273,7 +273,17 @@ std::optional<RaftConfig> read_config(const nlohmann::json& params, const std::s
 
   c.timer_rule = reader.choice("timer_rule") == "paper" ? electsim::raft::TimerRule::paper
                                                         : electsim::raft::TimerRule::etcd;
-  const auto tick = reader.timer_opt("tick");
+  // "0s" is continuous time too, so that a sweep can put both on one axis.
+  std::optional<sim::Duration> tick;
+  if (reader.has("tick")) {
+    const std::size_t before = problems.size();
+    const auto given = reader.duration_opt("tick");
+    if (given && given->count() != 0) {
+      tick = reader.timer_opt("tick");
+    } else if (given && problems.size() == before) {
+      tick.reset();
+    }
+  }
   if (tick) {
     c.tick = *tick;
     // etcd's heartbeat is a whole number of ticks, at least one.

@@ -1155,6 +1155,8 @@ TEST_CASE("raft: each parameter has its documented default") {
   CHECK(c.tick == Duration(0));
   CHECK(c.check_quorum_lease == Duration(0));
   CHECK(c.lagging.empty());
+  // "0s" is continuous time, as leaving tick out is.
+  CHECK(config_of(json{{"tick", "0s"}}).tick == Duration(0));
 }
 
 TEST_CASE("raft: given parameters override the defaults, nodes left out of log start empty") {
@@ -1210,7 +1212,8 @@ TEST_CASE("raft: a wrong or inconsistent parameter is one problem at its own poi
        "whole number"},
       {R"({"timer_rule": "logcabin"})", "/protocol/timer_rule", "\"paper\""},
       {R"({"tick": "60ms"})", "/protocol/tick", "at most heartbeat_interval (50ms)"},
-      {R"({"tick": "0s"})", "/protocol/tick", "at least \"1ms\""},
+      {R"({"tick": "500us"})", "/protocol/tick", "at least \"1ms\""},
+      {R"({"tick": "-1ms"})", "/protocol/tick", "non-negative"},
       {R"({"check_quorum_lease": "50ms"})", "/protocol/check_quorum_lease", "longer than"},
       {R"({"lagging": 3})", "/protocol/lagging", "a list of distinct node ids"},
       {R"({"lagging": [3]})", "/protocol/lagging/0", "below the cluster size (3)"},

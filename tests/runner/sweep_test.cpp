@@ -435,3 +435,82 @@ TEST_CASE("sweep: a --set that reaches no run of a protocol is named in a column
   const auto raft_row = csv.substr(csv.find("\nraft,") + 1);
   CHECK(raft_row.substr(0, raft_row.find('\n')).ends_with(","));
 }
+
+namespace {
+
+// Plans a shipped sweep file with its own grid replaced by `axes`, over seeds 1..seeds.
+runner::SweepPlan shipped(const char* file, std::vector<runner::GridAxis> axes,
+                          std::uint64_t seeds) {
+  const char* source = std::getenv("ELECTSIM_SOURCE_DIR");
+  const std::string path =
+      std::string(source != nullptr ? source : ".") + "/scenarios/sweeps/" + file;
+  std::ifstream in(path);
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  runner::SweepDefinition d;
+  d.scenario_path = path;
+  d.axes = std::move(axes);
+  d.seeds = {1, seeds};
+  runner::PlanOutcome planned = runner::plan_sweep(text.str(), std::move(d));
+  for (const auto& p : planned.problems) UNSCOPED_INFO(p);
+  REQUIRE(planned.plan);
+  return std::move(*planned.plan);
+}
+
+double seconds(const std::optional<std::int64_t>& ns) {
+  REQUIRE(ns.has_value());
+  return static_cast<double>(*ns) * 1e-9;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sweep: client-go failover agrees with the timing model computed on its own, and the "
+    "mistaken jitter reading runs about 7 per cent short") {
+  // The model (docs/references.md) gives medians of 16.47s with JitterFactor 1.2 and 15.23s with
+  // 0.2, for three replicas with client-go's defaults.
+  const runner::SweepResult r =
+      sweep(shipped("client-go-failover.json", {axis("protocol.jitter_factor=0.2,1.2")}, 20), 2);
+  const auto points = runner::summarise(r);
+  const auto& mistaken = point_where(r, points, {"0.2"});
+  const auto& client_go = point_where(r, points, {"1.2"});
+  REQUIRE(client_go.failovers > 1000);
+  CHECK(seconds(client_go.failover_p50_ns) == Approx(16.47).epsilon(0.02));
+  CHECK(seconds(mistaken.failover_p50_ns) == Approx(15.23).epsilon(0.02));
+  CHECK(seconds(client_go.failover_p50_ns) > seconds(mistaken.failover_p50_ns) * 1.05);
+  // Never later than the lease duration plus two of the longest polls (4.4s each).
+  for (const auto* p : {&mistaken, &client_go}) {
+    CHECK(seconds(p->failover_max_ns) < 15 + 2 * 4.4);
+    CHECK(p->split_brain_probability == 0.0);
+  }
+}
+
+TEST_CASE(
+    "sweep: the Raft paper's Figure 16: no randomness never elects, and with candidates that "
+    "reach the others within 2ms, 5ms of randomness gives the published 287ms median and 50ms "
+    "a worst case near the published 513ms") {
+  const runner::SweepResult r =
+      sweep(shipped("raft-figure-16.json",
+                    {axis("protocol.election_timeout_max=150ms,155ms,175ms,200ms"),
+                     axis("disk.fsync=2ms,7ms")},
+                    40),
+            2);
+  const auto points = runner::summarise(r);
+  for (const char* fsync : {"2ms", "7ms"}) {
+    INFO("fsync " << fsync);
+    CHECK(point_where(r, points, {"150ms", fsync}).failovers == 0);
+    const auto& narrow = point_where(r, points, {"155ms", fsync});
+    const auto& wider = point_where(r, points, {"175ms", fsync});
+    REQUIRE(wider.failovers_heard > 500);
+    // More randomness, fewer split votes: faster at the median and in the tail.
+    CHECK(seconds(narrow.failover_heard_p50_ns) > seconds(wider.failover_heard_p50_ns));
+    CHECK(seconds(narrow.failover_heard_p99_ns) > seconds(wider.failover_heard_p99_ns));
+    CHECK(point_where(r, points, {"200ms", fsync}).same_epoch_leaders == 0);
+  }
+  CHECK(seconds(point_where(r, points, {"155ms", "2ms"}).failover_heard_p50_ns) ==
+        Approx(0.287).epsilon(0.15));
+  CHECK(seconds(point_where(r, points, {"200ms", "2ms"}).failover_heard_max_ns) < 0.513 * 1.15);
+  // A candidate whose RequestVote waits 7ms for its own fsync splits the vote far more often.
+  CHECK(seconds(point_where(r, points, {"155ms", "7ms"}).failover_heard_p50_ns) > 0.5);
+}
