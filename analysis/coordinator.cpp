@@ -37,6 +37,19 @@ void CoordinatorWatch::account(Duration d) {
 }
 
 void CoordinatorWatch::on_event(const sim::Event& e) {
+  const bool could = can_grant();
+  apply(e);
+  const bool can = can_grant();
+  // An outage starts when a store that could grant no longer can; the first election, before any
+  // member has led, is not one.
+  if (could && !can) outage_since_ = e.time;
+  if (!could && can && outage_since_) {
+    report_.outages.push_back(e.time - *outage_since_);
+    outage_since_.reset();
+  }
+}
+
+void CoordinatorWatch::apply(const sim::Event& e) {
   using K = sim::EventKind;
   switch (e.kind) {
     case K::crash:

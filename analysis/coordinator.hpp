@@ -41,6 +41,7 @@ class CoordinatorWatch {
     Epoch term = 0;
   };
   Member* member(sim::Endpoint endpoint);
+  void apply(const sim::Event& e);
 
   std::size_t member_count_;
   std::vector<Member> members_;
@@ -50,6 +51,7 @@ class CoordinatorWatch {
   // outstanding request (client, request id) was sent, and the highest shown so far.
   std::map<std::pair<sim::NodeId, std::int64_t>, sim::Revision> floor_;
   sim::Revision highest_returned_ = 0;
+  std::optional<Time> outage_since_;  // the store has been unable to grant since then
   std::vector<std::int64_t> commit_latency_ns_;
   CoordinatorReport report_;
 };

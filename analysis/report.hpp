@@ -99,6 +99,9 @@ struct CoordinatorReport {
   // an election timeout, so that much of a partition shows as available.
   Duration unavailable_time{0};
   double availability = 1;
+  // Each stretch in which a store that could grant stopped being able to, until it could again,
+  // in order (a store leader's crash: the store's own failover). The first election is not one.
+  std::vector<Duration> outages;
   std::uint64_t leader_elections = 0;  // distinct terms in which a member led
   std::uint64_t leader_changes = 0;    // elections after the first
   std::uint64_t commits = 0;           // entries committed (by the leaders that committed them)

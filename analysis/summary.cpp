@@ -3,6 +3,8 @@
 // (liveness), what it cost, the verdict, and the trace hash last (TigerBeetle VOPR's order).
 #include "analysis/summary.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <iterator>
@@ -169,6 +171,11 @@ void store_section(std::string& out, const Report& r) {
   if (s.members > 1) {
     fmt::format_to(it, "  {} members; available {} of the run ({} without a running leader)\n",
                    s.members, percent(s.availability), secs(s.unavailable_time));
+    if (!s.outages.empty()) {
+      const Duration longest = *std::max_element(s.outages.begin(), s.outages.end());
+      fmt::format_to(it, "  outages after it had led: {}, the longest {}\n", s.outages.size(),
+                     secs(longest));
+    }
     fmt::format_to(it, "  leader elections: {} ({} changes); {} entries committed",
                    s.leader_elections, s.leader_changes, s.commits);
     if (s.commit_latency_p50) {
@@ -416,6 +423,12 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   store["members"] = r.store.members;
   put_duration(store, "unavailable_time", r.store.unavailable_time);
   store["availability"] = r.store.availability;
+  store["outages"] = r.store.outages.size();
+  std::optional<Duration> longest_outage;
+  for (const Duration d : r.store.outages) {
+    if (!longest_outage || d > *longest_outage) longest_outage = d;
+  }
+  put_duration(store, "outage_max", longest_outage);
   store["leader_elections"] = r.store.leader_elections;
   store["leader_changes"] = r.store.leader_changes;
   store["commits"] = r.store.commits;

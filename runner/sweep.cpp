@@ -264,6 +264,7 @@ json RunRecord::to_json() const {
   j["stall_ns"] = stall_ns;
   j["store_unavailable_ns"] = store_unavailable_ns;
   j["store_leader_changes"] = store_leader_changes;
+  j["store_outages_ns"] = store_outages_ns;
   j["messages_sent"] = messages_sent;
   j["store_requests"] = store_requests;
   j["events"] = events;
@@ -348,6 +349,7 @@ std::optional<RunRecord> RunRecord::from_json(const json& j, std::string& error)
     r.stall_ns = part_duration(j.at("stall_ns"), "stall_ns", d);
     r.store_unavailable_ns = part_duration(j.at("store_unavailable_ns"), "store_unavailable_ns", d);
     r.store_leader_changes = part_count(j, "store_leader_changes", r.events);
+    r.store_outages_ns = part_durations(j, "store_outages_ns", d, r.events);
     r.trace_hash = j.at("trace_hash").get<std::string>();
     if (r.trace_hash.size() != 16 ||
         r.trace_hash.find_first_not_of("0123456789abcdef") != std::string::npos) {
@@ -400,6 +402,7 @@ RunRecord record_of(std::uint64_t run, std::uint64_t seed, const RunResult& resu
   r.stall_ns = report.stall_time.count();
   r.store_unavailable_ns = report.store.unavailable_time.count();
   r.store_leader_changes = report.store.leader_changes;
+  for (const sim::Duration o : report.store.outages) r.store_outages_ns.push_back(o.count());
   r.events = result.stats.events;
   r.trace_hash = result.trace_hash;
   return r;
@@ -596,6 +599,7 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
       s.point = point;
       std::vector<std::int64_t> failovers;
       std::vector<std::int64_t> heard;
+      std::vector<std::int64_t> store_outages;
       std::vector<std::int64_t> outages;
       std::vector<std::int64_t> ridden;
       // Sums over up to 10^8 runs of up to 720h each: 128 bits, so no sweep can overflow them.
@@ -623,6 +627,8 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
         s.runs_breaking_expect += rec.expect_ok ? 0 : 1;
         failovers.insert(failovers.end(), rec.failovers_ns.begin(), rec.failovers_ns.end());
         heard.insert(heard.end(), rec.failovers_heard_ns.begin(), rec.failovers_heard_ns.end());
+        store_outages.insert(store_outages.end(), rec.store_outages_ns.begin(),
+                             rec.store_outages_ns.end());
         outages.insert(outages.end(), rec.write_outages_ns.begin(), rec.write_outages_ns.end());
         ridden.insert(ridden.end(), rec.ridden_out_outages_ns.begin(),
                       rec.ridden_out_outages_ns.end());
@@ -669,6 +675,11 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
       s.failover_heard_p50_ns = analysis::nearest_rank_percentile(heard, 50);
       s.failover_heard_p99_ns = analysis::nearest_rank_percentile(heard, 99);
       s.failover_heard_max_ns = analysis::nearest_rank_percentile(heard, 100);
+      s.store_outages = store_outages.size();
+      std::sort(store_outages.begin(), store_outages.end());
+      s.store_outage_p50_ns = analysis::nearest_rank_percentile(store_outages, 50);
+      s.store_outage_p99_ns = analysis::nearest_rank_percentile(store_outages, 99);
+      s.store_outage_max_ns = analysis::nearest_rank_percentile(store_outages, 100);
       s.write_outage_p50_ns = analysis::nearest_rank_percentile(outages, 50);
       s.write_outage_p99_ns = analysis::nearest_rank_percentile(outages, 99);
       s.ridden_out_outages = ridden.size();
@@ -731,6 +742,14 @@ const std::vector<PointMetric>& point_metrics() {
        [ns](const PointSummary& s) { return ns(s.failover_heard_p99_ns); }},
       {"failover_heard_max", true, false, "longest failover to the paper's endpoint",
        [ns](const PointSummary& s) { return ns(s.failover_heard_max_ns); }},
+      {"store_outage_p50", true, false,
+       "median store outage: from the moment a store that could grant no longer can (its leader "
+       "crashed) until it can again",
+       [ns](const PointSummary& s) { return ns(s.store_outage_p50_ns); }},
+      {"store_outage_p99", true, false, "99th percentile store outage (nearest rank)",
+       [ns](const PointSummary& s) { return ns(s.store_outage_p99_ns); }},
+      {"store_outage_max", true, false, "longest store outage",
+       [ns](const PointSummary& s) { return ns(s.store_outage_max_ns); }},
       {"write_outage_p50", true, false,
        "median write outage (old leader's last accepted write to "
        "the new leader's first)",
@@ -928,6 +947,8 @@ json sweep_json(const SweepResult& result, const std::vector<PointSummary>& poin
     row["runs_incomplete"] = s.runs_incomplete;
     row["runs_breaking_expect"] = s.runs_breaking_expect;
     row["failovers"] = s.failovers;
+    row["failovers_heard"] = s.failovers_heard;
+    row["store_outages"] = s.store_outages;
     row["write_outages"] = s.write_outages;
     row["failover_p99_unstable"] = s.failovers < kStableP99Samples;
     row["write_outage_p99_unstable"] = s.write_outages < kStableP99Samples;

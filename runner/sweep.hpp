@@ -80,6 +80,7 @@ struct RunRecord {
   std::int64_t stall_ns = 0;
   std::int64_t store_unavailable_ns = 0;
   std::uint64_t store_leader_changes = 0;
+  std::vector<std::int64_t> store_outages_ns;  // the store's own failovers, in order
   std::uint64_t events = 0;
   std::string trace_hash;
 
@@ -101,6 +102,8 @@ struct PointSummary {
   std::uint64_t failovers_regained = 0;
   std::optional<std::int64_t> failover_p50_ns, failover_p90_ns, failover_p99_ns, failover_max_ns;
   std::uint64_t failovers_heard = 0;  // the heard percentiles' samples
+  std::uint64_t store_outages = 0;    // the store outage percentiles' samples
+  std::optional<std::int64_t> store_outage_p50_ns, store_outage_p99_ns, store_outage_max_ns;
   std::optional<std::int64_t> failover_heard_p50_ns, failover_heard_p99_ns, failover_heard_max_ns;
   std::optional<std::int64_t> write_outage_p50_ns, write_outage_p99_ns;
   std::uint64_t ridden_out_outages = 0;  // the ridden-out outage percentiles' samples

@@ -714,3 +714,20 @@ TEST_CASE("analyzer: stall is time with no leader while no store member leads an
   CHECK(r.store.leader_changes == 1);
   CHECK(r.store.availability == Approx(0.7));
 }
+
+TEST_CASE(
+    "analyzer: a store outage runs from the leader member's crash until a member leads again, "
+    "and the first election is none") {
+  using sim::Role;
+  const Event crash = node_event(EventKind::crash, 500, sim::store_member_endpoint(0));
+  const Event restart = node_event(EventKind::restart, 1460, sim::store_member_endpoint(0));
+  // A follower's crash takes nothing away; the leader stepping down does.
+  const Event follower_crash = node_event(EventKind::crash, 1500, sim::store_member_endpoint(2));
+  const Report r = analyze(replicated(), {run_start(3), member_role(100, 0, Role::leader, 1), crash,
+                                          member_role(1300, 1, Role::candidate, 2),
+                                          member_role(1450, 1, Role::leader, 2), restart,
+                                          follower_crash, member_role(1600, 1, Role::follower, 3),
+                                          member_role(1700, 0, Role::leader, 3), run_end(2000)});
+  CHECK(r.store.outages == std::vector<Duration>{dms(950), dms(100)});
+  CHECK(r.store.leader_elections == 3);
+}
