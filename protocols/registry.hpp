@@ -36,6 +36,11 @@ struct PreparedProtocol {
   // the store, or by followers' clocks in client mode). Pictures use it to draw the lease draining.
   std::optional<sim::Duration> lease_ttl;
   bool lease_judged_by_store = false;  // false: followers judge expiry on their own clocks
+  // The server leadership depends on (stall is measured while it cannot answer; a partition
+  // that cuts the leader from it takes the leader away): the store, or the database server.
+  sim::Endpoint coordinator = sim::kStoreEndpoint;
+  // The world needs the database server (servers/postgres).
+  bool uses_database = false;
 };
 
 struct ProtocolInfo {

@@ -49,6 +49,10 @@ constexpr FaultKindInfo kCatalogue[] = {
    "the target releases and shuts down gracefully; restart brings it back"},
   {K::disk_stall, "disk_stall", "disk stall", N::required, false, N::required, {}, E::process,
    false, "the target's disk finishes no fsync until the duration has passed"},
+  {K::operator_clear, "operator_clear", "operator clear", N::required, true, N::no, {},
+   E::command, false,
+   "a person clears the leadership record on the target server: \"postgres\" (the flag row set "
+   "to NULL, or the lock holder's backend terminated) or \"store\" (the leader key deleted)"},
 };
 // clang-format on
 static_assert(std::size(kCatalogue) == kFaultKindCount, "one catalogue row per fault kind");
