@@ -454,12 +454,12 @@ protocols::WorkloadConfig Loader::read_workload(const json& v) {
 
 namespace electsim::runner::detail {
 
-// The database server's settings, with PostgreSQL's names and defaults (PostgreSQL 16, 19.3.1
-// "Connection Settings": tcp_keepalives_idle, tcp_keepalives_interval, tcp_keepalives_count, in
-// whole seconds (a count), 0 selecting the operating system's default; 19.11.1 "Statement
-// Behavior": idle_in_transaction_session_timeout in milliseconds, 0 disabling it). The upper
-// bounds are Linux's (man 7 tcp: TCP_KEEPIDLE and TCP_KEEPINTVL at most 32767 s, TCP_KEEPCNT at
-// most 127) and PostgreSQL's (an int of milliseconds).
+// The database server's settings, with PostgreSQL's names and defaults (PostgreSQL 16
+// documentation, "Connection Settings": tcp_keepalives_idle, tcp_keepalives_interval,
+// tcp_keepalives_count, in whole seconds (a count), 0 selecting the operating system's default;
+// "Statement Behavior": idle_in_transaction_session_timeout in milliseconds, 0 disabling it). The
+// upper bounds are Linux's (man 7 tcp: TCP_KEEPIDLE and TCP_KEEPINTVL at most 32767 s, TCP_KEEPCNT
+// at most 127) and PostgreSQL's (an int of milliseconds).
 void Loader::read_postgres(const json& v, servers::Services& services) {
   servers::PostgresConfig config;
   if (!check_object(v, "/postgres",

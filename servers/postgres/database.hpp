@@ -22,17 +22,17 @@ namespace electsim::servers {
 using namespace electsim::sim;  // the world's ids, times and wire types
 
 // The server's settings (postgresql.conf), with PostgreSQL's names. Zero keepalive settings mean
-// "the operating system's default", as in PostgreSQL ("Connections and Authentication", 19.3.1:
-// tcp_keepalives_idle, tcp_keepalives_interval, tcp_keepalives_count; "A value of 0 (the default)
-// selects the operating system's default"); electsim's operating system is Linux, whose defaults
-// are tcp_keepalive_time 7200 s, tcp_keepalive_intvl 75 s and tcp_keepalive_probes 9 (man 7 tcp).
+// "the operating system's default", as in PostgreSQL ("Connections and Authentication", "Connection
+// Settings": tcp_keepalives_idle, tcp_keepalives_interval, tcp_keepalives_count; "A value of 0 (the
+// default) selects the operating system's default"); electsim's operating system is Linux, whose
+// defaults are tcp_keepalive_time 7200 s, tcp_keepalive_intvl 75 s and tcp_keepalive_probes 9 (man
+// 7 tcp).
 struct PostgresConfig {
   Duration tcp_keepalives_idle{0};
   Duration tcp_keepalives_interval{0};
   std::int64_t tcp_keepalives_count = 0;
-  // "Client Connection Defaults" (19.11.1): terminate any session that has been idle (that is,
-  // waiting for a client query) within an open transaction for longer than this; 0 (the default)
-  // disables it.
+  // "Client Connection Defaults", "Statement Behavior": a session whose open transaction has
+  // waited this long for the client's next statement is terminated; 0 (the default) disables it.
   Duration idle_in_transaction_session_timeout{0};
 
   static constexpr Duration kLinuxKeepaliveTime = std::chrono::seconds(7200);
