@@ -155,7 +155,9 @@ std::optional<Scenario> Loader::load(const json& document,
   // The database server is in the world when the protocol needs it or the file configures it,
   // so that `compare` runs every protocol in the same world.
   if (s.prepared.uses_database && !s.services.postgres) s.services.postgres.emplace();
-  database_ = s.services.postgres.has_value();
+  const protocols::ProtocolInfo* running = protocols::find_protocol(s.protocol);
+  database_ = s.services.postgres.has_value() || get(document, "postgres") != nullptr ||
+              (running != nullptr && running->uses_database);
   if (s.prepared.leader_key) s.services.store.leader_key = *s.prepared.leader_key;
   if (const json* faults = get(document, "faults")) s.world.faults = read_faults(*faults);
   if (const json* random = get(document, "random_faults")) {

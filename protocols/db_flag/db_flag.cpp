@@ -110,6 +110,7 @@ ProtocolInfo protocol_info() {
       "blocks election until a person clears the row";
   const auto params = db_flag_params();
   info.params.assign(params.begin(), params.end());
+  info.uses_database = true;
   info.prepare = [](const nlohmann::json& params, const std::string& pointer,
                     const ClusterInfo& cluster,
                     Problems& problems) -> std::optional<PreparedProtocol> {

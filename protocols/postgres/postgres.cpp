@@ -166,6 +166,7 @@ ProtocolInfo protocol_info() {
       "transaction); released only when the server notices the holder's connection is gone";
   const auto params = postgres_params();
   info.params.assign(params.begin(), params.end());
+  info.uses_database = true;
   info.prepare = [](const nlohmann::json& params, const std::string& pointer,
                     const ClusterInfo& cluster,
                     Problems& problems) -> std::optional<PreparedProtocol> {

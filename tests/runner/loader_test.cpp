@@ -333,6 +333,10 @@ TEST_CASE("loader: each kind of bad input is one problem at its pointer") {
        "/faults/0/target", "expected \"postgres\" or \"store\""},
       {R"({"protocol": {"name": "postgres", "lock": "rows"}})", "/protocol/lock",
        "did you mean \"row\"?"},
+      // A wrong parameter of a database protocol leaves its faults on "postgres" valid.
+      {R"({"protocol": {"name": "db-flag", "retry_interval": "0s"},
+           "faults": [{"at": "1s", "kind": "operator_clear", "target": "postgres"}]})",
+       "/protocol/retry_interval", "1ms"},
       {R"({"variants": {"v": {"sett": {}}}})", "/variants/v/sett", "did you mean \"set\"?"},
       {R"({"variants": {"v": {"set": {"protocol..ttl": "1s"}}}})", "/variants/v/set/protocol..ttl",
        "dotted path"},
