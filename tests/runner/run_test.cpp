@@ -240,3 +240,26 @@ TEST_CASE("run: operator_clear on the database frees db-flag's row for the next 
   CHECK(r.report.intervals[1].epoch == 0);
   CHECK(r.report.same_epoch_leaders_total == 1);
 }
+
+TEST_CASE("run: a database outage costs the postgres protocol stall, never split-brain") {
+  runner::LoadOptions o;
+  o.variant = "tuned-keepalives";
+  o.overrides = {{"faults", R"([{"at": "10s", "kind": "crash", "target": "postgres",
+                                 "duration": "5s"}])"}};
+  const std::filesystem::path file =
+      std::filesystem::path(std::getenv("ELECTSIM_SOURCE_DIR") ? std::getenv("ELECTSIM_SOURCE_DIR")
+                                                               : ".") /
+      "scenarios" / "postgres-dead-client-keepalive.json";
+  runner::LoadResult loaded = runner::load_scenario_file(file.string(), o);
+  for (const auto& m : loaded.messages()) UNSCOPED_INFO(m);
+  REQUIRE(loaded.scenario);
+  const auto r = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
+  // The holder's check goes unanswered and it steps down; nobody can take a lock until the
+  // server is back at 15s, with no session and no lock from before its crash.
+  CHECK(r.report.store.database);
+  CHECK(r.report.store.unavailable_time == sim::Duration(std::chrono::seconds(5)));
+  CHECK(r.report.stall_time > sim::Duration(std::chrono::seconds(3)));
+  CHECK(r.report.split_brain_time == sim::Duration(0));
+  REQUIRE(r.report.intervals.size() == 2);
+  CHECK(r.report.intervals[1].start >= sim::Time(sim::Duration(std::chrono::seconds(15)).count()));
+}
