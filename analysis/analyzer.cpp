@@ -28,6 +28,7 @@ bool takes_node_away(sim::FaultKind kind) {
 std::optional<sim::Endpoint> parse_endpoint(std::string_view text) {
   if (text == "store") return sim::kStoreEndpoint;
   if (text == "sink") return sim::kSinkEndpoint;
+  if (text == "postgres") return sim::kPostgresEndpoint;
   if (text.size() == 7 && text.substr(0, 6) == "store:" && text[6] >= '0' &&
       static_cast<std::size_t>(text[6] - '0') < sim::kMaxStoreMembers) {
     return sim::store_member_endpoint(static_cast<std::size_t>(text[6] - '0'));
@@ -382,7 +383,7 @@ struct Analyzer::State {
     for (std::size_t g = 0; g < groups.size(); ++g) {
       for (sim::Endpoint e : groups[g]) {
         if (e == leader) leader_group = g;
-        if (e == sim::kStoreEndpoint) store_group = g;
+        if (e == config.coordinator) store_group = g;
         if (e >= 0 && static_cast<std::size_t>(e) < node_count)
           grouped[static_cast<std::size_t>(e)] = true;
         if (e < 0 && sim::store_member_of(e) >= 0) {
@@ -449,7 +450,7 @@ struct Analyzer::State {
     } else if (kind == sim::FaultKind::partition) {
       if (partition_takes_away(e.text, *leader)) taken = leader;
     } else if (kind == sim::FaultKind::cut) {
-      if (config.uses_store && e.node == *leader && e.peer == sim::kStoreEndpoint) taken = leader;
+      if (config.uses_store && e.node == *leader && e.peer == config.coordinator) taken = leader;
     }
     if (!taken) return;
     Failover f;
@@ -469,7 +470,7 @@ struct Analyzer::State {
 
 Analyzer::Analyzer(AnalysisConfig config) : state_(std::make_unique<State>()) {
   state_->node_count = config.node_count;
-  state_->coordinator = CoordinatorWatch(config.store_members);
+  state_->coordinator = CoordinatorWatch(config.store_members, config.coordinator);
   state_->config = std::move(config);
   state_->report.node_count = state_->node_count;
   if (state_->node_count > 0) state_->ensure_node(static_cast<NodeId>(state_->node_count - 1));

@@ -25,6 +25,8 @@ struct AnalysisConfig {
   std::optional<std::string> leader_key;
   bool uses_store = false;        // a partition cutting the leader from the store takes it away
   std::size_t store_members = 1;  // a replicated store's members (1: the single store)
+  // The server leadership depends on when it is not the store: the database server.
+  sim::Endpoint coordinator = sim::kStoreEndpoint;
 };
 
 class Analyzer : public sim::Observer {

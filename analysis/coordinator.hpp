@@ -21,8 +21,9 @@ namespace electsim::analysis {
 
 class CoordinatorWatch {
  public:
-  // `members`: the store's members (1: the single store).
-  explicit CoordinatorWatch(std::size_t members);
+  // `members`: the store's members (1: the single store). A single coordinator may be another
+  // server than the store (`single`: the database server).
+  explicit CoordinatorWatch(std::size_t members, sim::Endpoint single = sim::kStoreEndpoint);
 
   void on_event(const sim::Event& e);
   // Whether the store could grant a lease just before the current event.

@@ -94,6 +94,8 @@ struct Failover {
 // `unavailable_time` can be non-zero (the store paused or crashed).
 struct CoordinatorReport {
   std::size_t members = 1;
+  // The coordinator is the database server (servers/postgres), not the store.
+  bool database = false;
   // Time the store could not grant: no member both leads and runs (a single store: it is down or
   // paused). With CheckQuorum (etcd's default) a leader cut off from its quorum steps down within
   // an election timeout, so that much of a partition shows as available.

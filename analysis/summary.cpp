@@ -157,8 +157,8 @@ void liveness_section(std::string& out, const Report& r) {
   fmt::format_to(it, "  leaderless: {} ({} of the run)\n", secs(r.leaderless_time),
                  percent(r.leaderless_fraction));
   if (r.stall_time.count() > 0 || r.store.members > 1) {
-    fmt::format_to(it, "  stall: {} with no leader while the store could not grant\n",
-                   secs(r.stall_time));
+    fmt::format_to(it, "  stall: {} with no leader while the {} could not grant\n",
+                   secs(r.stall_time), r.store.database ? "database" : "store");
   }
 }
 
@@ -167,7 +167,7 @@ void store_section(std::string& out, const Report& r) {
   const CoordinatorReport& s = r.store;
   if (s.members <= 1 && s.unavailable_time.count() == 0) return;
   auto it = std::back_inserter(out);
-  out += "\nstore\n";
+  out += s.database ? "\ndatabase\n" : "\nstore\n";
   if (s.members > 1) {
     fmt::format_to(it, "  {} members; available {} of the run ({} without a running leader)\n",
                    s.members, percent(s.availability), secs(s.unavailable_time));

@@ -294,6 +294,8 @@ void append_value(std::string& out, const sim::Event& e, Slot slot, Format forma
         out += "\"store\"";
       } else if (v == sim::kSinkEndpoint) {
         out += "\"sink\"";
+      } else if (v == sim::kPostgresEndpoint) {
+        out += "\"postgres\"";
       } else if (v < 0 && sim::store_member_of(static_cast<sim::Endpoint>(v)) > 0) {
         fmt::format_to(it, "\"store:{}\"", sim::store_member_of(static_cast<sim::Endpoint>(v)));
       } else {
@@ -362,6 +364,7 @@ nlohmann::json header_json(const TraceHeader& h) {
   j["leader_key"] = h.leader_key ? nlohmann::json(*h.leader_key) : nlohmann::json(nullptr);
   j["uses_store"] = h.uses_store;
   if (h.store_members > 1) j["store_members"] = h.store_members;
+  if (h.coordinator == sim::kPostgresEndpoint) j["coordinator"] = "postgres";
   return j;
 }
 
@@ -382,6 +385,7 @@ AnalysisConfig TraceHeader::analysis_config() const {
   config.leader_key = leader_key;
   config.uses_store = uses_store;
   config.store_members = store_members;
+  config.coordinator = coordinator;
   return config;
 }
 
@@ -603,6 +607,8 @@ class LineDecoder {
           value = sim::kStoreEndpoint;
         } else if (v.is_string() && v.get<std::string>() == "sink") {
           value = sim::kSinkEndpoint;
+        } else if (v.is_string() && v.get<std::string>() == "postgres") {
+          value = sim::kPostgresEndpoint;
         } else if (v.is_string()) {
           const std::optional<sim::Endpoint> member = parse_store_member(v.get<std::string>());
           if (!member) return "expected a node id, \"store\", \"store:K\", \"sink\" or null";
@@ -654,7 +660,7 @@ class LineDecoder {
         break;
       case Slot::node:
       case Slot::peer:
-        if ((value < sim::kSinkEndpoint &&
+        if ((value < sim::kSinkEndpoint && value != sim::kPostgresEndpoint &&
              (value < INT32_MIN || sim::store_member_of(static_cast<sim::Endpoint>(value)) < 0)) ||
             value >= static_cast<std::int64_t>(node_count_)) {
           return fmt::format("{} is not a node of this trace's {} or an endpoint", value,
@@ -734,6 +740,12 @@ std::string read_header(const nlohmann::json& j, TraceHeader& h) {
                            sim::kMaxStoreMembers);
       }
       h.store_members = static_cast<std::size_t>(*members);
+    }
+    if (j.contains("coordinator")) {
+      if (j.at("coordinator") != "postgres") {
+        return "header field \"coordinator\" must be \"postgres\" when present";
+      }
+      h.coordinator = sim::kPostgresEndpoint;
     }
   } catch (const nlohmann::json::exception& e) {
     return fmt::format("bad trace header: {}", e.what());
@@ -886,7 +898,9 @@ class StreamChecker {
   }
   static std::size_t idx(sim::NodeId n) { return static_cast<std::size_t>(n); }
   static std::int32_t store_member(sim::NodeId n) { return n < 0 ? sim::store_member_of(n) : -1; }
-  static bool is_server(sim::NodeId n) { return n == sim::kSinkEndpoint || store_member(n) >= 0; }
+  static bool is_server(sim::NodeId n) {
+    return n == sim::kSinkEndpoint || n == sim::kPostgresEndpoint || store_member(n) >= 0;
+  }
   std::optional<std::string> need_node(sim::NodeId n, const char* field) const {
     if (is_node(n)) return std::nullopt;
     return fmt::format("field \"{}\": expected a node of this trace (0 to {}), found {}", field,

@@ -36,6 +36,8 @@ struct TraceHeader {
   std::optional<std::string> leader_key;
   bool uses_store = false;
   std::size_t store_members = 1;  // written only when the store is replicated
+  // The server leadership depends on; written only when it is not the store ("postgres").
+  sim::Endpoint coordinator = sim::kStoreEndpoint;
 
   AnalysisConfig analysis_config() const;
 };

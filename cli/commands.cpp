@@ -924,7 +924,8 @@ void list_faults(std::ostream& out) {
                        keys.empty() ? "none" : keys);
   }
   out << "targets: a node id, \"leader\", \"follower\" or \"random\" (resolved when the fault "
-         "fires)\n";
+         "fires); a replicated store's members; \"postgres\", the database server, in worlds "
+         "that have it\n";
 }
 
 int cmd_list(const std::vector<std::string>& args, Streams io) {

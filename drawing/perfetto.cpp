@@ -74,6 +74,8 @@ void append_endpoint(std::string& out, sim::Endpoint endpoint) {
     out += "store";
   } else if (endpoint == sim::kSinkEndpoint) {
     out += "sink";
+  } else if (endpoint == sim::kPostgresEndpoint) {
+    out += "postgres";
   } else if (endpoint == sim::kNoNode) {
     out += "none";
   } else if (endpoint < 0 && sim::store_member_of(endpoint) > 0) {

@@ -6,7 +6,9 @@
 #include <algorithm>
 
 #include "protocols/bully/bully.hpp"
+#include "protocols/db_flag/db_flag.hpp"
 #include "protocols/lease/lease.hpp"
+#include "protocols/postgres/postgres.hpp"
 #include "protocols/raft/raft.hpp"
 #include "protocols/ring/ring.hpp"
 
@@ -16,10 +18,8 @@ namespace {
 const std::vector<ProtocolInfo>& table() {
   // Built once, on first use (thread-safe static initialisation): sweeps on threads share it.
   static const std::vector<ProtocolInfo> protocols = {
-      bully_protocol_info(),
-      ring_protocol_info(),
-      raft_protocol_info(),
-      lease::protocol_info(),
+      bully_protocol_info(),  ring_protocol_info(),      raft_protocol_info(),
+      lease::protocol_info(), postgres::protocol_info(), db_flag::protocol_info(),
   };
   return protocols;
 }

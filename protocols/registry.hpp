@@ -36,6 +36,11 @@ struct PreparedProtocol {
   // the store, or by followers' clocks in client mode). Pictures use it to draw the lease draining.
   std::optional<sim::Duration> lease_ttl;
   bool lease_judged_by_store = false;  // false: followers judge expiry on their own clocks
+  // The server leadership depends on (stall is measured while it cannot answer; a partition
+  // that cuts the leader from it takes the leader away): the store, or the database server.
+  sim::Endpoint coordinator = sim::kStoreEndpoint;
+  // The world needs the database server (servers/postgres).
+  bool uses_database = false;
 };
 
 struct ProtocolInfo {
@@ -46,6 +51,10 @@ struct ProtocolInfo {
   // The message types that elect (votes, election and coordinator messages), as opposed to those
   // that keep a leader in place (heartbeats): "election messages per election" counts these.
   std::vector<std::string> election_message_types;
+  // Its world has the database server (servers/postgres), as PreparedProtocol::uses_database says
+  // once the parameters are valid: known before, so that faults naming "postgres" are judged
+  // rightly even when a parameter is wrong.
+  bool uses_database = false;
   // Validates `params` (the protocol object without "name"), reporting problems under `pointer`.
   // Returns nullopt when there were problems.
   std::function<std::optional<PreparedProtocol>(const nlohmann::json& params,

@@ -69,6 +69,14 @@ bool Writer::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag,
 }
 
 void Writer::commit(sim::Context& ctx, sim::Token token) {
+  if (to_database_) {
+    sim::DbRequest request;
+    request.op = sim::DbOp::write;
+    request.token = token;
+    request.payload = next_payload_++;
+    ctx.db(request);
+    return;
+  }
   const sim::Duration send_delay = config_.send_delay.sample(ctx.workload_rng());
   ctx.sink_write(token, next_payload_++, send_delay);
 }

@@ -48,6 +48,10 @@ class Writer {
   bool on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag,
                 const std::function<bool(sim::Token)>& may_write);
 
+  // Writes go to the database server in one transaction with its fencing check
+  // (servers/postgres), not to the sink; the send delay does not apply to them.
+  void write_to_database() { to_database_ = true; }
+
   bool active() const { return active_; }
   std::int64_t writes_sent() const { return next_payload_ - 1; }
 
@@ -57,6 +61,7 @@ class Writer {
 
   WorkloadConfig config_;
   bool active_ = false;
+  bool to_database_ = false;
   sim::Token token_ = 0;
   sim::TimerId tick_ = sim::kNoTimer;
   void commit(sim::Context& ctx, sim::Token token);

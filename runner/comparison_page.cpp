@@ -64,6 +64,11 @@ std::string messages_cell(const RunResult& r) {
 
 std::string partition_cell(const RunResult& r) {
   const sim::Duration split = r.report.split_brain_time;
+  if (split == sim::Duration(0) && !failover_max(r)) {
+    // The database protocols: the partition leaves the database on no side, so the old leader
+    // keeps its session and its lock.
+    return "the old leader keeps leading (it still reaches its coordinator)";
+  }
   if (split == sim::Duration(0)) return "one leader, on the side that can reach the store";
   if (split < std::chrono::seconds(1)) {
     return fmt::format("majority side only ({} of overlap while the old leader notices)",

@@ -103,25 +103,10 @@ std::optional<Scenario> Loader::load(const json& document,
   const std::size_t before = problems_.size();
   Scenario s;
   check_object(document, "",
-               {"name",
-                "description",
-                "seed",
-                "duration",
-                "nodes",
-                "protocol",
-                "network",
-                "disk",
-                "clocks",
-                "store",
-                "sink",
-                "faults",
-                "random_faults",
-                "workload",
-                "expect",
-                "variants",
-                "limits",
-                "protocols",
-                "expect_by_protocol",
+               {"name",     "description", "seed",   "duration",      "nodes",
+                "protocol", "network",     "disk",   "clocks",        "store",
+                "postgres", "sink",        "faults", "random_faults", "workload",
+                "expect",   "variants",    "limits", "protocols",     "expect_by_protocol",
                 "sweep"},
                "a scenario");
 
@@ -165,7 +150,15 @@ std::optional<Scenario> Loader::load(const json& document,
     }
   }
   if (const json* workload = get(document, "workload")) s.workload = read_workload(*workload);
+  if (const json* postgres = get(document, "postgres")) read_postgres(*postgres, s.services);
   read_protocol_choice(document, s);
+  // The database server is in the world when the protocol needs it or the file configures it,
+  // so that `compare` runs every protocol in the same world.
+  if (s.prepared.uses_database && !s.services.postgres) s.services.postgres.emplace();
+  const protocols::ProtocolInfo* running = protocols::find_protocol(s.protocol);
+  database_ = s.services.postgres.has_value() || get(document, "postgres") != nullptr ||
+              (running != nullptr && running->uses_database);
+  if (s.prepared.leader_key) s.services.store.leader_key = *s.prepared.leader_key;
   if (const json* faults = get(document, "faults")) s.world.faults = read_faults(*faults);
   if (const json* random = get(document, "random_faults")) {
     s.random_faults = read_random_faults(*random, get(document, "faults"));

@@ -112,10 +112,30 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
     if (auto t = read_time(*at, child(pointer, "at"))) fault.at = *t;
   }
   if (shape.target == Need::required) {
-    if (const json* target = required("target", node_expected() + " or \"leader\", \"follower\", "
-                                                                  "\"random\"")) {
+    const std::string expected_target =
+        *kind == sim::FaultKind::operator_clear
+            ? std::string(database_ ? "\"postgres\" or \"store\"" : "\"store\"") +
+                  " (the server that keeps the leadership record)"
+            : node_expected() + " or \"leader\", \"follower\", \"random\"";
+    if (const json* target = required("target", expected_target)) {
       if (auto t = read_target(*target, child(pointer, "target"), shape.store_target)) {
         fault.target = *t;
+        // A person clears a record that a server keeps: the database's flag row and locks, or
+        // the single store's leader key.
+        const bool on_database =
+            t->kind == sim::TargetKind::node && t->node == sim::kPostgresEndpoint;
+        const bool on_store = t->kind == sim::TargetKind::store && store_members_ <= 1;
+        if (*kind == sim::FaultKind::operator_clear && !on_database && !on_store) {
+          problem(child(pointer, "target"),
+                  database_ ? "\"postgres\" or \"store\" (the server that keeps the "
+                              "leadership record)"
+                            : "\"store\" (the server that keeps the leadership record; "
+                              "\"postgres\" with a database protocol)",
+                  json_excerpt(*target),
+                  store_members_ > 1 && t->kind == sim::TargetKind::store
+                      ? "operator_clear acts on a single store only"
+                      : "");
+        }
       }
     }
   }

@@ -115,6 +115,7 @@ std::optional<sim::Endpoint> Loader::read_endpoint(const json& v, const std::str
     const auto& text = v.get_ref<const std::string&>();
     if (text == "store") return sim::kStoreEndpoint;
     if (text == "sink") return sim::kSinkEndpoint;
+    if (database_ && text == "postgres") return sim::kPostgresEndpoint;
     if (auto member = store_member(text)) return member;
   }
   if (v.is_number_integer()) return read_node(v, pointer);
@@ -123,7 +124,12 @@ std::optional<sim::Endpoint> Loader::read_endpoint(const json& v, const std::str
       v.get_ref<const std::string&>().rfind("store:", 0) == 0) {
     hint = "store members exist only in a replicated store: set store.members to 3 or 5";
   }
-  problem(pointer, node_expected() + ", \"store\"" + store_members_expected() + " or \"sink\"",
+  if (!database_ && v.is_string() && v.get_ref<const std::string&>() == "postgres") {
+    hint = "the database server exists only with a database protocol or a postgres section";
+  }
+  problem(pointer,
+          node_expected() + ", \"store\"" + store_members_expected() +
+              (database_ ? ", \"sink\" or \"postgres\"" : " or \"sink\""),
           json_excerpt(v), hint);
   return std::nullopt;
 }
@@ -132,6 +138,7 @@ std::optional<sim::Target> Loader::read_target(const json& v, const std::string&
                                                bool allow_store) {
   std::vector<std::string> roles = {"leader", "follower", "random"};
   if (allow_store) roles.emplace_back("store");
+  if (database_) roles.emplace_back("postgres");
   if (store_members_ > 1) {
     roles.emplace_back("store_leader");
     roles.emplace_back("store_follower");
@@ -149,6 +156,9 @@ std::optional<sim::Target> Loader::read_target(const json& v, const std::string&
     if (text == "random") return sim::Target{sim::TargetKind::random, sim::kNoNode, {}};
     if (allow_store && text == "store")
       return sim::Target{sim::TargetKind::store, sim::kNoNode, {}};
+    // The database server is a process like the nodes: any process fault may hit it.
+    if (database_ && text == "postgres")
+      return sim::Target{sim::TargetKind::node, sim::kPostgresEndpoint, {}};
     // A replicated store's members are processes like the nodes: any process fault may hit one,
     // by name or by its Raft role when the fault fires.
     if (store_members_ > 1) {
@@ -162,6 +172,9 @@ std::optional<sim::Target> Loader::read_target(const json& v, const std::string&
   }
   std::string hint =
       v.is_string() ? did_you_mean(v.get_ref<const std::string&>(), roles) : std::string();
+  if (!database_ && v.is_string() && v.get_ref<const std::string&>() == "postgres") {
+    hint = "the database server exists only with a database protocol or a postgres section";
+  }
   if (store_members_ <= 1 && v.is_string()) {
     const auto& text = v.get_ref<const std::string&>();
     if (text == "store_leader" || text == "store_follower" || text.rfind("store:", 0) == 0) {

@@ -458,3 +458,71 @@ protocols::WorkloadConfig Loader::read_workload(const json& v) {
 }
 
 }  // namespace electsim::runner::detail
+
+namespace electsim::runner::detail {
+
+// The database server's settings, with PostgreSQL's names and defaults (PostgreSQL 16
+// documentation, "Connection Settings": tcp_keepalives_idle, tcp_keepalives_interval,
+// tcp_keepalives_count, in whole seconds (a count), 0 selecting the operating system's default;
+// "Statement Behavior": idle_in_transaction_session_timeout in milliseconds, 0 disabling it). The
+// upper bounds are Linux's (man 7 tcp: TCP_KEEPIDLE and TCP_KEEPINTVL at most 32767 s, TCP_KEEPCNT
+// at most 127) and PostgreSQL's (an int of milliseconds).
+void Loader::read_postgres(const json& v, servers::Services& services) {
+  servers::PostgresConfig config;
+  if (!check_object(v, "/postgres",
+                    {"tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count",
+                     "idle_in_transaction_session_timeout"},
+                    "the postgres section")) {
+    return;
+  }
+  const std::size_t before = problems_.size();
+  constexpr std::int64_t kMaxKeepaliveSeconds = 32767;
+  const auto seconds = [&](const char* key, sim::Duration& out) {
+    const json* value = get(v, key);
+    if (value == nullptr) return;
+    const std::string pointer = child("/postgres", key);
+    const std::size_t problems_before = problems_.size();
+    const auto d = protocols::read_duration(*value, pointer, problems_);
+    if (problems_.size() != problems_before || !d) return;
+    if (d->count() % 1'000'000'000 != 0 || *d > std::chrono::seconds(kMaxKeepaliveSeconds)) {
+      problem(pointer,
+              fmt::format("a whole number of seconds from \"0s\" (the system default) to "
+                          "\"{}s\" (Linux's limit)",
+                          kMaxKeepaliveSeconds),
+              json_excerpt(*value));
+      return;
+    }
+    out = *d;
+  };
+  seconds("tcp_keepalives_idle", config.tcp_keepalives_idle);
+  seconds("tcp_keepalives_interval", config.tcp_keepalives_interval);
+  if (const json* count = get(v, "tcp_keepalives_count")) {
+    const auto n = as_unsigned(*count);
+    if (!n || *n > 127) {
+      problem("/postgres/tcp_keepalives_count",
+              "a whole number of probes from 0 (the system default) to 127 (Linux's limit)",
+              json_excerpt(*count));
+    } else {
+      config.tcp_keepalives_count = static_cast<std::int64_t>(*n);
+    }
+  }
+  if (const json* idle = get(v, "idle_in_transaction_session_timeout")) {
+    const std::string pointer = "/postgres/idle_in_transaction_session_timeout";
+    const std::size_t problems_before = problems_.size();
+    const auto d = protocols::read_duration(*idle, pointer, problems_);
+    if (problems_.size() == problems_before && d) {
+      constexpr std::int64_t kMaxMs = 2147483647;  // PostgreSQL's int of milliseconds
+      if (d->count() % 1'000'000 != 0 || *d > std::chrono::milliseconds(kMaxMs)) {
+        problem(pointer,
+                fmt::format("a whole number of milliseconds from \"0s\" (disabled) to \"{}ms\"",
+                            kMaxMs),
+                json_excerpt(*idle));
+      } else {
+        config.idle_in_transaction_session_timeout = *d;
+      }
+    }
+  }
+  if (problems_.size() == before) services.postgres = config;
+}
+
+}  // namespace electsim::runner::detail

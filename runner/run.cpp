@@ -109,6 +109,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   header.leader_key = scenario.prepared.leader_key;
   header.uses_store = scenario.prepared.uses_store;
   header.store_members = scenario.services.replication.members;
+  header.coordinator = scenario.prepared.coordinator;
 
   analysis::Analyzer analyzer(header.analysis_config());
   analysis::TraceHasher hasher;

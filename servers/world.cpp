@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "servers/postgres/postgres_server.hpp"
 #include "servers/sink/sink_server.hpp"
 #include "servers/store/member.hpp"
 #include "servers/store/store_server.hpp"
@@ -40,6 +41,11 @@ void add_services(sim::WorldConfig& world, const Services& services) {
   world.servers.push_back(
       sim::ServerSpec{sim::kSinkEndpoint, "sink", "", sim::ClockConfig{},
                       [config = services.sink] { return std::make_unique<SinkServer>(config); }});
+  if (services.postgres) {
+    world.servers.push_back(sim::ServerSpec{
+        sim::kPostgresEndpoint, "postgres", "", sim::ClockConfig{},
+        [config = *services.postgres] { return std::make_unique<PostgresServer>(config); }});
+  }
 }
 
 sim::WorldConfig with_services(sim::WorldConfig world, const Services& services) {
@@ -59,6 +65,11 @@ const Sink& sink_of(const sim::Kernel& kernel) {
   const auto* server = dynamic_cast<const SinkServer*>(kernel.process(sim::kSinkEndpoint));
   ELECTSIM_ASSERT(server != nullptr, "the world has a sink");
   return server->sink();
+}
+
+const Database* database_of(const sim::Kernel& kernel) {
+  const auto* server = dynamic_cast<const PostgresServer*>(kernel.process(sim::kPostgresEndpoint));
+  return server != nullptr ? &server->database() : nullptr;
 }
 
 }  // namespace electsim::servers

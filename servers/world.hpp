@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "raft/core.hpp"
+#include "servers/postgres/database.hpp"
 #include "servers/sink/sink.hpp"
 #include "servers/store/store.hpp"
 #include "sim/kernel.hpp"
@@ -29,9 +30,12 @@ struct Services {
   SinkConfig sink;
   sim::ClockConfig store_clock;  // every member's; the sink's clock is perfect
   ReplicationConfig replication;
+  // The database server (servers/postgres), in worlds whose protocol or scenario asks for it.
+  std::optional<PostgresConfig> postgres;
 };
 
-// Adds the store (its members, when replicated) and the sink at kSinkEndpoint to `world`.
+// Adds the store (its members, when replicated), the sink at kSinkEndpoint and, if configured, the
+// database server at kPostgresEndpoint to `world`.
 void add_services(sim::WorldConfig& world, const Services& services);
 // `world` with the store and the sink added: for tests and tools that build worlds by hand.
 sim::WorldConfig with_services(sim::WorldConfig world, const Services& services = {});
@@ -40,5 +44,7 @@ sim::WorldConfig with_services(sim::WorldConfig world, const Services& services 
 // replicated store's state is that of member 0 (the store's first address).
 const Store& store_of(const sim::Kernel& kernel);
 const Sink& sink_of(const sim::Kernel& kernel);
+// The database server's state; nullptr when the world has none.
+const Database* database_of(const sim::Kernel& kernel);
 
 }  // namespace electsim::servers

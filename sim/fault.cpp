@@ -51,6 +51,10 @@ constexpr FaultKindInfo kCatalogue[] = {
    false, "the target's disk finishes no fsync until the duration has passed"},
   {K::campaign, "campaign", "campaign", N::required, false, N::no, {}, E::command, false,
    "the target starts an election now, as if its timer had fired (etcd's MsgHup)"},
+  {K::operator_clear, "operator_clear", "operator clear", N::required, true, N::no, {},
+   E::command, false,
+   "a person clears the leadership record on the target server: \"postgres\" (the flag row set "
+   "to NULL, or the lock holder's backend terminated) or \"store\" (the leader key deleted)"},
 };
 // clang-format on
 static_assert(std::size(kCatalogue) == kFaultKindCount, "one catalogue row per fault kind");

@@ -33,9 +33,10 @@ enum class FaultKind : std::uint16_t {
   step_down,      // the target is told to give up leadership (voluntary release)
   stop,           // the target releases and shuts down gracefully; restart brings it back
   disk_stall,     // the target's disk finishes no fsync until the duration has passed
-  campaign,       // the target starts an election now (etcd's MsgHup)
+  campaign,        // the target starts an election now (etcd's MsgHup)
+  operator_clear,  // a person clears the leadership record the target server keeps
 };
-inline constexpr int kFaultKindCount = 18;
+inline constexpr int kFaultKindCount = 19;
 const char* fault_kind_name(FaultKind kind);
 
 // The fault catalogue: one row per kind, read by the loader (which keys a fault takes), the

@@ -13,8 +13,9 @@ inline constexpr NodeId kNoNode = -1;
 
 // A network endpoint: a node id, or a server's address.
 using Endpoint = std::int32_t;
-// Server k listens at -2 - k: the store is server 0, the sink server 1.
-inline constexpr std::size_t kMaxServers = 8;
+// Server k listens at -2 - k: the store is server 0, the sink server 1, a replicated store's
+// members 2 to 7, the database server (servers/postgres) 8.
+inline constexpr std::size_t kMaxServers = 9;
 constexpr Endpoint server_endpoint(std::size_t k) {
   return -2 - static_cast<Endpoint>(k);
 }
@@ -28,7 +29,7 @@ inline constexpr Endpoint kStoreEndpoint = server_endpoint(0);
 inline constexpr Endpoint kSinkEndpoint = server_endpoint(1);
 // A replicated store's members ("store:K"): member 0 at the store's address, the others after the
 // sink's. Traces write member 0 as "store".
-inline constexpr std::size_t kMaxStoreMembers = kMaxServers - 1;
+inline constexpr std::size_t kMaxStoreMembers = 7;
 constexpr Endpoint store_member_endpoint(std::size_t k) {
   return k == 0 ? kStoreEndpoint : server_endpoint(k + 1);
 }
@@ -36,13 +37,18 @@ constexpr Endpoint store_member_endpoint(std::size_t k) {
 constexpr std::int32_t store_member_of(Endpoint e) {
   if (e == kStoreEndpoint) return 0;
   if (!is_server_address(e) || e == kSinkEndpoint) return -1;
-  return static_cast<std::int32_t>(server_slot(e)) - 1;
+  const std::size_t member = server_slot(e) - 1;
+  return member < kMaxStoreMembers ? static_cast<std::int32_t>(member) : -1;
 }
+// The database server (servers/postgres), named "postgres" in scenarios and traces.
+inline constexpr Endpoint kPostgresEndpoint = server_endpoint(kMaxStoreMembers + 1);
+static_assert(server_slot(kPostgresEndpoint) < kMaxServers, "the database has an address");
 // Members of a partition group resolved when the fault fires: the current leader, one follower
 // drawn from the faults stream, and every node no other group names.
-inline constexpr Endpoint kLeaderMember = -10;
-inline constexpr Endpoint kFollowerMember = -11;
-inline constexpr Endpoint kRestMember = -12;
+// Far below every server address.
+inline constexpr Endpoint kLeaderMember = -100;
+inline constexpr Endpoint kFollowerMember = -101;
+inline constexpr Endpoint kRestMember = -102;
 
 // Opaque handle of a timer; 0 is never a live timer.
 using TimerId = std::uint64_t;

@@ -547,6 +547,11 @@ void Kernel::emit_drop(const Entry& e, Endpoint from, Endpoint to, DropReason re
 }
 
 void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
+  if (e.kind == EntryKind::deliver && e.body != Entry::kNoBody &&
+      std::holds_alternative<TcpProbe>(bodies_[e.body]->value)) {
+    answer_probe(slot, e);
+    return;
+  }
   Proc& p = proc(e.node);
   const bool session_bound = e.kind != EntryKind::deliver || e.session;
   if (!p.up || (session_bound && e.incarnation != p.incarnation)) {
@@ -670,6 +675,30 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
     default:
       ELECTSIM_ASSERT(false, "process entries only");
   }
+}
+
+void Kernel::answer_probe(std::uint32_t slot, Entry& e) {
+  // The probe is answered by the host's TCP stack (Linux tcp_keepalive_timer and the peer's
+  // ACK), not by the process: a paused process's host answers at once, a crashed host answers
+  // nothing, and a host that restarted answers a connection of its earlier life with a reset
+  // (RFC 9293 3.10.7.1: a segment for a connection that does not exist draws a RST).
+  Proc& p = proc(e.node);
+  const Endpoint server = e.peer;
+  const auto server_incarnation = static_cast<std::uint32_t>(e.payload);
+  const std::int64_t connection = std::get<TcpProbe>(bodies_[e.body]->value).connection;
+  const bool reset = e.incarnation != p.incarnation;
+  const bool cut = network_.in_flight() == InFlightPolicy::drop_if_cut_on_arrival &&
+                   !network_.link_up(server, p.id);
+  free_entry(slot);
+  if (!p.up || cut) return;
+  const std::uint32_t answer = new_entry(EntryKind::deliver, server);
+  Entry& a = entries_[answer];
+  a.peer = p.id;
+  a.session = true;
+  a.incarnation = server_incarnation;
+  a.payload = p.incarnation;
+  set_body(answer, TcpProbeAck{connection, reset});
+  route(p.id, server, answer);
 }
 
 // ---- Processes
@@ -1295,6 +1324,15 @@ void Kernel::apply_fault(std::size_t index) {
                               : f.kind == FaultKind::campaign ? Command::campaign
                                                               : Command::step_down;
       entries_[slot].payload = static_cast<std::uint64_t>(command);
+      push(now_, slot);
+      break;
+    }
+    case FaultKind::operator_clear: {
+      // A person's order to the server that keeps the leadership record: carried out when the
+      // server runs (a paused server does it at resume, a crashed one never).
+      const Endpoint server = f.target.kind == TargetKind::store ? kStoreEndpoint : *target;
+      const std::uint32_t slot = new_entry(EntryKind::command, server);
+      entries_[slot].payload = static_cast<std::uint64_t>(Command::operator_clear);
       push(now_, slot);
       break;
     }

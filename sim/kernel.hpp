@@ -147,6 +147,8 @@ class Kernel {
   void free_entry(std::uint32_t slot);
   void dispatch(std::uint32_t slot);
   void dispatch_to_process(std::uint32_t slot, Entry& entry);
+  // A TCP keepalive probe reaches a host: its kernel answers, whatever its process is doing.
+  void answer_probe(std::uint32_t slot, Entry& entry);
   void emit(const Event& event) {
     for (Observer* o : observers_) o->on_event(event);
   }

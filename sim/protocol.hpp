@@ -75,9 +75,10 @@ class DurableState {
   const std::type_info* bulk_type_ = nullptr;
 };
 
-// Orders the kernel can give a node from outside (faults `step_down`, `stop` and `campaign`).
-// campaign: start an election now, as if its election or failure timer had fired (etcd's MsgHup).
-enum class Command : std::uint8_t { step_down, stop, campaign };
+// Orders the kernel can give a process from outside (faults `step_down`, `stop`, `campaign` and
+// `operator_clear`). campaign: start an election now, as if its election or failure timer had
+// fired (etcd's MsgHup); operator_clear: a person clears the leadership record a server keeps.
+enum class Command : std::uint8_t { step_down, stop, campaign, operator_clear };
 
 class Context {
  public:
@@ -102,6 +103,9 @@ class Context {
   // buffer); a pause inside that window holds it, and a crash loses it. Then it crosses the
   // network like any message. The reply comes to on_sink_reply.
   virtual RequestId sink_write(Token token, std::int64_t payload, Duration send_delay) = 0;
+  // Sends a statement to the database server (servers/postgres) on this node's session; the
+  // reply (if it arrives) comes to on_db_reply with this id.
+  virtual RequestId db(DbRequest request) = 0;
   // Announces a belief. Announcing the same belief again is a no-op.
   virtual void announce(const Belief& belief) = 0;
 };
@@ -115,6 +119,8 @@ class Protocol {
   virtual void on_store_reply(Context& ctx, const StoreReply& reply) = 0;
   virtual void on_watch(Context& ctx, const WatchEvent& event) = 0;
   virtual void on_sink_reply(Context& ctx, const SinkReply& reply) = 0;
+  // Only protocols that talk to the database server receive these.
+  virtual void on_db_reply(Context& /*ctx*/, const DbReply& /*reply*/) {}
   // step_down: give up leadership now (voluntary release); stop: release and shut down (the kernel
   // takes the node down right after this call returns; messages sent during it still go out);
   // campaign: try for leadership now (a leader ignores it).

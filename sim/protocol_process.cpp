@@ -76,6 +76,8 @@ void ProtocolProcess::on_payload(ProcessContext& ctx, Endpoint from,
       ctx.trace(ev);
     }
     protocol_->on_sink_reply(*this, *sink);
+  } else if (auto* db = std::get_if<DbReply>(&payload)) {
+    protocol_->on_db_reply(*this, *db);
   } else {
     ELECTSIM_ASSERT(false, "a node receives only replies, watches and peer messages");
   }
@@ -99,6 +101,8 @@ void ProtocolProcess::on_timer(ProcessContext& ctx, TimerId id, TimerTag tag) {
 }
 
 void ProtocolProcess::on_command(ProcessContext& /*ctx*/, Command command) {
+  // operator_clear is an order to a server; the loader never aims it at a node.
+  if (command == Command::operator_clear) return;
   protocol_->on_command(*this, command);
 }
 
@@ -161,6 +165,13 @@ RequestId ProtocolProcess::sink_write(Token token, std::int64_t payload, Duratio
   } else {
     ctx_->send_later(send_delay, kSinkEndpoint, Payload(SinkWrite{id, token, payload}));
   }
+  return id;
+}
+
+RequestId ProtocolProcess::db(DbRequest request) {
+  const RequestId id = ctx_->new_request_id();
+  request.id = id;
+  ctx_->send(kPostgresEndpoint, Payload(request));
   return id;
 }
 

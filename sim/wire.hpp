@@ -70,7 +70,57 @@ struct ForwardedProposal {
   StoreCommand command;
 };
 
-using Payload = std::variant<std::monostate, StoreRequest, StoreReply, WatchEvent, SinkWrite,
-                             SinkReply, ReplicaMessage, ForwardedProposal>;
+// A statement on a client's session with the database server (servers/postgres). Each names
+// the SQL it stands for; the session is the client's connection, so a crashed client's session
+// lingers on the server until the server notices the connection is gone.
+enum class DbOp : std::uint8_t {
+  try_advisory_lock,     // SELECT pg_try_advisory_lock(k) (and the token: txid_current() or the
+                         // epoch row bumped, in the same round trip)
+  advisory_unlock,       // SELECT pg_advisory_unlock(k)
+  lock_row,              // BEGIN; SELECT ... FROM leader FOR UPDATE: waits while another holds it
+  lock_row_skip_locked,  // BEGIN; SELECT ... FROM leader FOR UPDATE SKIP LOCKED: no row if held
+  end_transaction,       // ROLLBACK: ends the transaction, releasing its row lock
+  check,                 // SELECT 1 (inside the open transaction, if any): the session lives
+  set_flag,              // UPDATE leader SET holder = $me WHERE holder IS NULL
+  clear_flag,            // UPDATE leader SET holder = NULL WHERE holder = $me
+  write,  // the protected write, in one transaction with its fencing check (the database as sink)
+};
+inline constexpr int kDbOpCount = 9;
+
+struct DbRequest {
+  RequestId id = 0;
+  DbOp op = DbOp::check;
+  Token token = 0;           // write: the writer's token
+  std::int64_t payload = 0;  // write
+  // Acquisitions: the token is the `leader` row's epoch bumped in the same transaction;
+  // otherwise txid_current() of the acquiring transaction.
+  bool bump_epoch = false;
+};
+
+struct DbReply {
+  RequestId id = 0;
+  DbOp op = DbOp::check;
+  // try_advisory_lock, lock_row*: the lock is this session's; set_flag: one row updated;
+  // check: the session holds the lock (or the flag); write: accepted.
+  bool ok = false;
+  // An acquisition's fencing token: txid_current() or the bumped epoch; write: the token written.
+  Token token = 0;
+  Token highest_accepted = 0;  // write: the highest token the database accepted, after it
+};
+
+// A TCP keepalive probe from a server to a client's connection, and the client's host's answer.
+// The host's kernel answers, not the process: a paused process's connection still answers, a
+// crashed host's does not, and a restarted host resets a connection it no longer knows.
+struct TcpProbe {
+  std::int64_t connection = 0;  // the server's name for the connection (a backend pid)
+};
+struct TcpProbeAck {
+  std::int64_t connection = 0;
+  bool reset = false;  // RST: the host no longer knows the connection
+};
+
+using Payload =
+    std::variant<std::monostate, StoreRequest, StoreReply, WatchEvent, SinkWrite, SinkReply,
+                 ReplicaMessage, ForwardedProposal, DbRequest, DbReply, TcpProbe, TcpProbeAck>;
 
 }  // namespace electsim::sim

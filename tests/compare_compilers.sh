@@ -20,11 +20,14 @@ for scenario in scenarios/*.json; do
 done
 # Runs beyond the files as written: a scenario name and its --set overrides. The replicated
 # store's members run Raft with a log and client failover; 3 and 5 members, and disks whose
-# fsyncs take time (sends held until they finish), exercise all of it.
+# fsyncs take time (sends held until they finish), exercise all of it. The database server's
+# commits wait for its disk too, and its keepalive probes cross a lossy network.
 extra_runs=(
   "lease-leader-crash store.members=3"
   "lease-leader-crash store.members=5"
   "lease-leader-crash store.members=3 disk.fsync=5ms"
+  "postgres-row-lock-pause-fencing disk.fsync=5ms"
+  "postgres-row-lock-pause-fencing protocol.lock=advisory postgres.tcp_keepalives_idle=1s postgres.tcp_keepalives_interval=1s postgres.tcp_keepalives_count=1 network.loss=0.2"
 )
 for run in "${extra_runs[@]}"; do
   read -r name overrides <<<"$run"

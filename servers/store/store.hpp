@@ -29,6 +29,9 @@ struct StoreConfig {
   std::size_t max_keys = 100'000;
   std::size_t max_leases = 100'000;
   std::size_t max_watches = 100'000;
+  // The key whose holder leads, when the protocol keeps one here: the operator_clear fault
+  // deletes it (`etcdctl del`). Empty: that fault finds nothing to clear.
+  std::string leader_key;
 };
 
 // How a member of a replicated store runs the same state machine. Every member applies every

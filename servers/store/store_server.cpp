@@ -58,6 +58,17 @@ void StoreServer::on_disconnect(sim::ProcessContext& /*ctx*/, sim::Endpoint peer
   if (peer >= 0) store_.drop_watches_of(peer);
 }
 
+void StoreServer::on_command(sim::ProcessContext& ctx, sim::Command command) {
+  if (command != sim::Command::operator_clear || store_.config().leader_key.empty()) return;
+  StoreRequest request;
+  request.op = StoreOp::del;
+  request.key = store_.config().leader_key;
+  out_.clear();
+  store_.apply(kNoNode, request, ctx.now(), out_);
+  publish(ctx);
+  schedule_expiry(ctx);
+}
+
 void StoreServer::on_clock_change(sim::ProcessContext& ctx) {
   // Expiry is judged on this clock's reading: look again, now, that the reading moved (with scans
   // too). The timer armed for the old reading still fires, and finds nothing or something due.

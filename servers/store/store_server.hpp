@@ -26,6 +26,8 @@ class StoreServer final : public sim::Process {
                   sim::Payload&& payload) override;
   void on_timer(sim::ProcessContext& ctx, sim::TimerId id, sim::TimerTag tag) override;
   void on_disconnect(sim::ProcessContext& ctx, sim::Endpoint peer) override;
+  // operator_clear: a person deletes the leader key.
+  void on_command(sim::ProcessContext& ctx, sim::Command command) override;
   void on_clock_change(sim::ProcessContext& ctx) override;
 
  private:

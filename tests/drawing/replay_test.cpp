@@ -121,7 +121,9 @@ sim::WorldConfig small_world(std::uint64_t seed = 7, sim::ClockConfig store_cloc
   partition.target = {};
   partition.groups = {{0, 1, sim::kStoreEndpoint, sim::kSinkEndpoint}, {2}};
   world.faults.push_back(partition);
-  return servers::with_services(std::move(world), servers::Services{{}, {}, store_clock, {}});
+  servers::Services services;
+  services.store_clock = store_clock;
+  return servers::with_services(std::move(world), services);
 }
 
 TraceHeader header_for(const sim::WorldConfig& world, std::string scenario = "beacon") {

@@ -555,7 +555,9 @@ TEST_CASE("timeline: clock segments read exactly what sim::ClockModel reads") {
   world.clocks[1].drift_ppb = -250'000'001;
   sim::ClockConfig store_clock;
   store_clock.drift_ppb = 999;
-  world = servers::with_services(std::move(world), servers::Services{{}, {}, store_clock, {}});
+  servers::Services services;
+  services.store_clock = store_clock;
+  world = servers::with_services(std::move(world), services);
   Feed f(header(2, 6000), world);
 
   // The kernel's clock faults: code 0 sets the drift, 1 steps, 2 sets the offset.

@@ -47,6 +47,12 @@ class FakeContext final : public sim::Context {
     sim::Duration send_delay{0};
   };
 
+  struct DbCall {
+    sim::RequestId id = 0;
+    sim::DbRequest request;
+    sim::LocalTime at;
+  };
+
   explicit FakeContext(sim::NodeId self = 0, std::size_t cluster_size = 3, std::uint64_t seed = 1)
       : self_(self),
         cluster_size_(cluster_size),
@@ -94,6 +100,12 @@ class FakeContext final : public sim::Context {
     sink_calls.push_back(SinkCall{id, token, payload, now_, send_delay});
     return id;
   }
+  sim::RequestId db(sim::DbRequest request) override {
+    const sim::RequestId id = next_request_id_++;
+    request.id = id;
+    db_calls.push_back(DbCall{id, request, now_});
+    return id;
+  }
   void announce(const sim::Belief& belief) override {
     announcements.push_back(Announcement{belief, now_});
   }
@@ -103,6 +115,7 @@ class FakeContext final : public sim::Context {
   std::vector<Timer> timers;  // every timer ever set, in the order set
   std::vector<StoreCall> store_calls;
   std::vector<SinkCall> sink_calls;
+  std::vector<DbCall> db_calls;
   std::vector<Announcement> announcements;  // every call, repeats included
 
   // The belief the kernel would hold (it ignores repeats, so the last call is the belief).

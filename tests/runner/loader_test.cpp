@@ -308,6 +308,35 @@ TEST_CASE("loader: each kind of bad input is one problem at its pointer") {
        "did you mean \"min\"?"},
       {R"({"expect": {"failovers": {"max": "3"}}})", "/expect/failovers/max", "a number"},
       {R"({"expect": {"failovers": {}}})", "/expect/failovers", "at least one of"},
+      {R"({"postgres": {"tcp_keepalives_idle": "1500ms"}})", "/postgres/tcp_keepalives_idle",
+       "a whole number of seconds"},
+      {R"({"postgres": {"tcp_keepalives_interval": "40000s"}})",
+       "/postgres/tcp_keepalives_interval", "\"32767s\" (Linux's limit)"},
+      {R"({"postgres": {"tcp_keepalives_idle": "-1s"}})", "/postgres/tcp_keepalives_idle",
+       "non-negative duration"},
+      {R"({"postgres": {"tcp_keepalives_count": 128}})", "/postgres/tcp_keepalives_count",
+       "from 0 (the system default) to 127"},
+      {R"({"postgres": {"tcp_keepalives_count": 2.5}})", "/postgres/tcp_keepalives_count",
+       "whole number of probes"},
+      {R"({"postgres": {"idle_in_transaction_session_timeout": "1500us"}})",
+       "/postgres/idle_in_transaction_session_timeout", "a whole number of milliseconds"},
+      {R"({"postgres": {"tcp_keepalive_idle": "5s"}})", "/postgres/tcp_keepalive_idle",
+       "did you mean \"tcp_keepalives_idle\"?"},
+      {R"({"postgres": 5})", "/postgres", "the postgres section"},
+      {R"({"faults": [{"at": "1s", "kind": "crash", "target": "postgres"}]})", "/faults/0/target",
+       "the database server exists only with a database protocol or a postgres section"},
+      {R"({"faults": [{"at": "1s", "kind": "operator_clear", "target": 0}]})", "/faults/0/target",
+       "expected \"store\" (the server that keeps the leadership record"},
+      {R"({"faults": [{"at": "1s", "kind": "operator_clear"}]})", "/faults/0/target",
+       "expected \"store\" (the server that keeps the leadership record), found nothing"},
+      {R"({"postgres": {}, "faults": [{"at": "1s", "kind": "operator_clear", "target": "leader"}]})",
+       "/faults/0/target", "expected \"postgres\" or \"store\""},
+      {R"({"protocol": {"name": "postgres", "lock": "rows"}})", "/protocol/lock",
+       "did you mean \"row\"?"},
+      // A wrong parameter of a database protocol leaves its faults on "postgres" valid.
+      {R"({"protocol": {"name": "db-flag", "retry_interval": "0s"},
+           "faults": [{"at": "1s", "kind": "operator_clear", "target": "postgres"}]})",
+       "/protocol/retry_interval", "1ms"},
       {R"({"variants": {"v": {"sett": {}}}})", "/variants/v/sett", "did you mean \"set\"?"},
       {R"({"variants": {"v": {"set": {"protocol..ttl": "1s"}}}})", "/variants/v/set/protocol..ttl",
        "dotted path"},
@@ -726,4 +755,35 @@ TEST_CASE("loader: a replicated store's section becomes the members' Raft and cl
   CHECK(faults[1].target.node == electsim::sim::store_member_endpoint(2));
   CHECK(faults[2].groups[0][0] == electsim::sim::store_member_endpoint(1));
   CHECK(faults[2].groups[1][0] == electsim::sim::kStoreEndpoint);
+}
+
+TEST_CASE("loader: a database protocol gets the database server, with PostgreSQL's defaults") {
+  const LoadResult r = load(with(R"({"protocol": {"name": "postgres"},
+    "faults": [{"at": "1s", "kind": "pause", "target": "postgres", "duration": "2s"},
+               {"at": "2s", "kind": "operator_clear", "target": "postgres"},
+               {"at": "3s", "kind": "partition", "groups": [["leader"], ["rest", "postgres"]]}]})"));
+  INFO(all_messages(r));
+  REQUIRE(r.scenario.has_value());
+  REQUIRE(r.scenario->services.postgres.has_value());
+  const electsim::servers::PostgresConfig& pg = *r.scenario->services.postgres;
+  CHECK(pg.dead_client_detection() == 7875s);
+  CHECK(pg.idle_in_transaction_session_timeout == Duration(0));
+  CHECK(r.scenario->world.faults[0].target.node == electsim::sim::kPostgresEndpoint);
+  CHECK(r.scenario->world.faults[2].groups[1].back() == electsim::sim::kPostgresEndpoint);
+  CHECK(r.scenario->prepared.coordinator == electsim::sim::kPostgresEndpoint);
+}
+
+TEST_CASE("loader: the postgres section configures the server for any protocol") {
+  const LoadResult r = load(with(R"({"postgres": {"tcp_keepalives_idle": "60s",
+    "tcp_keepalives_interval": "5s", "tcp_keepalives_count": 4,
+    "idle_in_transaction_session_timeout": "1500ms"},
+    "faults": [{"at": "1s", "kind": "operator_clear", "target": "store"}]})"));
+  INFO(all_messages(r));
+  REQUIRE(r.scenario.has_value());
+  REQUIRE(r.scenario->services.postgres.has_value());
+  CHECK(r.scenario->services.postgres->dead_client_detection() == 80s);
+  CHECK(r.scenario->services.postgres->idle_in_transaction_session_timeout == 1500ms);
+  // The lease keeps its leader key in the store, where operator_clear deletes it.
+  CHECK(r.scenario->services.store.leader_key == "/electsim/leader");
+  CHECK(r.scenario->world.faults[0].target.kind == electsim::sim::TargetKind::store);
 }
