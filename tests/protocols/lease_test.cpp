@@ -162,6 +162,29 @@ std::optional<FakeContext::Announcement> first_announcement_of(const FakeContext
   return std::nullopt;
 }
 
+// Node 1 creates the client-mode record (client-go's Create of the Lease), as another node's
+// request applied at the store; returns the request so that renewals can reuse it.
+StoreRequest node_1_takes_the_record(Bench& b) {
+  StoreRequest create;
+  create.op = StoreOp::txn;
+  create.compares.push_back(
+      sim::Compare{kKey, sim::Compare::Target::create_revision, sim::Compare::Op::equal, 0, {}});
+  create.success.push_back(sim::TxnOp{sim::TxnOp::Kind::put, kKey, "1", sim::kNoLease});
+  REQUIRE(b.other(1, create).succeeded);
+  return create;
+}
+
+// Node 1 renews the record by compare-and-swap on its mod_revision (client-go's Update).
+void node_1_renews(Bench& b, const StoreRequest& create) {
+  StoreRequest renew = create;
+  renew.compares = {sim::Compare{kKey,
+                                 sim::Compare::Target::mod_revision,
+                                 sim::Compare::Op::equal,
+                                 b.store.peek(kKey)->mod_revision,
+                                 {}}};
+  REQUIRE(b.other(1, renew).succeeded);
+}
+
 }  // namespace
 
 // ---- Store mode: acquisition -------------------------------------------------------------------
@@ -413,12 +436,7 @@ TEST_CASE(
     "own clock") {
   const bool holder_renews = GENERATE(false, true);
   Bench b(config_of({{"expiry", "client"}}));
-  StoreRequest create;
-  create.op = StoreOp::txn;
-  create.compares.push_back(
-      sim::Compare{kKey, sim::Compare::Target::create_revision, sim::Compare::Op::equal, 0, {}});
-  create.success.push_back(sim::TxnOp{sim::TxnOp::Kind::put, kKey, "1", sim::kNoLease});
-  REQUIRE(b.other(1, create).succeeded);
+  const StoreRequest create = node_1_takes_the_record(b);
   b.start();
   b.answer();
   CHECK(b.ctx.belief()->known_leader == 1);
@@ -426,13 +444,7 @@ TEST_CASE(
   LocalTime last_change_seen(0);
   if (holder_renews) {
     b.run_for(6s);
-    StoreRequest renew = create;
-    renew.compares = {sim::Compare{kKey,
-                                   sim::Compare::Target::mod_revision,
-                                   sim::Compare::Op::equal,
-                                   b.store.peek(kKey)->mod_revision,
-                                   {}}};
-    REQUIRE(b.other(1, renew).succeeded);
+    node_1_renews(b, create);
   }
   const Revision holder_mod = b.store.peek(kKey)->mod_revision;
   b.run_for(b.config.ttl + 10s);
@@ -464,12 +476,7 @@ TEST_CASE(
     "lease: client mode: a follower polls the held record every retry_interval times 1 to 2.2, "
     "as client-go's wait.Jitter with JitterFactor 1.2") {
   Bench b(config_of({{"expiry", "client"}}));
-  StoreRequest create;
-  create.op = StoreOp::txn;
-  create.compares.push_back(
-      sim::Compare{kKey, sim::Compare::Target::create_revision, sim::Compare::Op::equal, 0, {}});
-  create.success.push_back(sim::TxnOp{sim::TxnOp::Kind::put, kKey, "1", sim::kNoLease});
-  REQUIRE(b.other(1, create).succeeded);
+  const StoreRequest create = node_1_takes_the_record(b);
   b.start();
   b.answer();
   // Less than the lease duration: the record stays held and every try is a probe.
@@ -479,13 +486,7 @@ TEST_CASE(
   Duration shortest = Duration::max();
   std::size_t polls = 0;
   while (polls < 200) {
-    StoreRequest renew = create;
-    renew.compares = {sim::Compare{kKey,
-                                   sim::Compare::Target::mod_revision,
-                                   sim::Compare::Op::equal,
-                                   b.store.peek(kKey)->mod_revision,
-                                   {}}};
-    REQUIRE(b.other(1, renew).succeeded);
+    node_1_renews(b, create);
     b.run_for(b.config.ttl - 1s);
     const auto gets = b.ctx.store_calls_of(StoreOp::get);
     for (std::size_t i = polls + 1; i < gets.size(); ++i) {

@@ -73,6 +73,31 @@ const runner::PointSummary& point_where(const runner::SweepResult& r,
   return points.front();
 }
 
+// Plans a shipped sweep file with its own grid replaced by `axes`, over seeds 1..seeds.
+runner::SweepPlan shipped(const char* file, std::vector<runner::GridAxis> axes,
+                          std::uint64_t seeds) {
+  const char* source = std::getenv("ELECTSIM_SOURCE_DIR");
+  const std::string path =
+      std::string(source != nullptr ? source : ".") + "/scenarios/sweeps/" + file;
+  std::ifstream in(path);
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  runner::SweepDefinition d;
+  d.scenario_path = path;
+  d.axes = std::move(axes);
+  d.seeds = {1, seeds};
+  runner::PlanOutcome planned = runner::plan_sweep(text.str(), std::move(d));
+  for (const auto& p : planned.problems) UNSCOPED_INFO(p);
+  REQUIRE(planned.plan);
+  return std::move(*planned.plan);
+}
+
+double seconds(const std::optional<std::int64_t>& ns) {
+  REQUIRE(ns.has_value());
+  return static_cast<double>(*ns) * 1e-9;
+}
+
 }  // namespace
 
 TEST_CASE("sweep: the outputs are identical for one thread and for three") {
@@ -372,22 +397,12 @@ TEST_CASE("run: a run whose cancel flag is set stops early and says so") {
 TEST_CASE(
     "sweep: under random GC pauses and crashes fencing prevents every overwrite at any TTL, and "
     "without it the careful client is safer than the careless one, not safe") {
-  const char* source = std::getenv("ELECTSIM_SOURCE_DIR");
-  const std::string path =
-      std::string(source != nullptr ? source : ".") + "/scenarios/sweeps/ttl-vs-gc-pause.json";
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  runner::SweepDefinition d;
-  d.scenario_path = path;
-  d.axes = {axis("protocol.ttl=1s,3s,8s"), axis("protocol.fencing=true,false"),
-            axis("protocol.recheck_before_write=true,false")};
-  d.seeds = {1, 200};
-  runner::PlanOutcome planned = runner::plan_sweep(text.str(), std::move(d));
-  for (const auto& p : planned.problems) UNSCOPED_INFO(p);
-  REQUIRE(planned.plan);
-  const runner::SweepResult r = sweep(*planned.plan, 2);
+  const runner::SweepResult r =
+      sweep(shipped("ttl-vs-gc-pause.json",
+                    {axis("protocol.ttl=1s,3s,8s"), axis("protocol.fencing=true,false"),
+                     axis("protocol.recheck_before_write=true,false")},
+                    200),
+            2);
   const auto points = runner::summarise(r);
   std::vector<double> careless;
   std::vector<double> careful;
@@ -435,35 +450,6 @@ TEST_CASE("sweep: a --set that reaches no run of a protocol is named in a column
   const auto raft_row = csv.substr(csv.find("\nraft,") + 1);
   CHECK(raft_row.substr(0, raft_row.find('\n')).ends_with(","));
 }
-
-namespace {
-
-// Plans a shipped sweep file with its own grid replaced by `axes`, over seeds 1..seeds.
-runner::SweepPlan shipped(const char* file, std::vector<runner::GridAxis> axes,
-                          std::uint64_t seeds) {
-  const char* source = std::getenv("ELECTSIM_SOURCE_DIR");
-  const std::string path =
-      std::string(source != nullptr ? source : ".") + "/scenarios/sweeps/" + file;
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  runner::SweepDefinition d;
-  d.scenario_path = path;
-  d.axes = std::move(axes);
-  d.seeds = {1, seeds};
-  runner::PlanOutcome planned = runner::plan_sweep(text.str(), std::move(d));
-  for (const auto& p : planned.problems) UNSCOPED_INFO(p);
-  REQUIRE(planned.plan);
-  return std::move(*planned.plan);
-}
-
-double seconds(const std::optional<std::int64_t>& ns) {
-  REQUIRE(ns.has_value());
-  return static_cast<double>(*ns) * 1e-9;
-}
-
-}  // namespace
 
 TEST_CASE(
     "sweep: client-go failover agrees with the timing model computed on its own, and the "
