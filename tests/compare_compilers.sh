@@ -28,11 +28,15 @@ extra_runs=(
   "lease-leader-crash store.members=3 disk.fsync=5ms"
   "postgres-row-lock-pause-fencing disk.fsync=5ms"
   "postgres-row-lock-pause-fencing protocol.lock=advisory postgres.tcp_keepalives_idle=1s postgres.tcp_keepalives_interval=1s postgres.tcp_keepalives_count=1 network.loss=0.2"
+  "sweeps/raft-figure-16 protocol.election_timeout_max=155ms"
+  "sweeps/raft-figure-16 protocol.timer_rule=etcd protocol.tick=5ms"
+  "sweeps/etcd-ticks store.ticks=true"
+  "sweeps/client-go-failover protocol.keepalive_phase=random"
 )
 for run in "${extra_runs[@]}"; do
   read -r name overrides <<<"$run"
   sets=()
-  label=$name
+  label=${name//\//-}
   for o in $overrides; do
     sets+=(--set "$o")
     label+="+$o"
