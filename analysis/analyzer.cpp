@@ -33,6 +33,10 @@ std::optional<sim::Endpoint> parse_endpoint(std::string_view text) {
       static_cast<std::size_t>(text[6] - '0') < sim::kMaxStoreMembers) {
     return sim::store_member_endpoint(static_cast<std::size_t>(text[6] - '0'));
   }
+  if (text.size() == 7 && text.substr(0, 6) == "redis:" && text[6] >= '0' &&
+      static_cast<std::size_t>(text[6] - '0') < sim::kMaxRedisMasters) {
+    return sim::redis_endpoint(static_cast<std::size_t>(text[6] - '0'));
+  }
   sim::Endpoint value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc{} || ptr != text.data() + text.size()) return std::nullopt;

@@ -38,6 +38,14 @@ std::optional<sim::Endpoint> parse_store_member(const std::string& name) {
   return sim::store_member_endpoint(static_cast<std::size_t>(k));
 }
 
+// "redis:K", Redlock's Redis master K, as traces name it.
+std::optional<sim::Endpoint> parse_redis_master(const std::string& name) {
+  if (name.rfind("redis:", 0) != 0 || name.size() != 7) return std::nullopt;
+  const int k = name[6] - '0';
+  if (k < 0 || static_cast<std::size_t>(k) >= sim::kMaxRedisMasters) return std::nullopt;
+  return sim::redis_endpoint(static_cast<std::size_t>(k));
+}
+
 constexpr std::size_t kFlushBytes = 1 << 20;
 
 // ---- The schema: which Event slot each kind names, and how its value is written.
@@ -298,6 +306,9 @@ void append_value(std::string& out, const sim::Event& e, Slot slot, Format forma
         out += "\"postgres\"";
       } else if (v < 0 && sim::store_member_of(static_cast<sim::Endpoint>(v)) > 0) {
         fmt::format_to(it, "\"store:{}\"", sim::store_member_of(static_cast<sim::Endpoint>(v)));
+      } else if (v < 0 && v >= INT32_MIN &&
+                 sim::redis_master_of(static_cast<sim::Endpoint>(v)) >= 0) {
+        fmt::format_to(it, "\"redis:{}\"", sim::redis_master_of(static_cast<sim::Endpoint>(v)));
       } else {
         fmt::format_to(it, "{}", v);
       }
@@ -610,8 +621,12 @@ class LineDecoder {
         } else if (v.is_string() && v.get<std::string>() == "postgres") {
           value = sim::kPostgresEndpoint;
         } else if (v.is_string()) {
-          const std::optional<sim::Endpoint> member = parse_store_member(v.get<std::string>());
-          if (!member) return "expected a node id, \"store\", \"store:K\", \"sink\" or null";
+          std::optional<sim::Endpoint> member = parse_store_member(v.get<std::string>());
+          if (!member) member = parse_redis_master(v.get<std::string>());
+          if (!member) {
+            return "expected a node id, \"store\", \"store:K\", \"sink\", \"postgres\", "
+                   "\"redis:K\" or null";
+          }
           value = *member;
         } else if (!as_int64(v, value)) {
           return "expected a node id, \"store\", \"store:K\", \"sink\" or null";
@@ -661,7 +676,9 @@ class LineDecoder {
       case Slot::node:
       case Slot::peer:
         if ((value < sim::kSinkEndpoint && value != sim::kPostgresEndpoint &&
-             (value < INT32_MIN || sim::store_member_of(static_cast<sim::Endpoint>(value)) < 0)) ||
+             (value < INT32_MIN ||
+              (sim::store_member_of(static_cast<sim::Endpoint>(value)) < 0 &&
+               sim::redis_master_of(static_cast<sim::Endpoint>(value)) < 0))) ||
             value >= static_cast<std::int64_t>(node_count_)) {
           return fmt::format("{} is not a node of this trace's {} or an endpoint", value,
                              node_count_);
@@ -899,7 +916,8 @@ class StreamChecker {
   static std::size_t idx(sim::NodeId n) { return static_cast<std::size_t>(n); }
   static std::int32_t store_member(sim::NodeId n) { return n < 0 ? sim::store_member_of(n) : -1; }
   static bool is_server(sim::NodeId n) {
-    return n == sim::kSinkEndpoint || n == sim::kPostgresEndpoint || store_member(n) >= 0;
+    return n == sim::kSinkEndpoint || n == sim::kPostgresEndpoint || store_member(n) >= 0 ||
+           (n < 0 && sim::redis_master_of(n) >= 0);
   }
   std::optional<std::string> need_node(sim::NodeId n, const char* field) const {
     if (is_node(n)) return std::nullopt;

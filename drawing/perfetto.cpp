@@ -80,6 +80,8 @@ void append_endpoint(std::string& out, sim::Endpoint endpoint) {
     out += "none";
   } else if (endpoint < 0 && sim::store_member_of(endpoint) > 0) {
     fmt::format_to(Out(out), "store:{}", sim::store_member_of(endpoint));
+  } else if (endpoint < 0 && sim::redis_master_of(endpoint) >= 0) {
+    fmt::format_to(Out(out), "redis:{}", sim::redis_master_of(endpoint));
   } else {
     fmt::format_to(Out(out), "{}", endpoint);
   }

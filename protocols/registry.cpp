@@ -10,6 +10,7 @@
 #include "protocols/lease/lease.hpp"
 #include "protocols/postgres/postgres.hpp"
 #include "protocols/raft/raft.hpp"
+#include "protocols/redlock/redlock.hpp"
 #include "protocols/ring/ring.hpp"
 
 namespace electsim::protocols {
@@ -18,8 +19,9 @@ namespace {
 const std::vector<ProtocolInfo>& table() {
   // Built once, on first use (thread-safe static initialisation): sweeps on threads share it.
   static const std::vector<ProtocolInfo> protocols = {
-      bully_protocol_info(),  ring_protocol_info(),      raft_protocol_info(),
-      lease::protocol_info(), postgres::protocol_info(), db_flag::protocol_info(),
+      bully_protocol_info(),    ring_protocol_info(),      raft_protocol_info(),
+      lease::protocol_info(),   postgres::protocol_info(), db_flag::protocol_info(),
+      redlock::protocol_info(),
   };
   return protocols;
 }

@@ -21,6 +21,7 @@ namespace electsim::protocols {
 struct ClusterInfo {
   std::size_t node_count = 0;
   WorkloadConfig workload;
+  std::size_t redis_masters = 5;  // the scenario's redis section (servers/redis)
 };
 
 struct PreparedProtocol {
@@ -41,6 +42,8 @@ struct PreparedProtocol {
   sim::Endpoint coordinator = sim::kStoreEndpoint;
   // The world needs the database server (servers/postgres).
   bool uses_database = false;
+  // The world needs the Redis masters (servers/redis).
+  bool uses_redis = false;
 };
 
 struct ProtocolInfo {
@@ -55,6 +58,8 @@ struct ProtocolInfo {
   // once the parameters are valid: known before, so that faults naming "postgres" are judged
   // rightly even when a parameter is wrong.
   bool uses_database = false;
+  // Its world has Redis masters (servers/redis), likewise known before the parameters are valid.
+  bool uses_redis = false;
   // Validates `params` (the protocol object without "name"), reporting problems under `pointer`.
   // Returns nullopt when there were problems.
   std::function<std::optional<PreparedProtocol>(const nlohmann::json& params,

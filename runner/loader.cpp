@@ -102,12 +102,14 @@ std::optional<Scenario> Loader::load(const json& document,
                                      const std::optional<std::string>& variant) {
   const std::size_t before = problems_.size();
   Scenario s;
-  check_object(document, "",
-               {"name",     "description", "seed",   "duration",      "nodes",
-                "protocol", "network",     "disk",   "clocks",        "store",
-                "postgres", "sink",        "faults", "random_faults", "workload",
-                "expect",   "variants",    "limits", "protocols",     "expect_by_protocol",
-                "sweep"},
+  check_object(document, "", {"name",     "description", "seed",
+                              "duration", "nodes",       "protocol",
+                              "network",  "disk",        "clocks",
+                              "store",    "postgres",    "redis",
+                              "sink",     "faults",      "random_faults",
+                              "workload", "expect",      "variants",
+                              "limits",   "protocols",   "expect_by_protocol",
+                              "sweep"},
                "a scenario");
 
   if (const json* name = get(document, "name")) {
@@ -134,6 +136,8 @@ std::optional<Scenario> Loader::load(const json& document,
 
   if (const json* network = get(document, "network")) s.world.network = read_network(*network);
   if (const json* disk = get(document, "disk")) s.world.disk = read_disk(*disk);
+  // Before the clocks, whose "redis" part names masters.
+  if (const json* redis = get(document, "redis")) read_redis(*redis, s.services);
   if (const json* clocks = get(document, "clocks")) {
     read_clocks(*clocks, s);
   } else {
@@ -155,7 +159,11 @@ std::optional<Scenario> Loader::load(const json& document,
   // The database server is in the world when the protocol needs it or the file configures it,
   // so that `compare` runs every protocol in the same world.
   if (s.prepared.uses_database && !s.services.postgres) s.services.postgres.emplace();
+  // Likewise the Redis masters, with the redis section's settings or Redis's defaults.
+  if (s.prepared.uses_redis && !s.services.redis) s.services.redis.emplace();
   const protocols::ProtocolInfo* running = protocols::find_protocol(s.protocol);
+  redis_ = s.services.redis.has_value() || get(document, "redis") != nullptr ||
+           (running != nullptr && running->uses_redis);
   database_ = s.services.postgres.has_value() || get(document, "postgres") != nullptr ||
               (running != nullptr && running->uses_database);
   if (s.prepared.leader_key) s.services.store.leader_key = *s.prepared.leader_key;

@@ -169,6 +169,8 @@ class Loader {
   void read_clocks(const json& v, Scenario& s);
   void read_store(const json& v, servers::Services& services);
   void read_postgres(const json& v, servers::Services& services);
+  void read_redis(const json& v, servers::Services& services);
+  std::optional<sim::Endpoint> redis_master(const std::string& text) const;
   protocols::WorkloadConfig read_workload(const json& v);
   void read_limits(const json& v, Limits& limits);
   void read_protocol(const json* v, const protocols::WorkloadConfig& workload, Scenario& s);
@@ -190,7 +192,9 @@ class Loader {
   std::optional<std::size_t> nodes_;  // known once /nodes is valid
   std::size_t store_members_ = 1;     // known once /store is read
   bool database_ = false;  // the world has the database server: known before faults are read
-  std::optional<sim::Duration> duration_;    // known once /duration is valid
+  bool redis_ = false;     // the world has Redis masters: known before faults are read
+  std::size_t redis_masters_ = servers::RedisConfig{}.masters;  // known once /redis is read
+  std::optional<sim::Duration> duration_;                       // known once /duration is valid
   std::optional<std::size_t> cluster_size_;  // /nodes if it is a number from 1, even over the limit
 };
 

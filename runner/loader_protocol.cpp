@@ -173,8 +173,9 @@ void Loader::read_protocol_at(const json& params, const std::string& name,
   if (!cluster_size_) return;
   const std::size_t before = problems_.size();
   try {
-    auto prepared = info->prepare(s.protocol_params, pointer,
-                                  protocols::ClusterInfo{*cluster_size_, workload}, problems_);
+    auto prepared =
+        info->prepare(s.protocol_params, pointer,
+                      protocols::ClusterInfo{*cluster_size_, workload, redis_masters_}, problems_);
     if (prepared) {
       s.prepared = std::move(*prepared);
     } else if (problems_.size() == before) {

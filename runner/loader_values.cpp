@@ -105,6 +105,14 @@ std::optional<sim::Endpoint> Loader::store_member(const std::string& text) const
   return sim::store_member_endpoint(static_cast<std::size_t>(*k));
 }
 
+std::optional<sim::Endpoint> Loader::redis_master(const std::string& text) const {
+  if (!redis_ || text.rfind("redis:", 0) != 0 || text.size() != 7) return std::nullopt;
+  const json number = json::parse(text.substr(6), nullptr, false);
+  const auto k = as_unsigned(number);
+  if (!k || *k >= redis_masters_) return std::nullopt;
+  return sim::redis_endpoint(static_cast<std::size_t>(*k));
+}
+
 std::string Loader::store_members_expected() const {
   if (store_members_ <= 1) return {};
   return fmt::format(", \"store:0\" to \"store:{}\"", store_members_ - 1);
@@ -117,6 +125,7 @@ std::optional<sim::Endpoint> Loader::read_endpoint(const json& v, const std::str
     if (text == "sink") return sim::kSinkEndpoint;
     if (database_ && text == "postgres") return sim::kPostgresEndpoint;
     if (auto member = store_member(text)) return member;
+    if (auto master = redis_master(text)) return master;
   }
   if (v.is_number_integer()) return read_node(v, pointer);
   std::string hint;
@@ -127,9 +136,14 @@ std::optional<sim::Endpoint> Loader::read_endpoint(const json& v, const std::str
   if (!database_ && v.is_string() && v.get_ref<const std::string&>() == "postgres") {
     hint = "the database server exists only with a database protocol or a postgres section";
   }
+  if (v.is_string() && v.get_ref<const std::string&>().rfind("redis:", 0) == 0) {
+    hint = redis_ ? fmt::format("Redis masters are \"redis:0\" to \"redis:{}\"", redis_masters_ - 1)
+                  : "Redis masters exist only with the redlock protocol or a redis section";
+  }
   problem(pointer,
           node_expected() + ", \"store\"" + store_members_expected() +
-              (database_ ? ", \"sink\" or \"postgres\"" : " or \"sink\""),
+              (database_ ? ", \"sink\" or \"postgres\"" : " or \"sink\"") +
+              (redis_ ? fmt::format(" or \"redis:0\" to \"redis:{}\"", redis_masters_ - 1) : ""),
           json_excerpt(v), hint);
   return std::nullopt;
 }
@@ -139,6 +153,9 @@ std::optional<sim::Target> Loader::read_target(const json& v, const std::string&
   std::vector<std::string> roles = {"leader", "follower", "random"};
   if (allow_store) roles.emplace_back("store");
   if (database_) roles.emplace_back("postgres");
+  if (redis_) {
+    for (std::size_t k = 0; k < redis_masters_; ++k) roles.push_back(fmt::format("redis:{}", k));
+  }
   if (store_members_ > 1) {
     roles.emplace_back("store_leader");
     roles.emplace_back("store_follower");
@@ -159,6 +176,8 @@ std::optional<sim::Target> Loader::read_target(const json& v, const std::string&
     // The database server is a process like the nodes: any process fault may hit it.
     if (database_ && text == "postgres")
       return sim::Target{sim::TargetKind::node, sim::kPostgresEndpoint, {}};
+    // Each Redis master is a process of its own: crash, pause, isolate and clock faults apply.
+    if (auto master = redis_master(text)) return sim::Target{sim::TargetKind::node, *master, {}};
     // A replicated store's members are processes like the nodes: any process fault may hit one,
     // by name or by its Raft role when the fault fires.
     if (store_members_ > 1) {
@@ -174,6 +193,10 @@ std::optional<sim::Target> Loader::read_target(const json& v, const std::string&
       v.is_string() ? did_you_mean(v.get_ref<const std::string&>(), roles) : std::string();
   if (!database_ && v.is_string() && v.get_ref<const std::string&>() == "postgres") {
     hint = "the database server exists only with a database protocol or a postgres section";
+  }
+  if (v.is_string() && v.get_ref<const std::string&>().rfind("redis:", 0) == 0) {
+    hint = redis_ ? fmt::format("Redis masters are \"redis:0\" to \"redis:{}\"", redis_masters_ - 1)
+                  : "Redis masters exist only with the redlock protocol or a redis section";
   }
   if (store_members_ <= 1 && v.is_string()) {
     const auto& text = v.get_ref<const std::string&>();

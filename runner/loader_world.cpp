@@ -254,7 +254,8 @@ void Loader::read_clock(const json& v, const std::string& pointer, sim::ClockCon
 
 void Loader::read_clocks(const json& v, Scenario& s) {
   sim::WorldConfig& world = s.world;
-  if (!check_object(v, "/clocks", {"default", "nodes", "store"}, "the clocks section")) return;
+  if (!check_object(v, "/clocks", {"default", "nodes", "store", "redis"}, "the clocks section"))
+    return;
   sim::ClockConfig base;
   ClockRanges base_ranges;
   if (const json* d = get(v, "default")) read_clock(*d, "/clocks/default", base, base_ranges);
@@ -287,6 +288,35 @@ void Loader::read_clocks(const json& v, Scenario& s) {
   }
   if (const json* store = get(v, "store")) {
     read_clock(*store, "/clocks/store", s.services.store_clock, s.store_clock_ranges);
+  }
+  if (const json* redis = get(v, "redis")) {
+    // Each Redis master's own clock, by master index: fixed values only (no drawn ranges).
+    if (!redis->is_object()) {
+      problem("/clocks/redis",
+              "an object from master index to clock, such as {\"2\": {\"drift_ppm\": 50}}",
+              json_excerpt(*redis));
+    } else {
+      s.services.redis_clocks.assign(redis_masters_, sim::ClockConfig{});
+      for (const auto& [key, clock] : redis->items()) {
+        const std::string pointer = child("/clocks/redis", key);
+        const auto id = parse_index(key);
+        sim::ClockConfig scratch;
+        ClockRanges ranges;
+        if (!id || static_cast<std::size_t>(*id) >= redis_masters_) {
+          problem(pointer,
+                  fmt::format("a master index from 0 to {} (redis.masters) as the key",
+                              redis_masters_ - 1),
+                  json_quoted(key));
+          read_clock(clock, pointer, scratch, ranges);
+          continue;
+        }
+        read_clock(clock, pointer, s.services.redis_clocks[static_cast<std::size_t>(*id)], ranges);
+        if (ranges.offset_ns || ranges.drift_ppb) {
+          problem(pointer, "a fixed offset and drift (a Redis master's clock is not drawn)",
+                  "a range");
+        }
+      }
+    }
   }
 }
 
@@ -523,6 +553,41 @@ void Loader::read_postgres(const json& v, servers::Services& services) {
     }
   }
   if (problems_.size() == before) services.postgres = config;
+}
+
+// Redlock's independent Redis masters ("Distributed Locks with Redis": N = 5 in its example; any
+// count from 1 to electsim's 9 addresses) and their AOF fsync policy (redis.conf "appendfsync":
+// always, everysec, no; "Redis Persistence", redis.io/docs/management/persistence).
+void Loader::read_redis(const json& v, servers::Services& services) {
+  servers::RedisConfig config;
+  if (!check_object(v, "/redis", {"masters", "appendfsync"}, "the redis section")) return;
+  const std::size_t before = problems_.size();
+  if (const json* masters = get(v, "masters")) {
+    const auto n = as_unsigned(*masters);
+    if (!n || *n < 1 || *n > sim::kMaxRedisMasters) {
+      problem("/redis/masters",
+              fmt::format("a whole number of masters from 1 to {}", sim::kMaxRedisMasters),
+              json_excerpt(*masters));
+    } else {
+      config.masters = static_cast<std::size_t>(*n);
+      redis_masters_ = config.masters;
+    }
+  }
+  if (const json* mode = get(v, "appendfsync")) {
+    const std::vector<std::string> modes = {"always", "everysec", "no"};
+    const std::string text = mode->is_string() ? mode->get<std::string>() : std::string();
+    if (text == "always") {
+      config.appendfsync = servers::Appendfsync::always;
+    } else if (text == "everysec") {
+      config.appendfsync = servers::Appendfsync::everysec;
+    } else if (text == "no") {
+      config.appendfsync = servers::Appendfsync::no;
+    } else {
+      problem("/redis/appendfsync", "one of " + joined(modes, true), json_excerpt(*mode),
+              mode->is_string() ? did_you_mean(text, modes) : std::string());
+    }
+  }
+  if (problems_.size() == before) services.redis = config;
 }
 
 }  // namespace electsim::runner::detail

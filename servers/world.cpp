@@ -5,6 +5,7 @@
 #include <string>
 
 #include "servers/postgres/postgres_server.hpp"
+#include "servers/redis/redis_server.hpp"
 #include "servers/sink/sink_server.hpp"
 #include "servers/store/member.hpp"
 #include "servers/store/store_server.hpp"
@@ -46,6 +47,17 @@ void add_services(sim::WorldConfig& world, const Services& services) {
         sim::kPostgresEndpoint, "postgres", "", sim::ClockConfig{},
         [config = *services.postgres] { return std::make_unique<PostgresServer>(config); }});
   }
+  if (services.redis) {
+    ELECTSIM_ASSERT(services.redis->masters <= sim::kMaxRedisMasters,
+                    "masters within the addresses");
+    for (std::size_t k = 0; k < services.redis->masters; ++k) {
+      const sim::ClockConfig clock =
+          k < services.redis_clocks.size() ? services.redis_clocks[k] : sim::ClockConfig{};
+      world.servers.push_back(sim::ServerSpec{
+          sim::redis_endpoint(k), "redis:" + std::to_string(k), "", clock,
+          [config = *services.redis, k] { return std::make_unique<RedisServer>(config, k); }});
+    }
+  }
 }
 
 sim::WorldConfig with_services(sim::WorldConfig world, const Services& services) {
@@ -70,6 +82,11 @@ const Sink& sink_of(const sim::Kernel& kernel) {
 const Database* database_of(const sim::Kernel& kernel) {
   const auto* server = dynamic_cast<const PostgresServer*>(kernel.process(sim::kPostgresEndpoint));
   return server != nullptr ? &server->database() : nullptr;
+}
+
+const Redis* redis_of(const sim::Kernel& kernel, std::size_t k) {
+  const auto* server = dynamic_cast<const RedisServer*>(kernel.process(sim::redis_endpoint(k)));
+  return server != nullptr ? &server->redis() : nullptr;
 }
 
 }  // namespace electsim::servers

@@ -8,6 +8,7 @@
 
 #include "raft/core.hpp"
 #include "servers/postgres/database.hpp"
+#include "servers/redis/redis.hpp"
 #include "servers/sink/sink.hpp"
 #include "servers/store/store.hpp"
 #include "sim/kernel.hpp"
@@ -32,10 +33,13 @@ struct Services {
   ReplicationConfig replication;
   // The database server (servers/postgres), in worlds whose protocol or scenario asks for it.
   std::optional<PostgresConfig> postgres;
+  // Redlock's independent Redis masters (servers/redis), in worlds whose protocol asks for them.
+  std::optional<RedisConfig> redis;
+  std::vector<sim::ClockConfig> redis_clocks;  // by master; missing ones are perfect
 };
 
 // Adds the store (its members, when replicated), the sink at kSinkEndpoint and, if configured, the
-// database server at kPostgresEndpoint to `world`.
+// database server at kPostgresEndpoint and the Redis masters at redis_endpoint(k) to `world`.
 void add_services(sim::WorldConfig& world, const Services& services);
 // `world` with the store and the sink added: for tests and tools that build worlds by hand.
 sim::WorldConfig with_services(sim::WorldConfig world, const Services& services = {});
@@ -46,5 +50,7 @@ const Store& store_of(const sim::Kernel& kernel);
 const Sink& sink_of(const sim::Kernel& kernel);
 // The database server's state; nullptr when the world has none.
 const Database* database_of(const sim::Kernel& kernel);
+// Redis master `k`'s state; nullptr when the world has none.
+const Redis* redis_of(const sim::Kernel& kernel, std::size_t k);
 
 }  // namespace electsim::servers

@@ -14,8 +14,9 @@ inline constexpr NodeId kNoNode = -1;
 // A network endpoint: a node id, or a server's address.
 using Endpoint = std::int32_t;
 // Server k listens at -2 - k: the store is server 0, the sink server 1, a replicated store's
-// members 2 to 7, the database server (servers/postgres) 8.
-inline constexpr std::size_t kMaxServers = 9;
+// members 2 to 7, the database server (servers/postgres) 8, the Redis masters (servers/redis) 9
+// to 17.
+inline constexpr std::size_t kMaxServers = 18;
 constexpr Endpoint server_endpoint(std::size_t k) {
   return -2 - static_cast<Endpoint>(k);
 }
@@ -43,6 +44,20 @@ constexpr std::int32_t store_member_of(Endpoint e) {
 // The database server (servers/postgres), named "postgres" in scenarios and traces.
 inline constexpr Endpoint kPostgresEndpoint = server_endpoint(kMaxStoreMembers + 1);
 static_assert(server_slot(kPostgresEndpoint) < kMaxServers, "the database has an address");
+// The independent Redis masters of a Redlock world (servers/redis), named "redis:0" to "redis:N-1"
+// in scenarios and traces.
+inline constexpr std::size_t kMaxRedisMasters = 9;
+constexpr Endpoint redis_endpoint(std::size_t k) {
+  return server_endpoint(kMaxStoreMembers + 2 + k);
+}
+// The master index at `e`, or -1 if no Redis master listens there.
+constexpr std::int32_t redis_master_of(Endpoint e) {
+  if (!is_server_address(e) || e > redis_endpoint(0)) return -1;
+  return static_cast<std::int32_t>(server_slot(e) - server_slot(redis_endpoint(0)));
+}
+static_assert(server_slot(redis_endpoint(kMaxRedisMasters - 1)) < kMaxServers,
+              "every Redis master has an address");
+static_assert(redis_master_of(kPostgresEndpoint) == -1 && redis_master_of(redis_endpoint(3)) == 3);
 // Members of a partition group resolved when the fault fires: the current leader, one follower
 // drawn from the faults stream, and every node no other group names.
 // Far below every server address.

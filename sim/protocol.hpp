@@ -106,6 +106,9 @@ class Context {
   // Sends a statement to the database server (servers/postgres) on this node's session; the
   // reply (if it arrives) comes to on_db_reply with this id.
   virtual RequestId db(DbRequest request) = 0;
+  // Sends a command to Redis master `master` (0 to N-1, servers/redis); the reply (if it
+  // arrives) comes to on_redis_reply with this id.
+  virtual RequestId redis(std::size_t master, RedisRequest request) = 0;
   // Announces a belief. Announcing the same belief again is a no-op.
   virtual void announce(const Belief& belief) = 0;
 };
@@ -121,6 +124,8 @@ class Protocol {
   virtual void on_sink_reply(Context& ctx, const SinkReply& reply) = 0;
   // Only protocols that talk to the database server receive these.
   virtual void on_db_reply(Context& /*ctx*/, const DbReply& /*reply*/) {}
+  // Only protocols that talk to Redis masters receive these.
+  virtual void on_redis_reply(Context& /*ctx*/, const RedisReply& /*reply*/) {}
   // step_down: give up leadership now (voluntary release); stop: release and shut down (the kernel
   // takes the node down right after this call returns; messages sent during it still go out);
   // campaign: try for leadership now (a leader ignores it).

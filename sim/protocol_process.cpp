@@ -78,6 +78,8 @@ void ProtocolProcess::on_payload(ProcessContext& ctx, Endpoint from,
     protocol_->on_sink_reply(*this, *sink);
   } else if (auto* db = std::get_if<DbReply>(&payload)) {
     protocol_->on_db_reply(*this, *db);
+  } else if (auto* redis = std::get_if<RedisReply>(&payload)) {
+    protocol_->on_redis_reply(*this, *redis);
   } else {
     ELECTSIM_ASSERT(false, "a node receives only replies, watches and peer messages");
   }
@@ -172,6 +174,14 @@ RequestId ProtocolProcess::db(DbRequest request) {
   const RequestId id = ctx_->new_request_id();
   request.id = id;
   ctx_->send(kPostgresEndpoint, Payload(request));
+  return id;
+}
+
+RequestId ProtocolProcess::redis(std::size_t master, RedisRequest request) {
+  ELECTSIM_ASSERT(master < kMaxRedisMasters, "a Redis master's index");
+  const RequestId id = ctx_->new_request_id();
+  request.id = id;
+  ctx_->send(redis_endpoint(master), Payload(request));
   return id;
 }
 

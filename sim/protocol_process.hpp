@@ -44,6 +44,7 @@ class ProtocolProcess final : public Process, private Context {
   RequestId store(StoreRequest request) override;
   RequestId sink_write(Token token, std::int64_t payload, Duration send_delay) override;
   RequestId db(DbRequest request) override;
+  RequestId redis(std::size_t master, RedisRequest request) override;
   void announce(const Belief& belief) override { ctx_->announce(belief); }
 
   void deliver(ProcessContext& ctx, const StoreReply& reply);

@@ -13,6 +13,7 @@
 #include "sim/ids.hpp"
 #include "sim/message.hpp"
 #include "sim/store_types.hpp"
+#include "sim/time.hpp"
 
 namespace electsim::sim {
 
@@ -119,8 +120,34 @@ struct TcpProbeAck {
   bool reset = false;  // RST: the host no longer knows the connection
 };
 
-using Payload =
-    std::variant<std::monostate, StoreRequest, StoreReply, WatchEvent, SinkWrite, SinkReply,
-                 ReplicaMessage, ForwardedProposal, DbRequest, DbReply, TcpProbe, TcpProbeAck>;
+// A command to one Redis master (servers/redis) on the lock's key or the fencing counter's
+// ("Distributed Locks with Redis", redis.io/docs/manual/patterns/distributed-locks; redsync's
+// scripts, github.com/go-redsync/redsync mutex.go).
+enum class RedisOp : std::uint8_t {
+  set_nx_px,  // SET lock <value> NX PX <ttl>: OK only if the key does not exist
+  release,    // if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1])
+  extend,     // if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", ...)
+  incr,       // INCR fence: the optional fencing counter
+};
+inline constexpr int kRedisOpCount = 4;
+
+struct RedisRequest {
+  RequestId id = 0;
+  RedisOp op = RedisOp::set_nx_px;
+  std::int64_t value = 0;  // the lock's random value (redsync's genValueFunc)
+  Duration ttl{0};         // PX and PEXPIRE, in the master's milliseconds
+};
+
+struct RedisReply {
+  RequestId id = 0;
+  RedisOp op = RedisOp::set_nx_px;
+  std::int32_t master = 0;  // which master answers (0 to N-1)
+  bool ok = false;          // SET answered OK; a script returned 1; INCR always
+  std::int64_t value = 0;   // incr: the counter after it
+};
+
+using Payload = std::variant<std::monostate, StoreRequest, StoreReply, WatchEvent, SinkWrite,
+                             SinkReply, ReplicaMessage, ForwardedProposal, DbRequest, DbReply,
+                             TcpProbe, TcpProbeAck, RedisRequest, RedisReply>;
 
 }  // namespace electsim::sim

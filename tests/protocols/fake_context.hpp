@@ -53,6 +53,13 @@ class FakeContext final : public sim::Context {
     sim::LocalTime at;
   };
 
+  struct RedisCall {
+    sim::RequestId id = 0;
+    std::size_t master = 0;
+    sim::RedisRequest request;
+    sim::LocalTime at;
+  };
+
   explicit FakeContext(sim::NodeId self = 0, std::size_t cluster_size = 3, std::uint64_t seed = 1)
       : self_(self),
         cluster_size_(cluster_size),
@@ -106,6 +113,12 @@ class FakeContext final : public sim::Context {
     db_calls.push_back(DbCall{id, request, now_});
     return id;
   }
+  sim::RequestId redis(std::size_t master, sim::RedisRequest request) override {
+    const sim::RequestId id = next_request_id_++;
+    request.id = id;
+    redis_calls.push_back(RedisCall{id, master, request, now_});
+    return id;
+  }
   void announce(const sim::Belief& belief) override {
     announcements.push_back(Announcement{belief, now_});
   }
@@ -116,6 +129,7 @@ class FakeContext final : public sim::Context {
   std::vector<StoreCall> store_calls;
   std::vector<SinkCall> sink_calls;
   std::vector<DbCall> db_calls;
+  std::vector<RedisCall> redis_calls;
   std::vector<Announcement> announcements;  // every call, repeats included
 
   // The belief the kernel would hold (it ignores repeats, so the last call is the belief).

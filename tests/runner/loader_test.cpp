@@ -337,6 +337,20 @@ TEST_CASE("loader: each kind of bad input is one problem at its pointer") {
       {R"({"protocol": {"name": "db-flag", "retry_interval": "0s"},
            "faults": [{"at": "1s", "kind": "operator_clear", "target": "postgres"}]})",
        "/protocol/retry_interval", "1ms"},
+      {R"({"redis": {"masters": 0}})", "/redis/masters", "from 1 to 9"},
+      {R"({"redis": {"masters": 10}})", "/redis/masters", "from 1 to 9"},
+      {R"({"redis": {"appendfsync": "everysecond"}})", "/redis/appendfsync",
+       "did you mean \"everysec\"?"},
+      {R"({"redis": {"master": 3}})", "/redis/master", "the redis section"},
+      {R"({"faults": [{"at": "1s", "kind": "crash", "target": "redis:0"}]})", "/faults/0/target",
+       "Redis masters exist only with the redlock protocol or a redis section"},
+      {R"({"redis": {"masters": 3}, "faults": [{"at": "1s", "kind": "crash", "target": "redis:3"}]})",
+       "/faults/0/target", "Redis masters are \"redis:0\" to \"redis:2\""},
+      {R"({"redis": {"masters": 3}, "clocks": {"redis": {"3": {"offset": "1s"}}}})",
+       "/clocks/redis/3", "a master index from 0 to 2"},
+      {R"({"protocol": {"name": "redlock", "tries": 0}})", "/protocol/tries", "from 1 to 10000"},
+      {R"({"protocol": {"name": "redlock", "expiry": "1s", "renew_interval": "1s"}})",
+       "/protocol/renew_interval", "below the validity time"},
       {R"({"variants": {"v": {"sett": {}}}})", "/variants/v/sett", "did you mean \"set\"?"},
       {R"({"variants": {"v": {"set": {"protocol..ttl": "1s"}}}})", "/variants/v/set/protocol..ttl",
        "dotted path"},
@@ -771,6 +785,37 @@ TEST_CASE("loader: a database protocol gets the database server, with PostgreSQL
   CHECK(r.scenario->world.faults[0].target.node == electsim::sim::kPostgresEndpoint);
   CHECK(r.scenario->world.faults[2].groups[1].back() == electsim::sim::kPostgresEndpoint);
   CHECK(r.scenario->prepared.coordinator == electsim::sim::kPostgresEndpoint);
+}
+
+TEST_CASE("loader: redlock gets five Redis masters, each a fault target by name") {
+  const LoadResult r = load(with(R"({"protocol": {"name": "redlock", "fencing": true},
+    "clocks": {"redis": {"2": {"offset": "3s"}}},
+    "faults": [{"at": "1s", "kind": "clock_step", "target": "redis:2", "by": "10s"},
+               {"at": "2s", "kind": "cut", "from": 0, "to": "redis:4"},
+               {"at": "3s", "kind": "partition", "groups": [["leader", "redis:0"], ["rest"]]}]})"));
+  INFO(all_messages(r));
+  REQUIRE(r.scenario.has_value());
+  REQUIRE(r.scenario->services.redis.has_value());
+  CHECK(r.scenario->services.redis->masters == 5);
+  CHECK(r.scenario->services.redis->appendfsync == electsim::servers::Appendfsync::everysec);
+  REQUIRE(r.scenario->services.redis_clocks.size() == 5);
+  CHECK(r.scenario->services.redis_clocks[2].offset == 3s);
+  CHECK(r.scenario->world.faults[0].target.node == electsim::sim::redis_endpoint(2));
+  CHECK(r.scenario->world.faults[1].to == electsim::sim::redis_endpoint(4));
+  CHECK(r.scenario->world.faults[2].groups[0].back() == electsim::sim::redis_endpoint(0));
+  CHECK(r.scenario->prepared.uses_redis);
+  CHECK(r.scenario->prepared.fencing == true);
+}
+
+TEST_CASE("loader: the redis section sets the masters' count and appendfsync") {
+  const LoadResult r = load(with(R"({"protocol": {"name": "redlock"},
+    "redis": {"masters": 3, "appendfsync": "no"}})"));
+  INFO(all_messages(r));
+  REQUIRE(r.scenario.has_value());
+  REQUIRE(r.scenario->services.redis.has_value());
+  CHECK(r.scenario->services.redis->masters == 3);
+  CHECK(r.scenario->services.redis->appendfsync == electsim::servers::Appendfsync::no);
+  CHECK(r.scenario->services.redis->fsync_interval() == 30s);
 }
 
 TEST_CASE("loader: the postgres section configures the server for any protocol") {

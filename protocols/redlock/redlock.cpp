@@ -1,0 +1,384 @@
+// The redlock protocol: see protocols/redlock/redlock.hpp.
+#include "protocols/redlock/redlock.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "sim/assert.hpp"
+
+namespace electsim::protocols::redlock {
+namespace {
+
+const std::vector<ParamSpec>& specs() {
+  static const std::vector<ParamSpec> table = {
+      {"expiry",
+       ParamType::duration,
+       "8s",
+       "duration",
+       "the lock's PX time to live (redsync defaultExpiry)",
+       {},
+       false},
+      {"tries",
+       ParamType::integer,
+       "32",
+       "count",
+       "acquisition attempts per Lock call, 1 to 10000 (redsync defaultTries)",
+       {},
+       false},
+      {"retry_delay_min",
+       ParamType::duration,
+       "50ms",
+       "duration",
+       "shortest random wait between attempts (redsync minRetryDelayMilliSec)",
+       {},
+       false},
+      {"retry_delay_max",
+       ParamType::duration,
+       "250ms",
+       "duration",
+       "the random wait is below this (redsync maxRetryDelayMilliSec)",
+       {},
+       false},
+      {"drift_factor",
+       ParamType::probability,
+       "0.01",
+       "fraction",
+       "clock drift allowance: validity = expiry - elapsed - expiry*drift_factor - 2ms (Redis "
+       "docs; redsync defaultDriftFactor)",
+       {},
+       false},
+      {"timeout_factor",
+       ParamType::probability,
+       "0.05",
+       "fraction",
+       "each request to a master is given up after expiry*timeout_factor (redsync "
+       "defaultTimeoutFactor)",
+       {},
+       false},
+      {"renew_interval",
+       ParamType::duration,
+       "expiry/3",
+       "duration",
+       "the holder extends this often; below the validity time",
+       {},
+       false},
+      {"relock_interval",
+       ParamType::duration,
+       "1s",
+       "duration",
+       "after `tries` failed attempts, the node calls Lock again this much later",
+       {},
+       false},
+      {"fencing",
+       ParamType::boolean,
+       "false",
+       "",
+       "INCR a counter on the masters after acquiring; the token is the largest of a majority's "
+       "answers, and the sink rejects lower tokens",
+       {},
+       false},
+      {"recheck_before_write",
+       ParamType::boolean,
+       "true",
+       "",
+       "check the validity time on the node's clock just before each write",
+       {},
+       false},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::span<const ParamSpec> redlock_params() {
+  return specs();
+}
+
+std::optional<RedlockConfig> read_config(const nlohmann::json& params, const std::string& pointer,
+                                         Problems& problems) {
+  const std::size_t before = problems.size();
+  ParamReader reader(params, pointer, specs(), problems);
+  RedlockConfig c;
+  const auto expiry = reader.timer("expiry");
+  if (expiry) c.expiry = *expiry;
+  const std::int64_t tries = reader.integer("tries");
+  if (reader.has("tries") && (tries < 1 || tries > 10'000)) {
+    reader.problem("tries", "a whole number of attempts from 1 to 10000",
+                   json_excerpt(params.at("tries")));
+  }
+  c.tries = tries;
+  const auto min = reader.timer("retry_delay_min");
+  const auto max = reader.timer("retry_delay_max");
+  if (min) c.retry_delay_min = *min;
+  if (max) c.retry_delay_max = *max;
+  if (min && max && *min >= *max) {
+    reader.problem("retry_delay_max", "a duration above retry_delay_min",
+                   json_excerpt(params.contains("retry_delay_max") ? params.at("retry_delay_max")
+                                                                   : nlohmann::json("250ms")));
+  }
+  c.drift_factor_ppm = reader.probability("drift_factor");
+  c.timeout_factor_ppm = reader.probability("timeout_factor");
+  if (reader.has("timeout_factor") && c.timeout_factor_ppm == 0) {
+    reader.problem("timeout_factor", "a fraction above 0 (a request needs some time)",
+                   json_excerpt(params.at("timeout_factor")));
+  }
+  c.renew_interval = reader.timer_opt("renew_interval");
+  if (auto relock = reader.timer_opt("relock_interval")) c.relock_interval = *relock;
+  c.fencing = reader.boolean("fencing");
+  c.recheck_before_write = reader.boolean("recheck_before_write");
+  if (expiry && c.drift() >= c.expiry) {
+    reader.problem("drift_factor", "a drift allowance below expiry (expiry*drift_factor + 2ms)",
+                   "an allowance of the whole expiry");
+  }
+  if (expiry && c.renew_interval && *c.renew_interval >= c.expiry - c.drift()) {
+    reader.problem("renew_interval",
+                   "a duration below the validity time (expiry - expiry*drift_factor - 2ms)",
+                   json_excerpt(params.at("renew_interval")));
+  }
+  if (problems.size() != before) return std::nullopt;
+  return c;
+}
+
+RedlockNode::RedlockNode(std::shared_ptr<const RedlockConfig> config)
+    : config_(std::move(config)), writer_(config_->workload) {}
+
+void RedlockNode::cancel(sim::Context& ctx, sim::TimerId& timer) {
+  if (timer != sim::kNoTimer) ctx.cancel_timer(timer);
+  timer = sim::kNoTimer;
+}
+
+void RedlockNode::on_start(sim::Context& ctx) {
+  ctx.announce(sim::Belief::follower(sim::kNoNode, 0));
+  attempts_ = 0;
+  attempt(ctx);
+}
+
+void RedlockNode::on_message(sim::Context& /*ctx*/, sim::NodeId /*from*/,
+                             const sim::Message& /*message*/) {
+  ELECTSIM_ASSERT(false, "redlock nodes talk only to the Redis masters");
+}
+
+void RedlockNode::start_round(sim::Context& ctx, Round kind, sim::RedisOp op) {
+  round_ = kind;
+  answered_ = 0;
+  ok_ = 0;
+  max_value_ = 0;
+  round_start_ = ctx.now();
+  sim::RedisRequest request;
+  request.op = op;
+  request.value = value_;
+  request.ttl = config_->expiry;
+  for (std::size_t k = 0; k < config_->masters; ++k) ids_[k] = ctx.redis(k, request);
+  cancel(ctx, round_timer_);
+  round_timer_ = ctx.set_timer(config_->request_timeout(), kRoundTag);
+}
+
+void RedlockNode::attempt(sim::Context& ctx) {
+  // A fresh random value per attempt (redsync genValue: 16 random bytes).
+  state_ = State::acquiring;
+  value_ = static_cast<std::int64_t>(ctx.rng().next_u64() >> 1);
+  ++attempts_;
+  attempt_start_ = ctx.now();
+  start_round(ctx, Round::acquire, sim::RedisOp::set_nx_px);
+}
+
+void RedlockNode::on_redis_reply(sim::Context& ctx, const sim::RedisReply& reply) {
+  if (round_ == Round::none || reply.master < 0 ||
+      static_cast<std::size_t>(reply.master) >= config_->masters ||
+      ids_[static_cast<std::size_t>(reply.master)] != reply.id) {
+    return;  // a release's answer, or a round already decided
+  }
+  ids_[static_cast<std::size_t>(reply.master)] = 0;
+  ++answered_;
+  if (reply.ok) {
+    ++ok_;
+    max_value_ = std::max(max_value_, reply.value);
+  }
+  if (answered_ == config_->masters) end_round(ctx);
+}
+
+void RedlockNode::end_round(sim::Context& ctx) {
+  cancel(ctx, round_timer_);
+  const Round kind = round_;
+  round_ = Round::none;
+  ids_.fill(0);
+  const sim::LocalTime now = ctx.now();
+  const bool majority = ok_ >= config_->quorum();
+  switch (kind) {
+    case Round::none:
+      return;
+    case Round::acquire:
+    case Round::incr: {
+      // validity = expiry - (now - start) - drift: good until start + expiry - drift.
+      const sim::LocalTime until = attempt_start_ + config_->expiry - config_->drift();
+      if (!majority || !(now < until)) {
+        failed_attempt(ctx);
+        return;
+      }
+      until_ = until;
+      if (kind == Round::acquire && config_->fencing) {
+        state_ = State::fencing;
+        start_round(ctx, Round::incr, sim::RedisOp::incr);
+        return;
+      }
+      if (config_->fencing) {
+        token_ = max_value_;
+      } else {
+        // No counter: the acquisition's start on this node's clock, in milliseconds (and above
+        // this node's previous epoch). It orders two nodes' tenures only as well as their clocks
+        // agree; nothing the masters keep backs it, so the sink cannot trust it.
+        const std::int64_t start_ms = attempt_start_.since_start().count() / 1'000'000;
+        const std::int64_t epoch = std::max(start_ms, ctx.durable().get("epoch") + 1);
+        ctx.durable().set("epoch", epoch);
+        token_ = epoch;
+      }
+      become_leader(ctx);
+      return;
+    }
+    case Round::extend: {
+      // redsync Extend: a majority extended, and the new validity counts from the round's start.
+      const sim::LocalTime until = round_start_ + config_->expiry - config_->drift();
+      if (state_ == State::leading && majority && now < until) {
+        until_ = until;
+        cancel(ctx, validity_timer_);
+        validity_timer_ = ctx.set_timer(until_ - now, kValidityTag);
+      }
+      return;
+    }
+  }
+}
+
+void RedlockNode::failed_attempt(sim::Context& ctx) {
+  // redsync Lock: on failure, release everywhere, then wait a random delay before the next try.
+  release_all(ctx);
+  state_ = State::idle;
+  cancel(ctx, retry_timer_);
+  if (attempts_ >= config_->tries) {
+    attempts_ = 0;
+    retry_timer_ = ctx.set_timer(config_->relock_interval, kRetryTag);
+    return;
+  }
+  // rand.Intn(max - min) + min, in whole milliseconds as redsync draws it.
+  const std::int64_t min_ms = config_->retry_delay_min.count() / 1'000'000;
+  const std::int64_t max_ms = config_->retry_delay_max.count() / 1'000'000;
+  const std::int64_t ms = max_ms > min_ms ? ctx.rng().between(min_ms, max_ms - 1) : min_ms;
+  retry_timer_ = ctx.set_timer(
+      std::max(sim::Duration(std::chrono::milliseconds(ms)), config_->retry_delay_min), kRetryTag);
+}
+
+void RedlockNode::release_all(sim::Context& ctx) {
+  sim::RedisRequest request;
+  request.op = sim::RedisOp::release;
+  request.value = value_;
+  for (std::size_t k = 0; k < config_->masters; ++k) ctx.redis(k, request);
+}
+
+void RedlockNode::become_leader(sim::Context& ctx) {
+  state_ = State::leading;
+  attempts_ = 0;
+  ctx.announce(sim::Belief::leader(token_));
+  writer_.start(ctx, token_);
+  cancel(ctx, renew_timer_);
+  cancel(ctx, validity_timer_);
+  renew_timer_ = ctx.set_timer(config_->renew(), kRenewTag);
+  validity_timer_ = ctx.set_timer(until_ - ctx.now(), kValidityTag);
+}
+
+void RedlockNode::step_down(sim::Context& ctx) {
+  writer_.stop(ctx);
+  cancel(ctx, renew_timer_);
+  cancel(ctx, validity_timer_);
+  cancel(ctx, round_timer_);
+  round_ = Round::none;
+  ids_.fill(0);
+  release_all(ctx);
+  state_ = State::idle;
+  ctx.announce(sim::Belief::follower(sim::kNoNode, 0));
+}
+
+void RedlockNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag) {
+  if (writer_.on_timer(ctx, id, tag, [this, &ctx](sim::Token token) {
+        if (!config_->recheck_before_write) return true;
+        return state_ == State::leading && token == token_ && ctx.now() < until_;
+      })) {
+    return;
+  }
+  switch (tag) {
+    case kRetryTag:
+      if (id != retry_timer_) return;
+      retry_timer_ = sim::kNoTimer;
+      if (state_ == State::idle) attempt(ctx);
+      return;
+    case kRoundTag:
+      if (id != round_timer_) return;
+      round_timer_ = sim::kNoTimer;
+      end_round(ctx);
+      return;
+    case kRenewTag:
+      if (id != renew_timer_) return;
+      renew_timer_ = ctx.set_timer(config_->renew(), kRenewTag);
+      if (state_ == State::leading && round_ == Round::none) {
+        start_round(ctx, Round::extend, sim::RedisOp::extend);
+      }
+      return;
+    case kValidityTag:
+      if (id != validity_timer_) return;
+      validity_timer_ = sim::kNoTimer;
+      // The validity time ran out on this node's clock without a successful extension.
+      if (state_ != State::leading) return;
+      step_down(ctx);
+      failed_attempt(ctx);
+      return;
+    default:
+      return;
+  }
+}
+
+void RedlockNode::on_command(sim::Context& ctx, sim::Command command) {
+  if (state_ == State::stopped) return;
+  if (state_ == State::leading) step_down(ctx);
+  cancel(ctx, retry_timer_);
+  cancel(ctx, round_timer_);
+  round_ = Round::none;
+  ids_.fill(0);
+  state_ = State::idle;
+  if (command == sim::Command::stop) {
+    state_ = State::stopped;
+    return;
+  }
+  if (command == sim::Command::campaign) {
+    attempts_ = 0;
+    attempt(ctx);
+    return;
+  }
+  retry_timer_ = ctx.set_timer(config_->relock_interval, kRetryTag);
+}
+
+ProtocolInfo protocol_info() {
+  ProtocolInfo info;
+  info.name = "redlock";
+  info.description =
+      "a lock on a majority of N independent Redis masters (SET NX PX, redsync's defaults); "
+      "extended by a check-and-pexpire script, optional INCR fencing counter";
+  const auto params = redlock_params();
+  info.params.assign(params.begin(), params.end());
+  info.uses_redis = true;
+  info.prepare = [](const nlohmann::json& params, const std::string& pointer,
+                    const ClusterInfo& cluster,
+                    Problems& problems) -> std::optional<PreparedProtocol> {
+    std::optional<RedlockConfig> config = read_config(params, pointer, problems);
+    if (!config) return std::nullopt;
+    config->workload = cluster.workload;
+    config->masters = cluster.redis_masters;
+    PreparedProtocol prepared;
+    prepared.uses_redis = true;
+    prepared.fencing = config->fencing;
+    prepared.lease_ttl = config->expiry;
+    prepared.factory = shared_config_factory<RedlockNode>(std::move(*config));
+    return prepared;
+  };
+  return info;
+}
+
+}  // namespace electsim::protocols::redlock
