@@ -11,6 +11,7 @@
 #include "protocols/postgres/postgres.hpp"
 #include "protocols/raft/raft.hpp"
 #include "protocols/ring/ring.hpp"
+#include "protocols/zookeeper/zookeeper.hpp"
 
 namespace electsim::protocols {
 namespace {
@@ -18,8 +19,9 @@ namespace {
 const std::vector<ProtocolInfo>& table() {
   // Built once, on first use (thread-safe static initialisation): sweeps on threads share it.
   static const std::vector<ProtocolInfo> protocols = {
-      bully_protocol_info(),  ring_protocol_info(),      raft_protocol_info(),
-      lease::protocol_info(), postgres::protocol_info(), db_flag::protocol_info(),
+      bully_protocol_info(),      ring_protocol_info(),      raft_protocol_info(),
+      lease::protocol_info(),     postgres::protocol_info(), db_flag::protocol_info(),
+      zookeeper::protocol_info(),
   };
   return protocols;
 }
