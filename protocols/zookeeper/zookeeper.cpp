@@ -60,10 +60,21 @@ const std::vector<ParamSpec>& specs() {
   return table;
 }
 
-// The epoch in a czxid. ZooKeeper's epoch counts Zab leaders; electsim's store does not report its
-// Raft term to clients, and its revision is one counter that never restarts, so the epoch is
-// fixed at 1 and the order of czxids is the order of revisions (see docs/protocols/zookeeper.md).
-constexpr std::int64_t kEpoch = 1;
+// The node's data: "<id> <czxid>", so that other candidates reading the children learn the
+// leader's czxid; "<id>" alone until its creator has written it.
+struct NodeData {
+  sim::NodeId id = sim::kNoNode;
+  sim::Token czxid = 0;
+};
+
+NodeData parse_data(const std::string& value) {
+  NodeData d;
+  const char* const end = value.data() + value.size();
+  const auto [p, ec] = std::from_chars(value.data(), end, d.id);
+  if (ec != std::errc() || d.id < 0) return NodeData{};
+  if (p != end && *p == ' ') std::from_chars(p + 1, end, d.czxid);
+  return d;
+}
 
 }  // namespace
 
@@ -211,22 +222,31 @@ void ZookeeperNode::on_store_reply(sim::Context& ctx, const sim::StoreReply& rep
       return;
     case Pending::create: {
       if (reply.succeeded) {
-        // The create's revision is our sequence number: later creates get higher ones.
+        // The create's revision is our sequence number: later creates get higher ones. Its
+        // czxid's epoch is the term of the log entry that applied it (ZooKeeper: the epoch in
+        // which the create was proposed); a single server has one epoch, 1.
         node_revision_ = reply.revision;
+        node_czxid_ = czxid(reply.term > 0 ? reply.term : 1, reply.revision);
+        send_data(ctx);
         send_children(ctx);
         return;
       }
       const std::optional<sim::KeyValue> kv =
           reply.responses.empty() ? std::nullopt : reply.responses.front();
       if (kv && kv->lease == session_) {
-        node_revision_ = kv->create_revision;  // our create landed; its reply was lost
-        send_children(ctx);
+        // Our create landed but its reply was lost, and with it the epoch of our czxid: delete
+        // the node and create it again (Curator's LeaderLatch resets the same way).
+        send_remove(ctx, kv->create_revision);
+        return;
       }
       // Otherwise the node is another session's: ours from before a restart, which a new
       // process cannot tell from anyone's (its node's name is not known to it). It stays until
       // that session expires; the ping timer tries the create again.
       return;
     }
+    case Pending::remove:
+      send_create(ctx);
+      return;
     case Pending::children:
       on_children(ctx, reply);
       return;
@@ -309,6 +329,33 @@ void ZookeeperNode::send_create(sim::Context& ctx) {
   begin(ctx, Pending::create, ctx.store(std::move(txn)));
 }
 
+void ZookeeperNode::send_remove(sim::Context& ctx, sim::Revision create_revision) {
+  sim::StoreRequest txn;
+  txn.op = sim::StoreOp::txn;
+  txn.compares.push_back(sim::Compare{node_key_,
+                                      sim::Compare::Target::create_revision,
+                                      sim::Compare::Op::equal,
+                                      create_revision,
+                                      {}});
+  txn.success.push_back(sim::TxnOp{sim::TxnOp::Kind::del, node_key_, {}, sim::kNoLease});
+  begin(ctx, Pending::remove, ctx.store(std::move(txn)));
+}
+
+void ZookeeperNode::send_data(sim::Context& ctx) {
+  // setData(path, czxid) on our node only while it is this node (fire and forget: a lost one
+  // leaves other candidates not knowing our czxid, nothing more).
+  sim::StoreRequest txn;
+  txn.op = sim::StoreOp::txn;
+  txn.compares.push_back(sim::Compare{node_key_,
+                                      sim::Compare::Target::create_revision,
+                                      sim::Compare::Op::equal,
+                                      node_revision_,
+                                      {}});
+  txn.success.push_back(sim::TxnOp{sim::TxnOp::Kind::put, node_key_,
+                                   self_text_ + " " + std::to_string(node_czxid_), session_});
+  ctx.store(std::move(txn));
+}
+
 void ZookeeperNode::send_children(sim::Context& ctx) {
   // getChildren(prefix): one read of every candidate's node. electsim's store has no range read,
   // and the candidates are known, so it reads each possible child in one txn.
@@ -378,10 +425,9 @@ void ZookeeperNode::on_children(sim::Context& ctx, const sim::StoreReply& reply)
     become_leader(ctx);
     return;
   }
-  sim::NodeId leader = sim::kNoNode;
-  const std::string& v = lowest->value;
-  std::from_chars(v.data(), v.data() + v.size(), leader);
-  become_follower(ctx, leader, czxid(kEpoch, lowest->create_revision));
+  // The leader's czxid, once its creator has written it into the node (0: not known yet).
+  const NodeData leader = parse_data(lowest->value);
+  become_follower(ctx, leader.id, leader.czxid);
   if (watched_key_ != predecessor->key || (watch_id_ == 0 && watch_request_ == 0)) {
     send_watch(ctx, predecessor->key, reply.revision + 1);
   }
@@ -411,7 +457,7 @@ void ZookeeperNode::session_lost(sim::Context& ctx) {
 }
 
 void ZookeeperNode::become_leader(sim::Context& ctx) {
-  const sim::Token token = czxid(kEpoch, node_revision_);
+  const sim::Token token = node_czxid_;
   if (role_ == sim::Role::leader && token == token_) return;
   if (suspended_ && config_->on_suspended == OnSuspended::stop) return;
   role_ = sim::Role::leader;

@@ -99,10 +99,12 @@ class ZookeeperNode final : public sim::Protocol {
 
  private:
   // The one step of the recipe in flight.
-  enum class Pending : std::uint8_t { none, session, create, children };
+  enum class Pending : std::uint8_t { none, session, create, remove, children };
 
   void send_session(sim::Context& ctx);
   void send_create(sim::Context& ctx);
+  void send_remove(sim::Context& ctx, sim::Revision create_revision);
+  void send_data(sim::Context& ctx);
   void send_children(sim::Context& ctx);
   void send_ping(sim::Context& ctx);
   void send_watch(sim::Context& ctx, const std::string& key, sim::Revision from);
@@ -134,6 +136,7 @@ class ZookeeperNode final : public sim::Protocol {
 
   sim::LeaseId session_ = sim::kNoLease;
   sim::Revision node_revision_ = 0;  // our node's create_revision (the sequence number)
+  sim::Token node_czxid_ = 0;        // and its czxid: the term that created it, the revision
 
   Pending pending_ = Pending::none;
   sim::RequestId pending_id_ = 0;

@@ -158,6 +158,11 @@ TEST_CASE(
   // The token is the node's czxid: epoch in the high 32 bits, the create's revision below.
   CHECK(e.nodes[0]->token() == czxid(1, e.nodes[0]->node_revision()));
   CHECK((e.nodes[0]->token() >> 32) == 1);
+  // Followers know the leader and its czxid, which the leader wrote into its node.
+  const auto belief = e.ctxs[4]->belief();
+  REQUIRE(belief.has_value());
+  CHECK(belief->known_leader == 0);
+  CHECK(belief->epoch == e.nodes[0]->token());
 }
 
 TEST_CASE("zookeeper: pings every third of the session timeout keep every session alive") {
