@@ -12,6 +12,7 @@
 #include "protocols/raft/raft.hpp"
 #include "protocols/redlock/redlock.hpp"
 #include "protocols/ring/ring.hpp"
+#include "protocols/zookeeper/zookeeper.hpp"
 
 namespace electsim::protocols {
 namespace {
@@ -21,7 +22,7 @@ const std::vector<ProtocolInfo>& table() {
   static const std::vector<ProtocolInfo> protocols = {
       bully_protocol_info(),    ring_protocol_info(),      raft_protocol_info(),
       lease::protocol_info(),   postgres::protocol_info(), db_flag::protocol_info(),
-      redlock::protocol_info(),
+      redlock::protocol_info(), zookeeper::protocol_info(),
   };
   return protocols;
 }

@@ -98,6 +98,9 @@ struct StoreReply {
   LeaseId lease = kNoLease;                        // lease_grant / keepalive / revoke
   Duration ttl{0};            // lease_grant / keepalive: granted TTL (after min_ttl)
   std::int64_t watch_id = 0;  // watch: the id of the new watch
+  // A replicated store: the Raft term of the log entry that applied the request (ZooKeeper's
+  // epoch of a zxid). 0 from the single store and on replies no entry applied.
+  Epoch term = 0;
 };
 
 // One change of a watched key, sent to each watcher (etcd WatchResponse with one event).

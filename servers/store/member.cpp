@@ -349,9 +349,12 @@ void StoreMember::apply(const LogEntry& entry, std::int64_t index) {
   }
   const StoreCommand& command = *entry.command;
   switch (command.kind) {
-    case StoreCommand::Kind::request:
-      answer(command, disk_->store->apply(command.client, command.request, now(), out_));
+    case StoreCommand::Kind::request: {
+      StoreReply reply = disk_->store->apply(command.client, command.request, now(), out_);
+      reply.term = entry.term;
+      answer(command, std::move(reply));
       break;
+    }
     case StoreCommand::Kind::refused: {
       StoreReply reply;
       reply.id = command.request.id;

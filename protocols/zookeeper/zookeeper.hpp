@@ -1,0 +1,157 @@
+// Leader election by ZooKeeper's recipe ("Leader Election" in ZooKeeper's Recipes and Solutions;
+// Curator's LeaderLatch): each candidate creates an ephemeral sequential node under one prefix,
+// the lowest sequence number leads, and every other candidate watches only its predecessor, so a
+// holder's death wakes one watcher, not a herd. The ensemble is electsim's store (single or
+// replicated): a ZooKeeper session is a store lease with TTL = session timeout, kept alive by the
+// client's pings and expired by the store's leader, which deletes the session's ephemeral nodes.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "protocols/params.hpp"
+#include "protocols/registry.hpp"
+#include "protocols/workload.hpp"
+#include "sim/protocol.hpp"
+
+namespace electsim::protocols::zookeeper {
+
+// What the client does while disconnected (Curator's ConnectionState.SUSPENDED).
+enum class OnSuspended : std::uint8_t {
+  // Curator's StandardConnectionStateErrorPolicy (the default, and Curator's advice): SUSPENDED
+  // is an error state, the leader stops acting until the connection is back.
+  stop,
+  // SessionConnectionStateErrorPolicy: only LOST (the session expired) ends leadership; the
+  // client keeps acting through a disconnection until it learns its session is gone.
+  keep_acting,
+};
+
+struct ZookeeperConfig {
+  // The negotiated session timeout. Curator asks for 60s (CuratorFrameworkFactory's
+  // DEFAULT_SESSION_TIMEOUT_MS); a server with ZooKeeper's default tickTime of 2000ms grants at
+  // most maxSessionTimeout = 20 * tickTime = 40s (and at least 2 * tickTime = 4s), so 40s.
+  sim::Duration session_timeout = std::chrono::seconds(40);
+  OnSuspended on_suspended = OnSuspended::stop;
+  bool fencing = true;
+  // The election's parent znode; candidate i's node is prefix + i.
+  std::string prefix = "/electsim/election/";
+  WorkloadConfig workload;  // the cluster's, copied in by the registry
+
+  // ZooKeeper's ClientCnxn (SendThread.run): readTimeout = sessionTimeout * 2 / 3, and a ping
+  // goes out when timeToNextPing = readTimeout / 2 - idleSend - (idleSend > 1s ? 1s : 0) reaches
+  // zero, or when nothing was sent for MAX_SEND_PING_INTERVAL = 10s. So a third of the timeout
+  // up to 1s, then 1s up to a third of 2s, then a third less one second, at most 10s: the second
+  // off is there so that a ping lost on the way leaves time for the next.
+  sim::Duration ping_interval() const {
+    using namespace std::chrono_literals;
+    const sim::Duration third = session_timeout / 3;
+    if (third <= sim::Duration(1s)) return third;
+    if (third <= sim::Duration(2s)) return 1s;
+    return std::min<sim::Duration>(third - sim::Duration(1s), 10s);
+  }
+  // The client calls itself disconnected after this long without hearing from the ensemble
+  // ("Client session timed out, have not heard from server in ...ms"): Curator's SUSPENDED.
+  sim::Duration read_timeout() const { return session_timeout * 2 / 3; }
+};
+
+std::span<const ParamSpec> zookeeper_params();
+std::optional<ZookeeperConfig> read_config(const nlohmann::json& params, const std::string& pointer,
+                                           Problems& problems);
+
+// ZooKeeper's zxid: the epoch in the high 32 bits, a counter in the low 32.
+inline sim::Token czxid(std::int64_t epoch, sim::Revision counter) {
+  return static_cast<sim::Token>((static_cast<std::uint64_t>(epoch) << 32) |
+                                 (static_cast<std::uint64_t>(counter) & 0xffff'ffffu));
+}
+
+ProtocolInfo protocol_info();
+
+class ZookeeperNode final : public sim::Protocol {
+ public:
+  explicit ZookeeperNode(std::shared_ptr<const ZookeeperConfig> config);
+
+  void on_start(sim::Context& ctx) override;
+  void on_message(sim::Context& ctx, sim::NodeId from, const sim::Message& message) override;
+  void on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag) override;
+  void on_store_reply(sim::Context& ctx, const sim::StoreReply& reply) override;
+  void on_watch(sim::Context& ctx, const sim::WatchEvent& event) override;
+  void on_sink_reply(sim::Context& ctx, const sim::SinkReply& reply) override;
+  void on_command(sim::Context& ctx, sim::Command command) override;
+
+  // White-box views for tests.
+  bool leads() const { return role_ == sim::Role::leader; }
+  bool suspended() const { return suspended_; }
+  sim::Token token() const { return token_; }
+  sim::LeaseId session() const { return session_; }
+  sim::Revision node_revision() const { return node_revision_; }
+  const std::string& watched_key() const { return watched_key_; }
+
+  static constexpr sim::TimerTag kPingTag = 1;     // every ping_interval: ping, retry
+  static constexpr sim::TimerTag kSuspendTag = 2;  // read_timeout after the last reply
+
+ private:
+  // The one step of the recipe in flight.
+  enum class Pending : std::uint8_t { none, session, create, remove, children };
+
+  void send_session(sim::Context& ctx);
+  void send_create(sim::Context& ctx);
+  void send_remove(sim::Context& ctx, sim::Revision create_revision);
+  void send_data(sim::Context& ctx);
+  void send_children(sim::Context& ctx);
+  void send_ping(sim::Context& ctx);
+  void send_watch(sim::Context& ctx, const std::string& key, sim::Revision from);
+  void drop_watch(sim::Context& ctx);
+  void begin(sim::Context& ctx, Pending step, sim::RequestId id);
+
+  void on_children(sim::Context& ctx, const sim::StoreReply& reply);
+  void heard(sim::Context& ctx);
+  void session_lost(sim::Context& ctx);
+  void become_leader(sim::Context& ctx);
+  void become_follower(sim::Context& ctx, sim::NodeId leader, sim::Epoch epoch);
+  bool may_write(sim::Token token) const;
+  void arm_suspend(sim::Context& ctx, sim::Duration after);
+
+  std::shared_ptr<const ZookeeperConfig> config_;
+  Writer writer_;
+  sim::NodeId self_ = sim::kNoNode;
+  std::string self_text_;
+  std::string node_key_;
+  std::vector<std::string> candidate_keys_;  // every candidate's node, by id
+
+  sim::Role role_ = sim::Role::follower;
+  bool stopped_ = false;
+  sim::Token token_ = 0;
+  // The last follower belief announced, so that an unchanged one is not announced again.
+  bool announced_ = false;
+  sim::NodeId known_leader_ = sim::kNoNode;
+  sim::Epoch known_epoch_ = 0;
+
+  sim::LeaseId session_ = sim::kNoLease;
+  sim::Revision node_revision_ = 0;  // our node's create_revision (the sequence number)
+  sim::Token node_czxid_ = 0;        // and its czxid: the term that created it, the revision
+
+  Pending pending_ = Pending::none;
+  sim::RequestId pending_id_ = 0;
+  sim::LocalTime pending_sent_at_;
+
+  // The watch on the predecessor (ZooKeeper's exists(path, watch)); one-shot as in ZooKeeper.
+  std::string watched_key_;
+  std::int64_t watch_id_ = 0;
+  sim::RequestId watch_request_ = 0;
+
+  // Connection state: the local time of the last answer from the ensemble.
+  sim::LocalTime last_heard_;
+  bool suspended_ = false;
+  sim::TimerId ping_timer_ = sim::kNoTimer;
+  sim::TimerId suspend_timer_ = sim::kNoTimer;
+};
+
+}  // namespace electsim::protocols::zookeeper

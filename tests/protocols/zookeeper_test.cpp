@@ -1,0 +1,294 @@
+// Tests of the zookeeper protocol (protocols/zookeeper/) as state machines on fake contexts, with
+// one real sim::Store answering every candidate's requests by hand: the recipe (the lowest
+// sequence leads, each other candidate watches only its predecessor), the czxid token, session
+// expiry, SUSPENDED for careful and careless clients, and the parameter table's checks.
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "protocols/registry.hpp"
+#include "protocols/zookeeper/zookeeper.hpp"
+#include "servers/store/store.hpp"
+#include "tests/protocols/fake_context.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using electsim::protocols::Problems;
+using electsim::protocols::zookeeper::czxid;
+using electsim::protocols::zookeeper::OnSuspended;
+using electsim::protocols::zookeeper::ZookeeperConfig;
+using electsim::protocols::zookeeper::ZookeeperNode;
+using electsim::sim::Duration;
+using electsim::sim::StoreOp;
+using electsim::sim::StoreReply;
+using electsim::sim::StoreRequest;
+using electsim::testing::FakeContext;
+using json = nlohmann::json;
+namespace sim = electsim::sim;
+
+ZookeeperConfig config_of(json params) {
+  Problems problems;
+  auto config = electsim::protocols::zookeeper::read_config(params, "/protocol", problems);
+  INFO((problems.empty() ? std::string() : problems.front().format()));
+  REQUIRE(config.has_value());
+  config->workload.enabled = false;
+  return *config;
+}
+
+// n candidates on fake contexts sharing one store; the test decides whose requests arrive.
+struct Ensemble {
+  Ensemble(const ZookeeperConfig& c, std::size_t n) : config(std::make_shared<ZookeeperConfig>(c)) {
+    for (std::size_t i = 0; i < n; ++i) {
+      ctxs.push_back(std::make_unique<FakeContext>(static_cast<sim::NodeId>(i), n));
+      nodes.push_back(std::make_unique<ZookeeperNode>(config));
+      answered.push_back(0);
+      alive.push_back(true);
+    }
+  }
+
+  std::shared_ptr<const ZookeeperConfig> config;
+  std::vector<std::unique_ptr<FakeContext>> ctxs;
+  std::vector<std::unique_ptr<ZookeeperNode>> nodes;
+  std::vector<std::size_t> answered;
+  std::vector<bool> alive;
+  electsim::servers::Store store;
+  sim::LocalTime store_now{0};
+  std::size_t watch_events = 0;  // notifications delivered to candidates
+  std::size_t requests = 0;      // requests applied at the store
+
+  void deliver_out(const electsim::servers::StoreOutput& out) {
+    for (const auto& n : out.notifications) {
+      const auto to = static_cast<std::size_t>(n.to);
+      if (!alive[to]) continue;
+      ++watch_events;
+      ctxs[to]->deliver(*nodes[to], n.event);
+    }
+  }
+  // Applies every request sent by candidate i so far, delivering replies at once.
+  bool answer(std::size_t i) {
+    bool any = false;
+    while (alive[i] && answered[i] < ctxs[i]->store_calls.size()) {
+      const StoreRequest request = ctxs[i]->store_calls[answered[i]++].request;
+      electsim::servers::StoreOutput out;
+      const StoreReply reply = store.apply(static_cast<sim::NodeId>(i), request, store_now, out);
+      ++requests;
+      ctxs[i]->deliver(*nodes[i], reply);
+      deliver_out(out);
+      any = true;
+    }
+    return any;
+  }
+  void answer_all() {
+    for (int guard = 0; guard < 100; ++guard) {
+      bool any = false;
+      for (std::size_t i = 0; i < nodes.size(); ++i) any = answer(i) || any;
+      if (!any) return;
+    }
+    FAIL("requests kept coming");
+  }
+  void start() {
+    // One after another, so that node i's sequence number is below node i+1's.
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      nodes[i]->on_start(*ctxs[i]);
+      answer_all();
+    }
+  }
+  // Every clock moves by d; the store expires what is due.
+  void advance(Duration d) {
+    store_now += d;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (alive[i]) ctxs[i]->advance(d);
+    }
+    electsim::servers::StoreOutput out;
+    store.expire_leases(store_now, out);
+    deliver_out(out);
+    answer_all();
+  }
+  // Fires candidate i's due timers, answering or losing what it sends.
+  void tick(std::size_t i, bool reach_store = true) {
+    for (;;) {
+      const auto t = ctxs[i]->next_timer();
+      if (!t || t->due > ctxs[i]->now()) break;
+      ctxs[i]->fire(*nodes[i], t->id);
+      if (reach_store) {
+        answer_all();
+      } else {
+        answered[i] = ctxs[i]->store_calls.size();
+      }
+    }
+  }
+  // Runs the world in 10ms steps for d; `cut` candidates reach nothing.
+  void run_for(Duration d, std::vector<std::size_t> cut = {}) {
+    for (Duration t{0}; t < d; t += 10ms) {
+      advance(10ms);
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (!alive[i]) continue;
+        const bool isolated = std::find(cut.begin(), cut.end(), i) != cut.end();
+        tick(i, !isolated);
+      }
+    }
+  }
+  std::size_t leaders() const {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < nodes.size(); ++i) n += alive[i] && nodes[i]->leads();
+    return n;
+  }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "zookeeper: the lowest sequence leads and every other candidate watches its predecessor") {
+  Ensemble e(config_of(json{{"session_timeout", "3s"}}), 5);
+  e.start();
+  REQUIRE(e.nodes[0]->leads());
+  CHECK(e.leaders() == 1);
+  CHECK(e.nodes[0]->watched_key().empty());
+  for (std::size_t i = 1; i < 5; ++i) {
+    INFO("candidate " << i);
+    CHECK_FALSE(e.nodes[i]->leads());
+    CHECK(e.nodes[i]->watched_key() == "/electsim/election/" + std::to_string(i - 1));
+    CHECK(e.nodes[i]->node_revision() > e.nodes[i - 1]->node_revision());
+  }
+  // The token is the node's czxid: epoch in the high 32 bits, the create's revision below.
+  CHECK(e.nodes[0]->token() == czxid(1, e.nodes[0]->node_revision()));
+  CHECK((e.nodes[0]->token() >> 32) == 1);
+  // Followers know the leader and its czxid, which the leader wrote into its node.
+  const auto belief = e.ctxs[4]->belief();
+  REQUIRE(belief.has_value());
+  CHECK(belief->known_leader == 0);
+  CHECK(belief->epoch == e.nodes[0]->token());
+}
+
+TEST_CASE("zookeeper: pings every third of the session timeout keep every session alive") {
+  Ensemble e(config_of(json{{"session_timeout", "3s"}}), 3);
+  e.start();
+  const std::size_t pings_before = e.ctxs[1]->store_calls_of(StoreOp::lease_keepalive).size();
+  e.run_for(10s);
+  CHECK(e.nodes[0]->leads());
+  CHECK(e.leaders() == 1);
+  // 10s / 1s: ten pings each, and nobody expired.
+  CHECK(e.ctxs[1]->store_calls_of(StoreOp::lease_keepalive).size() - pings_before == 10);
+  CHECK(e.store.lease_count() == 3);
+}
+
+TEST_CASE("zookeeper: the holder's death wakes exactly one watcher, its successor, who leads") {
+  const std::size_t n = GENERATE(3u, 5u, 7u);
+  INFO("candidates=" << n);
+  Ensemble e(config_of(json{{"session_timeout", "3s"}}), n);
+  e.start();
+  REQUIRE(e.nodes[0]->leads());
+  const sim::Token old_token = e.nodes[0]->token();
+  e.alive[0] = false;  // crashes: no more pings
+  e.watch_events = 0;
+  e.run_for(4s);
+  CHECK(e.watch_events == 1);
+  CHECK(e.nodes[1]->leads());
+  CHECK(e.leaders() == 1);
+  CHECK(e.nodes[1]->token() > old_token);
+  for (std::size_t i = 2; i < n; ++i) {
+    CHECK(e.nodes[i]->watched_key() == "/electsim/election/" + std::to_string(i - 1));
+  }
+}
+
+TEST_CASE("zookeeper: a middle candidate's death moves one watch, and leadership stays put") {
+  Ensemble e(config_of(json{{"session_timeout", "3s"}}), 5);
+  e.start();
+  e.alive[2] = false;
+  e.watch_events = 0;
+  e.run_for(4s);
+  CHECK(e.watch_events == 1);
+  CHECK(e.nodes[0]->leads());
+  CHECK(e.leaders() == 1);
+  CHECK(e.nodes[3]->watched_key() == "/electsim/election/1");
+}
+
+TEST_CASE(
+    "zookeeper: cut off from the ensemble, a careful leader stops at two thirds of the session "
+    "timeout and a careless one keeps acting until it learns its session expired") {
+  const auto [policy, acting] =
+      GENERATE(table<std::string, bool>({{"stop", false}, {"keep_acting", true}}));
+  INFO("on_suspended=" << policy);
+  Ensemble e(config_of(json{{"session_timeout", "6s"}, {"on_suspended", policy}}), 3);
+  e.start();
+  REQUIRE(e.nodes[0]->leads());
+  e.run_for(3900ms, {0});
+  CHECK(e.nodes[0]->leads());  // not yet 4s (2/3 of 6s) without an answer
+  CHECK_FALSE(e.nodes[0]->suspended());
+  e.run_for(200ms, {0});
+  CHECK(e.nodes[0]->suspended());
+  CHECK(e.nodes[0]->leads() == acting);
+  // The store expires the session 6s after the last ping it had (the grant at 0); candidate 1
+  // leads with a higher czxid.
+  e.run_for(2900ms, {0});
+  CHECK(e.nodes[1]->leads());
+  CHECK(e.nodes[1]->token() > e.nodes[0]->token());
+  CHECK(e.nodes[0]->leads() == acting);  // two leaders for the careless client
+  // Healed: the first ping's answer says the session is gone (Curator's LOST).
+  e.run_for(2s);
+  CHECK_FALSE(e.nodes[0]->leads());
+  CHECK(e.leaders() == 1);
+  CHECK(e.nodes[0]->session() != sim::kNoLease);  // a new session, at the back of the queue
+  CHECK(e.nodes[0]->node_revision() > e.nodes[2]->node_revision());
+}
+
+TEST_CASE("zookeeper: a careful leader reconnected within the session timeout leads again") {
+  Ensemble e(config_of(json{{"session_timeout", "6s"}}), 3);
+  e.start();
+  const sim::Token token = e.nodes[0]->token();
+  e.run_for(4500ms, {0});
+  CHECK(e.nodes[0]->suspended());
+  CHECK_FALSE(e.nodes[0]->leads());
+  CHECK(e.leaders() == 0);
+  e.run_for(1s);  // a ping at 5s reaches the ensemble before the session's 6s are up
+  CHECK(e.nodes[0]->leads());
+  CHECK(e.nodes[0]->token() == token);
+  CHECK(e.leaders() == 1);
+}
+
+TEST_CASE("zookeeper: pings follow ClientCnxn's schedule for each session timeout") {
+  const auto [timeout, ping] = GENERATE(table<std::string, Duration>({
+      {"1500ms", 500ms},  // a third, up to 1s
+      {"3s", 1s},
+      {"6s", 1s},    // a third of 2s or less: 1s
+      {"12s", 3s},   // a third less one second
+      {"40s", 10s},  // at most MAX_SEND_PING_INTERVAL
+  }));
+  INFO("session_timeout=" << timeout);
+  CHECK(config_of(json{{"session_timeout", timeout}}).ping_interval() == ping);
+}
+
+TEST_CASE("zookeeper: parameters are range-checked at their JSON pointers") {
+  const auto [params, pointer] = GENERATE(table<std::string, std::string>({
+      {R"({"session_timeout": "2ms"})", "/protocol/session_timeout"},
+      {R"({"session_timeout": "-1s"})", "/protocol/session_timeout"},
+      {R"({"on_suspended": "panic"})", "/protocol/on_suspended"},
+      {R"({"fencing": 1})", "/protocol/fencing"},
+      {R"({"prefix": ""})", "/protocol/prefix"},
+      {R"({"sesion_timeout": "3s"})", "/protocol/sesion_timeout"},
+  }));
+  INFO(params);
+  Problems problems;
+  const auto config =
+      electsim::protocols::zookeeper::read_config(json::parse(params), "/protocol", problems);
+  CHECK_FALSE(config.has_value());
+  REQUIRE(problems.size() == 1);
+  CHECK(problems.front().pointer == pointer);
+}
+
+TEST_CASE("zookeeper: the defaults are ZooKeeper's and Curator's") {
+  const ZookeeperConfig c = config_of(json::object());
+  CHECK(c.session_timeout == 40s);
+  CHECK(c.ping_interval() == 10s);
+  CHECK(c.read_timeout() == Duration(40s) * 2 / 3);
+  CHECK(c.on_suspended == OnSuspended::stop);
+  CHECK(c.fencing);
+  const auto* info = electsim::protocols::find_protocol("zookeeper");
+  REQUIRE(info != nullptr);
+  CHECK(info->params.size() == 4);
+}
