@@ -25,14 +25,14 @@ enum class FaultKind : std::uint16_t {
   heal,       // every partition, cut and isolation ends
   loss,       // extra message loss probability for duration
   duplicate,  // extra duplication probability for duration
-  latency_spike,  // extra latency drawn from a distribution for duration
-  clock_offset,   // the target's clock jumps to read true time + offset
-  clock_drift,    // the target's clock drift changes
-  clock_step,     // the target's clock jumps by a signed amount
-  store_pause,    // the store stalls for duration; requests are answered late
-  step_down,      // the target is told to give up leadership (voluntary release)
-  stop,           // the target releases and shuts down gracefully; restart brings it back
-  disk_stall,     // the target's disk finishes no fsync until the duration has passed
+  latency_spike,   // extra latency drawn from a distribution for duration
+  clock_offset,    // the target's clock jumps to read true time + offset
+  clock_drift,     // the target's clock drift changes
+  clock_step,      // the target's clock jumps by a signed amount
+  store_pause,     // the store stalls for duration; requests are answered late
+  step_down,       // the target is told to give up leadership (voluntary release)
+  stop,            // the target releases and shuts down gracefully; restart brings it back
+  disk_stall,      // the target's disk finishes no fsync until the duration has passed
   campaign,        // the target starts an election now (etcd's MsgHup)
   operator_clear,  // a person clears the leadership record the target server keeps
 };
