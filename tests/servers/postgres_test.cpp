@@ -103,21 +103,22 @@ TEST_CASE("postgres: FOR UPDATE waits in line, SKIP LOCKED returns nothing at on
 
 TEST_CASE("postgres: the flag row is set only while NULL, even for its holder's next life") {
   Database db;
-  Session& a = db.session_of(0, 0, kT0);
-  CHECK(db.execute(a, statement(DbOp::set_flag), kT0).reply->ok);
-  Session& b = db.session_of(1, 0, kT0);
-  const DbReply other = *db.execute(b, statement(DbOp::set_flag), kT0).reply;
+  // A new session may move the others in memory: keep pids, not references, across them.
+  const std::int64_t a_pid = db.session_of(0, 0, kT0).pid;
+  CHECK(db.execute(*db.find(a_pid), statement(DbOp::set_flag), kT0).reply->ok);
+  const std::int64_t b_pid = db.session_of(1, 0, kT0).pid;
+  const DbReply other = *db.execute(*db.find(b_pid), statement(DbOp::set_flag), kT0).reply;
   CHECK_FALSE(other.ok);
   CHECK(other.token == 0);  // the holder it found
   Session& a2 = db.session_of(0, 1, kT0);
   CHECK_FALSE(db.execute(a2, statement(DbOp::set_flag), kT0).reply->ok);
   // Sessions ending (keepalive, crash of the server) leave data alone.
-  db.end_session(a.pid, SessionEnd::keepalive, kT0);
+  db.end_session(a_pid, SessionEnd::keepalive, kT0);
   CHECK(db.durable().flag_holder == 0);
   CHECK(Database(db.durable()).durable().flag_holder == 0);
   db.operator_clear(kT0);
   CHECK(db.durable().flag_holder == kNoNode);
-  CHECK(db.execute(*db.find(b.pid), statement(DbOp::set_flag), kT0).reply->ok);
+  CHECK(db.execute(*db.find(b_pid), statement(DbOp::set_flag), kT0).reply->ok);
 }
 
 TEST_CASE("postgres: operator_clear terminates the lock holder's backend") {
