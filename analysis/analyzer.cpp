@@ -94,6 +94,12 @@ struct Analyzer::State {
 
   // Cost.
   std::vector<std::uint64_t> sent_by_type;  // by sim::MessageType
+  // Send times of the coordinator requests of the last second, oldest first, in a ring that
+  // grows to the busiest second's count and is then reused.
+  std::vector<Time> recent;
+  std::size_t recent_head = 0;
+  std::size_t recent_size = 0;
+  std::vector<std::size_t> herd;  // failovers whose requests_peak is still being measured
 
   Time last_event;
   std::optional<Time> run_end;
@@ -140,9 +146,61 @@ struct Analyzer::State {
       in_split = false;
     }
     if (open_count == 0) report.leaderless_time += d;
+    if (steady()) report.steady_time += d;
     if (open_count == 0 && config.uses_store && !coordinator.can_grant()) report.stall_time += d;
     coordinator.account(d);
     accounted = t;
+  }
+
+  // Exactly one leader and no failover waiting for a new one.
+  bool steady() const {
+    if (open_count != 1) return false;
+    return std::none_of(pending.begin(), pending.end(),
+                        [](const PendingFailover& p) { return !p.resolved; });
+  }
+
+  Time recent_at(std::size_t i) const { return recent[(recent_head + i) % recent.size()]; }
+
+  // A request to the coordinator at time t: steady-state cost and the herd of every failover
+  // still being measured.
+  void on_coordinator_request(Time t) {
+    if (steady()) ++report.steady_requests;
+    if (!report.first_leader_at) ++report.requests_before_first_leader;
+    const Time window_start = t - std::chrono::seconds(1);
+    while (recent_size > 0 && recent_at(0) <= window_start) {
+      recent_head = (recent_head + 1) % recent.size();
+      --recent_size;
+    }
+    if (recent_size == recent.size()) {
+      std::vector<Time> grown(std::max<std::size_t>(16, recent.size() * 2));
+      for (std::size_t i = 0; i < recent_size; ++i) grown[i] = recent_at(i);
+      recent = std::move(grown);
+      recent_head = 0;
+    }
+    recent[(recent_head + recent_size) % recent.size()] = t;
+    ++recent_size;
+    for (std::size_t i = 0; i < herd.size();) {
+      Failover& f = report.failovers[herd[i]];
+      const std::optional<Time> led = f.new_leader_at ? f.new_leader_at : f.regained_at;
+      if (f.ridden_out || (led && t > *led + std::chrono::seconds(1))) {
+        herd.erase(herd.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      // Requests in (t - 1s, t] sent at or after the fault: the ring is in time order.
+      std::size_t lo = 0;
+      std::size_t hi = recent_size;
+      while (lo < hi) {
+        const std::size_t mid = (lo + hi) / 2;
+        const Time at = recent_at(mid);
+        if (at < f.fault_at || at <= window_start) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      f.requests_peak = std::max<std::uint64_t>(f.requests_peak, recent_size - lo);
+      ++i;
+    }
   }
 
   void record_first_split_brain() {
@@ -468,6 +526,7 @@ struct Analyzer::State {
     // own).
     f.last_old_write = last_write_any;
     pending.push_back({report.failovers.size(), false, {}, e.time + Duration(e.b)});
+    herd.push_back(report.failovers.size());
     report.failovers.push_back(f);
   }
 };
@@ -542,6 +601,11 @@ void Analyzer::on_event(const sim::Event& event) {
     case sim::EventKind::store_request:
       ++s.report.store_requests_total;
       if (event.code < sim::kStoreOpCount) ++s.report.store_requests[event.code];
+      s.on_coordinator_request(event.time);
+      break;
+    case sim::EventKind::server_request:
+      ++s.report.server_requests_total;
+      s.on_coordinator_request(event.time);
       break;
     default:
       break;
@@ -570,6 +634,13 @@ Report Analyzer::finish() {
         static_cast<double>(r.leaderless_time.count()) / static_cast<double>(r.duration.count());
     r.store_requests_per_second = static_cast<double>(r.store_requests_total) /
                                   (static_cast<double>(r.duration.count()) * 1e-9);
+  }
+  if (r.steady_time.count() > 0) {
+    r.steady_requests_per_second = static_cast<double>(r.steady_requests) /
+                                   (static_cast<double>(r.steady_time.count()) * 1e-9);
+  }
+  for (const Failover& f : r.failovers) {
+    if (f.failover) r.failover_requests_peak = std::max(r.failover_requests_peak, f.requests_peak);
   }
   s.coordinator.finish(r);
   for (std::size_t code = 0; code < s.sent_by_type.size(); ++code) {

@@ -70,6 +70,16 @@ const std::vector<MetricInfo>& catalogue() {
        "election messages per election (unobserved: no election)"},
       {"store_requests", MetricUnit::count, "requests sent to the store"},
       {"store_requests_per_second", MetricUnit::rate, "store requests per simulated second"},
+      {"server_requests", MetricUnit::count,
+       "statements and commands sent to the database server or the Redis masters"},
+      {"coordinator_requests_steady_per_second", MetricUnit::rate,
+       "store, database and Redis requests per second while exactly one node leads and no "
+       "failover waits (unobserved: never steady)"},
+      {"requests_before_first_leader", MetricUnit::count,
+       "store, database and Redis requests sent before any node led"},
+      {"failover_requests_peak", MetricUnit::count,
+       "the thundering herd: the most coordinator requests sent in one second from a fault that "
+       "took the leader away until one second after the next leader (unobserved: no failover)"},
       {"sink_writes", MetricUnit::count, "writes that reached the sink"},
       {"stall_time", MetricUnit::duration,
        "time with no leader while the coordinator could not grant a lease (a replicated store "
@@ -295,6 +305,18 @@ std::optional<double> metric_value(const Report& r, std::string_view name) {
   }
   if (name == "store_requests") return count(r.store_requests_total);
   if (name == "store_requests_per_second") return r.store_requests_per_second;
+  if (name == "server_requests") return count(r.server_requests_total);
+  if (name == "requests_before_first_leader") return count(r.requests_before_first_leader);
+  if (name == "coordinator_requests_steady_per_second") {
+    if (r.steady_time.count() == 0) return std::nullopt;
+    return r.steady_requests_per_second;
+  }
+  if (name == "failover_requests_peak") {
+    const bool observed = std::any_of(r.failovers.begin(), r.failovers.end(),
+                                      [](const Failover& f) { return f.failover.has_value(); });
+    if (!observed) return std::nullopt;
+    return count(r.failover_requests_peak);
+  }
   if (name == "sink_writes") return count(r.sink_writes);
   if (name == "stall_time") return ns(r.stall_time);
   if (name == "store_unavailable_time") return ns(r.store.unavailable_time);

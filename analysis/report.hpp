@@ -88,6 +88,10 @@ struct Failover {
   // unresolved, and it keeps a later, unrelated change of leader from counting as this failover.
   std::optional<Time> regained_at;
   std::optional<Epoch> regained_epoch;
+  // The thundering herd: the most coordinator requests (store requests, database statements,
+  // Redis commands) sent in any one second from the fault until one second after the new
+  // leader (or the old one again) leads; only requests sent after the fault count.
+  std::uint64_t requests_peak = 0;
 };
 
 // The store as the nodes' coordinator (analysis/coordinator.hpp). With a single store only
@@ -171,6 +175,18 @@ struct Report {
   std::array<std::uint64_t, sim::kStoreOpCount> store_requests{};  // sent, by StoreOp
   std::uint64_t store_requests_total = 0;
   double store_requests_per_second = 0;
+  // Requests to the database server or a Redis master (server_request events).
+  std::uint64_t server_requests_total = 0;
+  // Coordinator requests (store and server requests) per second of steady state: time when
+  // exactly one node leads and no failover waits for a new leader.
+  Duration steady_time{0};
+  std::uint64_t steady_requests = 0;
+  double steady_requests_per_second = 0;
+  // The largest requests_peak of an observed failover (0 without one).
+  std::uint64_t failover_requests_peak = 0;
+  // Coordinator requests sent before any node led: what electing the first leader cost a
+  // protocol that elects through a coordinator.
+  std::uint64_t requests_before_first_leader = 0;
   std::uint64_t sink_writes = 0;
   std::uint64_t events = 0;
 };

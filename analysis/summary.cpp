@@ -231,6 +231,17 @@ void cost_section(std::string& out, const Report& r) {
     first = false;
   }
   out += '\n';
+  if (r.server_requests_total > 0) {
+    fmt::format_to(it, "  database/Redis requests: {}\n", r.server_requests_total);
+  }
+  if (r.store_requests_total + r.server_requests_total > 0) {
+    fmt::format_to(it, "  coordinator requests: {:.2f}/s with one leader",
+                   r.steady_requests_per_second);
+    if (r.failover_requests_peak > 0) {
+      fmt::format_to(it, "; {} in the busiest second of a failover", r.failover_requests_peak);
+    }
+    out += '\n';
+  }
   fmt::format_to(it, "  sink writes: {}\n", r.sink_writes);
 }
 
@@ -395,6 +406,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
     put_duration(x, "failover", f.failover);
     put_time(x, "heard_at", f.heard_at);
     put_duration(x, "failover_heard", f.failover_heard);
+    x["requests_peak"] = f.requests_peak;
     put_time(x, "last_old_write", f.last_old_write);
     put_time(x, "first_new_write", f.first_new_write);
     put_duration(x, "write_outage", f.write_outage);
@@ -458,6 +470,11 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   cost["store_requests"] = std::move(ops);
   cost["store_requests_total"] = r.store_requests_total;
   cost["store_requests_per_second"] = r.store_requests_per_second;
+  cost["server_requests_total"] = r.server_requests_total;
+  cost["requests_before_first_leader"] = r.requests_before_first_leader;
+  cost["coordinator_requests_steady_per_second"] =
+      optional_number(metric_value(r, "coordinator_requests_steady_per_second"));
+  cost["failover_requests_peak"] = optional_number(metric_value(r, "failover_requests_peak"));
   cost["sink_writes"] = r.sink_writes;
   cost["events"] = r.events;
   j["cost"] = std::move(cost);

@@ -174,6 +174,10 @@ const std::array<KindSchema, sim::kEventKindCount>& schema() {
     set(sim::EventKind::lease_refresh, {{S::node, "leader", F::endpoint},
                                         {S::a, "leases", F::integer},
                                         {S::b, "term", F::integer}});
+    set(sim::EventKind::server_request, {{S::node, "node", F::endpoint},
+                                         {S::peer, "server", F::endpoint},
+                                         {S::a, "request", F::integer},
+                                         {S::text, "op", F::text}});
     set(sim::EventKind::client_failover, {{S::node, "node", F::endpoint},
                                           {S::peer, "member", F::endpoint},
                                           {S::code, "reason", F::failover_reason},
@@ -900,6 +904,12 @@ class StreamChecker {
       case K::client_failover:
         if (auto p = need_node(e.node, "node")) return *p;
         if (store_member(e.peer) < 0) return "field \"member\": expected a store member";
+        return non_negative(e.a, "request");
+      case K::server_request:
+        if (auto p = need_node(e.node, "node")) return *p;
+        if (e.peer != sim::kPostgresEndpoint && sim::redis_master_of(e.peer) < 0) {
+          return "field \"server\": expected \"postgres\" or a Redis master";
+        }
         return non_negative(e.a, "request");
       case K::run_end:
       case K::store_resume:

@@ -93,6 +93,7 @@ const std::array<std::vector<std::string_view>, sim::kEventKindCount>& kind_fiel
     set(K::raft_commit, {"leader", "index", "term", "latency_ns"});
     set(K::lease_refresh, {"leader", "leases", "term"});
     set(K::client_failover, {"node", "member", "reason", "request"});
+    set(K::server_request, {"node", "server", "request"});
     return t;
   }();
   return table;
@@ -546,6 +547,9 @@ void append_event_fields(std::string& out, const ReplayEvent& r) {
       return;
     case K::client_failover:
       fmt::format_to(it, ",{},{},{},{}", r.node, r.peer, r.code, r.x);
+      return;
+    case K::server_request:
+      fmt::format_to(it, ",{},{},{}", r.node, r.peer, r.x);
       return;
   }
 }

@@ -99,6 +99,11 @@ std::vector<Row> rows(const CompareResult& c) {
   }
   out.push_back({"store requests per second", "store_requests_per_second",
                  [](auto& r) { return metric(r, "store_requests_per_second"); }, U::rate});
+  out.push_back({"coordinator requests/s, steady", "coordinator_requests_steady_per_second",
+                 [](auto& r) { return metric(r, "coordinator_requests_steady_per_second"); },
+                 U::rate});
+  out.push_back({"coordinator requests, peak second of a failover", "failover_requests_peak",
+                 [](auto& r) { return metric(r, "failover_requests_peak"); }, U::count});
   return out;
 }
 

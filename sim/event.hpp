@@ -46,8 +46,11 @@ enum class EventKind : std::uint8_t {
   lease_refresh,    // node: new leader, a: leases refreshed on promotion, b: its term
   client_failover,  // node: client, peer: the member it moves to (no_leader: retries on),
                     // code: FailoverReason, a: the request that failed (0: none)
+  // A request to a coordinator other than the store (counted when sent, like store_request):
+  server_request,  // node: sender, peer: the server (postgres, redis:K), a: request id,
+                   // text: the statement or command (db_op_name, redis_op_name)
 };
-inline constexpr int kEventKindCount = 29;
+inline constexpr int kEventKindCount = 30;
 const char* event_kind_name(EventKind kind);
 
 enum class DropReason : std::uint8_t {

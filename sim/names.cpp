@@ -133,6 +133,46 @@ const char* event_kind_name(EventKind kind) {
       return "lease_refresh";
     case EventKind::client_failover:
       return "client_failover";
+    case EventKind::server_request:
+      return "server_request";
+  }
+  return "?";
+}
+
+const char* db_op_name(DbOp op) {
+  switch (op) {
+    case DbOp::try_advisory_lock:
+      return "try_advisory_lock";
+    case DbOp::advisory_unlock:
+      return "advisory_unlock";
+    case DbOp::lock_row:
+      return "lock_row";
+    case DbOp::lock_row_skip_locked:
+      return "lock_row_skip_locked";
+    case DbOp::end_transaction:
+      return "end_transaction";
+    case DbOp::check:
+      return "check";
+    case DbOp::set_flag:
+      return "set_flag";
+    case DbOp::clear_flag:
+      return "clear_flag";
+    case DbOp::write:
+      return "write";
+  }
+  return "?";
+}
+
+const char* redis_op_name(RedisOp op) {
+  switch (op) {
+    case RedisOp::set_nx_px:
+      return "set_nx_px";
+    case RedisOp::release:
+      return "release";
+    case RedisOp::extend:
+      return "extend";
+    case RedisOp::incr:
+      return "incr";
   }
   return "?";
 }

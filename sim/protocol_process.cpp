@@ -170,9 +170,21 @@ RequestId ProtocolProcess::sink_write(Token token, std::int64_t payload, Duratio
   return id;
 }
 
+void ProtocolProcess::trace_server_request(Endpoint server, RequestId id, const char* op) {
+  if (!ctx_->traced()) return;
+  Event ev;
+  ev.kind = EventKind::server_request;
+  ev.node = ctx_->self();
+  ev.peer = server;
+  ev.a = static_cast<std::int64_t>(id);
+  ev.text = op;
+  ctx_->trace(ev);
+}
+
 RequestId ProtocolProcess::db(DbRequest request) {
   const RequestId id = ctx_->new_request_id();
   request.id = id;
+  trace_server_request(kPostgresEndpoint, id, db_op_name(request.op));
   ctx_->send(kPostgresEndpoint, Payload(request));
   return id;
 }
@@ -181,6 +193,7 @@ RequestId ProtocolProcess::redis(std::size_t master, RedisRequest request) {
   ELECTSIM_ASSERT(master < kMaxRedisMasters, "a Redis master's index");
   const RequestId id = ctx_->new_request_id();
   request.id = id;
+  trace_server_request(redis_endpoint(master), id, redis_op_name(request.op));
   ctx_->send(redis_endpoint(master), Payload(request));
   return id;
 }

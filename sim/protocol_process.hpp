@@ -48,6 +48,8 @@ class ProtocolProcess final : public Process, private Context {
   void announce(const Belief& belief) override { ctx_->announce(belief); }
 
   void deliver(ProcessContext& ctx, const StoreReply& reply);
+  // The server_request event of a statement or command to the database or a Redis master.
+  void trace_server_request(Endpoint server, RequestId id, const char* op);
 
   std::unique_ptr<Protocol> protocol_;
   StoreClient client_;

@@ -87,6 +87,7 @@ enum class DbOp : std::uint8_t {
   write,  // the protected write, in one transaction with its fencing check (the database as sink)
 };
 inline constexpr int kDbOpCount = 9;
+const char* db_op_name(DbOp op);  // for the trace (server_request)
 
 struct DbRequest {
   RequestId id = 0;
@@ -130,6 +131,7 @@ enum class RedisOp : std::uint8_t {
   incr,       // INCR fence: the optional fencing counter
 };
 inline constexpr int kRedisOpCount = 4;
+const char* redis_op_name(RedisOp op);  // for the trace (server_request)
 
 struct RedisRequest {
   RequestId id = 0;

@@ -731,3 +731,57 @@ TEST_CASE(
   CHECK(r.store.outages == std::vector<Duration>{dms(950), dms(100)});
   CHECK(r.store.leader_elections == 3);
 }
+
+TEST_CASE("analyzer: coordinator requests in steady state, before the first leader, and the herd") {
+  // Two requests before anyone leads; one leader from 100 ms sends a keepalive every 500 ms (and
+  // a database statement at 700 ms) until it crashes at 2000 ms; then five followers rush in the
+  // same second (2400-2900 ms) and node 1 leads at 3000 ms; one more request at 3500 ms (inside
+  // the second after the new leader) and one at 4500 ms (outside it).
+  auto server_request = [](std::int64_t at_ms, sim::NodeId node) {
+    Event e = make(EventKind::server_request, at_ms);
+    e.node = node;
+    e.peer = sim::kPostgresEndpoint;
+    e.a = 99;
+    e.text = "check";
+    return e;
+  };
+  std::vector<Event> events = {run_start(6), store_request(0, 0, 1, sim::StoreOp::lease_grant),
+                               store_request(50, 1, 2, sim::StoreOp::lease_grant),
+                               leader(100, 0, 1)};
+  std::int64_t id = 3;
+  for (std::int64_t t = 500; t < 2000; t += 500) {
+    events.push_back(store_request(t, 0, id++, sim::StoreOp::lease_keepalive));
+    if (t == 500) events.push_back(server_request(700, 0));
+  }
+  events.push_back(fault(2000, FaultKind::crash, 0, 0));
+  events.push_back(node_event(EventKind::crash, 2000, 0));
+  events.push_back(store_request(2000, 0, id++, sim::StoreOp::get));  // at the fault: counts
+  for (std::int64_t t = 2400; t <= 2900; t += 100) {
+    events.push_back(
+        store_request(t, static_cast<sim::NodeId>(1 + (t / 100) % 5), id++, sim::StoreOp::txn));
+  }
+  events.push_back(leader(3000, 1, 2));
+  events.push_back(store_request(3500, 1, id++, sim::StoreOp::lease_keepalive));
+  events.push_back(store_request(4500, 1, id++, sim::StoreOp::lease_keepalive));
+  events.push_back(run_end(5000));
+  const Report r = analyze(config(6, 5000), events);
+
+  CHECK(r.requests_before_first_leader == 2);
+  CHECK(r.server_requests_total == 1);
+  CHECK(r.store_requests_total == 14);
+  // Steady: 100-2000 ms and 3000-5000 ms (3.9 s); requests then: 3 keepalives, the statement,
+  // and the two keepalives after the failover (the one at the fault's instant falls in the
+  // failover).
+  CHECK(r.steady_time == dms(3900));
+  CHECK(r.steady_requests == 6);
+  CHECK(r.steady_requests_per_second == Approx(6.0 / 3.9));
+  // The busiest second from the fault on: 2000 ms plus the six txns at 2400-2900 ms; the
+  // keepalive at 1500 ms came before the fault and does not count.
+  REQUIRE(r.failovers.size() == 1);
+  CHECK(r.failovers[0].requests_peak == 7);
+  CHECK(r.failover_requests_peak == 7);
+  CHECK(analysis::metric_value(r, "failover_requests_peak").value_or(-1) == Approx(7));
+  CHECK(analysis::metric_value(r, "requests_before_first_leader").value_or(-1) == Approx(2));
+  CHECK(analysis::metric_value(r, "coordinator_requests_steady_per_second").value_or(-1) ==
+        Approx(6.0 / 3.9));
+}
