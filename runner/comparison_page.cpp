@@ -1,4 +1,4 @@
-// The measured comparison page: four shipped scenarios, each run under every protocol with one
+// The measured comparison page: five shipped scenarios, each run under every protocol with one
 // seed and one fault schedule (runner/compare.hpp), condensed into the textbook's table. Every
 // cell comes from a run; the words in a cell are chosen by the measured figures.
 #include "runner/comparison_page.hpp"
@@ -49,15 +49,25 @@ std::optional<sim::Duration> failover_max(const RunResult& r) {
   return longest;
 }
 
-// Messages of the protocol's election types per election, or the store transactions a lease
-// election costs instead of messages.
+std::uint64_t coordinator_requests(const RunResult& r) {
+  return r.report.store_requests_total + r.report.server_requests_total;
+}
+
+// The coordinator a protocol elects through, as the page names it.
+std::string coordinator_name(const RunResult& r) {
+  if (r.report.store_requests_total > 0) return "store";
+  return r.report.store.database ? "database" : "Redis";
+}
+
+// Messages of the protocol's election types per election or, for a protocol that elects through
+// a coordinator, the requests it sent to the coordinator before the first leader.
 std::string messages_cell(const RunResult& r) {
   if (r.report.elections == 0) return "no election";
   const auto elections = static_cast<double>(r.report.elections);
   const std::uint64_t messages = election_messages(r);
-  const auto txn = r.report.store_requests[static_cast<std::size_t>(sim::StoreOp::txn)];
-  if (messages == 0 && txn > 0) {
-    return fmt::format("{} store txn", std::round(static_cast<double>(txn) / elections * 10) / 10);
+  if (messages == 0 && coordinator_requests(r) > 0) {
+    return fmt::format("{} {} requests", r.report.requests_before_first_leader,
+                       coordinator_name(r));
   }
   return fmt::format("{}", std::round(static_cast<double>(messages) / elections * 10) / 10);
 }
@@ -89,10 +99,76 @@ std::string pause_cell(const RunResult& r) {
   return cell;
 }
 
+std::string quorum_loss_cell(const RunResult& r) {
+  if (r.report.store_requests_total == 0) return "not affected (it does not use the store)";
+  return fmt::format("{} of stall, {} of split-brain", seconds(r.report.stall_time),
+                     seconds(r.report.split_brain_time));
+}
+
 std::string crash_cell(const RunResult& r) {
   const auto f = failover_max(r);
   if (!f) return "no failover";
   return fmt::format("{}; {} per election", seconds(*f), messages_cell(r));
+}
+
+// The row's failure mode in words, from the partition and pause runs.
+std::string failure_mode(const RunResult& partition, const RunResult& pause) {
+  std::string mode = partition.report.split_brain_time >= std::chrono::seconds(1)
+                         ? "splits under partition (no majority rule)"
+                         : "one side leads under partition";
+  if (pause.report.split_brain_time > sim::Duration(0)) {
+    mode += "; a paused leader overlaps its successor";
+  }
+  return mode;
+}
+
+// The textbook's table, one row per protocol: its strategy, what an election costs, how it
+// fails, and the safety and cost figures of the four fault runs (leader crash, partition,
+// pause, store quorum loss) summed.
+std::string family_table(const std::vector<std::string>& protocols,
+                         const std::vector<CompareResult>& results) {
+  std::string out =
+      "\n## The family, one row per protocol\n\n"
+      "Stall, split-brain, stale writes and overwrites are summed over the four fault runs "
+      "above (leader crash, partition, pause, store quorum loss). Coordinator requests count every "
+      "request to the "
+      "store, the database or a Redis master: per second while exactly one node leads and no "
+      "failover waits, and in the busiest second of the leader-crash failover (the thundering "
+      "herd).\n\n"
+      "| protocol | strategy | election messages, 8 nodes | failure mode | partition behaviour | "
+      "stall | split-brain | stale writes accepted | overwrites | coordinator requests/s, "
+      "steady | coordinator requests, busiest second after the leader dies |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (std::size_t i = 0; i < protocols.size(); ++i) {
+    const protocols::ProtocolInfo* info = protocols::find_protocol(protocols[i]);
+    const RunResult& crash = results[2].runs[i];
+    const RunResult& partition = results[3].runs[i];
+    const RunResult& pause = results[4].runs[i];
+    const RunResult& quorum_loss = results[5].runs[i];
+    sim::Duration stall{0};
+    sim::Duration split{0};
+    std::uint64_t stale = 0;
+    std::uint64_t overwrites = 0;
+    for (const RunResult* r : {&crash, &partition, &pause, &quorum_loss}) {
+      stall += r->report.stall_time;
+      split += r->report.split_brain_time;
+      stale += r->report.stale_writes_accepted;
+      overwrites += r->report.stale_writes_overwriting;
+    }
+    std::string steady = "no coordinator";
+    std::string herd = "no coordinator";
+    if (coordinator_requests(crash) > 0) {
+      steady = fmt::format("{:.1f}", crash.report.steady_requests_per_second);
+      herd = failover_max(crash) ? fmt::format("{}", crash.report.failover_requests_peak)
+                                 : std::string("no failover");
+    }
+    out += fmt::format("| **{}** | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                       protocols[i], info != nullptr ? info->description : std::string(),
+                       messages_cell(results[0].runs[i]), failure_mode(partition, pause),
+                       partition_cell(partition), seconds(stall), seconds(split), stale, overwrites,
+                       steady, herd);
+  }
+  return out;
 }
 
 }  // namespace
@@ -112,6 +188,7 @@ ComparisonPage comparison_page(const ComparisonPageOptions& options) {
        {},
        true},
       {"lease-gc-pause-fence.json", "The leader freezes in a 6 s GC pause", {}, true},
+      {"store-quorum-loss.json", "The store loses its quorum for 15 s", {}, true},
   };
 
   std::vector<CompareResult> results;
@@ -139,7 +216,7 @@ ComparisonPage comparison_page(const ComparisonPageOptions& options) {
   const std::filesystem::path pictures = std::filesystem::path(options.pictures_dir);
   std::string out;
   out +=
-      "# Bully, Ring, Raft and lease, measured\n\n"
+      "# Leader election protocols, measured\n\n"
       "The table every textbook prints, filled in by running the scenarios in `scenarios/` under "
       "every protocol, with one seed and one fault schedule per row (a fault aimed at the leader "
       "hits each protocol's own leader). Nothing here is typed by hand: the page and its "
@@ -177,6 +254,8 @@ ComparisonPage comparison_page(const ComparisonPageOptions& options) {
              results[3], partition_cell);
   out +=
       row("**Process pause of the leader (6 s)** (`lease-gc-pause-fence`)", results[4], pause_cell);
+  out += row("**The store loses quorum for 15 s** (`store-quorum-loss`)", results[5],
+             quorum_loss_cell);
   out += row("**Same-epoch leaders, any row**", results[3], [&](const RunResult& r) {
     std::uint64_t total = 0;
     for (const CompareResult& c : results) {
@@ -190,23 +269,19 @@ ComparisonPage comparison_page(const ComparisonPageOptions& options) {
   out += row("**Failure mode, as measured**", results[3], [&](const RunResult& r) {
     // The partition row says whether a minority keeps a leader; the pause row whether a leader
     // that does not know it was deposed overlaps its successor.
-    const RunResult* pause = nullptr;
     for (const RunResult& p : results[4].runs) {
-      if (p.info.protocol == r.info.protocol) pause = &p;
+      if (p.info.protocol == r.info.protocol) return failure_mode(r, p);
     }
-    std::string mode = r.report.split_brain_time >= std::chrono::seconds(1)
-                           ? "splits under partition (no majority rule)"
-                           : "one side leads under partition";
-    if (pause != nullptr && pause->report.split_brain_time > sim::Duration(0)) {
-      mode += "; a paused leader overlaps its successor";
-    }
-    return mode;
+    return std::string();
   });
+  out += family_table(protocols, results);
   out +=
       "\nElection messages count the protocol's own election messages (Bully: Election, Answer, "
       "Coordinator; Ring: Election, Elected, Ack; Raft: RequestVote and its replies) per "
-      "election, not the heartbeats every protocol pays to stay elected; the lease elects through "
-      "the store, so its cost is store transactions. A stale write is one whose token is below "
+      "election, not the heartbeats every protocol pays to stay elected. A protocol that elects "
+      "through a coordinator (the store, the database, the Redis masters) pays in requests "
+      "instead: the requests sent before the first leader led. A stale write is one whose token is "
+      "below "
       "the newest epoch already granted; it *overwrote newer data* when the sink had already "
       "accepted a higher token (fencing rejects exactly those). Definitions: "
       "[metrics.md](metrics.md).\n";

@@ -124,6 +124,7 @@ void ZookeeperNode::on_start(sim::Context& ctx) {
   }
   become_follower(ctx, sim::kNoNode, 0);
   last_heard_ = ctx.now();
+  reconnect_timer_ = sim::kNoTimer;  // a restart starts without the old process's timers
   ping_timer_ = ctx.set_timer(config_->ping_interval(), kPingTag);
   arm_suspend(ctx, config_->read_timeout());
   send_session(ctx);
@@ -175,6 +176,19 @@ void ZookeeperNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag t
       }
       return;
     }
+    case kReconnectTag: {
+      if (id != reconnect_timer_) return;
+      reconnect_timer_ = sim::kNoTimer;
+      if (pending_ != Pending::none) return;
+      if (session_ == sim::kNoLease) {
+        send_session(ctx);
+      } else if (node_revision_ == 0) {
+        send_create(ctx);
+      } else {
+        send_children(ctx);
+      }
+      return;
+    }
     default:
       ELECTSIM_ASSERT(false, "a timer tag of the zookeeper protocol");
   }
@@ -186,6 +200,16 @@ void ZookeeperNode::on_store_reply(sim::Context& ctx, const sim::StoreReply& rep
   // packet); no_leader is a server outside a quorum, which ZooKeeper would not let serve, and
   // unavailable is the client giving up.
   if (reply.error == sim::StoreError::no_leader || reply.error == sim::StoreError::unavailable) {
+    // The client drops the connection and connects again after a random sleep of up to a
+    // second (ClientCnxn.SendThread.startConnect: Thread.sleep(r.nextInt(1000)) on every attempt
+    // but the first); then the step is tried again. The ping timer alone would wait up to 10 s.
+    if (pending_ != Pending::none && reply.id == pending_id_) {
+      pending_ = Pending::none;
+      if (reconnect_timer_ == sim::kNoTimer) {
+        reconnect_timer_ =
+            ctx.set_timer(std::chrono::milliseconds(ctx.rng().between(0, 999)), kReconnectTag);
+      }
+    }
     return;
   }
   heard(ctx);

@@ -96,6 +96,8 @@ class ZookeeperNode final : public sim::Protocol {
 
   static constexpr sim::TimerTag kPingTag = 1;     // every ping_interval: ping, retry
   static constexpr sim::TimerTag kSuspendTag = 2;  // read_timeout after the last reply
+  // After a step the ensemble could not serve: ClientCnxn reconnects after a random sleep.
+  static constexpr sim::TimerTag kReconnectTag = 3;
 
  private:
   // The one step of the recipe in flight.
@@ -152,6 +154,7 @@ class ZookeeperNode final : public sim::Protocol {
   bool suspended_ = false;
   sim::TimerId ping_timer_ = sim::kNoTimer;
   sim::TimerId suspend_timer_ = sim::kNoTimer;
+  sim::TimerId reconnect_timer_ = sim::kNoTimer;
 };
 
 }  // namespace electsim::protocols::zookeeper
