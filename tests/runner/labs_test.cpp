@@ -328,3 +328,75 @@ TEST_CASE(
   CHECK(failover(checkpoint) > failover(holder) + 900'000'000);
   CHECK(failover(checkpoint) < failover(holder) + 1'200'000'000);
 }
+
+namespace {
+
+analysis::Report run_variant(const std::string& file, std::optional<std::string> variant,
+                             std::optional<std::string> protocol = std::nullopt) {
+  runner::LoadOptions o;
+  o.variant = std::move(variant);
+  o.protocol = std::move(protocol);
+  runner::LoadResult loaded = runner::load_scenario_file(scenario(file), o);
+  for (const auto& m : loaded.messages()) UNSCOPED_INFO(m);
+  REQUIRE(loaded.scenario);
+  const runner::RunResult r = runner::run_scenario(*loaded.scenario, {});
+  REQUIRE(r.errors.empty());
+  return r.report;
+}
+
+std::int64_t ms_of(sim::Duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+}  // namespace
+
+TEST_CASE("lab 10: the database flag stalls after a crash and splits after a paused holder") {
+  const analysis::Report stuck = run_variant("db-flag-stuck-forever.json", std::nullopt);
+  CHECK(ms_of(stuck.leaderless_time) == 110004);
+  REQUIRE(stuck.failovers.size() == 1);
+  CHECK_FALSE(stuck.failovers[0].failover);
+  const analysis::Report cleared = run_variant("db-flag-stuck-forever.json", "operator-clear");
+  REQUIRE(cleared.failovers.size() == 1);
+  REQUIRE(cleared.failovers[0].failover);
+  CHECK(ms_of(*cleared.failovers[0].failover) == 50013);
+  CHECK(cleared.failovers[0].new_leader == 3);
+  const analysis::Report paused =
+      run_variant("db-flag-stuck-forever.json", "paused-holder-cleared");
+  CHECK(ms_of(paused.split_brain_time) == 99997);
+}
+
+TEST_CASE("lab 10: a dead client's PostgreSQL lock lasts as long as TCP keepalive takes") {
+  const analysis::Report linux_defaults =
+      run_variant("postgres-dead-client-keepalive.json", std::nullopt);
+  REQUIRE(linux_defaults.failovers.size() == 1);
+  REQUIRE(linux_defaults.failovers[0].failover);
+  CHECK(ms_of(*linux_defaults.failovers[0].failover) == 7874012);
+  CHECK(linux_defaults.split_brain_time == sim::Duration(0));
+  const analysis::Report tuned =
+      run_variant("postgres-dead-client-keepalive.json", "tuned-keepalives");
+  REQUIRE(tuned.failovers.size() == 1);
+  REQUIRE(tuned.failovers[0].failover);
+  CHECK(ms_of(*tuned.failovers[0].failover) == 8013);
+}
+
+TEST_CASE("lab 10: Redlock overwrites once after a GC pause and 43 times after a clock jump") {
+  const analysis::Report pause = run_variant("redlock-gc-pause.json", std::nullopt);
+  CHECK(ms_of(pause.split_brain_time) == 4583);
+  CHECK(pause.stale_writes_accepted == 1);
+  CHECK(pause.stale_writes_overwriting == 1);
+  const analysis::Report fenced = run_variant("redlock-gc-pause.json", "fencing");
+  CHECK(fenced.stale_writes_overwriting == 0);
+  CHECK(fenced.stale_writes_rejected == 1);
+  const analysis::Report jump = run_variant("redlock-clock-jump.json", std::nullopt);
+  CHECK(ms_of(jump.split_brain_time) == 4357);
+  CHECK(jump.stale_writes_overwriting == 43);
+}
+
+TEST_CASE("lab 10: the holder's death sends ZooKeeper's recipe half the requests etcd's gets") {
+  const analysis::Report zk = run_variant("zookeeper-no-herd.json", std::nullopt, "zookeeper");
+  const analysis::Report etcd = run_variant("zookeeper-no-herd.json", std::nullopt, "lease");
+  CHECK(zk.failover_requests_peak == 7);
+  CHECK(etcd.failover_requests_peak == 15);
+  CHECK(zk.steady_requests_per_second == Approx(5.64).epsilon(0.001));
+  CHECK(etcd.steady_requests_per_second == Approx(4.32).epsilon(0.001));
+}
