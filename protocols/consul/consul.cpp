@@ -248,6 +248,9 @@ void ConsulNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag)
       if (id != renew_timer_) return;
       renew_timer_ = ctx.set_timer(config_->renew_interval, kRenewTag);
       if (session_ != sim::kNoLease) renew(ctx);
+      if (pending_ != Pending::none && ctx.now() - pending_sent_at_ >= config_->lock_wait_time) {
+        give_up_pending(ctx);
+      }
       return;
     case kStepTag:
       if (id != step_timer_) return;
@@ -359,9 +362,31 @@ void ConsulNode::on_command(sim::Context& ctx, sim::Command command) {
 
 // ---- Steps of the lock loop ---------------------------------------------------------------------
 
-void ConsulNode::begin(Pending step, sim::RequestId id) {
+void ConsulNode::begin(sim::Context& ctx, Pending step, sim::RequestId id) {
   pending_ = step;
   pending_id_ = id;
+  pending_sent_at_ = ctx.now();
+}
+
+void ConsulNode::give_up_pending(sim::Context& ctx) {
+  // A request unanswered for lock_wait_time failed: the agent's call to the servers did (a lost
+  // message, servers out of reach). A single store never times a request out itself.
+  sim::StoreReply failed;
+  failed.id = pending_id_;
+  failed.error = sim::StoreError::unavailable;
+  failed.succeeded = false;
+  switch (pending_) {
+    case Pending::session:
+      failed.op = sim::StoreOp::lease_grant;
+      break;
+    case Pending::acquire:
+      failed.op = sim::StoreOp::txn;
+      break;
+    default:
+      failed.op = sim::StoreOp::get;
+      break;
+  }
+  on_store_reply(ctx, failed);
 }
 
 void ConsulNode::step_after(sim::Context& ctx, Duration after) {
@@ -377,7 +402,7 @@ void ConsulNode::create_session(sim::Context& ctx) {
   grant.ttl = config_->store_lease_ttl();
   grant.lock_delay = config_->lock_delay;
   grant.release_keys = config_->behavior == Behavior::release;
-  begin(Pending::session, ctx.store(std::move(grant)));
+  begin(ctx, Pending::session, ctx.store(std::move(grant)));
 }
 
 void ConsulNode::read_key(sim::Context& ctx, Pending why) {
@@ -385,7 +410,7 @@ void ConsulNode::read_key(sim::Context& ctx, Pending why) {
   sim::StoreRequest get;
   get.op = sim::StoreOp::get;
   get.key = config_->key;
-  begin(why, ctx.store(std::move(get)));
+  begin(ctx, why, ctx.store(std::move(get)));
 }
 
 void ConsulNode::acquire(sim::Context& ctx) {
@@ -399,7 +424,7 @@ void ConsulNode::acquire(sim::Context& ctx) {
   txn.success.push_back(sim::TxnOp{sim::TxnOp::Kind::put, config_->key, self_text_, session_});
   txn.success.push_back(sim::TxnOp{sim::TxnOp::Kind::get, config_->key, {}, sim::kNoLease});
   txn.failure.push_back(sim::TxnOp{sim::TxnOp::Kind::get, config_->key, {}, sim::kNoLease});
-  begin(Pending::acquire, ctx.store(std::move(txn)));
+  begin(ctx, Pending::acquire, ctx.store(std::move(txn)));
 }
 
 void ConsulNode::renew(sim::Context& ctx) {

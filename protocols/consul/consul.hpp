@@ -94,7 +94,8 @@ class ConsulNode final : public sim::Protocol {
   void renew(sim::Context& ctx);
   void watch_key(sim::Context& ctx, sim::Revision from);
   void drop_watch(sim::Context& ctx);
-  void begin(Pending step, sim::RequestId id);
+  void begin(sim::Context& ctx, Pending step, sim::RequestId id);
+  void give_up_pending(sim::Context& ctx);
   void step_after(sim::Context& ctx, sim::Duration after);
 
   void on_read(sim::Context& ctx, const sim::StoreReply& reply);
@@ -122,6 +123,7 @@ class ConsulNode final : public sim::Protocol {
   sim::LeaseId session_ = sim::kNoLease;
   Pending pending_ = Pending::none;
   sim::RequestId pending_id_ = 0;
+  sim::LocalTime pending_sent_at_;
   sim::TimerId step_timer_ = sim::kNoTimer;
   sim::TimerId renew_timer_ = sim::kNoTimer;
   std::int64_t monitor_retries_left_ = 0;
