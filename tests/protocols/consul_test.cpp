@@ -147,7 +147,8 @@ struct Cluster {
 
 }  // namespace
 
-TEST_CASE("consul: the first candidate takes the lock; its token is the acquire's ModifyIndex") {
+TEST_CASE(
+    "consul: the first candidate takes the lock with the acquire's ModifyIndex as its token") {
   Cluster c(config_of(json::object()), 3);
   c.start();
   REQUIRE(c.leader() == std::size_t{0});

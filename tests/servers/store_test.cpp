@@ -668,7 +668,8 @@ TEST_CASE("store: a lock acquire counts LockIndex only when the key moves to a n
   CHECK(c.store.peek("lock")->lock_index == 2);
 }
 
-TEST_CASE("store: Behavior release leaves the key, unheld, with its value; delete removes it") {
+TEST_CASE(
+    "store: Behavior release leaves the key unheld with its value, Behavior delete removes it") {
   const bool release = GENERATE(true, false);
   Client c;
   const LeaseId a = c.send(session(std::chrono::seconds(10), Duration(0), release)).lease;
