@@ -270,7 +270,7 @@ void ConsulNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag)
 void ConsulNode::on_store_reply(sim::Context& ctx, const sim::StoreReply& reply) {
   if (stopped_) return;
   if (reply.op == sim::StoreOp::lease_keepalive) {
-    // RenewPeriodic: "session not found" means the servers invalidated it. Other failures are
+    // RenewPeriodic: a session not found is one the servers invalidated. Other failures are
     // tried again at the next renewal.
     if (reply.lease == session_ && reply.error == sim::StoreError::lease_not_found) {
       session_lost(ctx);
@@ -485,7 +485,7 @@ void ConsulNode::on_read(sim::Context& ctx, const sim::StoreReply& reply) {
 
 void ConsulNode::on_acquire(sim::Context& ctx, const sim::StoreReply& reply) {
   if (reply.error == sim::StoreError::lease_not_found) {
-    session_lost(ctx);  // "invalid session": the servers invalidated it
+    session_lost(ctx);  // an invalid session: the servers invalidated it
     return;
   }
   if (reply.error != sim::StoreError::none || !reply.succeeded) {

@@ -1,5 +1,5 @@
 // Leader election with a Consul lock, as `consul lock` and the Go client's api.Lock take it
-// (api/lock.go; Consul's "Application leader election with sessions" guide): each candidate
+// (api/lock.go; Consul's "Application leader election" guide): each candidate
 // creates a session with a TTL, renews it every TTL/2, and acquires one KV key with
 // PUT ?acquire=<session>; the holder monitors the key with blocking queries and calls the lock
 // lost once the key no longer names its session. The Consul servers are electsim's store (single
