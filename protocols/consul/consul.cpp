@@ -223,6 +223,7 @@ void ConsulNode::on_start(sim::Context& ctx) {
   token_ = 0;
   announced_ = false;
   session_ = sim::kNoLease;
+  releasing_ = sim::kNoLease;
   pending_ = Pending::none;
   step_timer_ = sim::kNoTimer;
   watch_id_ = 0;
@@ -268,7 +269,14 @@ void ConsulNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag)
 }
 
 void ConsulNode::on_store_reply(sim::Context& ctx, const sim::StoreReply& reply) {
-  if (stopped_) return;
+  if (stopped_) {
+    // A stopped client still destroys its session once its release is answered.
+    if (pending_ == Pending::release && reply.id == pending_id_) {
+      pending_ = Pending::none;
+      finish_release(ctx);
+    }
+    return;
+  }
   if (reply.op == sim::StoreOp::lease_keepalive) {
     // RenewPeriodic: a session not found is one the servers invalidated. Other failures are
     // tried again at the next renewal.
@@ -309,6 +317,9 @@ void ConsulNode::on_store_reply(sim::Context& ctx, const sim::StoreReply& reply)
       return;
     case Pending::monitor:
       on_monitor(ctx, reply);
+      return;
+    case Pending::release:
+      finish_release(ctx);
       return;
     case Pending::none:
       return;
@@ -380,6 +391,7 @@ void ConsulNode::give_up_pending(sim::Context& ctx) {
       failed.op = sim::StoreOp::lease_grant;
       break;
     case Pending::acquire:
+    case Pending::release:
       failed.op = sim::StoreOp::txn;
       break;
     default:
@@ -542,27 +554,40 @@ void ConsulNode::session_lost(sim::Context& ctx) {
 }
 
 void ConsulNode::lock_lost(sim::Context& ctx) {
-  // The lock channel closed (or Unlock): ?release= the key if it is still ours, then destroy
-  // the session. The release goes first on the one connection, so a key still held is let go
-  // without a lock-delay; one already lost is not touched (the compare fails).
+  // The lock channel closed (or Unlock): ?release= the key if it is still ours, and once that is
+  // answered destroy the session (api.Lock's Unlock releases, then stops the renewal, which
+  // destroys the session). A key still held is let go without a lock-delay; one already lost is
+  // not touched (the compare fails).
   drop_watch(ctx);
   if (role_ == sim::Role::leader) become_follower(ctx, sim::kNoNode);
+  if (pending_ == Pending::release) return;  // one release at a time; it finishes on its own
   pending_ = Pending::none;
-  if (session_ != sim::kNoLease) {
-    sim::StoreRequest release;
-    release.op = sim::StoreOp::txn;
-    release.compares.push_back(sim::Compare{
-        config_->key, sim::Compare::Target::lease, sim::Compare::Op::equal, session_, {}});
-    release.success.push_back(
-        sim::TxnOp{sim::TxnOp::Kind::put, config_->key, self_text_, sim::kNoLease});
-    ctx.store(std::move(release));
+  if (session_ == sim::kNoLease) {
+    step_after(ctx, config_->lock_retry_time);
+    return;
+  }
+  releasing_ = session_;
+  session_ = sim::kNoLease;
+  sim::StoreRequest release;
+  release.op = sim::StoreOp::txn;
+  release.compares.push_back(sim::Compare{
+      config_->key, sim::Compare::Target::lease, sim::Compare::Op::equal, releasing_, {}});
+  release.success.push_back(
+      sim::TxnOp{sim::TxnOp::Kind::put, config_->key, self_text_, sim::kNoLease});
+  begin(ctx, Pending::release, ctx.store(std::move(release)));
+}
+
+void ConsulNode::finish_release(sim::Context& ctx) {
+  // Answered or given up: the session goes (a destroyed session that holds no key delays
+  // nothing), and the lock loop starts over after lock_retry_time.
+  if (releasing_ != sim::kNoLease) {
     sim::StoreRequest destroy;
     destroy.op = sim::StoreOp::lease_revoke;
-    destroy.lease = session_;
+    destroy.lease = releasing_;
     ctx.store(std::move(destroy));
-    session_ = sim::kNoLease;
+    releasing_ = sim::kNoLease;
   }
-  step_after(ctx, config_->lock_retry_time);
+  if (!stopped_) step_after(ctx, config_->lock_retry_time);
 }
 
 void ConsulNode::become_leader(sim::Context& ctx, sim::Token token) {

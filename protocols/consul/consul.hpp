@@ -86,7 +86,7 @@ class ConsulNode final : public sim::Protocol {
 
  private:
   // The one request of the lock loop in flight.
-  enum class Pending : std::uint8_t { none, session, read, acquire, monitor };
+  enum class Pending : std::uint8_t { none, session, read, acquire, monitor, release };
 
   void create_session(sim::Context& ctx);
   void read_key(sim::Context& ctx, Pending why);
@@ -103,6 +103,7 @@ class ConsulNode final : public sim::Protocol {
   void on_monitor(sim::Context& ctx, const sim::StoreReply& reply);
   void session_lost(sim::Context& ctx);
   void lock_lost(sim::Context& ctx);
+  void finish_release(sim::Context& ctx);
   void become_leader(sim::Context& ctx, sim::Token token);
   void become_follower(sim::Context& ctx, sim::NodeId leader);
   bool ours(const sim::KeyValue& kv) const {
@@ -121,6 +122,7 @@ class ConsulNode final : public sim::Protocol {
   sim::NodeId known_leader_ = sim::kNoNode;
 
   sim::LeaseId session_ = sim::kNoLease;
+  sim::LeaseId releasing_ = sim::kNoLease;  // the session whose release is in flight
   Pending pending_ = Pending::none;
   sim::RequestId pending_id_ = 0;
   sim::LocalTime pending_sent_at_;

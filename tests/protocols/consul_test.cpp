@@ -337,3 +337,23 @@ TEST_CASE("consul: the defaults are Consul's and api.Lock's") {
   REQUIRE(info != nullptr);
   CHECK(info->params.size() == 11);
 }
+
+TEST_CASE("consul: a step-down releases the key first and destroys the session once answered") {
+  Cluster c(config_of(json::object()), 2);
+  c.start();
+  REQUIRE(c.leader() == std::size_t{0});
+  const sim::LeaseId session = c.nodes[0]->session();
+  c.nodes[0]->on_command(*c.ctxs[0], sim::Command::step_down);
+  // The monitor's watch is closed and the release is out; the destroy waits for the release's
+  // answer (api.Lock's Unlock).
+  REQUIRE_FALSE(c.ctxs[0]->store_calls.empty());
+  CHECK(c.ctxs[0]->store_calls.back().request.op == StoreOp::txn);
+  CHECK(c.ctxs[0]->store_calls_of(StoreOp::lease_revoke).empty());
+  c.answer_all();
+  const auto destroy = c.ctxs[0]->last_store_call(StoreOp::lease_revoke);
+  REQUIRE(destroy);
+  CHECK(destroy->request.lease == session);
+  // Released before its session went: no lock-delay, and the waiter took the key.
+  CHECK_FALSE(c.store.lock_delay_until("service/electsim/leader"));
+  CHECK(c.leader() == std::size_t{1});
+}
