@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "protocols/bully/bully.hpp"
+#include "protocols/consul/consul.hpp"
 #include "protocols/db_flag/db_flag.hpp"
 #include "protocols/lease/lease.hpp"
 #include "protocols/postgres/postgres.hpp"
@@ -22,7 +23,7 @@ const std::vector<ProtocolInfo>& table() {
   static const std::vector<ProtocolInfo> protocols = {
       bully_protocol_info(),    ring_protocol_info(),       raft_protocol_info(),
       lease::protocol_info(),   postgres::protocol_info(),  db_flag::protocol_info(),
-      redlock::protocol_info(), zookeeper::protocol_info(),
+      redlock::protocol_info(), zookeeper::protocol_info(), consul::protocol_info(),
   };
   return protocols;
 }

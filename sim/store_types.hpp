@@ -19,6 +19,9 @@ struct KeyValue {
   Revision mod_revision = 0;     // revision of the last put
   std::int64_t version = 0;      // puts since creation
   LeaseId lease = kNoLease;
+  // Consul's LockIndex: how many times a lock acquire (StoreRequest::lock_acquire) took the key
+  // for a new lease. etcd has no such counter; it stays 0 for plain puts.
+  std::int64_t lock_index = 0;
 };
 
 // etcd's Compare: target (value, create_revision, mod_revision, lease) of a key against a constant.
@@ -58,10 +61,19 @@ const char* store_op_name(StoreOp op);
 struct StoreRequest {
   RequestId id = 0;  // set by the kernel when sent; replies carry it back
   StoreOp op = StoreOp::get;
-  std::string key;                // get, put, del, watch
-  std::string value;              // put
-  LeaseId lease = kNoLease;       // put (attach), keepalive, revoke
-  Duration ttl{0};                // lease_grant
+  std::string key;           // get, put, del, watch
+  std::string value;         // put
+  LeaseId lease = kNoLease;  // put (attach), keepalive, revoke
+  Duration ttl{0};           // lease_grant
+  // lease_grant, Consul's session options: after the lease ends (revoked or expired) its keys
+  // may not be taken by a lock acquire for `lock_delay` of the store's clock (LockDelay), and
+  // `release_keys` leaves them in place, unheld, instead of deleting them (Behavior release).
+  Duration lock_delay{0};
+  bool release_keys = false;
+  // txn, Consul's PUT ?acquire=: refused (succeeded false, lock_delayed true, nothing run) while
+  // a key a success put attaches to a lease is under lock-delay; each such put that moves the
+  // key to a new lease increments its lock_index.
+  bool lock_acquire = false;
   std::vector<Compare> compares;  // txn
   std::vector<TxnOp> success;     // txn: run when every compare holds
   std::vector<TxnOp> failure;     // txn: run otherwise
@@ -101,6 +113,8 @@ struct StoreReply {
   // A replicated store: the Raft term of the log entry that applied the request (ZooKeeper's
   // epoch of a zxid). 0 from the single store and on replies no entry applied.
   Epoch term = 0;
+  // txn with lock_acquire: refused because a key was under lock-delay (Consul answers false).
+  bool lock_delayed = false;
 };
 
 // One change of a watched key, sent to each watcher (etcd WatchResponse with one event).

@@ -40,6 +40,7 @@ struct StoreCommand {
     request,       // a client's request
     refused,       // a keepalive the leader refused: the lease had expired on its clock
     lease_expiry,  // the leader's lessor revokes a lease whose TTL ran out (etcd LeaseRevoke)
+    lock_delayed,  // a lock acquire the leader refused: a key was under lock-delay on its clock
   };
   Kind kind = Kind::request;
   StoreRequest request;

@@ -21,7 +21,8 @@ done
 # Runs beyond the files as written: a scenario name and its --set overrides. The replicated
 # store's members run Raft with a log and client failover; 3 and 5 members, and disks whose
 # fsyncs take time (sends held until they finish), exercise all of it. The database server's
-# commits wait for its disk too, and its keepalive probes cross a lossy network.
+# commits wait for its disk too, and its keepalive probes cross a lossy network. Consul's
+# lock-delay is judged on the replicated store's leader before it proposes.
 extra_runs=(
   "lease-leader-crash store.members=3"
   "lease-leader-crash store.members=5"
@@ -32,6 +33,8 @@ extra_runs=(
   "sweeps/raft-figure-16 protocol.timer_rule=etcd protocol.tick=5ms"
   "sweeps/etcd-ticks store.ticks=true"
   "sweeps/client-go-failover protocol.keepalive_phase=random"
+  "consul-lock-delay store.members=3"
+  "consul-lock-delay store.members=3 protocol.behavior=delete protocol.fencing_token=modify_index"
 )
 for run in "${extra_runs[@]}"; do
   read -r name overrides <<<"$run"

@@ -28,7 +28,11 @@ void StoreMember::on_start(sim::ProcessContext& ctx) {
   disk_ = &ctx.durable().bulk<MemberDisk>();
   if (!disk_->store) {
     disk_->store.emplace(config_->store);
-    disk_->store->set_replica_mode(ReplicaMode{true, config_->history_limit});
+    ReplicaMode mode;
+    mode.leader_judges_keepalives = true;
+    mode.leader_judges_lock_delay = true;
+    mode.history_limit = config_->history_limit;
+    disk_->store->set_replica_mode(mode);
   }
   // The WAL holds what was synced; watches lived on connections that are gone.
   const std::int64_t synced = ctx.durable().get(kLogLengthKey, 0);
@@ -158,6 +162,12 @@ void StoreMember::propose(StoreCommand&& command) {
     // judgement travels in the entry.
     const std::optional<LocalTime> deadline = disk_->store->lease_deadline(command.request.lease);
     if (!deadline || *deadline <= now()) command.kind = StoreCommand::Kind::refused;
+  }
+  if (command.kind == StoreCommand::Kind::request &&
+      disk_->store->lock_delayed(command.request, now())) {
+    // Consul's kvsPreApply: lock-delay is wall-clock state, so only the leader's clock judges it,
+    // before the entry is committed; every member then answers the acquire alike.
+    command.kind = StoreCommand::Kind::lock_delayed;
   }
   log().append(LogEntry{core_.term(), std::make_shared<const StoreCommand>(std::move(command))});
   appended_at_.emplace_back(log().last_index(), now());
@@ -366,8 +376,19 @@ void StoreMember::apply(const LogEntry& entry, std::int64_t index) {
       answer(command, std::move(reply));
       break;
     }
+    case StoreCommand::Kind::lock_delayed: {
+      StoreReply reply;
+      reply.id = command.request.id;
+      reply.op = command.request.op;
+      reply.succeeded = false;
+      reply.lock_delayed = true;
+      reply.revision = disk_->store->revision();
+      reply.term = entry.term;
+      answer(command, std::move(reply));
+      break;
+    }
     case StoreCommand::Kind::lease_expiry:
-      disk_->store->revoke_expired(command.request.lease, out_);
+      disk_->store->revoke_expired(command.request.lease, now(), out_);
       std::erase(revoking_, command.request.lease);
       break;
   }

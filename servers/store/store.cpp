@@ -70,7 +70,10 @@ class Store::Batch {
         revision_(store.revision_ + 1),
         by_lease_expiry_(by_lease_expiry) {}
 
-  void put(const std::string& key, const std::string& value, LeaseId lease) {
+  // `lock_acquire`: Consul's ?acquire=, a key moved to a new lease counts one more LockIndex.
+  // `released`: the put that lets go of the key when its lease ends (Behavior release).
+  void put(const std::string& key, const std::string& value, LeaseId lease,
+           bool lock_acquire = false, bool released = false) {
     auto it = store_.keys_.find(key);
     if (it == store_.keys_.end()) {
       KeyValue kv;
@@ -79,6 +82,7 @@ class Store::Batch {
       it = store_.keys_.emplace(key, std::move(kv)).first;
     }
     KeyValue& kv = it->second;
+    if (lock_acquire && lease != kNoLease && kv.lease != lease) kv.lock_index += 1;
     if (kv.lease != lease) {
       detach(kv);
       if (lease != kNoLease) {
@@ -92,8 +96,8 @@ class Store::Batch {
     kv.mod_revision = revision_;
     kv.version += 1;
     wrote_ = true;
-    out_.changes.push_back(
-        StoreChange{revision_, WatchEvent::Kind::put, key, value, lease, by_lease_expiry_});
+    out_.changes.push_back(StoreChange{revision_, WatchEvent::Kind::put, key, value, lease,
+                                       by_lease_expiry_, released});
     notify(WatchEvent::Kind::put, kv);
   }
 
@@ -105,8 +109,8 @@ class Store::Batch {
     detach(it->second);
     store_.keys_.erase(it);
     wrote_ = true;
-    out_.changes.push_back(
-        StoreChange{revision_, WatchEvent::Kind::del, key, std::string(), lease, by_lease_expiry_});
+    out_.changes.push_back(StoreChange{revision_, WatchEvent::Kind::del, key, std::string(), lease,
+                                       by_lease_expiry_, false});
     // etcd's delete event carries the key and the deletion's revision only.
     KeyValue gone;
     gone.key = key;
@@ -153,7 +157,7 @@ class Store::Batch {
 };
 
 NodeId owner_of(const StoreChange& change, std::size_t cluster_size) {
-  if (change.kind != WatchEvent::Kind::put) return kNoNode;
+  if (change.kind != WatchEvent::Kind::put || change.released) return kNoNode;
   NodeId owner = kNoNode;
   const char* begin = change.value.data();
   const char* end = begin + change.value.size();
@@ -219,18 +223,50 @@ StoreError Store::check_ops(const std::vector<TxnOp>& ops) const {
   return key_count > config_.max_keys ? StoreError::resource_exhausted : StoreError::none;
 }
 
-void Store::delete_lease_keys(LeaseId lease, bool by_lease_expiry, StoreOutput& out) {
+void Store::end_lease_keys(LeaseId lease, bool by_lease_expiry, LocalTime now, StoreOutput& out) {
   auto it = leases_.find(lease);
-  ELECTSIM_ASSERT(it != leases_.end(), "deleting the keys of a live lease");
-  // A copy: deleting a key detaches it from the lease's list. The list is sorted, so the
-  // deletions (and their change records) come in key order.
+  ELECTSIM_ASSERT(it != leases_.end(), "ending the keys of a live lease");
+  // A copy: deleting or releasing a key detaches it from the lease's list. The list is sorted,
+  // so the changes (and their records) come in key order.
   const std::vector<std::string> keys = it->second.keys;
+  const Duration lock_delay = it->second.lock_delay;
+  const bool release = it->second.release_keys;
   Batch batch(*this, out, by_lease_expiry);
   for (const std::string& key : keys) {
-    const bool deleted = batch.del(key);
-    ELECTSIM_ASSERT(deleted, "a lease's key list names only live keys");
+    if (release) {
+      // Consul's session invalidation with Behavior release: the key stays, its Session cleared.
+      const auto kv = keys_.find(key);
+      ELECTSIM_ASSERT(kv != keys_.end(), "a lease's key list names only live keys");
+      const std::string value = kv->second.value;
+      batch.put(key, value, kNoLease, false, /*released=*/true);
+    } else {
+      const bool deleted = batch.del(key);
+      ELECTSIM_ASSERT(deleted, "a lease's key list names only live keys");
+    }
   }
   batch.finish();
+  if (lock_delay.count() <= 0 || keys.empty()) return;
+  // Consul's state store (deleteSessionTxn): every key the session held gets a lock-delay from
+  // this server's own clock. Entries already over are dropped first, so the table stays small.
+  std::erase_if(lock_delays_, [now](const auto& entry) { return entry.second <= now; });
+  for (const std::string& key : keys) lock_delays_.insert_or_assign(key, now + lock_delay);
+}
+
+std::optional<LocalTime> Store::lock_delay_until(const std::string& key) const {
+  const auto it = lock_delays_.find(key);
+  if (it == lock_delays_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool Store::lock_delayed(const StoreRequest& request, LocalTime now) const {
+  if (request.op != StoreOp::txn || !request.lock_acquire || lock_delays_.empty()) return false;
+  for (const TxnOp& op : request.success) {
+    if (op.kind != TxnOp::Kind::put || op.lease == kNoLease) continue;
+    const auto it = lock_delays_.find(op.key);
+    // Consul's kvsPreApply: refused while the delay's end is after now.
+    if (it != lock_delays_.end() && it->second > now) return true;
+  }
+  return false;
 }
 
 StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now, StoreOutput& out) {
@@ -270,6 +306,12 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
     }
 
     case StoreOp::txn: {
+      if (!replica_.leader_judges_lock_delay && lock_delayed(request, now)) {
+        // Consul's KVS.Apply answers false and applies nothing.
+        reply.succeeded = false;
+        reply.lock_delayed = true;
+        break;
+      }
       bool holds = true;
       for (const Compare& c : request.compares) {
         const auto it = keys_.find(c.key);
@@ -293,7 +335,7 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
             reply.responses.push_back(peek(op.key));
             break;
           case TxnOp::Kind::put:
-            batch.put(op.key, op.value, op.lease);
+            batch.put(op.key, op.value, op.lease, request.lock_acquire);
             reply.responses.push_back(std::nullopt);
             break;
           case TxnOp::Kind::del:
@@ -313,7 +355,7 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
       }
       const Duration ttl = std::max(request.ttl, config_.min_ttl);
       const LeaseId id = next_lease_++;
-      leases_.emplace(id, Lease{ttl, now + ttl, {}});
+      leases_.emplace(id, Lease{ttl, now + ttl, {}, request.lock_delay, request.release_keys});
       reply.lease = id;
       reply.ttl = ttl;
       break;
@@ -341,7 +383,7 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
         fail(StoreError::lease_not_found);
         break;
       }
-      delete_lease_keys(request.lease, false, out);
+      end_lease_keys(request.lease, false, now, out);
       leases_.erase(request.lease);
       break;
     }
@@ -396,7 +438,7 @@ void Store::expire_leases(LocalTime now, StoreOutput& out) {
     if (lease.deadline <= now) due.push_back(id);
   }
   for (LeaseId id : due) {
-    delete_lease_keys(id, true, out);
+    end_lease_keys(id, true, now, out);
     leases_.erase(id);
     out.expired_leases.push_back(id);
   }
@@ -408,9 +450,9 @@ void Store::due_leases(LocalTime now, std::vector<LeaseId>& due) const {
   }
 }
 
-bool Store::revoke_expired(LeaseId lease, StoreOutput& out) {
+bool Store::revoke_expired(LeaseId lease, LocalTime now, StoreOutput& out) {
   if (!leases_.contains(lease)) return false;
-  delete_lease_keys(lease, true, out);
+  end_lease_keys(lease, true, now, out);
   leases_.erase(lease);
   out.expired_leases.push_back(lease);
   return true;

@@ -40,6 +40,9 @@ struct ReplicaMode {
   // Keepalives renew without looking at the deadline: the leader judged it when it proposed
   // (StoreCommand::Kind::refused), so every member answers alike.
   bool leader_judges_keepalives = false;
+  // Lock acquires are not refused for lock-delay here: the leader judged that before proposing
+  // (StoreCommand::Kind::lock_delayed), on its own clock, as Consul's leader does.
+  bool leader_judges_lock_delay = false;
   // Changes kept for watches that resume from a revision (etcd keeps its MVCC history until a
   // compaction); 0 keeps none.
   std::size_t history_limit = 0;
@@ -53,10 +56,13 @@ struct StoreChange {
   std::string value;
   LeaseId lease = kNoLease;
   bool by_lease_expiry = false;
+  // A put that only let go of the key when its lease ended (Consul's Behavior release): the
+  // value is the old holder's, but nobody holds the key.
+  bool released = false;
 };
 
 // The node a change names as its owner, for the checkers: a put whose value is a node id (the
-// lease protocol's leader key), else kNoNode.
+// lease protocol's leader key) and not a release, else kNoNode.
 NodeId owner_of(const StoreChange& change, std::size_t cluster_size);
 
 struct WatchNotification {
@@ -96,8 +102,14 @@ class Store {
   // a leader proposes their revocation.
   void due_leases(LocalTime now, std::vector<LeaseId>& due) const;
   // Revokes a lease whose TTL ran out (a committed lease_expiry entry): deletes its keys (one
-  // revision), notifies watchers, records the expiry. False if the lease is gone already.
-  bool revoke_expired(LeaseId lease, StoreOutput& out);
+  // revision), notifies watchers, records the expiry; lock-delays start at `now`. False if the
+  // lease is gone already.
+  bool revoke_expired(LeaseId lease, LocalTime now, StoreOutput& out);
+  // Whether a lock acquire would be refused at `now` (a key a success put attaches to a lease is
+  // under lock-delay). False for any other request.
+  bool lock_delayed(const StoreRequest& request, LocalTime now) const;
+  // The end of the key's lock-delay, if one was ever set (Consul's KVSLockDelay).
+  std::optional<LocalTime> lock_delay_until(const std::string& key) const;
   // A new leader's lessor (etcd's Promote): every lease's deadline becomes now + extend + a full
   // TTL, or + the TTL it has left on this member's clock with `keep_remaining` (etcd's lease
   // checkpoints). Returns how many leases it refreshed.
@@ -118,6 +130,8 @@ class Store {
     Duration ttl{0};
     LocalTime deadline;
     std::vector<std::string> keys;  // sorted: deletion order is deterministic
+    Duration lock_delay{0};
+    bool release_keys = false;
   };
   struct Watch {
     NodeId node = kNoNode;
@@ -132,7 +146,9 @@ class Store {
   class Batch;  // the writes of one request, all at one revision
 
   StoreError check_ops(const std::vector<TxnOp>& ops) const;
-  void delete_lease_keys(LeaseId lease, bool by_lease_expiry, StoreOutput& out);
+  // Ends a lease's hold on its keys: deletes them, or releases them with release_keys, and
+  // starts their lock-delay at `now`. The lease itself is erased by the caller.
+  void end_lease_keys(LeaseId lease, bool by_lease_expiry, LocalTime now, StoreOutput& out);
 
   StoreConfig config_;
   Revision revision_ = 0;
@@ -141,6 +157,9 @@ class Store {
   std::map<std::string, KeyValue, std::less<>> keys_;
   std::map<LeaseId, Lease> leases_;
   std::map<std::int64_t, Watch> watches_;  // ordered by id: notification order is deterministic
+  // Consul's lockDelay table: the end of each key's lock-delay on this server's clock. Only
+  // leases granted with a lock_delay add to it; expired entries are pruned when one is added.
+  std::map<std::string, LocalTime, std::less<>> lock_delays_;
   ReplicaMode replica_;
   std::deque<HistoryEntry> history_;  // the last replica_.history_limit changes, oldest first
 };

@@ -208,6 +208,8 @@ class StoreCluster {
     r.value = value;
     inboxes_[k]->requests.push_back(std::move(r));
   }
+  // Node k sends any request to member k at its next poll.
+  void send(std::size_t k, sim::StoreRequest r) { inboxes_[k]->requests.push_back(std::move(r)); }
   const std::vector<sim::StoreReply>& replies(std::size_t k) const { return inboxes_[k]->replies; }
   std::size_t succeeded(std::size_t k) const {
     std::size_t n = 0;
@@ -710,4 +712,75 @@ TEST_CASE(
   c.restart(f);
   CHECK(c.up(f).term() == term);
   CHECK(c.up(f).entries().size() >= 1);  // the committed empty entry of the first term
+}
+
+TEST_CASE(
+    "store members: the leader refuses a lock acquire under lock-delay before proposing, and "
+    "every member applies the refusal alike") {
+  StoreCluster c(StoreSetup{});
+  const std::size_t leader = c.run_until_leader();
+  const std::size_t follower = c.others(leader).front();
+  sim::StoreRequest grant;
+  grant.op = sim::StoreOp::lease_grant;
+  grant.ttl = 60s;
+  grant.lock_delay = 10s;
+  grant.release_keys = true;
+  const auto acquire = [](sim::LeaseId lease) {
+    sim::StoreRequest r;
+    r.op = sim::StoreOp::txn;
+    r.lock_acquire = true;
+    r.compares.push_back(sim::Compare{
+        "lock", sim::Compare::Target::lease, sim::Compare::Op::equal, sim::kNoLease, {}});
+    r.success.push_back(sim::TxnOp{sim::TxnOp::Kind::put, "lock", "x", lease});
+    return r;
+  };
+  // Through the follower (forwarded to the leader): a session, the lock, then the session's
+  // end, which releases the key under lock-delay on every member.
+  c.send(follower, grant);
+  c.run_for(100ms);
+  REQUIRE(c.replies(follower).size() == 1);
+  const sim::LeaseId a = c.replies(follower).back().lease;
+  c.send(follower, acquire(a));
+  c.run_for(100ms);
+  REQUIRE(c.replies(follower).back().succeeded);
+  sim::StoreRequest revoke;
+  revoke.op = sim::StoreOp::lease_revoke;
+  revoke.lease = a;
+  c.send(follower, revoke);
+  c.send(follower, grant);
+  c.run_for(100ms);
+  const sim::LeaseId b = c.replies(follower).back().lease;
+  REQUIRE(b != sim::kNoLease);
+  for (std::size_t k = 0; k < c.size(); ++k) {
+    INFO("member " << k);
+    REQUIRE(c.up(k).store().lock_delay_until("lock").has_value());
+  }
+  const sim::Revision before = c.up(leader).store().revision();
+  c.send(follower, acquire(b));
+  c.run_for(100ms);
+  const sim::StoreReply refused = c.replies(follower).back();
+  CHECK_FALSE(refused.succeeded);
+  CHECK(refused.lock_delayed);
+  CHECK(refused.error == sim::StoreError::none);
+  // The refusal went through the log as such, and nothing changed anywhere.
+  const auto& log = c.up(leader).entries();
+  CHECK(std::any_of(log.begin(), log.end(), [](const LogEntry& e) {
+    return e.command && e.command->kind == sim::StoreCommand::Kind::lock_delayed;
+  }));
+  for (std::size_t k = 0; k < c.size(); ++k) {
+    INFO("member " << k);
+    CHECK(c.up(k).store().revision() == before);
+    REQUIRE(c.up(k).store().peek("lock").has_value());
+    CHECK(c.up(k).store().peek("lock")->lease == sim::kNoLease);
+  }
+  // Once the delay is over on the leader's clock, the same acquire takes the key everywhere.
+  c.run_for(10s);
+  c.send(follower, acquire(b));
+  c.run_for(100ms);
+  CHECK(c.replies(follower).back().succeeded);
+  for (std::size_t k = 0; k < c.size(); ++k) {
+    INFO("member " << k);
+    CHECK(c.up(k).store().peek("lock")->lease == b);
+    CHECK(c.up(k).store().peek("lock")->lock_index == 2);
+  }
 }

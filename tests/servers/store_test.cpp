@@ -630,3 +630,148 @@ TEST_CASE("store: exceeding a limit fails with resource_exhausted and applies no
             (c.store.peek("new").has_value() ? 1 : 0) <=
         2);
 }
+
+// ---- Consul's sessions and lock-delay (protocols/consul) --------------------------------------
+
+namespace {
+
+StoreRequest session(Duration ttl, Duration lock_delay, bool release_keys) {
+  StoreRequest r = grant(ttl);
+  r.lock_delay = lock_delay;
+  r.release_keys = release_keys;
+  return r;
+}
+
+// Consul's PUT ?acquire=<session>: take the key if no session holds it.
+StoreRequest acquire(const std::string& key, LeaseId lease, const std::string& value = "v") {
+  StoreRequest r = txn({compare(key, Compare::Target::lease, Compare::Op::equal, kNoLease)},
+                       {put_op(key, value, lease)}, {get_op(key)});
+  r.lock_acquire = true;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("store: a lock acquire counts LockIndex only when the key moves to a new lease") {
+  Client c;
+  const LeaseId a = c.send(session(std::chrono::seconds(10), Duration(0), true)).lease;
+  const LeaseId b = c.send(session(std::chrono::seconds(10), Duration(0), true)).lease;
+  REQUIRE(c.send(acquire("lock", a)).succeeded);
+  CHECK(c.store.peek("lock")->lock_index == 1);
+  // A plain put by the holder (a value update) is no acquisition.
+  c.send(put("lock", "w", a));
+  CHECK(c.store.peek("lock")->lock_index == 1);
+  CHECK_FALSE(c.send(acquire("lock", b)).succeeded);  // held by a
+  CHECK(c.store.peek("lock")->lock_index == 1);
+  c.send(revoke(a));
+  REQUIRE(c.send(acquire("lock", b)).succeeded);
+  CHECK(c.store.peek("lock")->lock_index == 2);
+}
+
+TEST_CASE(
+    "store: Behavior release leaves the key unheld with its value, Behavior delete removes it") {
+  const bool release = GENERATE(true, false);
+  Client c;
+  const LeaseId a = c.send(session(std::chrono::seconds(10), Duration(0), release)).lease;
+  REQUIRE(c.send(acquire("lock", a, "3")).succeeded);
+  const std::int64_t w = c.send(watch("lock")).watch_id;
+  const Revision before = c.store.revision();
+  c.now = LocalTime(std::chrono::seconds(11));
+  c.expire();
+  CHECK(c.store.revision() == before + 1);
+  REQUIRE(c.out.changes.size() == 1);
+  CHECK(c.out.changes[0].by_lease_expiry);
+  REQUIRE(c.out.notifications.size() == 1);
+  CHECK(c.out.notifications[0].event.watch_id == w);
+  if (release) {
+    const std::optional<KeyValue> kv = c.store.peek("lock");
+    REQUIRE(kv);
+    CHECK(kv->lease == kNoLease);
+    CHECK(kv->value == "3");
+    CHECK(kv->lock_index == 1);
+    CHECK(kv->mod_revision == before + 1);
+    CHECK(c.out.changes[0].released);
+    // The checkers see nobody holding the key, though its value names the old holder.
+    CHECK(owner_of(c.out.changes[0], 5) == kNoNode);
+    CHECK(c.out.notifications[0].event.kind == WatchEvent::Kind::put);
+  } else {
+    CHECK_FALSE(c.store.peek("lock"));
+    CHECK(c.out.notifications[0].event.kind == WatchEvent::Kind::del);
+  }
+}
+
+TEST_CASE("store: after a session ends, its keys refuse lock acquires for the lock-delay") {
+  const bool by_expiry = GENERATE(true, false);
+  Client c;
+  const auto s = [](auto n) { return Duration(std::chrono::seconds(n)); };
+  const LeaseId a = c.send(session(s(10), s(15), true)).lease;
+  const LeaseId b = c.send(session(s(100), Duration(0), true)).lease;
+  REQUIRE(c.send(acquire("lock", a)).succeeded);
+  c.now = LocalTime(s(11));
+  if (by_expiry) {
+    c.expire();
+  } else {
+    c.send(revoke(a));  // Consul's session destroy starts the lock-delay too
+  }
+  const LocalTime ended = c.now;
+  REQUIRE(c.store.lock_delay_until("lock") == ended + s(15));
+  const Revision before = c.store.revision();
+  c.now = ended + s(15) - Duration(1);
+  const StoreReply refused = c.send(acquire("lock", b));
+  CHECK_FALSE(refused.succeeded);
+  CHECK(refused.lock_delayed);
+  CHECK(refused.error == StoreError::none);
+  CHECK(refused.responses.empty());  // nothing ran
+  CHECK(c.store.revision() == before);
+  // A plain put is no lock acquire: lock-delay does not stop it (Consul's KVS set).
+  CHECK_FALSE(c.store.lock_delayed(put("lock", "x", b), c.now));
+  c.now = ended + s(15);
+  const StoreReply taken = c.send(acquire("lock", b));
+  CHECK(taken.succeeded);
+  CHECK_FALSE(taken.lock_delayed);
+  CHECK(c.store.peek("lock")->lock_index == 2);
+}
+
+TEST_CASE("store: a voluntary release (a put without the lease) sets no lock-delay") {
+  Client c;
+  const auto s = [](auto n) { return Duration(std::chrono::seconds(n)); };
+  const LeaseId a = c.send(session(s(10), s(15), true)).lease;
+  const LeaseId b = c.send(session(s(10), s(15), true)).lease;
+  REQUIRE(c.send(acquire("lock", a)).succeeded);
+  // Consul's ?release=: the holder clears the key's session, then destroys its session.
+  REQUIRE(c.send(txn({compare("lock", Compare::Target::lease, Compare::Op::equal, a)},
+                     {put_op("lock", "v")}))
+              .succeeded);
+  c.send(revoke(a));
+  CHECK_FALSE(c.store.lock_delay_until("lock"));
+  CHECK(c.send(acquire("lock", b)).succeeded);
+}
+
+TEST_CASE("store: a lease granted without lock_delay leaves no lock-delay behind") {
+  Client c;
+  const LeaseId a = c.send(grant(std::chrono::seconds(10))).lease;
+  c.send(put("leader", "0", a));
+  c.now = LocalTime(std::chrono::seconds(11));
+  c.expire();
+  CHECK_FALSE(c.store.peek("leader"));
+  CHECK_FALSE(c.store.lock_delay_until("leader"));
+}
+
+TEST_CASE("store: a replica leaves the lock-delay judgement to its leader, but records delays") {
+  Client c;
+  ReplicaMode mode;
+  mode.leader_judges_lock_delay = true;
+  c.store.set_replica_mode(mode);
+  const auto s = [](auto n) { return Duration(std::chrono::seconds(n)); };
+  const LeaseId a = c.send(session(s(10), s(15), true)).lease;
+  const LeaseId b = c.send(session(s(100), Duration(0), true)).lease;
+  REQUIRE(c.send(acquire("lock", a)).succeeded);
+  c.now = LocalTime(s(11));
+  REQUIRE(c.store.revoke_expired(a, c.now, c.out));
+  // This member's own clock started the delay; its leader asks lock_delayed() before proposing.
+  CHECK(c.store.lock_delay_until("lock") == LocalTime(s(26)));
+  CHECK(c.store.lock_delayed(acquire("lock", b), c.now));
+  // A committed acquire (the leader found no delay on its clock) applies here whatever this
+  // member's clock says: every member applies the same entries alike.
+  CHECK(c.send(acquire("lock", b)).succeeded);
+}
