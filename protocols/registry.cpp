@@ -22,7 +22,7 @@ const std::vector<ProtocolInfo>& table() {
   static const std::vector<ProtocolInfo> protocols = {
       bully_protocol_info(),    ring_protocol_info(),       raft_protocol_info(),
       lease::protocol_info(),   postgres::protocol_info(),  db_flag::protocol_info(),
-      redlock::protocol_info(), zookeeper::protocol_info(),
+      redlock::protocol_info(), zookeeper::protocol_info(), lease::kubernetes_protocol_info(),
   };
   return protocols;
 }
