@@ -21,7 +21,9 @@ done
 # Runs beyond the files as written: a scenario name and its --set overrides. The replicated
 # store's members run Raft with a log and client failover; 3 and 5 members, and disks whose
 # fsyncs take time (sends held until they finish), exercise all of it. The database server's
-# commits wait for its disk too, and its keepalive probes cross a lossy network.
+# commits wait for its disk too, and its keepalive probes cross a lossy network. The kubernetes
+# runs read records written on other machines' wall clocks, skewed and drifting, and a
+# replicated store.
 extra_runs=(
   "lease-leader-crash store.members=3"
   "lease-leader-crash store.members=5"
@@ -32,6 +34,9 @@ extra_runs=(
   "sweeps/raft-figure-16 protocol.timer_rule=etcd protocol.tick=5ms"
   "sweeps/etcd-ticks store.ticks=true"
   "sweeps/client-go-failover protocol.keepalive_phase=random"
+  "leader-crash protocol.name=kubernetes"
+  "kubernetes-clock-jump store.members=3 disk.fsync=5ms"
+  "kubernetes-mixed-durations protocol.expiry_judged_by=renew_time clocks.nodes.1.offset=5s clocks.default.drift_ppm=200"
 )
 for run in "${extra_runs[@]}"; do
   read -r name overrides <<<"$run"
