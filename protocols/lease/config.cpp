@@ -1,7 +1,8 @@
 // Parameters of the lease protocol (protocols/lease/config.hpp). Store mode derives its timings
 // from the TTL as etcd's concurrency.Session does (keepalive every TTL/3); client mode uses
 // Kubernetes client-go leaderelection's defaults (LeaseDuration 15s, RenewDeadline 10s,
-// RetryPeriod 2s, JitterFactor 1.2). Cross-field problems are reported at the dependent field.
+// RetryPeriod 2s, JitterFactor 1.2), shown under client-go's names by the kubernetes entry.
+// Cross-field problems are reported at the dependent field, for per_node overrides too.
 #include "protocols/lease/config.hpp"
 
 #include <algorithm>

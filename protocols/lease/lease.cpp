@@ -2,7 +2,8 @@
 // client/v3/concurrency (session lease kept alive every TTL/3; Campaign's txn on create_revision;
 // waiting for the holder's key to be deleted). Client mode follows Kubernetes client-go
 // leaderelection (a record renewed by compare-and-swap, taken over once unchanged for the lease
-// duration by the follower's own clock). Both step down after RenewDeadline by their own clock.
+// duration it names, on the follower's monotonic clock; or judged as fabric8's Java client does).
+// Both step down after RenewDeadline by their own clock.
 #include "protocols/lease/lease.hpp"
 
 #include <algorithm>

@@ -575,8 +575,8 @@ TEST_CASE(
 // -----------------------------
 
 TEST_CASE(
-    "lease: the record holds the holder's id, lease duration and renew time; owner_of reads the "
-    "id") {
+    "lease: the record holds the holder's id, lease duration and renew time, and owner_of reads "
+    "the id") {
   using electsim::protocols::lease::format_record;
   using electsim::protocols::lease::parse_record;
   CHECK(format_record(1, 15s, LocalTime(-3)) == "1 15000000000 -3");
