@@ -21,9 +21,16 @@ namespace {
 const std::vector<ProtocolInfo>& table() {
   // Built once, on first use (thread-safe static initialisation): sweeps on threads share it.
   static const std::vector<ProtocolInfo> protocols = {
-      bully_protocol_info(),    ring_protocol_info(),       raft_protocol_info(),
-      lease::protocol_info(),   postgres::protocol_info(),  db_flag::protocol_info(),
-      redlock::protocol_info(), zookeeper::protocol_info(), consul::protocol_info(),
+      bully_protocol_info(),
+      ring_protocol_info(),
+      raft_protocol_info(),
+      lease::protocol_info(),
+      lease::kubernetes_protocol_info(),
+      postgres::protocol_info(),
+      db_flag::protocol_info(),
+      redlock::protocol_info(),
+      zookeeper::protocol_info(),
+      consul::protocol_info(),
   };
   return protocols;
 }

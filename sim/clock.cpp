@@ -24,7 +24,10 @@ std::int64_t mul_div_floor(std::int64_t a, std::int64_t b, std::int64_t c) {
 }  // namespace
 
 ClockModel::ClockModel(Duration offset, std::int64_t drift_ppb, std::vector<ClockStep> steps)
-    : anchor_local_(offset.count()), drift_ppb_(drift_ppb), steps_(std::move(steps)) {
+    : anchor_local_(offset.count()),
+      anchor_monotonic_(offset.count()),
+      drift_ppb_(drift_ppb),
+      steps_(std::move(steps)) {
   ELECTSIM_ASSERT(drift_ppb > -kBillion, "a clock cannot run backwards or stand still");
   std::stable_sort(steps_.begin(), steps_.end(),
                    [](const ClockStep& a, const ClockStep& b) { return a.at < b.at; });
@@ -43,6 +46,14 @@ LocalTime ClockModel::local_at(Time t) const {
   return LocalTime(static_cast<std::int64_t>(std::clamp<Int128>(local, -kLocalLimit, kLocalLimit)));
 }
 
+LocalTime ClockModel::monotonic_at(Time t) const {
+  const std::int64_t elapsed = t.ns - anchor_true_.ns;
+  const Int128 reading = static_cast<Int128>(anchor_monotonic_) + elapsed +
+                         mul_div_floor(elapsed, drift_ppb_, kBillion);
+  return LocalTime(
+      static_cast<std::int64_t>(std::clamp<Int128>(reading, -kLocalLimit, kLocalLimit)));
+}
+
 Duration ClockModel::true_duration_for(Duration local) const {
   ELECTSIM_ASSERT(local.count() >= 0, "timers are set for non-negative durations");
   if (drift_ppb_ == 0) return local;
@@ -59,8 +70,10 @@ Duration ClockModel::true_duration_for(Duration local) const {
 void ClockModel::set_drift_at(Time at, std::int64_t drift_ppb) {
   ELECTSIM_ASSERT(drift_ppb > -kBillion, "a clock cannot run backwards or stand still");
   const LocalTime reading = local_at(at);
+  const LocalTime oscillator = monotonic_at(at);
   anchor_true_ = at;
   anchor_local_ = reading.ns;
+  anchor_monotonic_ = oscillator.ns;
   // Steps up to `at` are now part of the anchor.
   steps_.erase(
       std::remove_if(steps_.begin(), steps_.end(), [&](const ClockStep& s) { return s.at <= at; }),

@@ -2,7 +2,8 @@
 // Drift is in parts per billion (integer): 100 ppm = 100'000 ppb. Steps are NTP-style jumps applied
 // at a true time. Timers run on the oscillator: they advance at the drifted rate and are not moved
 // by steps, like CLOCK_MONOTONIC; now() includes steps, like the wall clock a lease deadline is
-// computed from. All conversions are exact integer arithmetic.
+// computed from, and monotonic_at() reads the oscillator alone. All conversions are exact integer
+// arithmetic.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,10 @@ class ClockModel {
 
   // What the clock reads at true time t.
   LocalTime local_at(Time t) const;
+  // What the oscillator alone reads at true time t: the reading without steps, like
+  // CLOCK_MONOTONIC (or the monotonic part of Go's time.Now). Only its differences mean anything;
+  // it starts at the configured offset, so that without steps it equals local_at.
+  LocalTime monotonic_at(Time t) const;
   // The true duration after which the oscillator has advanced by `local` (rounded up, so a timer
   // never fires before its local duration elapsed). local >= 0.
   Duration true_duration_for(Duration local) const;
@@ -47,6 +52,7 @@ class ClockModel {
   // The reading is anchored at (anchor_true_, anchor_local_) and advances at (1e9 + drift)/1e9.
   Time anchor_true_{};
   std::int64_t anchor_local_ = 0;
+  std::int64_t anchor_monotonic_ = 0;  // the oscillator's reading at anchor_true_
   std::int64_t drift_ppb_ = 0;
   std::vector<ClockStep> steps_;  // sorted by time; applied after the anchor
 };

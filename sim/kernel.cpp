@@ -86,6 +86,7 @@ class Kernel::ProcContext final : public ProcessContext {
   std::span<const NodeId> peers() const override;
   std::size_t cluster_size() const override { return kernel_.config_.node_count; }
   LocalTime now() const override;
+  LocalTime monotonic_now() const override;
   TimerId set_timer(Duration after_local, TimerTag tag) override {
     return kernel_.arm_timer(proc_, after_local, tag);
   }
@@ -201,6 +202,9 @@ std::span<const NodeId> Kernel::ProcContext::peers() const {
 }
 LocalTime Kernel::ProcContext::now() const {
   return proc_.clock.local_at(kernel_.now_);
+}
+LocalTime Kernel::ProcContext::monotonic_now() const {
+  return proc_.clock.monotonic_at(kernel_.now_);
 }
 Rng& Kernel::ProcContext::rng() {
   return proc_.rng;

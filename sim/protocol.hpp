@@ -87,6 +87,10 @@ class Context {
   virtual std::span<const NodeId> peers() const = 0;  // every other node, sorted
   virtual std::size_t cluster_size() const = 0;       // configured nodes, including self
   virtual LocalTime now() const = 0;                  // this node's clock
+  // The same machine's oscillator alone, without the steps now() takes (CLOCK_MONOTONIC, the
+  // monotonic reading Go's time.Now carries): for measuring elapsed time that a wall-clock step
+  // must not shorten or stretch. Only differences of two readings mean anything.
+  virtual LocalTime monotonic_now() const = 0;
   // To a peer, or to a server that speaks peer messages (its address, sim/ids.hpp).
   virtual void send(Endpoint to, const Message& message) = 0;
   virtual void broadcast(const Message& message) = 0;  // to every peer, in id order

@@ -34,6 +34,7 @@ class ProtocolProcess final : public Process, private Context {
   std::span<const NodeId> peers() const override { return ctx_->peers(); }
   std::size_t cluster_size() const override { return ctx_->cluster_size(); }
   LocalTime now() const override { return ctx_->now(); }
+  LocalTime monotonic_now() const override { return ctx_->monotonic_now(); }
   void send(Endpoint to, const Message& message) override;
   void broadcast(const Message& message) override;
   TimerId set_timer(Duration after_local, TimerTag tag) override;

@@ -22,7 +22,9 @@ done
 # store's members run Raft with a log and client failover; 3 and 5 members, and disks whose
 # fsyncs take time (sends held until they finish), exercise all of it. The database server's
 # commits wait for its disk too, and its keepalive probes cross a lossy network. Consul's
-# lock-delay is judged on the replicated store's leader before it proposes.
+# lock-delay is judged on the replicated store's leader before it proposes. The kubernetes
+# runs read records written on other machines' wall clocks, skewed and drifting, and a
+# replicated store.
 extra_runs=(
   "lease-leader-crash store.members=3"
   "lease-leader-crash store.members=5"
@@ -35,6 +37,9 @@ extra_runs=(
   "sweeps/client-go-failover protocol.keepalive_phase=random"
   "consul-lock-delay store.members=3"
   "consul-lock-delay store.members=3 protocol.behavior=delete protocol.fencing_token=modify_index"
+  "leader-crash protocol.name=kubernetes"
+  "kubernetes-clock-jump store.members=3 disk.fsync=5ms"
+  "kubernetes-mixed-durations protocol.expiry_judged_by=renew_time clocks.nodes.1.offset=5s clocks.default.drift_ppm=200"
 )
 for run in "${extra_runs[@]}"; do
   read -r name overrides <<<"$run"

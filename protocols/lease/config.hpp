@@ -8,11 +8,13 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "protocols/params.hpp"
 #include "protocols/workload.hpp"
+#include "sim/ids.hpp"
 #include "sim/rng.hpp"
 #include "sim/time.hpp"
 
@@ -22,6 +24,35 @@ namespace electsim::protocols::lease {
 enum class Expiry : std::uint8_t {
   store,   // etcd: the key is attached to a lease; the store's clock expires it and deletes the key
   client,  // Kubernetes Lease: a plain record; followers judge expiry on their own clocks
+};
+
+// Client mode: whose lease duration a follower waits out.
+enum class DurationFrom : std::uint8_t {
+  record,  // the holder's, written in the record (client-go since v0.27, kubernetes#114872)
+  own,     // the follower's own configuration (older client-go, kubernetes#47671; fabric8 #7160)
+};
+
+// Client mode: how a follower decides the duration has passed.
+enum class ExpiryJudge : std::uint8_t {
+  // client-go: from the local moment it saw the record change (observedTime), on its monotonic
+  // clock, so that neither skew between machines nor a wall-clock step changes the outcome.
+  observed_time,
+  // fabric8's canBecomeLeader: the record's renewTime (the holder's wall clock) plus the duration,
+  // against the follower's own wall clock.
+  renew_time,
+};
+
+// Which registry entry reads the parameters: `lease` (both expiry modes) or `kubernetes` (client
+// mode only, with client-go's defaults and no `expiry` parameter).
+enum class Flavor : std::uint8_t { lease, kubernetes };
+
+// The timings one node may be configured with apart from the rest (client mode's per_node).
+struct NodeTimings {
+  sim::NodeId node = sim::kNoNode;
+  sim::Duration ttl{0};
+  sim::Duration renew_interval{0};
+  sim::Duration renew_deadline{0};
+  sim::Duration retry_interval{0};
 };
 
 struct LeaseConfig {
@@ -44,18 +75,34 @@ struct LeaseConfig {
   // store's expiry scans.
   bool random_keepalive_phase = false;
   std::string key = "/electsim/leader";
+  // Client mode only.
+  DurationFrom lease_duration_from = DurationFrom::record;
+  ExpiryJudge expiry_judged_by = ExpiryJudge::observed_time;
+  // Nodes configured apart from the cluster-wide timings above, in node order, each entry
+  // complete (cross-checked like the cluster-wide values). Empty: every node alike.
+  std::vector<NodeTimings> per_node;
   WorkloadConfig workload;  // the cluster's, copied in by the registry
 };
+
+// The configuration node `node` runs with: the cluster-wide one with its per_node timings, if any.
+LeaseConfig config_for_node(const LeaseConfig& cluster, sim::NodeId node);
 
 // The defaults of one expiry mode, before any parameter is read.
 LeaseConfig default_config(Expiry expiry);
 
-// The parameter table, in the order `electsim list` shows it.
+// The parameter tables, in the order `electsim list` shows them.
 std::span<const ParamSpec> lease_params();
+std::span<const ParamSpec> kubernetes_params();
+
+struct ReadOptions {
+  Flavor flavor = Flavor::lease;
+  // Node ids in per_node must be below this (the scenario's cluster size).
+  std::size_t node_count = 1000;
+};
 
 // Reads and cross-checks the protocol object (without "name"); nullopt when anything was wrong,
 // with every problem recorded at its JSON pointer under `pointer`.
 std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                       Problems& problems);
+                                       Problems& problems, const ReadOptions& options = {});
 
 }  // namespace electsim::protocols::lease

@@ -2,12 +2,17 @@
 // client/v3/concurrency (session lease kept alive every TTL/3; Campaign's txn on create_revision;
 // waiting for the holder's key to be deleted). Client mode follows Kubernetes client-go
 // leaderelection (a record renewed by compare-and-swap, taken over once unchanged for the lease
-// duration by the follower's own clock). Both step down after RenewDeadline by their own clock.
+// duration it names, on the follower's monotonic clock; or judged as fabric8's Java client does).
+// Both step down after RenewDeadline by their own clock.
 #include "protocols/lease/lease.hpp"
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
+#include <optional>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "sim/assert.hpp"
 
@@ -21,6 +26,48 @@ LeaseNode::LeaseNode(std::shared_ptr<const LeaseConfig> config)
   ELECTSIM_ASSERT(config_->renew_deadline < config_->ttl, "renew_deadline is shorter than ttl");
   ELECTSIM_ASSERT(config_->renew_interval.count() > 0, "renew_interval is positive");
   ELECTSIM_ASSERT(config_->retry_interval.count() > 0, "retry_interval is positive");
+}
+
+// ---- The record ------------------------------------------------------------------------------
+
+namespace {
+
+// Reads a decimal integer that fills [begin, end); nullopt otherwise.
+std::optional<std::int64_t> read_integer(const char* begin, const char* end) {
+  std::int64_t value = 0;
+  const auto [p, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || p != end || begin == end) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+LeaseRecord parse_record(std::string_view value) {
+  LeaseRecord record;
+  const char* const begin = value.data();
+  const char* const end = begin + value.size();
+  const char* const first_space = std::find(begin, end, ' ');
+  const auto holder = read_integer(begin, first_space);
+  if (!holder || *holder < 0 || *holder > std::numeric_limits<sim::NodeId>::max()) return {};
+  if (first_space == end) {
+    record.holder = static_cast<sim::NodeId>(*holder);
+    return record;
+  }
+  const char* const second_space = std::find(first_space + 1, end, ' ');
+  if (second_space == end) return {};
+  const auto duration = read_integer(first_space + 1, second_space);
+  const auto renew_time = read_integer(second_space + 1, end);
+  if (!duration || !renew_time || *duration < 0) return {};
+  record.holder = static_cast<sim::NodeId>(*holder);
+  record.timed = true;
+  record.lease_duration = Duration(*duration);
+  record.renew_time = LocalTime(*renew_time);
+  return record;
+}
+
+std::string format_record(sim::NodeId holder, Duration lease_duration, LocalTime renew_time) {
+  // Once per create, takeover or renewal, as the real client serialises its Lease object.
+  return fmt::format("{} {} {}", holder, lease_duration.count(), renew_time.ns);
 }
 
 // ---- Inputs -----------------------------------------------------------------------------------
@@ -61,7 +108,7 @@ void LeaseNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag) 
       if (id != deadline_timer_) return;
       deadline_timer_ = sim::kNoTimer;
       ELECTSIM_ASSERT(role_ == sim::Role::leader, "only the holder has a deadline");
-      if (deadline_passed(ctx.now())) {
+      if (deadline_passed(elapsed_now(ctx))) {
         // Its own clock says the claim may have expired: stop believing, and give the claim
         // back in case it has not (client-go: renew fails, then ReleaseOnCancel).
         step_down(ctx, /*release=*/true);
@@ -74,12 +121,12 @@ void LeaseNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag) 
       retry_timer_ = sim::kNoTimer;
       ELECTSIM_ASSERT(role_ == sim::Role::follower, "only followers retry");
       arm_retry(ctx, jittered(ctx, config_->retry_interval));
-      holding_off_ = holding_off_ && ctx.now() < hold_off_until_;
+      holding_off_ = holding_off_ && elapsed_now(ctx) < hold_off_until_;
       if (holding_off_) return;
       // The timer drives everything a lost watch event or a lost reply would have: probe the
       // key, and race if it is free.
       if (store_mode()) maybe_watch(ctx);
-      if (!acquisition_in_flight(ctx.now())) send_probe(ctx);
+      if (!acquisition_in_flight(elapsed_now(ctx))) send_probe(ctx);
       return;
     default:
       ELECTSIM_ASSERT(false, "a timer tag of the lease protocol");
@@ -191,7 +238,7 @@ void LeaseNode::on_command(sim::Context& ctx, sim::Command command) {
     if (stopped_ || role_ == sim::Role::leader) return;
     holding_off_ = false;
     if (store_mode()) maybe_watch(ctx);
-    if (!acquisition_in_flight(ctx.now())) send_probe(ctx);
+    if (!acquisition_in_flight(elapsed_now(ctx))) send_probe(ctx);
     return;
   }
   // Voluntary release: etcd's Election.Resign / Session.Close revoke the lease; client-go's
@@ -214,7 +261,7 @@ void LeaseNode::on_command(sim::Context& ctx, sim::Command command) {
   // gets the key first.
   const Duration wait = jittered(ctx, config_->retry_interval);
   holding_off_ = true;
-  hold_off_until_ = ctx.now() + wait;
+  hold_off_until_ = elapsed_now(ctx) + wait;
   arm_retry(ctx, wait);
 }
 
@@ -224,7 +271,7 @@ void LeaseNode::become_leader(sim::Context& ctx, sim::Token token) {
   ELECTSIM_ASSERT(role_ == sim::Role::follower, "a leader does not acquire again");
   ELECTSIM_ASSERT(token > 0, "a fencing token is a revision of a write");
   ELECTSIM_ASSERT(!store_mode() || lease_ != sim::kNoLease, "a store-mode holder has a lease");
-  if (deadline_passed(ctx.now())) {
+  if (deadline_passed(elapsed_now(ctx))) {
     // The reply came so late that our own clock can no longer vouch for the claim.
     release(ctx);
     return;
@@ -245,7 +292,7 @@ void LeaseNode::become_leader(sim::Context& ctx, sim::Token token) {
   if (config_->random_keepalive_phase) {
     first = Duration(ctx.rng().between(1, config_->renew_interval.count()));
   }
-  const Duration since = ctx.now() - confirmed_at_;
+  const Duration since = elapsed_now(ctx) - confirmed_at_;
   renew_timer_ = ctx.set_timer(std::max(Duration(0), first - since), kRenewTag);
   arm_deadline(ctx);
   if (store_mode()) maybe_watch(ctx);
@@ -307,7 +354,7 @@ bool LeaseNode::acquisition_in_flight(LocalTime now) const {
 void LeaseNode::maybe_acquire(sim::Context& ctx) {
   ELECTSIM_ASSERT(store_mode(), "store mode races with a lease");
   if (role_ == sim::Role::leader || holding_off_) return;
-  const LocalTime now = ctx.now();
+  const LocalTime now = elapsed_now(ctx);
   if (acquisition_in_flight(now)) return;
   // A lease from an earlier attempt is reused while there is time for one keepalive before its
   // deadline; otherwise grant a fresh one (etcd: a new session when the old one is done).
@@ -332,13 +379,15 @@ void LeaseNode::send_acquire_txn(sim::Context& ctx, bool fresh_lease) {
   txn.op = sim::StoreOp::txn;
   txn.compares.push_back(sim::Compare{
       config_->key, sim::Compare::Target::create_revision, sim::Compare::Op::equal, 0, {}});
-  txn.success.push_back(sim::TxnOp{sim::TxnOp::Kind::put, config_->key, self_text_,
-                                   store_mode() ? lease_ : sim::kNoLease});
+  txn.success.push_back(
+      store_mode()
+          ? sim::TxnOp{sim::TxnOp::Kind::put, config_->key, self_text_, lease_}
+          : sim::TxnOp{sim::TxnOp::Kind::put, config_->key, record_value(ctx), sim::kNoLease});
   txn.failure.push_back(sim::TxnOp{sim::TxnOp::Kind::get, config_->key, {}, sim::kNoLease});
   pending_ = Pending::acquire_txn;
   pending_fresh_lease_ = fresh_lease;
   pending_create_revision_ = 0;
-  pending_sent_at_ = ctx.now();
+  pending_sent_at_ = elapsed_now(ctx);
   pending_id_ = ctx.store(std::move(txn));
 }
 
@@ -354,12 +403,13 @@ void LeaseNode::send_takeover_txn(sim::Context& ctx, sim::Revision expected_mod_
                                       sim::Compare::Op::equal,
                                       expected_mod_revision,
                                       {}});
-  txn.success.push_back(sim::TxnOp{sim::TxnOp::Kind::put, config_->key, self_text_, sim::kNoLease});
+  txn.success.push_back(
+      sim::TxnOp{sim::TxnOp::Kind::put, config_->key, record_value(ctx), sim::kNoLease});
   txn.failure.push_back(sim::TxnOp{sim::TxnOp::Kind::get, config_->key, {}, sim::kNoLease});
   pending_ = Pending::acquire_txn;
   pending_fresh_lease_ = false;
   pending_create_revision_ = create_revision;
-  pending_sent_at_ = ctx.now();
+  pending_sent_at_ = elapsed_now(ctx);
   pending_id_ = ctx.store(std::move(txn));
 }
 
@@ -368,7 +418,7 @@ void LeaseNode::send_probe(sim::Context& ctx) {
   get.op = sim::StoreOp::get;
   get.key = config_->key;
   pending_ = Pending::probe;
-  pending_sent_at_ = ctx.now();
+  pending_sent_at_ = elapsed_now(ctx);
   pending_id_ = ctx.store(std::move(get));
 }
 
@@ -392,7 +442,7 @@ void LeaseNode::observe(sim::Context& ctx, const std::optional<sim::KeyValue>& k
   // Our id on our own live lease: a txn whose reply we never saw did win. etcd's Campaign resumes
   // leadership the same way when it finds its key already there.
   if (holder == self_ && lease_ != sim::kNoLease && kv->lease == lease_ &&
-      !deadline_passed(ctx.now())) {
+      !deadline_passed(elapsed_now(ctx))) {
     become_leader(ctx, kv->create_revision);
     return;
   }
@@ -411,7 +461,7 @@ void LeaseNode::follow(sim::Context& ctx, const sim::KeyValue& kv) {
 
 void LeaseNode::observe_record(sim::Context& ctx, const std::optional<sim::KeyValue>& kv) {
   ELECTSIM_ASSERT(!store_mode(), "client mode observes a plain record");
-  const LocalTime now = ctx.now();
+  const LocalTime now = elapsed_now(ctx);
   if (!kv) {
     if (role_ == sim::Role::leader) step_down(ctx, /*release=*/false);
     observed_mod_revision_ = 0;
@@ -421,7 +471,8 @@ void LeaseNode::observe_record(sim::Context& ctx, const std::optional<sim::KeyVa
     if (!holding_off_) send_acquire_txn(ctx, /*fresh_lease=*/false);
     return;
   }
-  const sim::NodeId holder = parse_holder(kv->value);
+  const LeaseRecord record = parse_record(kv->value);
+  const sim::NodeId holder = record.holder;
   if (role_ == sim::Role::leader) {
     if (holder == self_ && kv->create_revision == record_create_revision_) {
       // Still ours: a renewal whose reply was lost did land.
@@ -431,7 +482,7 @@ void LeaseNode::observe_record(sim::Context& ctx, const std::optional<sim::KeyVa
     step_down(ctx, /*release=*/false);
   }
   // client-go: when the record differs from the one observed, remember it and the local time
-  // it was seen; its expiry is judged from that time on this node's clock.
+  // it was seen (observedRecord, observedTime); its expiry is judged from that time.
   if (kv->mod_revision != observed_mod_revision_) {
     if (holder != observed_holder_ || observed_mod_revision_ == 0) epoch_ = kv->mod_revision;
     observed_mod_revision_ = kv->mod_revision;
@@ -442,15 +493,38 @@ void LeaseNode::observe_record(sim::Context& ctx, const std::optional<sim::KeyVa
   announce_follower(ctx);
   if (holding_off_) return;
   // Our own identity in the record counts as ours (client-go's IsLeader), as does a record
-  // that has not changed for a whole ttl by our clock.
-  if (holder == self_ || now - observed_at_ >= config_->ttl) {
+  // whose lease has run out by this node's judgement.
+  if (holder == self_ || record_expired(ctx, record)) {
     send_takeover_txn(ctx, kv->mod_revision, kv->create_revision);
   }
 }
 
+bool LeaseNode::record_expired(const sim::Context& ctx, const LeaseRecord& record) const {
+  // kubernetes#114872 (client-go v0.27): the holder's duration from the record, so that a
+  // replica configured shorter does not take over early (kubernetes#47671); before it, and in
+  // fabric8's LeaderElector before #7249, the follower's own LeaseDuration.
+  const Duration duration = config_->lease_duration_from == DurationFrom::record && record.timed
+                                ? record.lease_duration
+                                : config_->ttl;
+  if (config_->expiry_judged_by == ExpiryJudge::renew_time && record.timed) {
+    // fabric8's canBecomeLeader: expired unless renewTime + duration is after now, where
+    // renewTime is the holder's wall clock and now this node's: skew and steps count in full.
+    return ctx.now() >= record.renew_time + duration;
+  }
+  // client-go's isLeaseValid: valid while observedTime + duration is after now. Both readings are
+  // monotonic, so a wall-clock step on either machine changes nothing.
+  return ctx.monotonic_now() - observed_at_ >= duration;
+}
+
+std::string LeaseNode::record_value(const sim::Context& ctx) const {
+  // client-go writes LeaseDurationSeconds from its own config and RenewTime from its wall clock
+  // (metav1.NowMicro) on every create, takeover and renewal.
+  return format_record(self_, config_->ttl, ctx.now());
+}
+
 void LeaseNode::maybe_watch(sim::Context& ctx) {
   if (watch_id_ != 0) return;
-  const LocalTime now = ctx.now();
+  const LocalTime now = elapsed_now(ctx);
   if (watch_request_ != 0 && now - watch_sent_at_ < config_->retry_interval) return;
   sim::StoreRequest watch;
   watch.op = sim::StoreOp::watch;
@@ -475,10 +549,10 @@ void LeaseNode::send_renewal(sim::Context& ctx) {
                                             record_mod_revision_,
                                             {}});
     request.success.push_back(
-        sim::TxnOp{sim::TxnOp::Kind::put, config_->key, self_text_, sim::kNoLease});
+        sim::TxnOp{sim::TxnOp::Kind::put, config_->key, record_value(ctx), sim::kNoLease});
     request.failure.push_back(sim::TxnOp{sim::TxnOp::Kind::get, config_->key, {}, sim::kNoLease});
   }
-  const LocalTime now = ctx.now();
+  const LocalTime now = elapsed_now(ctx);
   const sim::RequestId id = ctx.store(std::move(request));
   renewals_[next_renewal_] = Renewal{id, now};
   next_renewal_ = (next_renewal_ + 1) % kRenewalsMax;
@@ -518,7 +592,7 @@ void LeaseNode::confirm(sim::Context& ctx, LocalTime sent_at) {
 
 void LeaseNode::arm_deadline(sim::Context& ctx) {
   cancel(ctx, deadline_timer_);
-  const Duration left = confirmed_at_ + config_->renew_deadline - ctx.now();
+  const Duration left = confirmed_at_ + config_->renew_deadline - elapsed_now(ctx);
   deadline_timer_ = ctx.set_timer(std::max(Duration(0), left), kDeadlineTag);
 }
 
@@ -531,7 +605,7 @@ bool LeaseNode::may_write(sim::Context& ctx, sim::Token token) {
   // happened since.
   if (!config_->recheck_before_write) return true;
   if (role_ != sim::Role::leader || token != token_) return false;
-  if (deadline_passed(ctx.now())) {
+  if (deadline_passed(elapsed_now(ctx))) {
     step_down(ctx, /*release=*/true);
     return false;
   }
@@ -559,10 +633,7 @@ Duration LeaseNode::jittered(sim::Context& ctx, Duration d) {
 }
 
 sim::NodeId LeaseNode::parse_holder(const std::string& value) const {
-  sim::NodeId id = sim::kNoNode;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), id);
-  if (ec != std::errc() || end != value.data() + value.size() || id < 0) return sim::kNoNode;
-  return id;
+  return parse_record(value).holder;
 }
 
 void LeaseNode::cancel(sim::Context& ctx, sim::TimerId& timer) {
@@ -571,6 +642,47 @@ void LeaseNode::cancel(sim::Context& ctx, sim::TimerId& timer) {
 }
 
 // ---- Registry entry ---------------------------------------------------------------------------
+
+namespace {
+
+std::optional<PreparedProtocol> prepare(const nlohmann::json& params, const std::string& pointer,
+                                        const ClusterInfo& cluster, Flavor flavor,
+                                        Problems& problems) {
+  ReadOptions options;
+  options.flavor = flavor;
+  options.node_count = cluster.node_count;
+  std::optional<LeaseConfig> config = read_config(params, pointer, problems, options);
+  if (!config) return std::nullopt;
+  config->workload = cluster.workload;
+  PreparedProtocol prepared;
+  prepared.leader_key = config->key;
+  prepared.uses_store = true;
+  prepared.fencing = config->fencing;
+  prepared.lease_ttl = config->ttl;
+  prepared.lease_judged_by_store = config->expiry == Expiry::store;
+  if (config->per_node.empty()) {
+    prepared.factory = shared_config_factory<LeaseNode>(std::move(*config));
+    return prepared;
+  }
+  // Nodes configured apart get their own copy; the rest share the cluster-wide one.
+  auto shared = std::make_shared<const LeaseConfig>(config_for_node(*config, sim::kNoNode));
+  std::vector<std::shared_ptr<const LeaseConfig>> by_node(cluster.node_count, shared);
+  for (const NodeTimings& t : config->per_node) {
+    ELECTSIM_ASSERT(t.node >= 0 && static_cast<std::size_t>(t.node) < by_node.size(),
+                    "per_node ids were checked against the cluster size");
+    by_node[static_cast<std::size_t>(t.node)] =
+        std::make_shared<const LeaseConfig>(config_for_node(*config, t.node));
+  }
+  prepared.factory = [by_node =
+                          std::move(by_node)](sim::NodeId node) -> std::unique_ptr<sim::Protocol> {
+    ELECTSIM_ASSERT(node >= 0 && static_cast<std::size_t>(node) < by_node.size(),
+                    "a node of the cluster");
+    return std::make_unique<LeaseNode>(by_node[static_cast<std::size_t>(node)]);
+  };
+  return prepared;
+}
+
+}  // namespace
 
 ProtocolInfo protocol_info() {
   ProtocolInfo info;
@@ -583,17 +695,24 @@ ProtocolInfo protocol_info() {
   info.prepare = [](const nlohmann::json& params, const std::string& pointer,
                     const ClusterInfo& cluster,
                     Problems& problems) -> std::optional<PreparedProtocol> {
-    std::optional<LeaseConfig> config = read_config(params, pointer, problems);
-    if (!config) return std::nullopt;
-    config->workload = cluster.workload;
-    PreparedProtocol prepared;
-    prepared.leader_key = config->key;
-    prepared.uses_store = true;
-    prepared.fencing = config->fencing;
-    prepared.lease_ttl = config->ttl;
-    prepared.lease_judged_by_store = config->expiry == Expiry::store;
-    prepared.factory = shared_config_factory<LeaseNode>(std::move(*config));
-    return prepared;
+    return prepare(params, pointer, cluster, Flavor::lease, problems);
+  };
+  return info;
+}
+
+ProtocolInfo kubernetes_protocol_info() {
+  ProtocolInfo info;
+  info.name = "kubernetes";
+  info.description =
+      "client-go leader election on a Lease record: followers poll it and take it over once it "
+      "has not changed for the holder's lease duration by their own clocks (the lease protocol "
+      "in client mode)";
+  const auto params = kubernetes_params();
+  info.params.assign(params.begin(), params.end());
+  info.prepare = [](const nlohmann::json& params, const std::string& pointer,
+                    const ClusterInfo& cluster,
+                    Problems& problems) -> std::optional<PreparedProtocol> {
+    return prepare(params, pointer, cluster, Flavor::kubernetes, problems);
   };
   return info;
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "protocols/lease/config.hpp"
 #include "protocols/registry.hpp"
@@ -17,8 +18,24 @@
 
 namespace electsim::protocols::lease {
 
-// The registry entry: name "lease", description, parameter table and prepare().
+// The registry entries: "lease" (both expiry modes), and "kubernetes", the same node in client mode
+// with client-go's defaults. Name, description, parameter table and prepare().
 ProtocolInfo protocol_info();
+ProtocolInfo kubernetes_protocol_info();
+
+// Client mode's record, the store value: "<holder id> <lease duration ns> <renew time ns>", the
+// holder's configured duration (the Lease's leaseDurationSeconds) and its wall clock when it
+// wrote (renewTime). Store mode's value is the id alone.
+struct LeaseRecord {
+  sim::NodeId holder = sim::kNoNode;
+  bool timed = false;  // the two times are present (false: the id alone)
+  sim::Duration lease_duration{0};
+  sim::LocalTime renew_time;
+};
+// kNoNode as holder when the value is neither form.
+LeaseRecord parse_record(std::string_view value);
+std::string format_record(sim::NodeId holder, sim::Duration lease_duration,
+                          sim::LocalTime renew_time);
 
 class LeaseNode final : public sim::Protocol {
  public:
@@ -55,6 +72,16 @@ class LeaseNode final : public sim::Protocol {
   static constexpr std::size_t kRenewalsMax = 8;
 
   bool store_mode() const { return config_->expiry == Expiry::store; }
+  // The clock that intervals (deadlines, hold-offs, the age of an observation) are measured on:
+  // client-go measures them on the monotonic clock (Go's time.Now carries a monotonic reading,
+  // and context timeouts run on it); store mode keeps the wall clock it has always read.
+  sim::LocalTime elapsed_now(const sim::Context& ctx) const {
+    return store_mode() ? ctx.now() : ctx.monotonic_now();
+  }
+  // Client mode: whether the record, observed as it is, has outlived its lease by this node's
+  // judgement.
+  bool record_expired(const sim::Context& ctx, const LeaseRecord& record) const;
+  std::string record_value(const sim::Context& ctx) const;
 
   // Role changes reset all role state in one place (etcd-io/raft's becomeFollower/becomeLeader).
   void become_leader(sim::Context& ctx, sim::Token token);
@@ -131,7 +158,7 @@ class LeaseNode final : public sim::Protocol {
   sim::Revision seen_revision_ = 0;
 
   // Client mode: the record as this node last saw it change (client-go's observedRecord and
-  // observedTime) and, while leading, the record's revisions.
+  // observedTime, on the monotonic clock) and, while leading, the record's revisions.
   sim::Revision observed_mod_revision_ = 0;
   sim::NodeId observed_holder_ = sim::kNoNode;
   sim::LocalTime observed_at_;

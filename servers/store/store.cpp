@@ -158,15 +158,30 @@ class Store::Batch {
 
 NodeId owner_of(const StoreChange& change, std::size_t cluster_size) {
   if (change.kind != WatchEvent::Kind::put || change.released) return kNoNode;
-  NodeId owner = kNoNode;
-  const char* begin = change.value.data();
-  const char* end = begin + change.value.size();
-  auto [ptr, ec] = std::from_chars(begin, end, owner);
-  if (ec != std::errc{} || ptr != end || owner < 0 ||
-      static_cast<std::size_t>(owner) >= cluster_size) {
+  // A decimal integer filling [begin, end).
+  const auto integer = [](const char* begin, const char* end, std::int64_t& out) {
+    const auto [ptr, ec] = std::from_chars(begin, end, out);
+    return begin != end && ec == std::errc{} && ptr == end;
+  };
+  const char* const begin = change.value.data();
+  const char* const end = begin + change.value.size();
+  const char* const id_end = std::find(begin, end, ' ');
+  std::int64_t owner = kNoNode;
+  if (!integer(begin, id_end, owner) || owner < 0 ||
+      static_cast<std::uint64_t>(owner) >= cluster_size) {
     return kNoNode;
   }
-  return owner;
+  if (id_end != end) {
+    // Exactly two more integers: the lease record's duration (not negative) and renew time.
+    const char* const duration_end = std::find(id_end + 1, end, ' ');
+    std::int64_t duration = 0;
+    std::int64_t renew_time = 0;
+    if (duration_end == end || !integer(id_end + 1, duration_end, duration) || duration < 0 ||
+        !integer(duration_end + 1, end, renew_time)) {
+      return kNoNode;
+    }
+  }
+  return static_cast<NodeId>(owner);
 }
 
 Store::Store(StoreConfig config) : config_(config) {}

@@ -62,7 +62,9 @@ struct StoreChange {
 };
 
 // The node a change names as its owner, for the checkers: a put whose value is a node id (the
-// lease protocol's leader key) and not a release, else kNoNode.
+// lease protocol's leader key in store mode) or a lease record led by one ("<id> <lease duration
+// ns> <renew time ns>", client mode), and not a release, else kNoNode. Other values that start
+// with an id, such as ZooKeeper's "<id> <czxid>", name no owner.
 NodeId owner_of(const StoreChange& change, std::size_t cluster_size);
 
 struct WatchNotification {

@@ -74,7 +74,8 @@ class FakeContext final : public sim::Context {
   sim::NodeId self() const override { return self_; }
   std::span<const sim::NodeId> peers() const override { return peers_; }
   std::size_t cluster_size() const override { return cluster_size_; }
-  sim::LocalTime now() const override { return now_; }
+  sim::LocalTime now() const override { return now_ + wall_step_; }
+  sim::LocalTime monotonic_now() const override { return now_; }
   void send(sim::NodeId to, const sim::Message& message) override {
     sent.push_back(Sent{to, message, now_});
   }
@@ -177,6 +178,10 @@ class FakeContext final : public sim::Context {
     ELECTSIM_ASSERT(d.count() >= 0, "the fake clock moves forward");
     now_ += d;
   }
+  // Steps the wall clock alone (an NTP step, a person setting the time): now() jumps by `d`,
+  // monotonic_now() and the timers do not. Timers, records and advance() keep to the monotonic
+  // reading, which equals now() until the first step.
+  void step_wall(sim::Duration d) { wall_step_ += d; }
   // Fires one armed timer now, whatever its due time.
   void fire(sim::Protocol& protocol, sim::TimerId id) {
     auto it = std::find_if(timers.begin(), timers.end(),
@@ -229,7 +234,8 @@ class FakeContext final : public sim::Context {
   sim::NodeId self_;
   std::size_t cluster_size_;
   std::vector<sim::NodeId> peers_;
-  sim::LocalTime now_{0};
+  sim::LocalTime now_{0};  // the monotonic reading
+  sim::Duration wall_step_{0};
   sim::Rng rng_;
   sim::Rng workload_rng_;
   sim::DurableState durable_;

@@ -76,7 +76,7 @@ struct Bench {
   std::size_t answered = 0;
   std::map<sim::RequestId, StoreReply> replies;
 
-  LocalTime store_now() const { return ctx.now() + store_offset; }
+  LocalTime store_now() const { return ctx.monotonic_now() + store_offset; }
   void start() { node.on_start(ctx); }
 
   void notify(const electsim::servers::StoreOutput& out) {
@@ -122,7 +122,7 @@ struct Bench {
   }
   // Fires timers in due order for `d`, answering (or losing) the requests each one sends.
   void run_for(Duration d, bool answer_requests = true) {
-    const LocalTime end = ctx.now() + d;
+    const LocalTime end = ctx.monotonic_now() + d;
     for (;;) {
       const auto t = ctx.next_timer();
       if (!t || t->due > end) break;
@@ -133,7 +133,7 @@ struct Bench {
         drop();
       }
     }
-    if (end > ctx.now()) ctx.advance(end - ctx.now());
+    if (end > ctx.monotonic_now()) ctx.advance(end - ctx.monotonic_now());
   }
   // The reply the store gave to the last request of this kind.
   StoreReply reply_to_last(StoreOp op) {
@@ -163,18 +163,24 @@ std::optional<FakeContext::Announcement> first_announcement_of(const FakeContext
 }
 
 // Node 1 creates the client-mode record (client-go's Create of the Lease), as another node's
-// request applied at the store; returns the request so that renewals can reuse it.
-StoreRequest node_1_takes_the_record(Bench& b) {
+// request applied at the store: its id, the lease duration it is configured with and its wall
+// clock (here the test node's monotonic reading: a perfect clock). Returns the request so that
+// renewals can reuse it.
+StoreRequest node_1_takes_the_record(Bench& b, Duration lease_duration = 15s) {
   StoreRequest create;
   create.op = StoreOp::txn;
   create.compares.push_back(
       sim::Compare{kKey, sim::Compare::Target::create_revision, sim::Compare::Op::equal, 0, {}});
-  create.success.push_back(sim::TxnOp{sim::TxnOp::Kind::put, kKey, "1", sim::kNoLease});
+  create.success.push_back(sim::TxnOp{
+      sim::TxnOp::Kind::put, kKey,
+      electsim::protocols::lease::format_record(1, lease_duration, b.ctx.monotonic_now()),
+      sim::kNoLease});
   REQUIRE(b.other(1, create).succeeded);
   return create;
 }
 
-// Node 1 renews the record by compare-and-swap on its mod_revision (client-go's Update).
+// Node 1 renews the record by compare-and-swap on its mod_revision (client-go's Update), writing
+// its renew time anew.
 void node_1_renews(Bench& b, const StoreRequest& create) {
   StoreRequest renew = create;
   renew.compares = {sim::Compare{kKey,
@@ -182,7 +188,17 @@ void node_1_renews(Bench& b, const StoreRequest& create) {
                                  sim::Compare::Op::equal,
                                  b.store.peek(kKey)->mod_revision,
                                  {}}};
+  const auto old = electsim::protocols::lease::parse_record(create.success.front().value);
+  renew.success.front().value =
+      electsim::protocols::lease::format_record(1, old.lease_duration, b.ctx.monotonic_now());
   REQUIRE(b.other(1, renew).succeeded);
+}
+
+// The record a txn of this node put.
+electsim::protocols::lease::LeaseRecord record_put_by(const FakeContext::StoreCall& call) {
+  REQUIRE(call.request.op == StoreOp::txn);
+  REQUIRE(call.request.success.size() == 1);
+  return electsim::protocols::lease::parse_record(call.request.success.front().value);
 }
 
 }  // namespace
@@ -555,6 +571,175 @@ TEST_CASE(
   CHECK(offsets.size() > 15);  // drawn, not fixed
 }
 
+// ---- Client mode: the record's duration, clocks and per-node timings
+// -----------------------------
+
+TEST_CASE(
+    "lease: the record holds the holder's id, lease duration and renew time, and owner_of reads "
+    "the id") {
+  using electsim::protocols::lease::format_record;
+  using electsim::protocols::lease::parse_record;
+  CHECK(format_record(1, 15s, LocalTime(-3)) == "1 15000000000 -3");
+  auto [value, holder, timed] = GENERATE(table<std::string, NodeId, bool>({
+      {"2", 2, false},
+      {"2 15000000000 -5", 2, true},
+      {"0 30000000000 3600000000000", 0, true},
+      {"2 15000000000", kNoNode, false},  // ZooKeeper's "<id> <czxid>" has two fields
+      {"2 x 5", kNoNode, false},
+      {"2 1 2 3", kNoNode, false},
+      {"2 -1 5", kNoNode, false},
+      {"2 ", kNoNode, false},
+      {" 2", kNoNode, false},
+      {"-1", kNoNode, false},
+      {"", kNoNode, false},
+  }));
+  INFO(value);
+  const auto record = parse_record(value);
+  CHECK(record.holder == holder);
+  CHECK(record.timed == timed);
+  electsim::servers::StoreChange change;
+  change.value = value;
+  CHECK(electsim::servers::owner_of(change, 3) == holder);
+  CHECK(electsim::servers::owner_of(change, 2) == (holder == 2 ? kNoNode : holder));
+  if (timed) CHECK(format_record(record.holder, record.lease_duration, record.renew_time) == value);
+}
+
+TEST_CASE(
+    "lease: client mode: the holder writes its own lease duration and wall clock into the record "
+    "at every create and renewal") {
+  Bench b(config_of({{"expiry", "client"}, {"ttl", "20s"}}));
+  b.start();
+  b.answer();
+  REQUIRE(b.node.leads());
+  b.run_for(3s);
+  b.ctx.step_wall(1h);
+  b.run_for(3s);
+  const auto txns = b.ctx.store_calls_of(StoreOp::txn);
+  REQUIRE(txns.size() >= 3);
+  for (const auto& txn : txns) {
+    const auto record = record_put_by(txn);
+    CHECK(record.holder == 0);
+    CHECK(record.lease_duration == 20s);
+    // The renew time is the wall clock, steps included (txn.at is the monotonic reading).
+    CHECK(record.renew_time == txn.at + (txn.at > LocalTime(Duration(3s)) ? Duration(1h) : 0s));
+  }
+}
+
+TEST_CASE(
+    "lease: client mode: a follower waits out the lease duration in the record, or its own "
+    "with lease_duration_from own") {
+  const bool own = GENERATE(false, true);
+  json params = {{"expiry", "client"}, {"ttl", "10s"}, {"renew_deadline", "8s"}};
+  if (own) params["lease_duration_from"] = "own";
+  Bench b(config_of(params));
+  node_1_takes_the_record(b, 30s);  // the holder is configured with 30s, and never renews
+  b.start();
+  b.answer();  // observed at 0
+  b.run_for(25s);
+  // Node 1 still holds its lease by its own configuration: only the own-duration follower
+  // (kubernetes#47671) has taken it over.
+  CHECK(b.node.leads() == own);
+  b.run_for(10s);
+  REQUIRE(b.node.leads());
+  const auto takeover = b.ctx.store_calls_of(StoreOp::txn).front();
+  const Duration waited = takeover.at - LocalTime(0);
+  const Duration duration = own ? 10s : 30s;
+  CHECK(waited >= duration);
+  CHECK(waited < duration + b.config.retry_interval * 22 / 10);
+}
+
+TEST_CASE(
+    "lease: client mode: a wall-clock step on a follower changes nothing when expiry is judged "
+    "from the observed time, and expires the record at once when judged by its renew time") {
+  const bool by_renew_time = GENERATE(false, true);
+  json params = {{"expiry", "client"}};
+  if (by_renew_time) params["expiry_judged_by"] = "renew_time";
+  Bench b(config_of(params));
+  const StoreRequest create = node_1_takes_the_record(b);
+  b.start();
+  b.answer();
+  for (int i = 0; i < 5; ++i) {
+    node_1_renews(b, create);  // every 2s, as a live holder does
+    b.run_for(2s);
+  }
+  b.ctx.step_wall(1h);
+  const LocalTime stepped_at = b.ctx.monotonic_now();
+  // The holder goes quiet for 10s: by the monotonic clock the record was seen less than 15s
+  // ago, by the stepped wall clock an hour ago.
+  b.run_for(10s);
+  CHECK(b.node.leads() == by_renew_time);
+  if (by_renew_time) {
+    // fabric8's rule: the record's renewTime + 15s is an hour behind this node's wall clock.
+    const auto takeover = b.ctx.store_calls_of(StoreOp::txn).front();
+    CHECK(takeover.at > stepped_at);
+    CHECK(takeover.at - stepped_at < b.config.retry_interval * 22 / 10);
+  } else {
+    CHECK(b.ctx.store_calls_of(StoreOp::txn).empty());
+  }
+}
+
+TEST_CASE(
+    "lease: client mode: the holder's renew deadline runs on the monotonic clock, so a wall-clock "
+    "step does not depose it") {
+  LeaseConfig c = config_of({{"expiry", "client"}}, /*workload=*/true);
+  c.workload.interval = 100ms;
+  c.workload.work = sim::Distribution::constant_of(5ms);
+  Bench b(c);
+  b.start();
+  b.answer();
+  REQUIRE(b.node.leads());
+  b.run_for(1s);
+  const std::size_t writes_before = b.ctx.sink_calls.size();
+  b.ctx.step_wall(1h);  // past renew_deadline (10s) by the wall clock
+  b.run_for(5s);
+  CHECK(b.node.leads());
+  CHECK(b.ctx.sink_calls.size() > writes_before + 40);
+  // Without renewals the deadline still comes, renew_deadline after the last confirmed one.
+  b.run_for(20s, /*answer_requests=*/false);
+  CHECK_FALSE(b.node.leads());
+}
+
+TEST_CASE(
+    "lease: kubernetes per_node gives single nodes their own timings, which they write into "
+    "their records and poll at") {
+  const auto* info = electsim::protocols::find_protocol("kubernetes");
+  REQUIRE(info != nullptr);
+  ClusterInfo cluster;
+  cluster.node_count = 3;
+  Problems problems;
+  const auto prepared = info->prepare(json::parse(R"({"per_node": {"2": {"ttl": "30s",
+      "renew_deadline": "20s", "renew_interval": "20s", "retry_interval": "20s"}}})"),
+                                      "/protocol", cluster, problems);
+  INFO((problems.empty() ? std::string() : problems.front().format()));
+  REQUIRE(prepared.has_value());
+  CHECK(prepared->lease_ttl == std::optional<Duration>(15s));
+  CHECK_FALSE(prepared->lease_judged_by_store);
+  auto [node_id, ttl, retry_interval] = GENERATE(table<NodeId, Duration, Duration>({
+      {0, 15s, 2s},
+      {1, 15s, 2s},
+      {2, 30s, 20s},
+  }));
+  INFO("node " << node_id);
+  FakeContext ctx(node_id, 3);
+  const auto node = prepared->factory(node_id);
+  node->on_start(ctx);
+  // The first poll of the retry timer comes retry_interval times 1 to 2.2 after the start.
+  const auto retry = ctx.armed(LeaseNode::kRetryTag);
+  REQUIRE(retry.size() == 1);
+  CHECK(retry.front().due >= LocalTime(retry_interval));
+  CHECK(retry.front().due < LocalTime(retry_interval * 22 / 10));
+  // The probe finds no record: the node creates one with its own lease duration.
+  StoreReply none;
+  none.id = ctx.store_calls.back().id;
+  none.op = StoreOp::get;
+  ctx.deliver(*node, none);
+  const auto create = ctx.last_store_call(StoreOp::txn);
+  REQUIRE(create.has_value());
+  const auto record = record_put_by(*create);
+  CHECK(record.holder == node_id);
+  CHECK(record.lease_duration == ttl);
+}
+
 // ---- Parameters and the registry ---------------------------------------------------------------
 
 TEST_CASE("lease: each parameter has its documented default in each expiry mode") {
@@ -643,7 +828,8 @@ TEST_CASE(
   for (const auto& spec : info->params) names.push_back(spec.name);
   CHECK(names == std::vector<std::string>{
                      "ttl", "renew_interval", "renew_deadline", "retry_interval", "fencing",
-                     "expiry", "recheck_before_write", "jitter_factor", "keepalive_phase", "key"});
+                     "expiry", "recheck_before_write", "jitter_factor", "keepalive_phase", "key",
+                     "lease_duration_from", "expiry_judged_by", "per_node"});
 
   Problems problems;
   ClusterInfo cluster;

@@ -373,3 +373,16 @@ TEST_CASE("cli: election messages are counted alike live and from a trace, heart
   CHECK_THAT(c.out, Catch::Contains("44 election messages, 44.0 per election"));
   std::remove(path.c_str());
 }
+
+TEST_CASE("cli: a kubernetes per_node override that breaks a cross-check exits 2 naming it") {
+  const std::string path = temp_file("kubernetes-per-node.json", R"({
+    "name": "k", "duration": "30s", "nodes": 3,
+    "protocol": {"name": "kubernetes", "per_node": {"2": {"ttl": "8s"}}}
+  })");
+  const Outcome o = cli({"run", path});
+  CHECK(o.code == 2);
+  CHECK_THAT(o.err, Catch::Contains(path + ": at /protocol/per_node/2/renew_deadline: expected "
+                                           "a duration shorter than ttl (8s), found 10s (the "
+                                           "cluster-wide value)"));
+  std::filesystem::remove(path);
+}

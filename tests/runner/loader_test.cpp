@@ -240,6 +240,35 @@ TEST_CASE("loader: each kind of bad input is one problem at its pointer") {
        "/protocol/renew_interval", "shorter than ttl (10s)"},
       {R"({"protocol": {"name": "consul", "fencing_token": "lock_index", "behavior": "delete"}})",
        "/protocol/fencing_token", "LockIndex starts again at 1"},
+      {R"({"protocol": {"name": "kubernetes", "expiry": "client"}})", "/protocol/expiry",
+       "no expiry: the kubernetes protocol is client mode"},
+      {R"({"protocol": {"name": "kubernetes", "lease_duration_from": "mine"}})",
+       "/protocol/lease_duration_from", "one of \"record\", \"own\", found \"mine\""},
+      {R"({"protocol": {"name": "kubernetes", "expiry_judged_by": "renewtime"}})",
+       "/protocol/expiry_judged_by", "did you mean \"renew_time\"?"},
+      {R"({"protocol": {"name": "lease", "lease_duration_from": "own"}})",
+       "/protocol/lease_duration_from", "it applies to client mode"},
+      {R"({"protocol": {"name": "lease", "per_node": {"1": {"ttl": "30s"}}}})",
+       "/protocol/per_node", "no per_node with \"expiry\": \"store\""},
+      {R"({"protocol": {"name": "kubernetes", "per_node": [1]}})", "/protocol/per_node",
+       "an object from node id to timings"},
+      {R"({"protocol": {"name": "kubernetes", "per_node": {"5": {"ttl": "30s"}}}})",
+       "/protocol/per_node/5", "a node id written in decimal, below the cluster size (5)"},
+      {R"({"protocol": {"name": "kubernetes", "per_node": {"01": {"ttl": "30s"}}}})",
+       "/protocol/per_node/01", "found the key \"01\""},
+      {R"({"protocol": {"name": "kubernetes", "per_node": {"1": "30s"}}})", "/protocol/per_node/1",
+       "the node's timings"},
+      {R"({"protocol": {"name": "kubernetes", "per_node": {"1": {"tll": "30s"}}}})",
+       "/protocol/per_node/1/tll", "did you mean \"ttl\"?"},
+      {R"({"protocol": {"name": "kubernetes", "per_node": {"1": {"ttl": "0s"}}}})",
+       "/protocol/per_node/1/ttl", "at least \"1ms\""},
+      {R"({"protocol": {"name": "kubernetes", "per_node": {"1": {"ttl": "8s"}}}})",
+       "/protocol/per_node/1/renew_deadline",
+       "expected a duration shorter than ttl (8s), found 10s (the cluster-wide value)"},
+      {R"({"protocol": {"name": "kubernetes", "per_node": {"2": {"renew_deadline": "1s"}}}})",
+       "/protocol/per_node/2/renew_deadline", "at least renew_interval (2s)"},
+      {R"({"protocol": {"name": "kubernetes", "ttl": "8s"}})", "/protocol/renew_deadline",
+       "found 10s (client-go's default)"},
       {R"({"clocks": {"nodes": {"9": {"drift_ppm": 10}}}})", "/clocks/nodes/9", "from 0 to 4"},
       {R"({"clocks": {"nodes": {"x": {"drift_ppm": 10}}}})", "/clocks/nodes/x", "a node id"},
       {R"({"clocks": {"default": {"drift_ppm": 600000}}})", "/clocks/default/drift_ppm",
@@ -384,6 +413,25 @@ TEST_CASE("loader: messages name the source, the pointer, what was expected and 
   REQUIRE(r.messages().size() == 1);
   CHECK(r.messages()[0] ==
         "test.json: at /network/loss: expected a probability from 0 to 1, such as 0.01, found 1.5");
+}
+
+TEST_CASE(
+    "loader: a kubernetes per_node override is checked against the cluster-wide values, with "
+    "file, pointer, expected and found") {
+  const LoadResult r = load(with(R"({"protocol": {"name": "kubernetes", "ttl": "30s",
+      "renew_deadline": "20s", "per_node": {"1": {"ttl": "10s", "renew_deadline": "8s"},
+      "3": {"ttl": "12s"}}}})"));
+  REQUIRE(r.problems.size() == 1);
+  CHECK(r.messages()[0] ==
+        "test.json: at /protocol/per_node/3/renew_deadline: expected a duration shorter than "
+        "ttl (12s), found 20s (the cluster-wide value); renew_deadline must be shorter than ttl, "
+        "or the holder would still believe it leads after its claim expired");
+  // Mended, the same overrides load.
+  const LoadResult ok = load(with(R"({"protocol": {"name": "kubernetes", "ttl": "30s",
+      "renew_deadline": "20s", "per_node": {"1": {"ttl": "10s", "renew_deadline": "8s"},
+      "3": {"ttl": "12s", "renew_deadline": "10s"}}}})"));
+  INFO(all_messages(ok));
+  CHECK(ok.scenario.has_value());
 }
 
 TEST_CASE("loader: several problems are all reported at once") {

@@ -71,3 +71,28 @@ TEST_CASE("clock: set_offset makes the clock read true time plus the new offset"
   clock.set_offset_at(Time(Duration(20s)), Duration(-1s));
   CHECK(clock.local_at(Time(Duration(20s))).ns == Duration(19s).count());
 }
+
+TEST_CASE(
+    "clock: the monotonic reading follows the oscillator through drift changes and ignores "
+    "steps and offset changes") {
+  ClockModel clock(Duration(250ms), 100'000, {{Time(Duration(2s)), Duration(1h)}});
+  // Before any step it reads as the wall clock does.
+  CHECK(clock.monotonic_at(Time(Duration(1s))) == clock.local_at(Time(Duration(1s))));
+  // A configured step, a fault's step and an offset change move the wall reading only.
+  clock.add_step(Time(Duration(3s)), -5s);
+  clock.set_offset_at(Time(Duration(4s)), Duration(-10s));
+  const auto elapsed = [&](Duration from, Duration to) {
+    return clock.monotonic_at(Time(to)) - clock.monotonic_at(Time(from));
+  };
+  CHECK(elapsed(1s, 5s) == Duration(4s + 400us));  // 4 s at +100 ppm
+  CHECK(clock.local_at(Time(Duration(5s))).ns == Duration(-5s).count() + 100'000);
+  // A drift change keeps the monotonic reading continuous and changes its rate from then on.
+  const LocalTime before = clock.monotonic_at(Time(Duration(6s)));
+  clock.set_drift_at(Time(Duration(6s)), -100'000);
+  CHECK(clock.monotonic_at(Time(Duration(6s))) == before);
+  CHECK(elapsed(6s, 16s) == Duration(10s - 1ms));
+  // Timers run on the same oscillator: a timer's true duration advances it exactly as asked.
+  const Duration local = 3s;
+  const Duration true_d = clock.true_duration_for(local);
+  CHECK(elapsed(16s, 16s + true_d) >= local);
+}
