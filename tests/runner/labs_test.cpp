@@ -400,3 +400,32 @@ TEST_CASE("lab 10: the holder's death sends ZooKeeper's recipe half the requests
   CHECK(zk.steady_requests_per_second == Approx(5.64).epsilon(0.001));
   CHECK(etcd.steady_requests_per_second == Approx(4.32).epsilon(0.001));
 }
+
+TEST_CASE("lab 10: Consul's lock-delay lengthens failover and keeps a paused holder safe") {
+  const analysis::Report crash = run_variant("consul-lock-delay.json", std::nullopt);
+  REQUIRE(crash.failovers.size() == 1);
+  REQUIRE(crash.failovers[0].failover);
+  CHECK(ms_of(*crash.failovers[0].failover) == 42562);
+  const analysis::Report no_delay = run_variant("consul-lock-delay.json", "no-lock-delay");
+  REQUIRE(no_delay.failovers.size() == 1);
+  REQUIRE(no_delay.failovers[0].failover);
+  CHECK(ms_of(*no_delay.failovers[0].failover) == 27507);
+  const analysis::Report paused = run_variant("consul-lock-delay.json", "pause");
+  CHECK(paused.split_brain_time == sim::Duration(0));
+  const analysis::Report unprotected = run_variant("consul-lock-delay.json", "pause-no-lock-delay");
+  CHECK(ms_of(unprotected.split_brain_time) == 7538);
+  CHECK(unprotected.stale_writes_overwriting == 1);
+}
+
+TEST_CASE("lab 10: a Kubernetes Lease splits only under the renewTime rule or its own duration") {
+  CHECK(run_variant("kubernetes-clock-jump.json", std::nullopt).split_brain_time ==
+        sim::Duration(0));
+  const analysis::Report renew_time = run_variant("kubernetes-clock-jump.json", "renew-time");
+  CHECK(ms_of(renew_time.split_brain_time) == 650);
+  CHECK(renew_time.stale_writes_overwriting == 5);
+  CHECK(run_variant("kubernetes-mixed-durations.json", std::nullopt).split_brain_time ==
+        sim::Duration(0));
+  const analysis::Report own = run_variant("kubernetes-mixed-durations.json", "own-duration");
+  CHECK(ms_of(own.split_brain_time) == 3936);
+  CHECK(own.stale_writes_overwriting == 38);
+}
