@@ -250,6 +250,7 @@ struct Analyzer::State {
 
   void on_belief(const sim::Event& e) {
     if (!is_node(e.node)) return;
+    if (e.code < 8) report.roles_seen |= static_cast<std::uint8_t>(1u << e.code);
     const bool leader = e.code == static_cast<std::uint16_t>(sim::Role::leader);
     if (!leader) {
       close_interval(e.node, e.time);
@@ -394,6 +395,9 @@ struct Analyzer::State {
       }
     }
     if (!accepted || !is_node(e.node)) return;
+    if (report.last_heal_at && !report.heal_recovery && open_count == 1) {
+      report.heal_recovery = e.time - *report.last_heal_at;
+    }
     ensure_node(e.node);
     settle_ridden_out(e.node, e.time);
     last_write_any = e.time;
@@ -501,6 +505,10 @@ struct Analyzer::State {
   void on_fault(const sim::Event& e) {
     if (e.c != 0) return;  // skipped: the role target resolved to nobody
     const auto kind = static_cast<sim::FaultKind>(e.code);
+    if (kind == sim::FaultKind::heal) {
+      report.last_heal_at = e.time;
+      report.heal_recovery.reset();
+    }
     const std::optional<NodeId> leader = current_leader();
     if (!leader) return;
     std::optional<NodeId> taken;

@@ -75,6 +75,9 @@ const std::vector<MetricInfo>& catalogue() {
       {"coordinator_requests_steady_per_second", MetricUnit::rate,
        "store, database and Redis requests per second while exactly one node leads and no "
        "failover waits (unobserved: never steady)"},
+      {"heal_recovery", MetricUnit::duration,
+       "from the last heal fault to the first accepted write while exactly one node leads "
+       "(unobserved: no heal, or no such write after it)"},
       {"requests_before_first_leader", MetricUnit::count,
        "store, database and Redis requests sent before any node led"},
       {"failover_requests_peak", MetricUnit::count,
@@ -307,6 +310,10 @@ std::optional<double> metric_value(const Report& r, std::string_view name) {
   if (name == "store_requests_per_second") return r.store_requests_per_second;
   if (name == "server_requests") return count(r.server_requests_total);
   if (name == "requests_before_first_leader") return count(r.requests_before_first_leader);
+  if (name == "heal_recovery") {
+    if (!r.heal_recovery) return std::nullopt;
+    return ns(*r.heal_recovery);
+  }
   if (name == "coordinator_requests_steady_per_second") {
     if (r.steady_time.count() == 0) return std::nullopt;
     return r.steady_requests_per_second;

@@ -184,6 +184,12 @@ struct Report {
   double steady_requests_per_second = 0;
   // The largest requests_peak of an observed failover (0 without one).
   std::uint64_t failover_requests_peak = 0;
+  // Coverage: the roles some node announced (bit = sim::Role).
+  std::uint8_t roles_seen = 0;
+  // Recovery after healing: from the last `heal` fault to the first accepted sink write made
+  // while exactly one node leads (unobserved without a heal, or if that never happens).
+  std::optional<Time> last_heal_at;
+  std::optional<Duration> heal_recovery;
   // Coordinator requests sent before any node led: what electing the first leader cost a
   // protocol that elects through a coordinator.
   std::uint64_t requests_before_first_leader = 0;

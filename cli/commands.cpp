@@ -35,6 +35,7 @@
 #include "runner/comparison_page.hpp"
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
+#include "runner/search.hpp"
 #include "runner/sweep.hpp"
 #include "runner/sweep_plot.hpp"
 #include "runner/validate.hpp"
@@ -60,6 +61,8 @@ constexpr const char* kUsage =
     "  sweep SCENARIO     run a grid of parameter values x seeds (x protocols) in parallel and\n"
     "                     summarise each point: failover percentiles, split-brain and stale-write\n"
     "                     probability, cost; CSV, JSON and an SVG plot\n"
+    "  search SCENARIO    random fault schedules in a safety then a healing phase; each\n"
+    "                     violation shrunk to a minimal scenario file\n"
     "  merge PART...      combine the parts of a sweep split with --shard\n"
     "  comparison         write the measured comparison page (docs/comparison.md)\n"
     "  validate FILE...   check scenario files without running them\n"
@@ -770,6 +773,247 @@ int cmd_merge(const std::vector<std::string>& args, Streams io) {
   return write_sweep_outputs(*merged.result, vm, *metrics, "merge", io);
 }
 
+// ---- search ---------------------------------------------------------------------------------
+
+constexpr const char* kSearchHelp =
+    "Runs the scenario's world and protocol many times, each under a fault schedule a nemesis\n"
+    "draws from the run's seed. Faults fly in the safety phase, where the safety properties must\n"
+    "hold; at its end every fault heals, and a single leader must be writing again within the\n"
+    "healing bound. The first violation of each property is shrunk to a minimal schedule and\n"
+    "written with --save as an ordinary scenario file that `electsim run` reproduces.\n"
+    "The same command gives the same findings in the same order, whatever --jobs is; Ctrl-C\n"
+    "keeps the runs that finished. Exit: 0 no violation, 1 a property broke, 2 bad input,\n"
+    "130 stopped. docs/search.md has the details.\n";
+
+int cmd_search(const std::vector<std::string>& args, Streams io) {
+  po::options_description options("electsim search SCENARIO [options]");
+  // clang-format off
+  options.add_options()
+    ("help,h", "describe this command")
+    ("scenario", po::value<std::string>(), "scenario file (JSON)")
+    ("runs", po::value<std::string>(), "runs (default: the file's search.runs, else 1000)")
+    ("time", po::value<std::string>(), "stop after this much wall time, such as 10m")
+    ("seed", po::value<std::string>(), "the first run's seed (runs use SEED, SEED+1, ...)")
+    ("jobs,j", po::value<std::string>(), "threads, 1 to 1024 (default: the machine's cores)")
+    ("property", po::value<std::string>(),
+     "check only these: stale_write,overwrite,same_epoch,no_recovery,failover,expect,store_safety")
+    ("kinds", po::value<std::string>(), "fault kinds and weights: crash=3,pause=1,partition")
+    ("faults", po::value<std::string>(), "faults per run: N or MIN..MAX (default 1..6)")
+    ("safety", po::value<std::string>(), "the safety phase (default 30s)")
+    ("heal-bound", po::value<std::string>(), "liveness bound after healing (default 20s)")
+    ("max-fault-duration", po::value<std::string>(), "longest fault (default 10s)")
+    ("failover-bound", po::value<std::string>(), "check failover against this bound")
+    ("shrink-budget", po::value<std::string>(), "runs per finding shrunk (default 400)")
+    ("no-shrink", "report findings without shrinking them")
+    ("save", po::value<std::string>(), "write each shrunk scenario into this directory")
+    ("unsafe-by-design", "mark saved files: the protocol is unsafe there by design")
+    ("protocol", po::value<std::string>(), "search this protocol instead of the file's")
+    ("variant", po::value<std::string>(), "search one of the file's variants")
+    ("set", po::value<std::vector<std::string>>()->composing(),
+     "fix a scenario value: --set nodes=7 (repeatable)")
+    ("quiet,q", "no progress on stderr");
+  // clang-format on
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  const po::variables_map vm = parse(args, options, positional);
+  if (vm.count("help") != 0 || vm.count("scenario") == 0) {
+    (vm.count("help") != 0 ? io.out : io.err) << options << "\n" << kSearchHelp;
+    return vm.count("help") != 0 ? kExitOk : kExitBadInput;
+  }
+  const std::string file = vm["scenario"].as<std::string>();
+  io::ReadResult read = runner::read_scenario_file(file);
+  if (!read.ok()) {
+    io.err << fmt::format("{}: {}\n", file, read.error);
+    return kExitBadInput;
+  }
+  const io::JsonParse document = io::parse_json(read.text);
+  if (!document.ok()) {
+    io.err << fmt::format("{}: {}\n", file, document.error);
+    return kExitBadInput;
+  }
+  runner::LoadOptions load;
+  if (vm.count("variant") != 0) load.variant = vm["variant"].as<std::string>();
+  if (vm.count("protocol") != 0) load.protocol = vm["protocol"].as<std::string>();
+  if (vm.count("set") != 0) {
+    for (const std::string& t : vm["set"].as<std::vector<std::string>>()) {
+      const std::optional<runner::Override> o = runner::parse_override(t);
+      if (!o) {
+        io.err << fmt::format("electsim search: --set {}: expected path=value\n", t);
+        return kExitBadInput;
+      }
+      load.overrides.push_back(*o);
+    }
+  }
+
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  if (document.value.is_object() && document.value.contains("search")) {
+    protocols::Problems problems;
+    runner::read_search_section(document.value["search"], config, problems);
+    for (const protocols::Problem& p : problems) io.err << file << ": " << p.format() << "\n";
+    if (!problems.empty()) return kExitBadInput;
+  }
+  auto number = [&](const char* option, std::uint64_t lo,
+                    std::uint64_t hi) -> std::optional<std::optional<std::uint64_t>> {
+    if (vm.count(option) == 0) return std::optional<std::uint64_t>();
+    const auto v = parse_cli_number(vm[option].as<std::string>(),
+                                    (std::string("--") + option).c_str(), lo, hi, "search", io);
+    if (!v) return std::nullopt;
+    return std::optional<std::uint64_t>(*v);
+  };
+  auto duration = [&](const char* option, sim::Duration lo,
+                      sim::Duration hi) -> std::optional<std::optional<sim::Duration>> {
+    if (vm.count(option) == 0) return std::optional<sim::Duration>();
+    const std::string text = vm[option].as<std::string>();
+    const auto d = sim::parse_duration(text);
+    if (!d || *d < lo || *d > hi) {
+      io.err << fmt::format("electsim search: --{}: expected a duration from {} to {}, found {}\n",
+                            option, sim::format_duration(lo), sim::format_duration(hi),
+                            text.empty() ? "nothing" : text);
+      return std::nullopt;
+    }
+    return std::optional<sim::Duration>(*d);
+  };
+  const auto runs = number("runs", 1, 1'000'000'000);
+  const auto seed = number("seed", 0, std::uint64_t{1} << 62);
+  const auto budget = number("shrink-budget", 0, 1'000'000);
+  const auto safety = duration("safety", std::chrono::seconds(1), std::chrono::hours(24));
+  const auto heal = duration("heal-bound", std::chrono::milliseconds(1), std::chrono::hours(24));
+  const auto longest =
+      duration("max-fault-duration", std::chrono::milliseconds(1), std::chrono::hours(24));
+  const auto failover =
+      duration("failover-bound", std::chrono::milliseconds(1), std::chrono::hours(24 * 365));
+  const auto wall = duration("time", std::chrono::seconds(1), std::chrono::hours(24 * 30));
+  if (!runs || !seed || !budget || !safety || !heal || !longest || !failover || !wall) {
+    return kExitBadInput;
+  }
+  if (*runs) config.runs = **runs;
+  if (*seed) config.first_seed = **seed;
+  if (*budget) config.shrink_budget = **budget;
+  if (*safety) config.safety = **safety;
+  if (*heal) config.heal_bound = **heal;
+  if (*longest) config.max_fault_duration = **longest;
+  if (*failover) {
+    config.failover_bound = **failover;
+    config.properties |= 1u << static_cast<unsigned>(runner::Property::failover);
+  }
+  if (*wall && !*runs) config.runs = 1'000'000'000;  // the time decides
+  config.shrink = vm.count("no-shrink") == 0;
+  config.unsafe_by_design = vm.count("unsafe-by-design") != 0;
+  if (vm.count("kinds") != 0) {
+    if (auto problem = runner::parse_kinds(vm["kinds"].as<std::string>(), config)) {
+      io.err << fmt::format("electsim search: --kinds: expected {}\n", *problem);
+      return kExitBadInput;
+    }
+  }
+  if (vm.count("faults") != 0) {
+    const std::string text = vm["faults"].as<std::string>();
+    const std::size_t dots = text.find("..");
+    const auto lo = parse_cli_number(text.substr(0, dots), "--faults", 0, 1000, "search", io);
+    if (!lo) return kExitBadInput;
+    const auto hi = dots == std::string::npos ? lo
+                                              : parse_cli_number(text.substr(dots + 2), "--faults",
+                                                                 *lo, 1000, "search", io);
+    if (!hi) return kExitBadInput;
+    config.faults_min = static_cast<std::uint32_t>(*lo);
+    config.faults_max = static_cast<std::uint32_t>(*hi);
+  }
+  if (vm.count("property") != 0) {
+    std::uint32_t mask = 0;
+    std::string text = vm["property"].as<std::string>();
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      const std::size_t comma = std::min(text.find(',', start), text.size());
+      const std::string name = text.substr(start, comma - start);
+      start = comma + 1;
+      if (name.empty()) continue;
+      const auto p = runner::property_from_name(name);
+      if (!p) {
+        io.err << fmt::format(
+            "electsim search: --property: expected stale_write, overwrite, same_epoch, "
+            "no_recovery, failover, expect or store_safety, found {}\n",
+            name);
+        return kExitBadInput;
+      }
+      if (*p == runner::Property::failover && !config.failover_bound) {
+        io.err << "electsim search: --property failover needs --failover-bound\n";
+        return kExitBadInput;
+      }
+      mask |= 1u << static_cast<unsigned>(*p);
+    }
+    if (mask == 0) {
+      io.err << "electsim search: --property: expected at least one property\n";
+      return kExitBadInput;
+    }
+    config.properties = mask;
+  }
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (vm.count("jobs") != 0) {
+    const auto j =
+        parse_cli_number(vm["jobs"].as<std::string>(), "--jobs", 1, kMaxJobs, "search", io);
+    if (!j) return kExitBadInput;
+    jobs = static_cast<unsigned>(*j);
+  }
+  std::optional<std::string> save;
+  if (vm.count("save") != 0) save = vm["save"].as<std::string>();
+
+  runner::SearchOptions search;
+  search.jobs = jobs;
+  g_sweep_stop.store(false);
+  search.stop = &g_sweep_stop;
+  const bool show_progress = vm.count("quiet") == 0 && isatty(fileno(stderr)) != 0;
+  const auto started = std::chrono::steady_clock::now();
+  const std::optional<sim::Duration> time_budget = *wall;
+  search.progress = [&](const runner::SearchProgress& p) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (time_budget && elapsed * 1e9 >= static_cast<double>(time_budget->count())) {
+      g_sweep_stop.store(true);
+    }
+    if (!show_progress) return;
+    const double rate = elapsed > 0 ? static_cast<double>(p.done) / elapsed : 0;
+    io.err << fmt::format("\rsearch: {} runs, {:.0f} runs/s, {} with a violation    ", p.done, rate,
+                          p.findings)
+           << std::flush;
+  };
+  io::set_soft_stop(&g_sweep_stop);
+  runner::SearchOutcome outcome = runner::run_search(document.value, file, load, config, search);
+  io::set_soft_stop(nullptr);
+  if (show_progress) io.err << "\n";
+  if (!outcome.result) {
+    for (const std::string& m : outcome.problems) io.err << m << "\n";
+    return kExitBadInput;
+  }
+  const runner::SearchResult& result = *outcome.result;
+  io.out << runner::format_search_report(result, config);
+  if (save && !result.shrunk.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(*save, ec);
+    if (ec) {
+      io.err << fmt::format("electsim search: --save {}: {}\n", *save, ec.message());
+      return kExitBadInput;
+    }
+    std::vector<io::OutputFile> files;
+    for (const runner::Shrunk& s : result.shrunk) {
+      const std::string name = s.document["name"].get<std::string>() + ".json";
+      files.push_back({(std::filesystem::path(*save) / name).string(), s.document.dump(2) + "\n"});
+    }
+    if (auto error = io::write_files_whole(files)) {
+      io.err << fmt::format("electsim search: {}; no file written\n", *error);
+      return kExitBadInput;
+    }
+    for (const io::OutputFile& f : files) io.out << fmt::format("wrote {}\n", f.path);
+  }
+  const bool interrupted = result.stopped && !time_budget;
+  if (interrupted) {
+    io.err << fmt::format("electsim search: interrupted; the first {} runs are reported\n",
+                          result.runs_done);
+  }
+  bool violated = false;
+  for (const std::uint64_t n : result.violations) violated = violated || n > 0;
+  if (interrupted) return kExitInterrupted;
+  return violated ? kExitExpectation : kExitOk;
+}
+
 int cmd_comparison(const std::vector<std::string>& args, Streams io) {
   po::options_description options("electsim comparison [options]");
   // clang-format off
@@ -1033,6 +1277,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (command == "run") return cmd_run(rest, io);
     if (command == "compare") return cmd_compare(rest, io);
     if (command == "sweep") return cmd_sweep(rest, io);
+    if (command == "search") return cmd_search(rest, io);
     if (command == "merge") return cmd_merge(rest, io);
     if (command == "comparison") return cmd_comparison(rest, io);
     if (command == "validate") return cmd_validate(rest, io);

@@ -109,7 +109,7 @@ std::optional<Scenario> Loader::load(const json& document,
                               "sink",     "faults",      "random_faults",
                               "workload", "expect",      "variants",
                               "limits",   "protocols",   "expect_by_protocol",
-                              "sweep"},
+                              "sweep",    "search",      "found"},
                "a scenario");
 
   if (const json* name = get(document, "name")) {
@@ -190,6 +190,18 @@ std::optional<Scenario> Loader::load(const json& document,
               json_excerpt(*sweep));
     }
   }
+
+  // Likewise the search command's section (docs/search.md), and what a search wrote about a
+  // scenario it found: its property and how much it shrank.
+  if (const json* search = get(document, "search")) {
+    if (search->is_object()) {
+      s.search = *search;
+    } else {
+      problem("/search", "an object (the search command's defaults, see docs/search.md)",
+              json_excerpt(*search));
+    }
+  }
+  if (const json* found = get(document, "found")) read_found(*found, s);
 
   if (problems_.size() != before) return std::nullopt;
   s.world.duration = *duration_;

@@ -173,6 +173,7 @@ class Loader {
   std::optional<sim::Endpoint> redis_master(const std::string& text) const;
   protocols::WorkloadConfig read_workload(const json& v);
   void read_limits(const json& v, Limits& limits);
+  void read_found(const json& v, Scenario& s);
   void read_protocol(const json* v, const protocols::WorkloadConfig& workload, Scenario& s);
   void read_protocol_choice(const json& document, Scenario& s);
   void read_protocol_at(const json& params, const std::string& name, const std::string& pointer,

@@ -453,6 +453,32 @@ void Loader::read_limits(const json& v, Limits& limits) {
   read("trace_bytes", kTraceBytesCeiling, "the ceiling on trace size", limits.max_trace_bytes);
 }
 
+void Loader::read_found(const json& v, Scenario& s) {
+  // Written by `electsim search --save`: the figures are for people; the property and the
+  // unsafe_by_design flag decide what the corpus test expects of the file.
+  if (!check_object(v, "/found",
+                    {"property", "unsafe_by_design", "search_seed", "run", "faults_before",
+                     "faults_after", "shrink_runs"},
+                    "the found section")) {
+    return;
+  }
+  if (const json* property = get(v, "property")) {
+    if (auto text = read_string(*property, "/found/property")) s.found_property = *text;
+  } else {
+    problem("/found/property", "the property the scenario violates, such as \"overwrite\"",
+            kRequired);
+  }
+  if (const json* unsafe = get(v, "unsafe_by_design")) {
+    if (auto b = read_bool(*unsafe, "/found/unsafe_by_design")) s.found_unsafe_by_design = *b;
+  }
+  for (const char* key : {"search_seed", "run", "faults_before", "faults_after", "shrink_runs"}) {
+    const json* value = get(v, key);
+    if (value != nullptr && !as_unsigned(*value)) {
+      problem(child("/found", key), "a whole number from 0", json_excerpt(*value));
+    }
+  }
+}
+
 protocols::WorkloadConfig Loader::read_workload(const json& v) {
   protocols::WorkloadConfig workload;
   if (!check_object(v, "/workload", {"enabled", "interval", "work", "send_delay"},

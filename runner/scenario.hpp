@@ -81,6 +81,12 @@ struct Scenario {
   // The file's `sweep` section as written (null when absent): the sweep command's defaults,
   // validated by the sweep code (docs/sweeps.md).
   nlohmann::json sweep;
+  // The file's `search` section as written (null when absent), validated by the search code.
+  nlohmann::json search;
+  // A scenario `electsim search` found and shrank (its `found` section): the property it
+  // violates, and whether the protocol is unsafe by design there, so the violation must stay.
+  std::string found_property;
+  bool found_unsafe_by_design = false;
 };
 
 }  // namespace electsim::runner

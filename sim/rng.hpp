@@ -21,6 +21,7 @@ enum class StreamPurpose : std::uint32_t {
   fault_schedule = 7,  // the times and durations of `random_faults`, index = generator
   clock_draw = 8,      // clock ranges drawn per run, index = node id (node count: the store)
   disk = 9,            // fsync latencies: index 2 x node id, or 2 x server slot + 1
+  nemesis = 10,        // electsim search: a run's fault schedule, index 0
 };
 
 // Probabilities live as integer parts per million from load time on.

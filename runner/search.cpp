@@ -1,0 +1,1014 @@
+// electsim search (runner/search.hpp): the nemesis, the two phases, the properties, the parallel
+// runs in a deterministic order, and the shrinker.
+#include "runner/search.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "analysis/expect.hpp"
+#include "runner/run.hpp"
+#include "sim/rng.hpp"
+#include "sim/store_types.hpp"
+
+namespace electsim::runner {
+namespace {
+
+using nlohmann::json;
+using sim::Duration;
+using sim::FaultKind;
+
+struct PropertyInfo {
+  Property property;
+  const char* name;
+  const char* meaning;
+};
+
+constexpr std::array<PropertyInfo, kPropertyCount> kProperties = {{
+    {Property::stale_write, "stale_write",
+     "split-brain with a stale write accepted: a deposed leader wrote after a newer epoch was "
+     "granted"},
+    {Property::overwrite, "overwrite",
+     "a stale write accepted over newer data (the sink took an old token after a newer one)"},
+    {Property::same_epoch, "same_epoch", "two leaders announced the same epoch"},
+    {Property::no_recovery, "no_recovery",
+     "after every fault healed, no single leader was writing within the healing bound"},
+    {Property::failover, "failover", "a failover took longer than the bound"},
+    {Property::expect, "expect", "the scenario's own expect block broke"},
+    {Property::store_safety, "store_safety",
+     "the replicated store broke its own safety (a bug in the simulated store)"},
+}};
+
+std::string ms_text(Duration d) {
+  return fmt::format("{}ms", std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+}
+
+bool store_kind(FaultKind k) {
+  return k == FaultKind::store_pause;
+}
+
+// ---- The nemesis --------------------------------------------------------------------------------
+
+class Nemesis {
+ public:
+  Nemesis(const SearchConfig& config, std::uint64_t seed, std::size_t nodes, bool uses_store,
+          std::size_t store_members)
+      : config_(config),
+        rng_(seed, sim::StreamPurpose::nemesis, 0),
+        nodes_(nodes),
+        uses_store_(uses_store),
+        store_members_(store_members) {
+    for (int k = 0; k < sim::kFaultKindCount; ++k) {
+      const auto kind = static_cast<FaultKind>(k);
+      if (config.weights[static_cast<std::size_t>(k)] == 0) continue;
+      if (store_kind(kind) && !uses_store_) continue;
+      kinds_.push_back(kind);
+      total_weight_ += config.weights[static_cast<std::size_t>(k)];
+    }
+  }
+
+  // The schedule of one run, in time order, then the heal at the end of the safety phase.
+  json schedule(Coverage* coverage) {
+    json faults = json::array();
+    if (kinds_.empty()) return faults;
+    const auto count = static_cast<std::uint32_t>(
+        rng_.between(config_.faults_min, std::max(config_.faults_min, config_.faults_max)));
+    std::vector<std::pair<std::int64_t, json>> drawn;
+    std::vector<bool> drifted(nodes_ + 1, false);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const FaultKind kind = pick_kind();
+      const std::int64_t safety_ms = millis(config_.safety);
+      const std::int64_t at = rng_.between(0, std::max<std::int64_t>(0, safety_ms - 2));
+      json f = fault(kind, at, safety_ms, drifted);
+      if (f.is_null()) continue;
+      if (coverage != nullptr) coverage->fault_kinds |= 1u << static_cast<unsigned>(kind);
+      drawn.emplace_back(at, std::move(f));
+    }
+    std::stable_sort(drawn.begin(), drawn.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [at, f] : drawn) faults.push_back(std::move(f));
+    // The healing phase: every cut heals and drifting clocks run true again (offsets and steps
+    // stay: a clock that jumped is a fact, not a fault in progress).
+    faults.push_back({{"at", ms_text(config_.safety)}, {"kind", "heal"}});
+    for (std::size_t n = 0; n < drifted.size(); ++n) {
+      if (!drifted[n]) continue;
+      json target = n == nodes_ ? json("store") : json(n);
+      faults.push_back({{"at", ms_text(config_.safety)},
+                        {"kind", "clock_drift"},
+                        {"target", target},
+                        {"drift_ppm", 0}});
+    }
+    return faults;
+  }
+
+ private:
+  static std::int64_t millis(Duration d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  }
+
+  FaultKind pick_kind() {
+    std::uint64_t r = rng_.below(total_weight_);
+    for (FaultKind k : kinds_) {
+      const std::uint32_t w = config_.weights[static_cast<std::size_t>(k)];
+      if (r < w) return k;
+      r -= w;
+    }
+    return kinds_.back();
+  }
+
+  // A target for a fault on a node: the leader half the time (that is where the bugs are), else
+  // a follower or a node by id.
+  json node_target() {
+    const std::uint64_t r = rng_.below(4);
+    if (r < 2) return "leader";
+    if (r == 2) return "follower";
+    return json(rng_.below(nodes_));
+  }
+
+  // A duration that ends inside the safety phase, or 0 when none fits.
+  std::int64_t duration_ms(std::int64_t at, std::int64_t safety_ms) {
+    const std::int64_t room = std::min(millis(config_.max_fault_duration), safety_ms - at - 1);
+    if (room < 1) return 0;
+    return rng_.between(1, room);
+  }
+
+  json fault(FaultKind kind, std::int64_t at, std::int64_t safety_ms, std::vector<bool>& drifted) {
+    json f = {{"at", fmt::format("{}ms", at)}, {"kind", sim::fault_kind_name(kind)}};
+    auto with_duration = [&](json&& g) -> json {
+      const std::int64_t d = duration_ms(at, safety_ms);
+      if (d == 0) return nullptr;
+      g["duration"] = fmt::format("{}ms", d);
+      return std::move(g);
+    };
+    switch (kind) {
+      case FaultKind::crash:
+        if (store_members_ > 1 && rng_.below(4) == 0) {
+          f["target"] = rng_.below(2) == 0 ? "store_leader" : "store_follower";
+        } else {
+          f["target"] = node_target();
+        }
+        return with_duration(std::move(f));
+      case FaultKind::pause:
+      case FaultKind::isolate:
+        f["target"] = node_target();
+        return with_duration(std::move(f));
+      case FaultKind::disk_stall:
+        f["target"] = store_members_ > 1 && rng_.below(2) == 0
+                          ? json(rng_.below(2) == 0 ? "store_leader" : "store_follower")
+                          : node_target();
+        return with_duration(std::move(f));
+      case FaultKind::partition: {
+        // The leader with a few followers against the rest; the coordinator on either side.
+        json minority = json::array({"leader"});
+        const std::uint64_t extra = nodes_ > 2 ? rng_.below((nodes_ - 1) / 2) : 0;
+        for (std::uint64_t i = 0; i < extra; ++i) minority.push_back("follower");
+        json majority = json::array({"rest"});
+        if (uses_store_) (rng_.below(2) == 0 ? majority : minority).push_back("store");
+        f["groups"] = json::array({minority, majority});
+        return with_duration(std::move(f));
+      }
+      case FaultKind::cut: {
+        const std::size_t endpoints = nodes_ + (uses_store_ ? 1 : 0);
+        if (endpoints < 2) return nullptr;
+        const std::uint64_t a = rng_.below(endpoints);
+        std::uint64_t b = rng_.below(endpoints - 1);
+        if (b >= a) ++b;
+        auto endpoint = [&](std::uint64_t e) { return e == nodes_ ? json("store") : json(e); };
+        f["from"] = endpoint(a);
+        f["to"] = endpoint(b);
+        return with_duration(std::move(f));
+      }
+      case FaultKind::loss:
+        f["probability"] = static_cast<double>(rng_.between(5, 50)) / 100.0;
+        return with_duration(std::move(f));
+      case FaultKind::duplicate:
+        f["probability"] = static_cast<double>(rng_.between(5, 30)) / 100.0;
+        return with_duration(std::move(f));
+      case FaultKind::latency_spike:
+        f["extra"] = {{"dist", "uniform"},
+                      {"min", "0ms"},
+                      {"max", fmt::format("{}ms", rng_.between(10, 500))}};
+        return with_duration(std::move(f));
+      case FaultKind::clock_offset:
+      case FaultKind::clock_step: {
+        const bool store = uses_store_ && rng_.below(5) == 0;
+        f["target"] = store ? json("store") : json(rng_.below(nodes_));
+        const std::int64_t amount = rng_.between(-5000, 5000);
+        f[kind == FaultKind::clock_offset ? "offset" : "by"] = fmt::format("{}ms", amount);
+        return f;
+      }
+      case FaultKind::clock_drift: {
+        const bool store = uses_store_ && rng_.below(5) == 0;
+        const std::size_t who = store ? nodes_ : rng_.below(nodes_);
+        f["target"] = store ? json("store") : json(who);
+        f["drift_ppm"] = rng_.between(-500, 500);
+        drifted[who] = true;
+        return f;
+      }
+      case FaultKind::store_pause:
+        return with_duration(std::move(f));
+      case FaultKind::step_down:
+      case FaultKind::campaign:
+        f["target"] = kind == FaultKind::step_down ? json("leader") : node_target();
+        return f;
+      case FaultKind::stop:
+        f["target"] = node_target();
+        return f;
+      case FaultKind::restart:
+        f["target"] = json(rng_.below(nodes_));
+        return f;
+      case FaultKind::heal:
+        return f;
+      case FaultKind::operator_clear:
+        if (!uses_store_) return nullptr;
+        f["target"] = "store";
+        return f;
+    }
+    return nullptr;
+  }
+
+  const SearchConfig& config_;
+  sim::Rng rng_;
+  std::size_t nodes_;
+  bool uses_store_;
+  std::size_t store_members_;
+  std::vector<FaultKind> kinds_;
+  std::uint64_t total_weight_ = 0;
+};
+
+// ---- One run ------------------------------------------------------------------------------------
+
+struct Probe {
+  bool loaded = false;
+  std::string problem;  // why the document did not load (a nemesis bug: never expected)
+  std::uint32_t violated = 0;
+  Coverage coverage;
+};
+
+std::uint32_t violations(const RunResult& r, const SearchConfig& c) {
+  const analysis::Report& rep = r.report;
+  std::uint32_t v = 0;
+  auto mark = [&](Property p, bool broken) {
+    if (broken && c.wants(p)) v |= 1u << static_cast<unsigned>(p);
+  };
+  mark(Property::stale_write, rep.stale_writes_accepted > 0 && rep.split_brain_time.count() > 0);
+  mark(Property::overwrite, rep.stale_writes_overwriting > 0);
+  mark(Property::same_epoch, rep.same_epoch_leaders_total > 0);
+  mark(Property::no_recovery, !rep.heal_recovery || *rep.heal_recovery > c.heal_bound);
+  if (c.failover_bound) {
+    bool slow = false;
+    for (const auto& f : rep.failovers) {
+      if (f.failover && *f.failover > *c.failover_bound) slow = true;
+    }
+    mark(Property::failover, slow);
+  }
+  mark(Property::expect, !r.verdict.ok());
+  const auto store = analysis::metric_value(rep, "store_safety_violations");
+  mark(Property::store_safety, store && *store > 0);
+  return v;
+}
+
+Probe probe(const json& document, const std::string& source, const LoadOptions& load,
+            const SearchConfig& config, const std::atomic<bool>* cancel) {
+  Probe p;
+  LoadOptions o = load;
+  o.variant.reset();  // the base document has the variant, the overrides and the protocol
+  o.overrides.clear();
+  o.seed.reset();
+  o.protocol.reset();
+  LoadResult loaded = load_scenario_json(document, source, o);
+  if (!loaded.scenario) {
+    const auto messages = loaded.messages();
+    p.problem = messages.empty() ? std::string("the run's scenario did not load") : messages[0];
+    return p;
+  }
+  p.loaded = true;
+  RunOptions run;
+  run.cancel = cancel;
+  const RunResult r = run_scenario(*loaded.scenario, run);
+  p.violated = violations(r, config);
+  p.coverage.roles = r.report.roles_seen;
+  const protocols::ProtocolInfo* info = protocols::find_protocol(loaded.scenario->protocol);
+  if (info != nullptr) {
+    for (std::size_t t = 0; t < info->message_types.size() && t < 64; ++t) {
+      if (r.report.messages_by_type.count(info->message_types[t]) != 0) {
+        p.coverage.message_types |= std::uint64_t{1} << t;
+      }
+    }
+  }
+  for (int op = 0; op < sim::kStoreOpCount; ++op) {
+    if (r.report.store_requests[static_cast<std::size_t>(op)] > 0) {
+      p.coverage.store_ops |= 1u << static_cast<unsigned>(op);
+    }
+  }
+  return p;
+}
+
+// ---- Shrinking ----------------------------------------------------------------------------------
+
+class Shrinker {
+ public:
+  Shrinker(const std::string& source, const LoadOptions& load, const SearchConfig& config,
+           Property property, const std::atomic<bool>* cancel)
+      : source_(source), load_(load), config_(config), property_(property), cancel_(cancel) {}
+
+  // Still violates the property? Counts against the budget; over budget, says no.
+  bool fails(const json& document) {
+    if (runs_ >= config_.shrink_budget) {
+      exhausted_ = true;
+      return false;
+    }
+    ++runs_;
+    const Probe p = probe(document, source_, load_, config_, cancel_);
+    return p.loaded && ((p.violated >> static_cast<unsigned>(property_)) & 1u);
+  }
+
+  // The nemesis's faults: every fault but the heal at the end of the safety phase and the clock
+  // resets that come with it.
+  bool structural(const json& f) const {
+    const std::string kind = f.value("kind", "");
+    const std::string at = f.value("at", "");
+    const std::string end = ms_text(config_.safety);
+    return at == end && (kind == "heal" || kind == "clock_drift");
+  }
+
+  json shrink(json document, std::vector<std::string>& steps) {
+    const std::size_t before = nemesis_count(document);
+    document = remove_faults(std::move(document));
+    if (nemesis_count(document) < before) {
+      steps.push_back(
+          fmt::format("removed {} of {} faults", before - nemesis_count(document), before));
+    }
+    document = shorten(std::move(document), steps);
+    document = earlier(std::move(document), steps);
+    document = drop_nodes(std::move(document), steps);
+    document = quiet_network(std::move(document), steps);
+    // The later steps may have made a fault unneeded: remove one at a time to a fixpoint, so
+    // that removing any one of those left makes the run pass (1-minimal).
+    const std::size_t mid = nemesis_count(document);
+    document = remove_one_by_one(std::move(document));
+    if (nemesis_count(document) < mid) {
+      steps.push_back(fmt::format("then {} more", mid - nemesis_count(document)));
+    }
+    return document;
+  }
+
+  std::uint64_t runs() const { return runs_; }
+  bool exhausted() const { return exhausted_; }
+
+  std::size_t nemesis_count(const json& d) const {
+    std::size_t n = 0;
+    for (const json& f : d["faults"]) n += structural(f) ? 0 : 1;
+    return n;
+  }
+
+ private:
+  // Delta debugging (Zeller's ddmin) over the nemesis's faults: remove chunks, halving their
+  // size when no chunk can go.
+  json remove_faults(json d) {
+    std::vector<json> faults;
+    std::vector<json> fixed;
+    split(d, faults, fixed);
+    std::size_t chunks = 2;
+    while (faults.size() >= 2 && !exhausted_) {
+      const std::size_t size = (faults.size() + chunks - 1) / chunks;
+      bool removed = false;
+      for (std::size_t start = 0; start < faults.size(); start += size) {
+        std::vector<json> rest;
+        for (std::size_t i = 0; i < faults.size(); ++i) {
+          if (i < start || i >= start + size) rest.push_back(faults[i]);
+        }
+        if (fails(with_faults(d, rest, fixed))) {
+          faults = std::move(rest);
+          chunks = std::max<std::size_t>(chunks - 1, 2);
+          removed = true;
+          break;
+        }
+      }
+      if (removed) continue;
+      if (size == 1) break;
+      chunks = std::min(chunks * 2, faults.size());
+    }
+    if (faults.size() == 1 && fails(with_faults(d, {}, fixed))) faults.clear();
+    return with_faults(d, faults, fixed);
+  }
+
+  json remove_one_by_one(json d) {
+    for (bool again = true; again && !exhausted_;) {
+      again = false;
+      std::vector<json> faults;
+      std::vector<json> fixed;
+      split(d, faults, fixed);
+      for (std::size_t i = 0; i < faults.size(); ++i) {
+        std::vector<json> rest = faults;
+        rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+        json candidate = with_faults(d, rest, fixed);
+        if (fails(candidate)) {
+          d = std::move(candidate);
+          again = true;
+          break;
+        }
+      }
+    }
+    return d;
+  }
+
+  // Halve each fault's duration while the violation stays.
+  json shorten(json d, std::vector<std::string>& steps) {
+    std::size_t shortened = 0;
+    for (std::size_t i = 0; i < d["faults"].size() && !exhausted_; ++i) {
+      if (structural(d["faults"][i]) || !d["faults"][i].contains("duration")) continue;
+      bool any = false;
+      for (int tries = 0; tries < 8 && !exhausted_; ++tries) {
+        const auto current = sim::parse_duration(d["faults"][i]["duration"].get<std::string>());
+        if (!current) break;
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*current).count();
+        if (ms <= 1) break;
+        json candidate = d;
+        candidate["faults"][i]["duration"] = fmt::format("{}ms", ms / 2);
+        if (!fails(candidate)) break;
+        d = std::move(candidate);
+        any = true;
+      }
+      if (any) ++shortened;
+    }
+    if (shortened > 0) steps.push_back(fmt::format("shortened {} durations", shortened));
+    return d;
+  }
+
+  // Move each fault to a round time: whole seconds, then earlier whole seconds while it fails.
+  json earlier(json d, std::vector<std::string>& steps) {
+    std::size_t moved = 0;
+    for (std::size_t i = 0; i < d["faults"].size() && !exhausted_; ++i) {
+      if (structural(d["faults"][i])) continue;
+      const auto at = sim::parse_duration(d["faults"][i]["at"].get<std::string>());
+      if (!at) continue;
+      std::int64_t s = std::chrono::duration_cast<std::chrono::seconds>(*at).count();
+      if (std::chrono::seconds(s) == *at) continue;
+      bool any = false;
+      for (; s >= 0 && !exhausted_; --s) {
+        json candidate = d;
+        candidate["faults"][i]["at"] = fmt::format("{}s", s);
+        if (!fails(sorted(candidate))) break;
+        d = sorted(std::move(candidate));
+        any = true;
+      }
+      if (any) ++moved;
+    }
+    if (moved > 0) steps.push_back(fmt::format("moved {} faults to whole seconds", moved));
+    return d;
+  }
+
+  // Fewer nodes while no fault names the last one by id.
+  json drop_nodes(json d, std::vector<std::string>& steps) {
+    const std::size_t start = d.value("nodes", 0);
+    while (!exhausted_) {
+      const std::size_t n = d.value("nodes", 0);
+      if (n <= 2 || names_node(d, n - 1)) break;
+      json candidate = d;
+      candidate["nodes"] = n - 1;
+      if (!fails(candidate)) break;
+      d = std::move(candidate);
+    }
+    const std::size_t end = d.value("nodes", 0);
+    if (end < start) steps.push_back(fmt::format("{} nodes instead of {}", end, start));
+    return d;
+  }
+
+  // Network noise off: no background loss or duplication, a fixed latency.
+  json quiet_network(json d, std::vector<std::string>& steps) {
+    if (!d.contains("network") || !d["network"].is_object()) return d;
+    std::vector<std::string> done;
+    for (const char* key : {"loss", "duplicate"}) {
+      if (exhausted_ || !d["network"].contains(key)) continue;
+      json candidate = d;
+      candidate["network"].erase(key);
+      if (fails(candidate)) {
+        d = std::move(candidate);
+        done.push_back(fmt::format("no background {}", key));
+      }
+    }
+    if (!exhausted_ && d["network"].contains("latency") && d["network"]["latency"].is_object()) {
+      const json& l = d["network"]["latency"];
+      const json fixed = l.contains("min") ? l["min"] : l.contains("mean") ? l["mean"] : json();
+      if (fixed.is_string()) {
+        json candidate = d;
+        candidate["network"]["latency"] = fixed;
+        if (fails(candidate)) {
+          d = std::move(candidate);
+          done.push_back(fmt::format("latency fixed at {}", fixed.get<std::string>()));
+        }
+      }
+    }
+    for (std::string& s : done) steps.push_back(std::move(s));
+    return d;
+  }
+
+  bool names_node(const json& d, std::size_t node) const {
+    const json id(node);
+    for (const json& f : d["faults"]) {
+      for (const char* key : {"target", "from", "to"}) {
+        if (f.contains(key) && f[key] == id) return true;
+      }
+      if (f.contains("groups")) {
+        for (const json& g : f["groups"]) {
+          for (const json& e : g) {
+            if (e == id) return true;
+          }
+        }
+      }
+    }
+    // Per-node clocks and protocol settings name nodes too: keep them.
+    return d.contains("clocks") || d.contains("per_node");
+  }
+
+  void split(const json& d, std::vector<json>& faults, std::vector<json>& fixed) const {
+    for (const json& f : d["faults"]) (structural(f) ? fixed : faults).push_back(f);
+  }
+
+  static json sorted(json d) {
+    std::vector<json> faults(d["faults"].begin(), d["faults"].end());
+    std::stable_sort(faults.begin(), faults.end(), [](const json& a, const json& b) {
+      return sim::parse_duration(a["at"].get<std::string>()).value_or(Duration(0)) <
+             sim::parse_duration(b["at"].get<std::string>()).value_or(Duration(0));
+    });
+    d["faults"] = faults;
+    return d;
+  }
+
+  static json with_faults(json d, const std::vector<json>& faults, const std::vector<json>& fixed) {
+    json all = json::array();
+    for (const json& f : faults) all.push_back(f);
+    for (const json& f : fixed) all.push_back(f);
+    d["faults"] = std::move(all);
+    return d;
+  }
+
+  const std::string& source_;
+  const LoadOptions& load_;
+  const SearchConfig& config_;
+  Property property_;
+  const std::atomic<bool>* cancel_;
+  std::uint64_t runs_ = 0;
+  bool exhausted_ = false;
+};
+
+// The expect block a found scenario carries: the bound the violation breaks.
+json expect_for(Property p, const SearchConfig& c, const json& original) {
+  switch (p) {
+    case Property::stale_write:
+      return {{"stale_writes_accepted", {{"max", 0}}}};
+    case Property::overwrite:
+      return {{"stale_writes_overwriting", {{"max", 0}}}};
+    case Property::same_epoch:
+      return {{"same_epoch_leaders", {{"max", 0}}}};
+    case Property::no_recovery:
+      return {{"heal_recovery", {{"max", ms_text(c.heal_bound)}, {"observed", true}}}};
+    case Property::failover:
+      return {{"failover_max", {{"max", ms_text(c.failover_bound.value_or(Duration(0)))}}}};
+    case Property::expect:
+      return original.is_null() ? json::object() : original;
+    case Property::store_safety:
+      return {{"store_safety_violations", {{"max", 0}}}};
+  }
+  return json::object();
+}
+
+void add_problem(protocols::Problems& problems, std::string pointer, std::string expected,
+                 std::string found) {
+  protocols::Problem p;
+  p.pointer = std::move(pointer);
+  p.expected = std::move(expected);
+  p.found = std::move(found);
+  problems.push_back(std::move(p));
+}
+
+}  // namespace
+
+const char* property_name(Property p) {
+  return kProperties[static_cast<std::size_t>(p)].name;
+}
+const char* property_meaning(Property p) {
+  return kProperties[static_cast<std::size_t>(p)].meaning;
+}
+std::optional<Property> property_from_name(std::string_view name) {
+  for (const PropertyInfo& info : kProperties) {
+    if (name == info.name) return info.property;
+  }
+  return std::nullopt;
+}
+
+SearchConfig SearchConfig::defaults() {
+  SearchConfig c;
+  auto w = [&c](FaultKind k, std::uint32_t weight) {
+    c.weights[static_cast<std::size_t>(k)] = weight;
+  };
+  w(FaultKind::crash, 3);
+  w(FaultKind::pause, 3);
+  w(FaultKind::partition, 2);
+  w(FaultKind::cut, 1);
+  w(FaultKind::isolate, 1);
+  w(FaultKind::loss, 1);
+  w(FaultKind::duplicate, 1);
+  w(FaultKind::latency_spike, 1);
+  w(FaultKind::clock_offset, 1);
+  w(FaultKind::clock_drift, 1);
+  w(FaultKind::clock_step, 1);
+  w(FaultKind::store_pause, 1);
+  w(FaultKind::disk_stall, 1);
+  w(FaultKind::campaign, 1);
+  w(FaultKind::step_down, 1);
+  for (Property p : {Property::stale_write, Property::overwrite, Property::same_epoch,
+                     Property::no_recovery, Property::store_safety}) {
+    c.properties |= 1u << static_cast<unsigned>(p);
+  }
+  return c;
+}
+
+std::optional<std::string> parse_kinds(std::string_view text, SearchConfig& config) {
+  std::array<std::uint32_t, sim::kFaultKindCount> weights{};
+  std::size_t start = 0;
+  bool any = false;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    start = comma + 1;
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    const std::string_view name = item.substr(0, eq);
+    std::uint32_t weight = 1;
+    if (eq != std::string_view::npos) {
+      const std::string number(item.substr(eq + 1));
+      char* end = nullptr;
+      const unsigned long v = std::strtoul(number.c_str(), &end, 10);
+      if (number.empty() || *end != '\0' || v > 1000) {
+        return fmt::format("a weight from 0 to 1000 after \"{}=\", found \"{}\"", name, number);
+      }
+      weight = static_cast<std::uint32_t>(v);
+    }
+    bool known = false;
+    for (const sim::FaultKindInfo& info : sim::fault_catalogue()) {
+      if (name == info.name) {
+        weights[static_cast<std::size_t>(info.kind)] = weight;
+        known = true;
+      }
+    }
+    if (!known || name == "heal") {
+      return fmt::format(
+          "a fault kind (see `electsim list faults`; heal is the nemesis's own), "
+          "found \"{}\"",
+          name);
+    }
+    any = any || weight > 0;
+  }
+  if (!any) return "at least one fault kind with a weight above 0";
+  config.weights = weights;
+  return std::nullopt;
+}
+
+void read_search_section(const json& section, SearchConfig& config, protocols::Problems& problems) {
+  const std::string base = "/search";
+  if (!section.is_object()) {
+    add_problem(problems, base, "an object (docs/search.md)", protocols::json_excerpt(section));
+    return;
+  }
+  static const std::vector<std::string> kKeys = {"runs",
+                                                 "seed",
+                                                 "kinds",
+                                                 "faults",
+                                                 "safety",
+                                                 "heal_bound",
+                                                 "max_fault_duration",
+                                                 "failover_bound",
+                                                 "properties",
+                                                 "shrink_budget"};
+  protocols::reject_unknown_keys(section, base, kKeys, problems);
+  auto count = [&](const char* key, std::uint64_t lo,
+                   std::uint64_t hi) -> std::optional<std::uint64_t> {
+    if (!section.contains(key)) return std::nullopt;
+    const json& v = section[key];
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() < lo || v.get<std::uint64_t>() > hi) {
+      add_problem(problems, protocols::child_pointer(base, key),
+                  fmt::format("a whole number from {} to {}", lo, hi), protocols::json_excerpt(v));
+      return std::nullopt;
+    }
+    return v.get<std::uint64_t>();
+  };
+  auto duration = [&](const char* key) -> std::optional<Duration> {
+    if (!section.contains(key)) return std::nullopt;
+    return protocols::read_duration(section[key], protocols::child_pointer(base, key), problems);
+  };
+  if (auto v = count("runs", 1, 1'000'000'000)) config.runs = *v;
+  if (auto v = count("seed", 0, std::uint64_t{1} << 62)) config.first_seed = *v;
+  if (auto v = count("shrink_budget", 0, 1'000'000)) config.shrink_budget = *v;
+  if (auto d = duration("safety")) config.safety = *d;
+  if (auto d = duration("heal_bound")) config.heal_bound = *d;
+  if (auto d = duration("max_fault_duration")) config.max_fault_duration = *d;
+  if (auto d = duration("failover_bound")) config.failover_bound = *d;
+  if (section.contains("faults")) {
+    const json& v = section["faults"];
+    const bool ok = v.is_object() && v.contains("min") && v.contains("max") &&
+                    v["min"].is_number_unsigned() && v["max"].is_number_unsigned() &&
+                    v["min"].get<std::uint64_t>() <= v["max"].get<std::uint64_t>() &&
+                    v["max"].get<std::uint64_t>() <= 1000;
+    if (!ok) {
+      add_problem(problems, base + "/faults",
+                  "{\"min\": M, \"max\": N}, whole numbers with M <= N <= 1000",
+                  protocols::json_excerpt(v));
+    } else {
+      config.faults_min = v["min"].get<std::uint32_t>();
+      config.faults_max = v["max"].get<std::uint32_t>();
+    }
+  }
+  if (section.contains("kinds")) {
+    const json& v = section["kinds"];
+    std::string text;
+    bool ok = v.is_object() && !v.empty();
+    for (auto it = v.begin(); ok && it != v.end(); ++it) {
+      if (!it.value().is_number_unsigned()) {
+        ok = false;
+        break;
+      }
+      text += fmt::format("{}{}={}", text.empty() ? "" : ",", it.key(),
+                          it.value().get<std::uint64_t>());
+    }
+    if (!ok) {
+      add_problem(problems, base + "/kinds", "an object from fault kind to a weight from 0 to 1000",
+                  protocols::json_excerpt(v));
+    } else if (auto problem = parse_kinds(text, config)) {
+      add_problem(problems, base + "/kinds", *problem, protocols::json_excerpt(v));
+    }
+  }
+  if (section.contains("properties")) {
+    const json& v = section["properties"];
+    std::uint32_t mask = 0;
+    bool ok = v.is_array() && !v.empty();
+    for (std::size_t i = 0; ok && i < v.size(); ++i) {
+      const auto p = v[i].is_string() ? property_from_name(v[i].get<std::string>()) : std::nullopt;
+      if (!p) {
+        add_problem(problems, protocols::child_pointer(base + "/properties", std::to_string(i)),
+                    "a property: stale_write, overwrite, same_epoch, no_recovery, "
+                    "failover, expect, store_safety",
+                    protocols::json_excerpt(v[i]));
+        ok = false;
+        break;
+      }
+      mask |= 1u << static_cast<unsigned>(*p);
+    }
+    if (ok) config.properties = mask;
+  }
+  if (config.safety < std::chrono::seconds(1) || config.safety > std::chrono::hours(24)) {
+    add_problem(problems, base + "/safety", "a safety phase from 1s to 24h",
+                sim::format_duration(config.safety));
+  }
+  if (config.heal_bound < std::chrono::milliseconds(1) ||
+      config.heal_bound > std::chrono::hours(24)) {
+    add_problem(problems, base + "/heal_bound", "a healing bound from 1ms to 24h",
+                sim::format_duration(config.heal_bound));
+  }
+}
+
+json search_run_document(const json& base, const SearchConfig& config, std::uint64_t seed,
+                         std::size_t node_count, bool uses_store, std::size_t store_members,
+                         Coverage* coverage) {
+  json d = base;
+  for (const char* key :
+       {"faults", "random_faults", "variants", "sweep", "search", "found", "expect_by_protocol"}) {
+    d.erase(key);
+  }
+  d["seed"] = seed;
+  d["duration"] = ms_text(config.safety + config.heal_bound);
+  Nemesis nemesis(config, seed, node_count, uses_store, store_members);
+  d["faults"] = nemesis.schedule(coverage);
+  return d;
+}
+
+SearchOutcome run_search(const json& document, const std::string& source, const LoadOptions& load,
+                         const SearchConfig& config, const SearchOptions& options) {
+  SearchOutcome outcome;
+  // The base: the file with its variant and overrides applied, checked once.
+  LoadResult base = load_scenario_json(document, source, load);
+  if (!base.scenario) {
+    outcome.problems = base.messages();
+    return outcome;
+  }
+  json base_doc = base.scenario->document;
+  base_doc["protocol"] = base.scenario->protocol_params;
+  base_doc["protocol"]["name"] = base.scenario->protocol;
+  base_doc.erase("protocols");
+  if (!base.scenario->expect.empty() && document.contains("expect")) {
+    base_doc["expect"] = base.scenario->document.value("expect", json::object());
+  }
+  const std::size_t nodes = base.scenario->world.node_count;
+  const bool uses_store = base.scenario->prepared.uses_store;
+  const std::size_t members = base.scenario->services.replication.members;
+
+  SearchResult result;
+  result.scenario_name = base.scenario->name;
+  result.protocol = base.scenario->protocol;
+  result.runs_planned = config.runs;
+  result.uses_store = uses_store;
+  if (const auto* info = protocols::find_protocol(result.protocol)) {
+    result.message_type_names = info->message_types;
+  }
+
+  // Each run's outcome, by index; runs finish in any order on threads.
+  struct Slot {
+    bool done = false;
+    std::uint32_t violated = 0;
+    Coverage coverage;
+    std::size_t faults = 0;
+  };
+  std::vector<Slot> slots(config.runs);
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<std::uint64_t> done{0};
+  std::atomic<std::uint64_t> findings{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::string error;
+  const unsigned jobs = static_cast<unsigned>(
+      std::max<std::uint64_t>(1, std::min<std::uint64_t>(options.jobs, config.runs)));
+
+  auto worker = [&] {
+    for (;;) {
+      if (options.stop != nullptr && options.stop->load(std::memory_order_relaxed)) return;
+      if (failed.load(std::memory_order_relaxed)) return;
+      const std::uint64_t i = next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= config.runs) return;
+      const std::uint64_t seed = config.first_seed + i;
+      Slot slot;
+      const json run_doc =
+          search_run_document(base_doc, config, seed, nodes, uses_store, members, &slot.coverage);
+      slot.faults = run_doc["faults"].size();
+      const Probe p = probe(run_doc, source, load, config, options.stop);
+      if (!p.loaded) {
+        const std::lock_guard lock(error_mutex);
+        if (error.empty()) error = fmt::format("run {} (seed {}): {}", i, seed, p.problem);
+        failed = true;
+        return;
+      }
+      if (options.stop != nullptr && options.stop->load()) return;  // cut short: not counted
+      slot.violated = p.violated;
+      slot.coverage.merge(p.coverage);
+      slot.done = true;
+      if (p.violated != 0) findings.fetch_add(1, std::memory_order_relaxed);
+      slots[i] = slot;
+      done.fetch_add(1, std::memory_order_relaxed);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker);
+  while (options.progress && done.load() < config.runs && !failed.load()) {
+    if (options.stop != nullptr && options.stop->load()) break;
+    options.progress(SearchProgress{done.load(), config.runs, findings.load()});
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  for (std::thread& t : threads) t.join();
+  if (options.progress) options.progress(SearchProgress{done.load(), config.runs, findings.load()});
+  if (!error.empty()) {
+    outcome.problems.push_back(
+        fmt::format("electsim search: the nemesis made a schedule that "
+                    "does not load, a bug: {}",
+                    error));
+    return outcome;
+  }
+
+  // The finished prefix: the same command reports the same findings whatever --jobs is.
+  std::uint64_t prefix = 0;
+  while (prefix < config.runs && slots[prefix].done) ++prefix;
+  result.runs_done = prefix;
+  result.stopped = prefix < config.runs;
+  std::uint32_t seen = 0;
+  for (std::uint64_t i = 0; i < prefix; ++i) {
+    const Slot& s = slots[i];
+    result.coverage.merge(s.coverage);
+    for (int p = 0; p < kPropertyCount; ++p) {
+      if (((s.violated >> p) & 1u) == 0) continue;
+      ++result.violations[static_cast<std::size_t>(p)];
+      if (((seen >> p) & 1u) == 0) {
+        seen |= 1u << p;
+        result.first.push_back({static_cast<Property>(p), i, config.first_seed + i, s.faults});
+      }
+    }
+  }
+
+  // Shrink the first finding of each property, one after another (deterministic).
+  if (config.shrink && !result.stopped) {
+    for (const Finding& f : result.first) {
+      if (options.stop != nullptr && options.stop->load()) break;
+      const json start = search_run_document(base_doc, config, f.seed, nodes, uses_store, members);
+      Shrinker shrinker(source, load, config, f.property, options.stop);
+      Shrunk s;
+      s.property = f.property;
+      s.seed = f.seed;
+      s.faults_before = shrinker.nemesis_count(start);
+      json small = shrinker.shrink(start, s.steps);
+      s.faults_after = shrinker.nemesis_count(small);
+      s.runs = shrinker.runs();
+      s.budget_exhausted = shrinker.exhausted();
+      small["name"] =
+          fmt::format("{}-{}-{}", result.scenario_name, result.protocol, property_name(f.property));
+      small["description"] = fmt::format(
+          "Found by electsim search on {} ({}), seed {}: {}. The nemesis's schedule was shrunk "
+          "from {} faults to {} in {} runs{} ({}). Faults heal at {}; the expect block states "
+          "the property, and this run breaks it.",
+          result.scenario_name, result.protocol, f.seed, property_meaning(f.property),
+          s.faults_before, s.faults_after, s.runs,
+          s.budget_exhausted ? ", where the shrinking budget ran out" : "",
+          s.steps.empty() ? std::string("nothing else shrank")
+                          : fmt::format("{}", fmt::join(s.steps, "; ")),
+          sim::format_duration(config.safety));
+      small["expect"] = expect_for(f.property, config, base_doc.value("expect", json()));
+      small["found"] = {{"property", property_name(f.property)},
+                        {"unsafe_by_design", config.unsafe_by_design},
+                        {"search_seed", config.first_seed},
+                        {"run", f.run},
+                        {"faults_before", s.faults_before},
+                        {"faults_after", s.faults_after},
+                        {"shrink_runs", s.runs}};
+      s.document = std::move(small);
+      result.shrunk.push_back(std::move(s));
+    }
+  }
+  outcome.result = std::move(result);
+  return outcome;
+}
+
+std::string format_search_report(const SearchResult& r, const SearchConfig& config) {
+  std::string out;
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "search {} ({}): {} runs{}, seeds {} to {}\n", r.scenario_name, r.protocol,
+                 r.runs_done, r.stopped ? fmt::format(" of {} (stopped)", r.runs_planned) : "",
+                 config.first_seed, config.first_seed + (r.runs_done == 0 ? 0 : r.runs_done - 1));
+  fmt::format_to(it, "safety phase {}, then every fault heals; liveness bound {}\n\n",
+                 sim::format_duration(config.safety), sim::format_duration(config.heal_bound));
+  out += "properties\n";
+  for (int p = 0; p < kPropertyCount; ++p) {
+    const auto prop = static_cast<Property>(p);
+    if (!config.wants(prop)) continue;
+    const std::uint64_t n = r.violations[static_cast<std::size_t>(p)];
+    std::string first;
+    for (const Finding& f : r.first) {
+      if (f.property == prop) first = fmt::format("; first: seed {} ({} faults)", f.seed, f.faults);
+    }
+    fmt::format_to(it, "  {:<13} {}{}\n", property_name(prop),
+                   n == 0 ? std::string("held in every run")
+                          : fmt::format("broken in {} of {} runs", n, r.runs_done),
+                   first);
+  }
+  if (!r.shrunk.empty()) {
+    out += "\nshrunk\n";
+    for (const Shrunk& s : r.shrunk) {
+      fmt::format_to(it, "  {:<13} seed {}: {} faults -> {} in {} runs{}\n",
+                     property_name(s.property), s.seed, s.faults_before, s.faults_after, s.runs,
+                     s.budget_exhausted ? " (budget spent)" : "");
+    }
+  }
+  out += "\ncoverage (what \"no violation\" covers)\n";
+  std::vector<std::string> kinds_missing;
+  for (int k = 0; k < sim::kFaultKindCount; ++k) {
+    if (config.weights[static_cast<std::size_t>(k)] == 0) continue;
+    if (store_kind(static_cast<FaultKind>(k)) && !r.uses_store) continue;
+    if (((r.coverage.fault_kinds >> k) & 1u) == 0) {
+      kinds_missing.push_back(sim::fault_kind_name(static_cast<FaultKind>(k)));
+    }
+  }
+  fmt::format_to(it, "  fault kinds never drawn: {}\n",
+                 kinds_missing.empty() ? std::string("none")
+                                       : fmt::format("{}", fmt::join(kinds_missing, ", ")));
+  std::vector<std::string> roles_missing;
+  for (int role = 0; role < 3; ++role) {
+    if (((r.coverage.roles >> role) & 1u) == 0) {
+      roles_missing.push_back(sim::role_name(static_cast<sim::Role>(role)));
+    }
+  }
+  fmt::format_to(it, "  roles never announced: {}\n",
+                 roles_missing.empty() ? std::string("none")
+                                       : fmt::format("{}", fmt::join(roles_missing, ", ")));
+  std::vector<std::string> types_missing;
+  for (std::size_t t = 0; t < r.message_type_names.size() && t < 64; ++t) {
+    if (r.message_type_names[t].empty()) continue;
+    if (((r.coverage.message_types >> t) & 1u) == 0)
+      types_missing.push_back(r.message_type_names[t]);
+  }
+  fmt::format_to(it, "  message types never sent: {}\n",
+                 types_missing.empty() ? std::string("none")
+                                       : fmt::format("{}", fmt::join(types_missing, ", ")));
+  if (r.uses_store && r.coverage.store_ops != 0) {
+    std::vector<std::string> ops_missing;
+    for (int op = 0; op < sim::kStoreOpCount; ++op) {
+      if (((r.coverage.store_ops >> op) & 1u) == 0) {
+        ops_missing.push_back(sim::store_op_name(static_cast<sim::StoreOp>(op)));
+      }
+    }
+    fmt::format_to(it, "  store requests never sent: {}\n",
+                   ops_missing.empty() ? std::string("none")
+                                       : fmt::format("{}", fmt::join(ops_missing, ", ")));
+  }
+  return out;
+}
+
+}  // namespace electsim::runner

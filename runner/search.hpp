@@ -1,0 +1,152 @@
+// Searching for violations (docs/search.md): many runs of one scenario's world and protocol, each
+// under a fault schedule a nemesis draws from the run's seed, in two phases as FoundationDB's
+// simulator and Jepsen do. In the safety phase faults fly and the safety properties must hold;
+// at its end every fault heals, and in the healing phase a single leader must be writing again
+// within a bound. Each property that breaks is shrunk, deterministically and within a budget of
+// runs, to a minimal schedule written as an ordinary scenario file.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "protocols/params.hpp"
+#include "runner/loader.hpp"
+#include "sim/fault.hpp"
+#include "sim/time.hpp"
+
+namespace electsim::runner {
+
+enum class Property : std::uint8_t {
+  stale_write,   // a stale write accepted: an old leader wrote after a newer epoch was granted
+  overwrite,     // a stale write accepted over newer data (corruption)
+  same_epoch,    // two leaders in one epoch
+  no_recovery,   // after healing, no single leader writing within the bound
+  failover,      // a failover longer than the bound (only with a bound)
+  expect,        // the scenario's own expect block
+  store_safety,  // the replicated store broke its own safety (always a bug)
+};
+inline constexpr int kPropertyCount = 7;
+const char* property_name(Property p);
+const char* property_meaning(Property p);
+std::optional<Property> property_from_name(std::string_view name);
+
+struct SearchConfig {
+  // How often the nemesis picks each fault kind (0: never). Kinds the world cannot take (a store
+  // fault without a store) are left out whatever their weight.
+  std::array<std::uint32_t, sim::kFaultKindCount> weights{};
+  std::uint32_t faults_min = 1;  // per run, drawn uniformly
+  std::uint32_t faults_max = 6;
+  sim::Duration safety = std::chrono::seconds(30);      // the safety phase
+  sim::Duration heal_bound = std::chrono::seconds(20);  // the healing phase's liveness bound
+  sim::Duration max_fault_duration = std::chrono::seconds(10);
+  std::optional<sim::Duration> failover_bound;  // the `failover` property, when set
+  std::uint32_t properties = 0;                 // bit = Property
+  std::uint64_t first_seed = 1;
+  std::uint64_t runs = 1000;
+  std::uint64_t shrink_budget = 400;  // runs per finding shrunk
+  bool shrink = true;
+  bool unsafe_by_design = false;  // written into saved files: the violation is expected to stay
+
+  // The defaults: every kind the nemesis knows, weighted as in docs/search.md, and every property
+  // but `failover` (which needs a bound) and `expect`.
+  static SearchConfig defaults();
+  bool wants(Property p) const { return (properties >> static_cast<int>(p)) & 1u; }
+};
+
+// Reads the scenario's `search` section over `config` (the command line then overrides it).
+// Problems are located at /search/... .
+void read_search_section(const nlohmann::json& section, SearchConfig& config,
+                         protocols::Problems& problems);
+// "crash=3,pause=1": only these kinds, with these weights ("crash" alone: weight 1).
+std::optional<std::string> parse_kinds(std::string_view text, SearchConfig& config);
+
+// What one run exercised.
+struct Coverage {
+  std::uint32_t fault_kinds = 0;    // bit = FaultKind, generated
+  std::uint8_t roles = 0;           // bit = sim::Role, announced
+  std::uint64_t message_types = 0;  // bit = message type index, sent (first 64)
+  std::uint32_t store_ops = 0;      // bit = StoreOp, sent
+  void merge(const Coverage& o) {
+    fault_kinds |= o.fault_kinds;
+    roles |= o.roles;
+    message_types |= o.message_types;
+    store_ops |= o.store_ops;
+  }
+};
+
+struct Finding {
+  Property property = Property::stale_write;
+  std::uint64_t run = 0;  // index in the search
+  std::uint64_t seed = 0;
+  std::size_t faults = 0;
+};
+
+// A finding shrunk: the scenario file that reproduces it.
+struct Shrunk {
+  Property property = Property::stale_write;
+  std::uint64_t seed = 0;
+  std::size_t faults_before = 0;
+  std::size_t faults_after = 0;
+  std::uint64_t runs = 0;          // runs the shrinking spent
+  bool budget_exhausted = false;   // stopped by the budget, not because nothing smaller failed
+  std::vector<std::string> steps;  // what was shrunk, for the description
+  nlohmann::json document;         // the scenario file
+};
+
+struct SearchProgress {
+  std::uint64_t done = 0;
+  std::uint64_t total = 0;
+  std::uint64_t findings = 0;
+};
+
+struct SearchOptions {
+  unsigned jobs = 1;
+  const std::atomic<bool>* stop = nullptr;  // Ctrl-C or the time budget: stop after runs under way
+  std::function<void(const SearchProgress&)> progress;  // from the calling thread, every 200 ms
+};
+
+struct SearchResult {
+  std::string scenario_name;
+  std::string protocol;
+  std::uint64_t runs_planned = 0;
+  // Runs 0 to runs_done - 1 all finished (a stopped search keeps that prefix only, so that the
+  // same command gives the same findings whatever --jobs is).
+  std::uint64_t runs_done = 0;
+  bool stopped = false;
+  std::array<std::uint64_t, kPropertyCount> violations{};  // runs violating each property
+  std::vector<Finding> first;                              // the first finding of each, in order
+  std::vector<Shrunk> shrunk;                              // one per entry of `first`
+  Coverage coverage;
+  std::vector<std::string> message_type_names;  // the protocol's, for the coverage report
+  bool uses_store = false;
+};
+
+// A search over `document` (a scenario file after its variant and overrides are applied by
+// `options`). Problems with the file or the configuration come back in `problems` and nothing
+// runs.
+struct SearchOutcome {
+  std::optional<SearchResult> result;
+  std::vector<std::string> problems;
+};
+SearchOutcome run_search(const nlohmann::json& document, const std::string& source,
+                         const LoadOptions& load, const SearchConfig& config,
+                         const SearchOptions& options);
+
+// The scenario document of run `seed` of a search: the world and protocol of `base`, the
+// nemesis's faults, the heal at the end of the safety phase. Exposed for tests.
+nlohmann::json search_run_document(const nlohmann::json& base, const SearchConfig& config,
+                                   std::uint64_t seed, std::size_t node_count, bool uses_store,
+                                   std::size_t store_members, Coverage* coverage = nullptr);
+
+// The text report: runs, violations per property with the first seed, shrunk files, coverage.
+std::string format_search_report(const SearchResult& result, const SearchConfig& config);
+
+}  // namespace electsim::runner
