@@ -223,7 +223,8 @@ class Nemesis {
       case FaultKind::heal:
         return f;
       case FaultKind::operator_clear:
-        if (!uses_store_) return nullptr;
+        // On the store it deletes the leader key, which only a single store can do.
+        if (!uses_store_ || store_members_ > 1) return nullptr;
         f["target"] = "store";
         return f;
     }

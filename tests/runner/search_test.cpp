@@ -1,0 +1,203 @@
+// Tests of `electsim search` (runner/search.hpp, docs/search.md): the same search gives the same
+// findings whatever the thread count, every schedule the nemesis draws loads under every
+// protocol, shrinking stays within its budget, and on three planted bugs the shrunk scenario
+// still violates its property while removing any one of its faults makes it hold (1-minimal).
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "io/input.hpp"
+#include "protocols/registry.hpp"
+#include "runner/loader.hpp"
+#include "runner/run.hpp"
+#include "runner/search.hpp"
+
+using namespace electsim;
+using nlohmann::json;
+using runner::Property;
+
+namespace {
+
+std::string scenario(const std::string& name) {
+  const char* dir = std::getenv("ELECTSIM_SOURCE_DIR");
+  return std::string(dir != nullptr ? dir : ".") + "/scenarios/" + name;
+}
+
+json document(const std::string& file) {
+  const io::ReadResult read = runner::read_scenario_file(scenario(file));
+  REQUIRE(read.ok());
+  const io::JsonParse parsed = io::parse_json(read.text);
+  REQUIRE(parsed.ok());
+  return parsed.value;
+}
+
+runner::SearchResult search(const std::string& file, runner::LoadOptions load,
+                            runner::SearchConfig config, unsigned jobs) {
+  runner::SearchOptions options;
+  options.jobs = jobs;
+  runner::SearchOutcome outcome = runner::run_search(document(file), file, load, config, options);
+  for (const std::string& p : outcome.problems) UNSCOPED_INFO(p);
+  REQUIRE(outcome.result);
+  return std::move(*outcome.result);
+}
+
+runner::SearchConfig only(Property p, std::uint64_t runs) {
+  runner::SearchConfig c = runner::SearchConfig::defaults();
+  c.properties = 1u << static_cast<unsigned>(p);
+  c.runs = runs;
+  return c;
+}
+
+// Runs a written scenario document as `electsim run` would.
+runner::RunResult run_document(const json& d) {
+  runner::LoadResult loaded = runner::load_scenario_json(d, "<found>");
+  for (const auto& m : loaded.messages()) UNSCOPED_INFO(m);
+  REQUIRE(loaded.scenario);
+  return runner::run_scenario(*loaded.scenario, {});
+}
+
+bool is_heal_phase(const json& fault, const json& d) {
+  const std::string kind = fault["kind"].get<std::string>();
+  (void)d;
+  return kind == "heal" || (kind == "clock_drift" && fault["drift_ppm"] == 0);
+}
+
+// The shrunk file breaks its expect block, and without any one of its nemesis faults it holds.
+void check_one_minimal(const runner::Shrunk& s) {
+  INFO(s.document.dump(2));
+  REQUIRE_FALSE(s.budget_exhausted);
+  const runner::RunResult found = run_document(s.document);
+  CHECK_FALSE(found.verdict.ok());
+  const json& faults = s.document["faults"];
+  std::size_t nemesis = 0;
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    if (is_heal_phase(faults[i], s.document)) continue;
+    ++nemesis;
+    json without = s.document;
+    without["faults"].erase(i);
+    INFO("without fault " << i << ": " << faults[i].dump());
+    CHECK(run_document(without).verdict.ok());
+  }
+  CHECK(nemesis == s.faults_after);
+  CHECK(s.faults_after <= s.faults_before);
+}
+
+}  // namespace
+
+TEST_CASE("search: the same search gives the same findings and files whatever --jobs is") {
+  runner::LoadOptions load;
+  load.protocol = "bully";
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  config.runs = 60;
+  const runner::SearchResult one = search("partition-minority-leader.json", load, config, 1);
+  const runner::SearchResult three = search("partition-minority-leader.json", load, config, 3);
+  CHECK(one.runs_done == 60);
+  CHECK(one.violations == three.violations);
+  REQUIRE(one.first.size() == three.first.size());
+  REQUIRE_FALSE(one.first.empty());
+  for (std::size_t i = 0; i < one.first.size(); ++i) {
+    CHECK(one.first[i].seed == three.first[i].seed);
+    CHECK(one.first[i].property == three.first[i].property);
+  }
+  REQUIRE(one.shrunk.size() == three.shrunk.size());
+  for (std::size_t i = 0; i < one.shrunk.size(); ++i) {
+    CHECK(one.shrunk[i].document == three.shrunk[i].document);
+  }
+  CHECK(one.coverage.fault_kinds == three.coverage.fault_kinds);
+}
+
+TEST_CASE("search: every schedule the nemesis draws loads under every protocol") {
+  for (const std::string& protocol : protocols::protocol_names()) {
+    for (const char* members : {"1", "3"}) {
+      runner::LoadOptions load;
+      load.protocol = protocol;
+      load.overrides.push_back({"store.members", members});
+      runner::SearchConfig config = runner::SearchConfig::defaults();
+      for (auto& w : config.weights) w = std::max<std::uint32_t>(w, 1);
+      config.weights[static_cast<std::size_t>(sim::FaultKind::heal)] = 0;
+      config.faults_min = 4;
+      config.faults_max = 12;
+      config.runs = 12;
+      config.shrink = false;
+      config.safety = std::chrono::seconds(10);
+      config.heal_bound = std::chrono::seconds(5);
+      INFO(protocol << " with " << members << " store members");
+      const runner::SearchResult r = search("leader-crash.json", load, config, 2);
+      CHECK(r.runs_done == 12);
+    }
+  }
+}
+
+TEST_CASE("search: shrinking spends at most its budget and keeps a violating file") {
+  runner::LoadOptions load;
+  load.protocol = "bully";
+  runner::SearchConfig config = only(Property::stale_write, 40);
+  config.shrink_budget = 3;
+  config.faults_min = 5;
+  config.faults_max = 8;
+  const runner::SearchResult r = search("partition-minority-leader.json", load, config, 2);
+  REQUIRE(r.shrunk.size() == 1);
+  const runner::Shrunk& s = r.shrunk[0];
+  CHECK(s.runs <= 3);
+  CHECK(s.budget_exhausted);
+  CHECK_FALSE(run_document(s.document).verdict.ok());
+  CHECK(s.document["found"]["property"] == "stale_write");
+}
+
+TEST_CASE("search: a careless lease client without fencing shrinks to a 1-minimal overwrite") {
+  runner::LoadOptions load;
+  load.overrides = {{"protocol.recheck_before_write", "false"}, {"protocol.fencing", "false"}};
+  const runner::SearchResult r =
+      search("lease-gc-pause-fence.json", load, only(Property::overwrite, 100), 2);
+  REQUIRE(r.violations[static_cast<std::size_t>(Property::overwrite)] > 0);
+  REQUIRE(r.shrunk.size() == 1);
+  check_one_minimal(r.shrunk[0]);
+  CHECK(r.shrunk[0].document["expect"] == json{{"stale_writes_overwriting", {{"max", 0}}}});
+}
+
+TEST_CASE("search: Bully under partition shrinks to a 1-minimal stale write") {
+  runner::LoadOptions load;
+  load.protocol = "bully";
+  const runner::SearchResult r =
+      search("partition-minority-leader.json", load, only(Property::stale_write, 100), 2);
+  REQUIRE(r.shrunk.size() == 1);
+  check_one_minimal(r.shrunk[0]);
+}
+
+TEST_CASE("search: the database flag after a crash shrinks to a 1-minimal missing recovery") {
+  const runner::SearchResult r =
+      search("db-flag-stuck-forever.json", {}, only(Property::no_recovery, 100), 2);
+  REQUIRE(r.shrunk.size() == 1);
+  check_one_minimal(r.shrunk[0]);
+  const json& expect = r.shrunk[0].document["expect"];
+  CHECK(expect.contains("heal_recovery"));
+}
+
+TEST_CASE("search: the search section and the kinds are checked, each problem located") {
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  protocols::Problems problems;
+  runner::read_search_section(json{{"runs", 0},
+                                   {"kinds", {{"crush", 1}}},
+                                   {"properties", {"overwrite", "nope"}},
+                                   {"faults", {{"min", 5}, {"max", 2}}},
+                                   {"safety", "ten"},
+                                   {"bogus", 1}},
+                              config, problems);
+  std::vector<std::string> pointers;
+  for (const auto& p : problems) pointers.push_back(p.pointer);
+  for (const char* expected : {"/search/runs", "/search/kinds", "/search/properties/1",
+                               "/search/faults", "/search/safety", "/search/bogus"}) {
+    INFO(expected);
+    CHECK(std::find(pointers.begin(), pointers.end(), expected) != pointers.end());
+  }
+  runner::SearchConfig kinds = runner::SearchConfig::defaults();
+  CHECK(runner::parse_kinds("pause=2,crash", kinds) == std::nullopt);
+  CHECK(kinds.weights[static_cast<std::size_t>(sim::FaultKind::pause)] == 2);
+  CHECK(kinds.weights[static_cast<std::size_t>(sim::FaultKind::crash)] == 1);
+  CHECK(kinds.weights[static_cast<std::size_t>(sim::FaultKind::partition)] == 0);
+  CHECK(runner::parse_kinds("crash=x", kinds).has_value());
+  CHECK(runner::parse_kinds("heal", kinds).has_value());
+  CHECK(runner::parse_kinds("crash=0", kinds).has_value());
+}
