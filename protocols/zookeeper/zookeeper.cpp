@@ -282,7 +282,12 @@ void ZookeeperNode::on_store_reply(sim::Context& ctx, const sim::StoreReply& rep
 void ZookeeperNode::on_watch(sim::Context& ctx, const sim::WatchEvent& event) {
   if (stopped_ || watch_id_ == 0 || event.watch_id != watch_id_) return;
   heard(ctx);
-  if (event.kind != sim::WatchEvent::Kind::del) return;
+  // A put that creates the key anew (another create_revision) means the node we watched was
+  // deleted and its delete notification never reached us (lost with a lossy network, where
+  // ZooKeeper's TCP stream would have delivered it late): act on the deletion now.
+  const bool recreated = event.kind == sim::WatchEvent::Kind::put &&
+                         event.kv.create_revision != watched_create_revision_;
+  if (event.kind != sim::WatchEvent::Kind::del && !recreated) return;
   // A ZooKeeper watch fires once: the predecessor is gone, so look at the children again.
   drop_watch(ctx);
   send_children(ctx);
@@ -455,6 +460,7 @@ void ZookeeperNode::on_children(sim::Context& ctx, const sim::StoreReply& reply)
   if (watched_key_ != predecessor->key || (watch_id_ == 0 && watch_request_ == 0)) {
     send_watch(ctx, predecessor->key, reply.revision + 1);
   }
+  watched_create_revision_ = predecessor->create_revision;
 }
 
 // ---- Sessions and connection states -------------------------------------------------------------

@@ -146,6 +146,7 @@ class ZookeeperNode final : public sim::Protocol {
 
   // The watch on the predecessor (ZooKeeper's exists(path, watch)); one-shot as in ZooKeeper.
   std::string watched_key_;
+  sim::Revision watched_create_revision_ = 0;  // the predecessor's sequence when we chose it
   std::int64_t watch_id_ = 0;
   sim::RequestId watch_request_ = 0;
 
