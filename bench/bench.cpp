@@ -10,6 +10,9 @@
 //   sweep-lease  a sweep: --runs seeds (default 1000) of 60 s of the lease protocol on 5 nodes,
 //                with leader GC pauses drawn from a lognormal at a Poisson rate, first on one
 //                thread and then on --jobs threads (default: the machine's cores).
+//   search-lease, search-raft  electsim search on 5 nodes with a 60 s horizon (40 s of faults, 20 s
+//                to heal): --runs runs (default 1000) without shrinking, on one thread and on
+//                --jobs threads; then what shrinking one finding cost, in runs and wall time.
 // Wall time is measured here and only here; nothing measured feeds back into a simulation.
 #include <algorithm>
 #include <chrono>
@@ -25,6 +28,7 @@
 
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
+#include "runner/search.hpp"
 #include "runner/sweep.hpp"
 #include "sim/kernel.hpp"
 
@@ -340,16 +344,81 @@ int bench_scale(std::uint64_t seed) {
   return 0;
 }
 
+double search_once(const nlohmann::json& document, const runner::LoadOptions& load,
+                   const runner::SearchConfig& config, unsigned jobs, const char* name,
+                   runner::SearchResult* kept) {
+  runner::SearchOptions options;
+  options.jobs = jobs;
+  const auto start = std::chrono::steady_clock::now();
+  runner::SearchOutcome outcome = runner::run_search(document, name, load, config, options);
+  const double wall = seconds_since(start);
+  if (!outcome.result) {
+    for (const auto& m : outcome.problems) std::fprintf(stderr, "%s\n", m.c_str());
+    return -1;
+  }
+  const double runs = static_cast<double>(outcome.result->runs_done);
+  std::printf("%-12s jobs %u  runs %.0f  wall %.3f s  %.1f runs/s (60 s horizon)\n", name, jobs,
+              runs, wall, runs / wall);
+  if (kept != nullptr) *kept = std::move(*outcome.result);
+  return runs / wall;
+}
+
+int bench_search(const std::string& which, std::uint64_t runs, unsigned jobs) {
+  const bool raft = which == "search-raft";
+  const nlohmann::json document = nlohmann::json::parse(fmt::format(
+      R"({{"name": "{}", "nodes": 5, "duration": "60s",
+          "protocol": {{"name": "{}"}},
+          "network": {{"latency": {{"dist": "uniform", "min": "1ms", "max": "10ms", "step": "1ms"}}}},
+          "workload": {{"interval": "100ms"}}}})",
+      which, raft ? "raft" : "lease"));
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  config.safety = std::chrono::seconds(40);
+  config.heal_bound = std::chrono::seconds(20);
+  config.runs = runs;
+  config.shrink = false;
+  const runner::LoadOptions load;
+  const double single = search_once(document, load, config, 1, which.c_str(), nullptr);
+  if (single < 0) return 2;
+  if (jobs > 1) {
+    const double parallel = search_once(document, load, config, jobs, which.c_str(), nullptr);
+    if (parallel < 0) return 2;
+    std::printf("%s on %u threads runs %.2f times as many runs per second as on one\n",
+                which.c_str(), jobs, parallel / single);
+  }
+  // What shrinking costs: the first finding of each property, shrunk on one thread. The lease
+  // with its defaults shows none, so this pass plants a careless client without fencing.
+  config.shrink = true;
+  config.runs = std::min<std::uint64_t>(runs, 200);
+  nlohmann::json planted = document;
+  if (!raft) {
+    planted["protocol"]["recheck_before_write"] = false;
+    planted["protocol"]["fencing"] = false;
+  }
+  runner::SearchResult result;
+  const auto start = std::chrono::steady_clock::now();
+  if (search_once(planted, load, config, 1, which.c_str(), &result) < 0) return 2;
+  const double wall = seconds_since(start);
+  for (const runner::Shrunk& s : result.shrunk) {
+    std::printf("%-12s shrinking %s (seed %llu): %zu faults -> %zu in %llu runs\n", which.c_str(),
+                runner::property_name(s.property), static_cast<unsigned long long>(s.seed),
+                s.faults_before, s.faults_after, static_cast<unsigned long long>(s.runs));
+  }
+  std::printf("%-12s %zu findings shrunk; the search with shrinking took %.3f s\n", which.c_str(),
+              result.shrunk.size(), wall);
+  return 0;
+}
+
 void usage() {
   std::puts(
       "usage: electsim_bench [WORKLOAD...] [--seconds T] [--seed N] [--runs N] [--jobs N]\n"
-      "workloads: heartbeat-5 baseline-5 raft-5 lease-5 lease-5-store-3 sweep-lease (default:\n"
-      "all), and\n"
+      "workloads: heartbeat-5 baseline-5 raft-5 lease-5 lease-5-store-3 sweep-lease\n"
+      "           search-lease search-raft (default: all), and\n"
       "           scale (every protocol on 5 to 1000 nodes: minutes; only when named)\n"
       "--seconds T  simulated seconds per workload (default 36000; not sweep-lease)\n"
       "--seed N     root seed (default 1)\n"
-      "--runs N     seeds in sweep-lease (default 1000)\n"
-      "--jobs N     threads for sweep-lease's second pass (default: the machine's cores)");
+      "--runs N     seeds in sweep-lease, runs in search-* (default 1000)\n"
+      "--jobs N     threads for the second pass of sweep-lease and search-* (default: the\n"
+      "             machine's cores)");
 }
 
 }  // namespace
@@ -383,7 +452,8 @@ int main(int argc, char** argv) {
       usage();
       return 0;
     } else if (arg == "heartbeat-5" || arg == "baseline-5" || arg == "raft-5" || arg == "lease-5" ||
-               arg == "lease-5-store-3" || arg == "sweep-lease" || arg == "scale") {
+               arg == "lease-5-store-3" || arg == "sweep-lease" || arg == "scale" ||
+               arg == "search-lease" || arg == "search-raft") {
       workloads.push_back(arg);
     } else {
       std::fprintf(stderr, "electsim_bench: unknown argument %s\n", arg.c_str());
@@ -392,8 +462,8 @@ int main(int argc, char** argv) {
     }
   }
   if (workloads.empty()) {
-    workloads = {"heartbeat-5", "baseline-5",      "raft-5",
-                 "lease-5",     "lease-5-store-3", "sweep-lease"};
+    workloads = {"heartbeat-5",     "baseline-5",  "raft-5",       "lease-5",
+                 "lease-5-store-3", "sweep-lease", "search-lease", "search-raft"};
   }
   std::printf("electsim_bench seed=%llu seconds=%.0f\n", static_cast<unsigned long long>(seed),
               seconds);
@@ -413,6 +483,7 @@ int main(int argc, char** argv) {
     }
     if (w == "sweep-lease" && bench_sweep(runs, jobs) != 0) return 2;
     if (w == "scale" && bench_scale(seed) != 0) return 2;
+    if ((w == "search-lease" || w == "search-raft") && bench_search(w, runs, jobs) != 0) return 2;
   }
   if (kernel_rate > 0 && baseline_rate > 0) {
     std::printf("heartbeat-5 runs at %.2f of the hand-written loop's speed\n",
