@@ -611,6 +611,9 @@ void Analyzer::on_event(const sim::Event& event) {
       if (event.code < sim::kStoreOpCount) ++s.report.store_requests[event.code];
       s.on_coordinator_request(event.time);
       break;
+    case sim::EventKind::sink_send:
+      if (event.d > 0) ++s.report.writes_after_deadline;
+      break;
     case sim::EventKind::server_request:
       ++s.report.server_requests_total;
       s.on_coordinator_request(event.time);

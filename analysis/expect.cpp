@@ -75,6 +75,9 @@ const std::vector<MetricInfo>& catalogue() {
       {"coordinator_requests_steady_per_second", MetricUnit::rate,
        "store, database and Redis requests per second while exactly one node leads and no "
        "failover waits (unobserved: never steady)"},
+      {"writes_after_deadline", MetricUnit::count,
+       "writes a leader committed after its own deadline (a lease's renew deadline) had passed "
+       "on its clock"},
       {"heal_recovery", MetricUnit::duration,
        "from the last heal fault to the first accepted write while exactly one node leads "
        "(unobserved: no heal, or no such write after it)"},
@@ -310,6 +313,7 @@ std::optional<double> metric_value(const Report& r, std::string_view name) {
   if (name == "store_requests_per_second") return r.store_requests_per_second;
   if (name == "server_requests") return count(r.server_requests_total);
   if (name == "requests_before_first_leader") return count(r.requests_before_first_leader);
+  if (name == "writes_after_deadline") return count(r.writes_after_deadline);
   if (name == "heal_recovery") {
     if (!r.heal_recovery) return std::nullopt;
     return ns(*r.heal_recovery);

@@ -184,6 +184,9 @@ struct Report {
   double steady_requests_per_second = 0;
   // The largest requests_peak of an observed failover (0 without one).
   std::uint64_t failover_requests_peak = 0;
+  // Writes a leader committed after its own deadline (a lease's renew deadline) had passed on its
+  // clock: it acted on a belief it should have known was stale (sink_send's late_ns).
+  std::uint64_t writes_after_deadline = 0;
   // Coverage: the roles some node announced (bit = sim::Role).
   std::uint8_t roles_seen = 0;
   // Recovery after healing: from the last `heal` fault to the first accepted sink write made

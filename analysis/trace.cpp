@@ -162,7 +162,8 @@ const std::array<KindSchema, sim::kEventKindCount>& schema() {
     set(sim::EventKind::sink_send, {{S::node, "writer", F::endpoint},
                                     {S::a, "token", F::integer},
                                     {S::b, "payload", F::integer},
-                                    {S::c, "send_delay_ns", F::integer}});
+                                    {S::c, "send_delay_ns", F::integer},
+                                    {S::d, "late_ns", F::integer, true}});
     set(sim::EventKind::server_role, {{S::node, "member", F::endpoint},
                                       {S::code, "role", F::role},
                                       {S::a, "term", F::integer},
@@ -881,6 +882,7 @@ class StreamChecker {
       case K::sink_send:
         if (auto p = need_node(e.node, "writer")) return *p;
         if (e.a < 0) return "a negative fencing token";
+        if (e.d < 0) return "field \"late_ns\": expected a duration from 0";
         return non_negative(e.c, "send_delay_ns");
       case K::store_pause:
         return non_negative(e.a, "duration_ns");

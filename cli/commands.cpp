@@ -796,7 +796,8 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
     ("seed", po::value<std::string>(), "the first run's seed (runs use SEED, SEED+1, ...)")
     ("jobs,j", po::value<std::string>(), "threads, 1 to 1024 (default: the machine's cores)")
     ("property", po::value<std::string>(),
-     "check only these: stale_write,overwrite,same_epoch,no_recovery,failover,expect,store_safety")
+     "check only these: stale_write,overwrite,same_epoch,no_recovery,failover,expect,\n"
+     "store_safety,stale_action")
     ("kinds", po::value<std::string>(), "fault kinds and weights: crash=3,pause=1,partition")
     ("faults", po::value<std::string>(), "faults per run: N or MIN..MAX (default 1..6)")
     ("safety", po::value<std::string>(), "the safety phase (default 30s)")
@@ -930,7 +931,7 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
       if (!p) {
         io.err << fmt::format(
             "electsim search: --property: expected stale_write, overwrite, same_epoch, "
-            "no_recovery, failover, expect or store_safety, found {}\n",
+            "no_recovery, failover, expect, store_safety or stale_action, found {}\n",
             name);
         return kExitBadInput;
       }

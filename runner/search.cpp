@@ -40,6 +40,9 @@ constexpr std::array<PropertyInfo, kPropertyCount> kProperties = {{
     {Property::expect, "expect", "the scenario's own expect block broke"},
     {Property::store_safety, "store_safety",
      "the replicated store broke its own safety (a bug in the simulated store)"},
+    {Property::stale_action, "stale_action",
+     "a leader acted on a belief it should have known was stale: it committed a write after its "
+     "own renew deadline had passed on its clock"},
 }};
 
 std::string ms_text(Duration d) {
@@ -267,6 +270,7 @@ std::uint32_t violations(const RunResult& r, const SearchConfig& c) {
     mark(Property::failover, slow);
   }
   mark(Property::expect, !r.verdict.ok());
+  mark(Property::stale_action, rep.writes_after_deadline > 0);
   const auto store = analysis::metric_value(rep, "store_safety_violations");
   mark(Property::store_safety, store && *store > 0);
   return v;
@@ -574,6 +578,8 @@ json expect_for(Property p, const SearchConfig& c, const json& original) {
       return original.is_null() ? json::object() : original;
     case Property::store_safety:
       return {{"store_safety_violations", {{"max", 0}}}};
+    case Property::stale_action:
+      return {{"writes_after_deadline", {{"max", 0}}}};
   }
   return json::object();
 }
@@ -623,7 +629,7 @@ SearchConfig SearchConfig::defaults() {
   w(FaultKind::campaign, 1);
   w(FaultKind::step_down, 1);
   for (Property p : {Property::stale_write, Property::overwrite, Property::same_epoch,
-                     Property::no_recovery, Property::store_safety}) {
+                     Property::no_recovery, Property::store_safety, Property::stale_action}) {
     c.properties |= 1u << static_cast<unsigned>(p);
   }
   return c;
@@ -752,7 +758,7 @@ void read_search_section(const json& section, SearchConfig& config, protocols::P
       if (!p) {
         add_problem(problems, protocols::child_pointer(base + "/properties", std::to_string(i)),
                     "a property: stale_write, overwrite, same_epoch, no_recovery, "
-                    "failover, expect, store_safety",
+                    "failover, expect, store_safety, stale_action",
                     protocols::json_excerpt(v[i]));
         ok = false;
         break;

@@ -32,8 +32,9 @@ enum class Property : std::uint8_t {
   failover,      // a failover longer than the bound (only with a bound)
   expect,        // the scenario's own expect block
   store_safety,  // the replicated store broke its own safety (always a bug)
+  stale_action,  // a leader committed a write after its own deadline had passed on its clock
 };
-inline constexpr int kPropertyCount = 7;
+inline constexpr int kPropertyCount = 8;
 const char* property_name(Property p);
 const char* property_meaning(Property p);
 std::optional<Property> property_from_name(std::string_view name);

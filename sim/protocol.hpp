@@ -115,6 +115,11 @@ class Context {
   virtual RequestId redis(std::size_t master, RedisRequest request) = 0;
   // Announces a belief. Announcing the same belief again is a no-op.
   virtual void announce(const Belief& belief) = 0;
+  // The leader's own deadline: `remaining` from now on this node's clock its claim runs out by its
+  // own reckoning (a lease's renew deadline); nullopt: none. A write committed after it is one the
+  // writer should have known was stale, and the trace marks it (sink_send's late_ns). Protocols
+  // without such a deadline never call it.
+  virtual void own_deadline(std::optional<Duration> /*remaining*/) {}
 };
 
 class Protocol {

@@ -19,6 +19,7 @@ ProtocolProcess::ProtocolProcess(std::unique_ptr<Protocol> protocol,
 
 void ProtocolProcess::on_start(ProcessContext& ctx) {
   ctx_ = &ctx;
+  deadline_.reset();  // a restarted process has no claim
   client_.start(ctx);
   protocol_->on_start(*this);
 }
@@ -160,6 +161,10 @@ RequestId ProtocolProcess::sink_write(Token token, std::int64_t payload, Duratio
     ev.a = token;
     ev.b = payload;
     ev.c = send_delay.count();
+    // Committed after the writer's own deadline: how late, on its clock.
+    if (deadline_ && ctx_->monotonic_now() > *deadline_) {
+      ev.d = (ctx_->monotonic_now() - *deadline_).count();
+    }
     ctx_->trace(ev);
   }
   if (send_delay.count() == 0) {

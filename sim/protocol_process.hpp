@@ -47,6 +47,10 @@ class ProtocolProcess final : public Process, private Context {
   RequestId db(DbRequest request) override;
   RequestId redis(std::size_t master, RedisRequest request) override;
   void announce(const Belief& belief) override { ctx_->announce(belief); }
+  void own_deadline(std::optional<Duration> remaining) override {
+    deadline_.reset();
+    if (remaining) deadline_ = ctx_->monotonic_now() + *remaining;
+  }
 
   void deliver(ProcessContext& ctx, const StoreReply& reply);
   // The server_request event of a statement or command to the database or a Redis master.
@@ -54,7 +58,8 @@ class ProtocolProcess final : public Process, private Context {
 
   std::unique_ptr<Protocol> protocol_;
   StoreClient client_;
-  ProcessContext* ctx_ = nullptr;  // the kernel's context for this node: one for its whole life
+  ProcessContext* ctx_ = nullptr;      // the kernel's context for this node: one for its whole life
+  std::optional<LocalTime> deadline_;  // own_deadline, on the monotonic clock
 };
 
 }  // namespace electsim::sim

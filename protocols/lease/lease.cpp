@@ -304,6 +304,7 @@ void LeaseNode::become_follower(sim::Context& ctx, sim::NodeId holder, sim::Epoc
   writer_.stop(ctx);
   cancel(ctx, renew_timer_);
   cancel(ctx, deadline_timer_);
+  ctx.own_deadline(std::nullopt);
   renewals_.fill(Renewal{});
   holder_ = holder;
   epoch_ = epoch;
@@ -594,6 +595,7 @@ void LeaseNode::arm_deadline(sim::Context& ctx) {
   cancel(ctx, deadline_timer_);
   const Duration left = confirmed_at_ + config_->renew_deadline - elapsed_now(ctx);
   deadline_timer_ = ctx.set_timer(std::max(Duration(0), left), kDeadlineTag);
+  ctx.own_deadline(std::max(Duration(0), left));  // a write committed past it is marked late
 }
 
 bool LeaseNode::deadline_passed(LocalTime now) const {

@@ -201,3 +201,17 @@ TEST_CASE("search: the search section and the kinds are checked, each problem lo
   CHECK(runner::parse_kinds("heal", kinds).has_value());
   CHECK(runner::parse_kinds("crash=0", kinds).has_value());
 }
+
+TEST_CASE("search: a careless lease client acts after its own deadline, a careful one never") {
+  runner::LoadOptions careless;
+  careless.overrides = {{"protocol.recheck_before_write", "false"}};
+  const runner::SearchResult found =
+      search("lease-gc-pause-fence.json", careless, only(Property::stale_action, 100), 2);
+  REQUIRE(found.violations[static_cast<std::size_t>(Property::stale_action)] > 0);
+  REQUIRE(found.shrunk.size() == 1);
+  check_one_minimal(found.shrunk[0]);
+  CHECK(run_document(found.shrunk[0].document).report.writes_after_deadline > 0);
+  const runner::SearchResult careful =
+      search("lease-gc-pause-fence.json", {}, only(Property::stale_action, 100), 2);
+  CHECK(careful.violations[static_cast<std::size_t>(Property::stale_action)] == 0);
+}
