@@ -961,6 +961,8 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
   search.jobs = jobs;
   g_sweep_stop.store(false);
   search.stop = &g_sweep_stop;
+  std::atomic<bool> time_up{false};
+  search.time_up = &time_up;
   const bool show_progress = vm.count("quiet") == 0 && isatty(fileno(stderr)) != 0;
   const auto started = std::chrono::steady_clock::now();
   const std::optional<sim::Duration> time_budget = *wall;
@@ -968,7 +970,7 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (time_budget && elapsed * 1e9 >= static_cast<double>(time_budget->count())) {
-      g_sweep_stop.store(true);
+      time_up.store(true);
     }
     if (!show_progress) return;
     const double rate = elapsed > 0 ? static_cast<double>(p.done) / elapsed : 0;
@@ -1004,7 +1006,7 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
     }
     for (const io::OutputFile& f : files) io.out << fmt::format("wrote {}\n", f.path);
   }
-  const bool interrupted = result.stopped && !time_budget;
+  const bool interrupted = result.interrupted;
   if (interrupted) {
     io.err << fmt::format("electsim search: interrupted; the first {} runs are reported\n",
                           result.runs_done);

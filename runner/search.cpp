@@ -822,14 +822,16 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
     result.message_type_names = info->message_types;
   }
 
-  // Each run's outcome, by index; runs finish in any order on threads.
+  // Each run's outcome, by index within its batch; runs finish in any order on threads. Runs go
+  // in batches so that memory stays bounded however long a --time search lasts.
   struct Slot {
     bool done = false;
     std::uint32_t violated = 0;
     Coverage coverage;
     std::size_t faults = 0;
   };
-  std::vector<Slot> slots(config.runs);
+  constexpr std::uint64_t kBatch = 4096;
+  std::vector<Slot> slots;
   std::atomic<std::uint64_t> next{0};
   std::atomic<std::uint64_t> done{0};
   std::atomic<std::uint64_t> findings{0};
@@ -838,13 +840,17 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
   std::string error;
   const unsigned jobs = static_cast<unsigned>(
       std::max<std::uint64_t>(1, std::min<std::uint64_t>(options.jobs, config.runs)));
+  std::uint64_t batch_start = 0;
+  std::uint64_t batch_size = 0;
 
   auto worker = [&] {
     for (;;) {
       if (options.stop != nullptr && options.stop->load(std::memory_order_relaxed)) return;
+      if (options.time_up != nullptr && options.time_up->load(std::memory_order_relaxed)) return;
       if (failed.load(std::memory_order_relaxed)) return;
-      const std::uint64_t i = next.fetch_add(1, std::memory_order_relaxed);
-      if (i >= config.runs) return;
+      const std::uint64_t k = next.fetch_add(1, std::memory_order_relaxed);
+      if (k >= batch_size) return;
+      const std::uint64_t i = batch_start + k;
       const std::uint64_t seed = config.first_seed + i;
       Slot slot;
       const json run_doc =
@@ -862,48 +868,58 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       slot.coverage.merge(p.coverage);
       slot.done = true;
       if (p.violated != 0) findings.fetch_add(1, std::memory_order_relaxed);
-      slots[i] = slot;
+      slots[k] = slot;
       done.fetch_add(1, std::memory_order_relaxed);
     }
   };
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker);
-  while (options.progress && done.load() < config.runs && !failed.load()) {
-    if (options.stop != nullptr && options.stop->load()) break;
-    options.progress(SearchProgress{done.load(), config.runs, findings.load()});
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  for (std::thread& t : threads) t.join();
-  if (options.progress) options.progress(SearchProgress{done.load(), config.runs, findings.load()});
-  if (!error.empty()) {
-    outcome.problems.push_back(
-        fmt::format("electsim search: the nemesis made a schedule that "
-                    "does not load, a bug: {}",
-                    error));
-    return outcome;
-  }
 
-  // The finished prefix: the same command reports the same findings whatever --jobs is.
-  std::uint64_t prefix = 0;
-  while (prefix < config.runs && slots[prefix].done) ++prefix;
-  result.runs_done = prefix;
-  result.stopped = prefix < config.runs;
   std::uint32_t seen = 0;
-  for (std::uint64_t i = 0; i < prefix; ++i) {
-    const Slot& s = slots[i];
-    result.coverage.merge(s.coverage);
-    for (int p = 0; p < kPropertyCount; ++p) {
-      if (((s.violated >> p) & 1u) == 0) continue;
-      ++result.violations[static_cast<std::size_t>(p)];
-      if (((seen >> p) & 1u) == 0) {
-        seen |= 1u << p;
-        result.first.push_back({static_cast<Property>(p), i, config.first_seed + i, s.faults});
+  result.runs_done = 0;
+  while (batch_start < config.runs) {
+    batch_size = std::min(kBatch, config.runs - batch_start);
+    slots.assign(batch_size, Slot{});
+    next = 0;
+    std::vector<std::thread> threads;
+    const unsigned batch_jobs = static_cast<unsigned>(std::min<std::uint64_t>(jobs, batch_size));
+    for (unsigned t = 0; t < batch_jobs; ++t) threads.emplace_back(worker);
+    while (options.progress && next.load() < batch_size && !failed.load()) {
+      if (options.stop != nullptr && options.stop->load()) break;
+      if (options.time_up != nullptr && options.time_up->load()) break;
+      options.progress(SearchProgress{done.load(), config.runs, findings.load()});
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    for (std::thread& t : threads) t.join();
+    if (!error.empty()) {
+      outcome.problems.push_back(fmt::format(
+          "electsim search: the nemesis made a schedule that does not load, a bug: {}", error));
+      return outcome;
+    }
+    // The finished prefix: the same command reports the same findings whatever --jobs is.
+    std::uint64_t prefix = 0;
+    while (prefix < batch_size && slots[prefix].done) ++prefix;
+    for (std::uint64_t k = 0; k < prefix; ++k) {
+      const Slot& s = slots[k];
+      const std::uint64_t i = batch_start + k;
+      result.coverage.merge(s.coverage);
+      for (int p = 0; p < kPropertyCount; ++p) {
+        if (((s.violated >> p) & 1u) == 0) continue;
+        ++result.violations[static_cast<std::size_t>(p)];
+        if (((seen >> p) & 1u) == 0) {
+          seen |= 1u << p;
+          result.first.push_back({static_cast<Property>(p), i, config.first_seed + i, s.faults});
+        }
       }
     }
+    result.runs_done += prefix;
+    if (prefix < batch_size) break;
+    batch_start += batch_size;
   }
+  if (options.progress) options.progress(SearchProgress{done.load(), config.runs, findings.load()});
+  result.stopped = result.runs_done < config.runs;
+  result.interrupted = options.stop != nullptr && options.stop->load();
 
   // Shrink the first finding of each property, one after another (deterministic).
-  if (config.shrink && !result.stopped) {
+  if (config.shrink && !result.interrupted) {
     for (const Finding& f : result.first) {
       if (options.stop != nullptr && options.stop->load()) break;
       const json start = search_run_document(base_doc, config, f.seed, nodes, uses_store, members);
@@ -947,9 +963,12 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
 std::string format_search_report(const SearchResult& r, const SearchConfig& config) {
   std::string out;
   auto it = std::back_inserter(out);
+  const std::string stopped = !r.stopped      ? std::string()
+                              : r.interrupted ? fmt::format(" of {} (interrupted)", r.runs_planned)
+                                              : std::string(" (the time budget ran out)");
   fmt::format_to(it, "search {} ({}): {} runs{}, seeds {} to {}\n", r.scenario_name, r.protocol,
-                 r.runs_done, r.stopped ? fmt::format(" of {} (stopped)", r.runs_planned) : "",
-                 config.first_seed, config.first_seed + (r.runs_done == 0 ? 0 : r.runs_done - 1));
+                 r.runs_done, stopped, config.first_seed,
+                 config.first_seed + (r.runs_done == 0 ? 0 : r.runs_done - 1));
   fmt::format_to(it, "safety phase {}, then every fault heals; liveness bound {}\n\n",
                  sim::format_duration(config.safety), sim::format_duration(config.heal_bound));
   out += "properties\n";

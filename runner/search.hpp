@@ -110,7 +110,9 @@ struct SearchProgress {
 
 struct SearchOptions {
   unsigned jobs = 1;
-  const std::atomic<bool>* stop = nullptr;  // Ctrl-C or the time budget: stop after runs under way
+  const std::atomic<bool>* stop = nullptr;  // Ctrl-C: stop, cut runs short, shrink nothing
+  // The time budget is spent: start no new run, finish those under way, then shrink.
+  const std::atomic<bool>* time_up = nullptr;
   std::function<void(const SearchProgress&)> progress;  // from the calling thread, every 200 ms
 };
 
@@ -121,7 +123,8 @@ struct SearchResult {
   // Runs 0 to runs_done - 1 all finished (a stopped search keeps that prefix only, so that the
   // same command gives the same findings whatever --jobs is).
   std::uint64_t runs_done = 0;
-  bool stopped = false;
+  bool stopped = false;      // by Ctrl-C or the time budget, before runs_planned
+  bool interrupted = false;  // by Ctrl-C (nothing was shrunk)
   std::array<std::uint64_t, kPropertyCount> violations{};  // runs violating each property
   std::vector<Finding> first;                              // the first finding of each, in order
   std::vector<Shrunk> shrunk;                              // one per entry of `first`

@@ -110,6 +110,25 @@ expect 2 '--protocols: expected one or more of' -- "$electsim" compare "$flagshi
 expect 2 '--protocols: expected names from' -- "$electsim" compare "$flagship" --protocols raft,,lease
 expect 2 '--metrics: expected one or more of' -- "$electsim" sweep "$sweep_file" --metrics '' -q
 expect 2 'electsim compare SCENARIO [options]' -- "$electsim" compare
+expect 2 'electsim search SCENARIO [options]' -- "$electsim" search
+expect 2 '--runs: expected a whole number from 1 to 1000000000, found 0' -- \
+  "$electsim" search "$flagship" --runs 0 -q
+expect 2 '--kinds: expected a fault kind' -- "$electsim" search "$flagship" --kinds crush=2 -q
+expect 2 '--kinds: expected at least one fault kind with a weight above 0' -- \
+  "$electsim" search "$flagship" --kinds crash=0 -q
+expect 2 '--property: expected stale_write' -- "$electsim" search "$flagship" --property nope -q
+expect 2 '--property failover needs --failover-bound' -- \
+  "$electsim" search "$flagship" --property failover -q
+expect 2 '--safety: expected a duration from 1s to' -- "$electsim" search "$flagship" --safety 0s -q
+expect 2 '--faults: expected a whole number from 3 to 1000, found 2' -- \
+  "$electsim" search "$flagship" --faults 3..2 -q
+variant_of bad-search 'd["search"] = {"runs": -1, "kinds": {"crush": 1}}'
+expect 2 'at /search/runs: expected a whole number from 1 to 1000000000' -- \
+  "$electsim" search bad-search.json -q
+expect 2 'at /search/kinds' -- "$electsim" search bad-search.json -q
+variant_of bad-found 'd["found"] = {"unsafe_by_design": 1}'
+expect 2 'at /found/property' -- "$electsim" run bad-found.json
+expect 2 'at /found/unsafe_by_design' -- "$electsim" run bad-found.json
 expect 2 'electsim check TRACE [options]' -- "$electsim" check
 
 # ---- Outputs: a full disk is an error, never success with the output cut short.
