@@ -803,6 +803,8 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
     ("safety", po::value<std::string>(), "the safety phase (default 30s)")
     ("heal-bound", po::value<std::string>(), "liveness bound after healing (default 20s)")
     ("max-fault-duration", po::value<std::string>(), "longest fault (default 10s)")
+    ("intensity", po::value<std::string>(),
+     "largest draws: loss=0.5,duplicate=0.3,latency=500ms,clock_jump=5s,drift_ppm=500")
     ("failover-bound", po::value<std::string>(), "check failover against this bound")
     ("shrink-budget", po::value<std::string>(), "runs per finding shrunk (default 400)")
     ("no-shrink", "report findings without shrinking them")
@@ -903,6 +905,12 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
   if (vm.count("kinds") != 0) {
     if (auto problem = runner::parse_kinds(vm["kinds"].as<std::string>(), config)) {
       io.err << fmt::format("electsim search: --kinds: expected {}\n", *problem);
+      return kExitBadInput;
+    }
+  }
+  if (vm.count("intensity") != 0) {
+    if (auto problem = runner::parse_intensity(vm["intensity"].as<std::string>(), config)) {
+      io.err << fmt::format("electsim search: --intensity: expected {}\n", *problem);
       return kExitBadInput;
     }
   }

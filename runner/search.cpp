@@ -185,21 +185,31 @@ class Nemesis {
         return with_duration(std::move(f));
       }
       case FaultKind::loss:
-        f["probability"] = static_cast<double>(rng_.between(5, 50)) / 100.0;
+        f["probability"] =
+            static_cast<double>(rng_.between(std::min<std::uint32_t>(5, config_.max_loss_percent),
+                                             config_.max_loss_percent)) /
+            100.0;
         return with_duration(std::move(f));
       case FaultKind::duplicate:
-        f["probability"] = static_cast<double>(rng_.between(5, 30)) / 100.0;
+        f["probability"] = static_cast<double>(rng_.between(
+                               std::min<std::uint32_t>(5, config_.max_duplicate_percent),
+                               config_.max_duplicate_percent)) /
+                           100.0;
         return with_duration(std::move(f));
       case FaultKind::latency_spike:
-        f["extra"] = {{"dist", "uniform"},
-                      {"min", "0ms"},
-                      {"max", fmt::format("{}ms", rng_.between(10, 500))}};
+        f["extra"] = {
+            {"dist", "uniform"},
+            {"min", "0ms"},
+            {"max", fmt::format("{}ms", rng_.between(std::min<std::int64_t>(
+                                                         10, millis(config_.max_latency_spike)),
+                                                     millis(config_.max_latency_spike)))}};
         return with_duration(std::move(f));
       case FaultKind::clock_offset:
       case FaultKind::clock_step: {
         const bool store = uses_store_ && rng_.below(5) == 0;
         f["target"] = store ? json("store") : json(rng_.below(nodes_));
-        const std::int64_t amount = rng_.between(-5000, 5000);
+        const std::int64_t jump = millis(config_.max_clock_jump);
+        const std::int64_t amount = rng_.between(-jump, jump);
         f[kind == FaultKind::clock_offset ? "offset" : "by"] = fmt::format("{}ms", amount);
         return f;
       }
@@ -207,7 +217,7 @@ class Nemesis {
         const bool store = uses_store_ && rng_.below(5) == 0;
         const std::size_t who = store ? nodes_ : rng_.below(nodes_);
         f["target"] = store ? json("store") : json(who);
-        f["drift_ppm"] = rng_.between(-500, 500);
+        f["drift_ppm"] = rng_.between(-config_.max_drift_ppm, config_.max_drift_ppm);
         drifted[who] = true;
         return f;
       }
@@ -444,7 +454,8 @@ class Shrinker {
     return d;
   }
 
-  // Move each fault to a round time: whole seconds, then earlier whole seconds while it fails.
+  // Move each fault to a round time: whole seconds, earlier while it still fails, else one
+  // whole second later.
   json earlier(json d, std::vector<std::string>& steps) {
     std::size_t moved = 0;
     for (std::size_t i = 0; i < d["faults"].size() && !exhausted_; ++i) {
@@ -454,12 +465,28 @@ class Shrinker {
       std::int64_t s = std::chrono::duration_cast<std::chrono::seconds>(*at).count();
       if (std::chrono::seconds(s) == *at) continue;
       bool any = false;
+      const std::int64_t down = s;
       for (; s >= 0 && !exhausted_; --s) {
         json candidate = d;
         candidate["faults"][i]["at"] = fmt::format("{}s", s);
         if (!fails(sorted(candidate))) break;
         d = sorted(std::move(candidate));
         any = true;
+      }
+      // Not earlier: later, to the next whole second, if it still falls in the safety phase
+      // and the fault still ends in it.
+      const json& f = d["faults"][i];
+      const Duration span =
+          f.contains("duration")
+              ? sim::parse_duration(f["duration"].get<std::string>()).value_or(Duration(0))
+              : Duration(0);
+      if (!any && !exhausted_ && std::chrono::seconds(down + 1) + span < config_.safety) {
+        json candidate = d;
+        candidate["faults"][i]["at"] = fmt::format("{}s", down + 1);
+        if (fails(sorted(candidate))) {
+          d = sorted(std::move(candidate));
+          any = true;
+        }
       }
       if (any) ++moved;
     }
@@ -507,6 +534,21 @@ class Shrinker {
           done.push_back(fmt::format("latency fixed at {}", fixed.get<std::string>()));
         }
       }
+    }
+    // A latency spike's random extra delay becomes its largest value, fixed.
+    std::size_t fixed_spikes = 0;
+    for (std::size_t i = 0; i < d["faults"].size() && !exhausted_; ++i) {
+      const json& f = d["faults"][i];
+      if (f.value("kind", "") != "latency_spike" || !f["extra"].is_object()) continue;
+      json candidate = d;
+      candidate["faults"][i]["extra"] = f["extra"].value("max", "0ms");
+      if (fails(candidate)) {
+        d = std::move(candidate);
+        ++fixed_spikes;
+      }
+    }
+    if (fixed_spikes > 0) {
+      done.push_back(fmt::format("{} latency spikes fixed at their largest delay", fixed_spikes));
     }
     for (std::string& s : done) steps.push_back(std::move(s));
     return d;
@@ -676,6 +718,71 @@ std::optional<std::string> parse_kinds(std::string_view text, SearchConfig& conf
   return std::nullopt;
 }
 
+std::optional<std::string> parse_intensity(std::string_view text, SearchConfig& config) {
+  SearchConfig c = config;
+  std::size_t start = 0;
+  bool any = false;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    start = comma + 1;
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) return fmt::format("key=value, found \"{}\"", item);
+    const std::string key(item.substr(0, eq));
+    const std::string value(item.substr(eq + 1));
+    any = true;
+    auto percent = [&](std::uint32_t& out) -> std::optional<std::string> {
+      char* end = nullptr;
+      const double v = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(v >= 0.05 && v <= 1.0)) {
+        return fmt::format("{}: a probability from 0.05 to 1, found \"{}\"", key, value);
+      }
+      out = static_cast<std::uint32_t>(v * 100.0 + 0.5);
+      return std::nullopt;
+    };
+    auto duration = [&](Duration lo, Duration hi, Duration& out) -> std::optional<std::string> {
+      const auto d = sim::parse_duration(value);
+      if (!d || *d < lo || *d > hi) {
+        return fmt::format("{}: a duration from {} to {}, found \"{}\"", key,
+                           sim::format_duration(lo), sim::format_duration(hi), value);
+      }
+      out = *d;
+      return std::nullopt;
+    };
+    std::optional<std::string> problem;
+    if (key == "duration") {
+      problem =
+          duration(std::chrono::milliseconds(1), std::chrono::hours(24), c.max_fault_duration);
+    } else if (key == "loss") {
+      problem = percent(c.max_loss_percent);
+    } else if (key == "duplicate") {
+      problem = percent(c.max_duplicate_percent);
+    } else if (key == "latency") {
+      problem = duration(std::chrono::milliseconds(1), std::chrono::hours(1), c.max_latency_spike);
+    } else if (key == "clock_jump") {
+      problem =
+          duration(std::chrono::milliseconds(1), std::chrono::hours(24 * 365), c.max_clock_jump);
+    } else if (key == "drift_ppm") {
+      char* end = nullptr;
+      const long v = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || v < 1 || v > 500'000) {
+        problem = fmt::format("drift_ppm: a whole number from 1 to 500000, found \"{}\"", value);
+      } else {
+        c.max_drift_ppm = v;
+      }
+    } else {
+      problem = fmt::format(
+          "an intensity: duration, loss, duplicate, latency, clock_jump or drift_ppm, found \"{}\"",
+          key);
+    }
+    if (problem) return problem;
+  }
+  if (!any) return "at least one key=value";
+  config = c;
+  return std::nullopt;
+}
+
 void read_search_section(const json& section, SearchConfig& config, protocols::Problems& problems) {
   const std::string base = "/search";
   if (!section.is_object()) {
@@ -691,7 +798,8 @@ void read_search_section(const json& section, SearchConfig& config, protocols::P
                                                  "max_fault_duration",
                                                  "failover_bound",
                                                  "properties",
-                                                 "shrink_budget"};
+                                                 "shrink_budget",
+                                                 "intensity"};
   protocols::reject_unknown_keys(section, base, kKeys, problems);
   auto count = [&](const char* key, std::uint64_t lo,
                    std::uint64_t hi) -> std::optional<std::uint64_t> {
@@ -728,6 +836,28 @@ void read_search_section(const json& section, SearchConfig& config, protocols::P
     } else {
       config.faults_min = v["min"].get<std::uint32_t>();
       config.faults_max = v["max"].get<std::uint32_t>();
+    }
+  }
+  if (section.contains("intensity")) {
+    const json& v = section["intensity"];
+    std::string text;
+    bool ok = v.is_object() && !v.empty();
+    for (auto it = v.begin(); ok && it != v.end(); ++it) {
+      if (it.value().is_string()) {
+        text += fmt::format("{}{}={}", text.empty() ? "" : ",", it.key(),
+                            it.value().get<std::string>());
+      } else if (it.value().is_number()) {
+        text += fmt::format("{}{}={}", text.empty() ? "" : ",", it.key(), it.value().dump());
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      add_problem(problems, base + "/intensity",
+                  "an object such as {\"loss\": 0.2, \"clock_jump\": \"500ms\"}",
+                  protocols::json_excerpt(v));
+    } else if (auto problem = parse_intensity(text, config)) {
+      add_problem(problems, base + "/intensity", *problem, protocols::json_excerpt(v));
     }
   }
   if (section.contains("kinds")) {

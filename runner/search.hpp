@@ -48,8 +48,14 @@ struct SearchConfig {
   sim::Duration safety = std::chrono::seconds(30);      // the safety phase
   sim::Duration heal_bound = std::chrono::seconds(20);  // the healing phase's liveness bound
   sim::Duration max_fault_duration = std::chrono::seconds(10);
-  std::optional<sim::Duration> failover_bound;  // the `failover` property, when set
-  std::uint32_t properties = 0;                 // bit = Property
+  // Intensities: the largest value the nemesis draws for each (uniformly from a small floor).
+  std::uint32_t max_loss_percent = 50;       // loss windows: 5 % to this
+  std::uint32_t max_duplicate_percent = 30;  // duplication windows: 5 % to this
+  sim::Duration max_latency_spike = std::chrono::milliseconds(500);  // extra latency, uniform 0 to
+  sim::Duration max_clock_jump = std::chrono::seconds(5);  // offsets and steps, either sign
+  std::int64_t max_drift_ppm = 500;                        // drift, either sign
+  std::optional<sim::Duration> failover_bound;             // the `failover` property, when set
+  std::uint32_t properties = 0;                            // bit = Property
   std::uint64_t first_seed = 1;
   std::uint64_t runs = 1000;
   std::uint64_t shrink_budget = 400;  // runs per finding shrunk
@@ -68,6 +74,9 @@ void read_search_section(const nlohmann::json& section, SearchConfig& config,
                          protocols::Problems& problems);
 // "crash=3,pause=1": only these kinds, with these weights ("crash" alone: weight 1).
 std::optional<std::string> parse_kinds(std::string_view text, SearchConfig& config);
+// "loss=0.2,clock_jump=500ms": intensities (keys: duration, loss, duplicate, latency, clock_jump,
+// drift_ppm), each range-checked.
+std::optional<std::string> parse_intensity(std::string_view text, SearchConfig& config);
 
 // What one run exercised.
 struct Coverage {

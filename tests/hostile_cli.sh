@@ -120,6 +120,8 @@ expect 2 '--property: expected stale_write' -- "$electsim" search "$flagship" --
 expect 2 '--property failover needs --failover-bound' -- \
   "$electsim" search "$flagship" --property failover -q
 expect 2 '--safety: expected a duration from 1s to' -- "$electsim" search "$flagship" --safety 0s -q
+expect 2 '--intensity: expected loss: a probability from 0.05 to 1, found "7"' -- \
+  "$electsim" search "$flagship" --intensity loss=7 -q
 expect 2 '--faults: expected a whole number from 3 to 1000, found 2' -- \
   "$electsim" search "$flagship" --faults 3..2 -q
 variant_of bad-search 'd["search"] = {"runs": -1, "kinds": {"crush": 1}}'

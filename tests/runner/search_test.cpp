@@ -200,6 +200,39 @@ TEST_CASE("search: the search section and the kinds are checked, each problem lo
   CHECK(runner::parse_kinds("crash=x", kinds).has_value());
   CHECK(runner::parse_kinds("heal", kinds).has_value());
   CHECK(runner::parse_kinds("crash=0", kinds).has_value());
+
+  runner::SearchConfig intense = runner::SearchConfig::defaults();
+  CHECK(runner::parse_intensity("loss=0.2,clock_jump=500ms,drift_ppm=100", intense) ==
+        std::nullopt);
+  CHECK(intense.max_loss_percent == 20);
+  CHECK(intense.max_clock_jump == std::chrono::milliseconds(500));
+  CHECK(intense.max_drift_ppm == 100);
+  const auto bad = runner::parse_intensity("loss=2", intense);
+  REQUIRE(bad.has_value());
+  CHECK(bad->find("a probability from 0.05 to 1") != std::string::npos);
+  CHECK(intense.max_loss_percent == 20);  // unchanged by a bad value
+  CHECK(runner::parse_intensity("heat=1", intense).has_value());
+  CHECK(runner::parse_intensity("latency=2h", intense).has_value());
+}
+
+TEST_CASE("search: intensities bound what the nemesis draws") {
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  REQUIRE(runner::parse_kinds("clock_step=1,loss=1", config) == std::nullopt);
+  REQUIRE(runner::parse_intensity("loss=0.1,clock_jump=20ms", config) == std::nullopt);
+  config.faults_min = 8;
+  config.faults_max = 8;
+  const json base = document("leader-crash.json");
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const json d = runner::search_run_document(base, config, seed, 5, true, 1);
+    for (const json& f : d["faults"]) {
+      if (f["kind"] == "loss") CHECK(f["probability"].get<double>() <= 0.1 + 1e-9);
+      if (f["kind"] == "clock_step") {
+        const auto by = sim::parse_duration(f["by"].get<std::string>());
+        REQUIRE(by);
+        CHECK(std::chrono::abs(*by) <= std::chrono::milliseconds(20));
+      }
+    }
+  }
 }
 
 TEST_CASE("search: a careless lease client acts after its own deadline, a careful one never") {
