@@ -626,6 +626,31 @@ json expect_for(Property p, const SearchConfig& c, const json& original) {
   return json::object();
 }
 
+// The non-empty items of a comma-separated list.
+std::vector<std::string_view> comma_items(std::string_view text) {
+  std::vector<std::string_view> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
+// An object of the search section as the command line's "key=value,..." text.
+std::optional<std::string> object_as_list(const json& v) {
+  if (!v.is_object() || v.empty()) return std::nullopt;
+  std::string text;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const json& value = it.value();
+    if (!value.is_string() && !value.is_number()) return std::nullopt;
+    text += fmt::format("{}{}={}", text.empty() ? "" : ",", it.key(),
+                        value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return text;
+}
+
 void add_problem(protocols::Problems& problems, std::string pointer, std::string expected,
                  std::string found) {
   protocols::Problem p;
@@ -679,13 +704,8 @@ SearchConfig SearchConfig::defaults() {
 
 std::optional<std::string> parse_kinds(std::string_view text, SearchConfig& config) {
   std::array<std::uint32_t, sim::kFaultKindCount> weights{};
-  std::size_t start = 0;
   bool any = false;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string_view item = text.substr(start, comma - start);
-    start = comma + 1;
-    if (item.empty()) continue;
+  for (const std::string_view item : comma_items(text)) {
     const std::size_t eq = item.find('=');
     const std::string_view name = item.substr(0, eq);
     std::uint32_t weight = 1;
@@ -720,13 +740,8 @@ std::optional<std::string> parse_kinds(std::string_view text, SearchConfig& conf
 
 std::optional<std::string> parse_intensity(std::string_view text, SearchConfig& config) {
   SearchConfig c = config;
-  std::size_t start = 0;
   bool any = false;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string_view item = text.substr(start, comma - start);
-    start = comma + 1;
-    if (item.empty()) continue;
+  for (const std::string_view item : comma_items(text)) {
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos) return fmt::format("key=value, found \"{}\"", item);
     const std::string key(item.substr(0, eq));
@@ -838,45 +853,27 @@ void read_search_section(const json& section, SearchConfig& config, protocols::P
       config.faults_max = v["max"].get<std::uint32_t>();
     }
   }
-  if (section.contains("intensity")) {
-    const json& v = section["intensity"];
-    std::string text;
-    bool ok = v.is_object() && !v.empty();
-    for (auto it = v.begin(); ok && it != v.end(); ++it) {
-      if (it.value().is_string()) {
-        text += fmt::format("{}{}={}", text.empty() ? "" : ",", it.key(),
-                            it.value().get<std::string>());
-      } else if (it.value().is_number()) {
-        text += fmt::format("{}{}={}", text.empty() ? "" : ",", it.key(), it.value().dump());
-      } else {
-        ok = false;
-      }
-    }
-    if (!ok) {
-      add_problem(problems, base + "/intensity",
-                  "an object such as {\"loss\": 0.2, \"clock_jump\": \"500ms\"}",
-                  protocols::json_excerpt(v));
-    } else if (auto problem = parse_intensity(text, config)) {
-      add_problem(problems, base + "/intensity", *problem, protocols::json_excerpt(v));
-    }
-  }
-  if (section.contains("kinds")) {
-    const json& v = section["kinds"];
-    std::string text;
-    bool ok = v.is_object() && !v.empty();
-    for (auto it = v.begin(); ok && it != v.end(); ++it) {
-      if (!it.value().is_number_unsigned()) {
-        ok = false;
-        break;
-      }
-      text += fmt::format("{}{}={}", text.empty() ? "" : ",", it.key(),
-                          it.value().get<std::uint64_t>());
-    }
-    if (!ok) {
-      add_problem(problems, base + "/kinds", "an object from fault kind to a weight from 0 to 1000",
-                  protocols::json_excerpt(v));
-    } else if (auto problem = parse_kinds(text, config)) {
-      add_problem(problems, base + "/kinds", *problem, protocols::json_excerpt(v));
+  // kinds and intensity read as their command-line lists do, with the same checks.
+  struct Listed {
+    const char* key;
+    const char* expected;
+    std::optional<std::string> (*parse)(std::string_view, SearchConfig&);
+  };
+  for (const Listed& l :
+       {Listed{"intensity", "an object such as {\"loss\": 0.2, \"clock_jump\": \"500ms\"}",
+               parse_intensity},
+        Listed{"kinds", "an object from fault kind to a weight from 0 to 1000", parse_kinds}}) {
+    if (!section.contains(l.key)) continue;
+    const json& v = section[l.key];
+    const std::string pointer = protocols::child_pointer(base, l.key);
+    const std::optional<std::string> text = object_as_list(v);
+    const bool whole =
+        std::string_view(l.key) != "kinds" ||
+        std::all_of(v.begin(), v.end(), [](const json& w) { return w.is_number_unsigned(); });
+    if (!text || !whole) {
+      add_problem(problems, pointer, l.expected, protocols::json_excerpt(v));
+    } else if (auto problem = l.parse(*text, config)) {
+      add_problem(problems, pointer, *problem, protocols::json_excerpt(v));
     }
   }
   if (section.contains("properties")) {

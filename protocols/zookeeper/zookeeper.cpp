@@ -179,14 +179,7 @@ void ZookeeperNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag t
     case kReconnectTag: {
       if (id != reconnect_timer_) return;
       reconnect_timer_ = sim::kNoTimer;
-      if (pending_ != Pending::none) return;
-      if (session_ == sim::kNoLease) {
-        send_session(ctx);
-      } else if (node_revision_ == 0) {
-        send_create(ctx);
-      } else {
-        send_children(ctx);
-      }
+      if (pending_ == Pending::none) next_step(ctx);
       return;
     }
     default:
@@ -303,13 +296,7 @@ void ZookeeperNode::on_sink_reply(sim::Context& ctx, const sim::SinkReply& reply
 void ZookeeperNode::on_command(sim::Context& ctx, sim::Command command) {
   if (command == sim::Command::campaign) {
     if (stopped_ || role_ == sim::Role::leader) return;
-    if (session_ == sim::kNoLease) {
-      send_session(ctx);
-    } else if (node_revision_ == 0) {
-      send_create(ctx);
-    } else {
-      send_children(ctx);
-    }
+    next_step(ctx);
     return;
   }
   // Voluntary release: close the session (ZooKeeper's close() deletes its ephemeral nodes at once;
@@ -333,6 +320,16 @@ void ZookeeperNode::on_command(sim::Context& ctx, sim::Command command) {
 }
 
 // ---- Steps of the recipe ------------------------------------------------------------------------
+
+void ZookeeperNode::next_step(sim::Context& ctx) {
+  if (session_ == sim::kNoLease) {
+    send_session(ctx);
+  } else if (node_revision_ == 0) {
+    send_create(ctx);
+  } else {
+    send_children(ctx);
+  }
+}
 
 void ZookeeperNode::begin(sim::Context& ctx, Pending step, sim::RequestId id) {
   pending_ = step;
