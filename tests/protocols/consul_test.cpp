@@ -17,6 +17,7 @@
 #include "protocols/registry.hpp"
 #include "servers/store/store.hpp"
 #include "tests/protocols/fake_context.hpp"
+#include "tests/protocols/store_bench.hpp"
 
 namespace {
 
@@ -44,23 +45,12 @@ ConsulConfig config_of(json params) {
 }
 
 // n candidates on fake contexts sharing one store; the test decides whose requests arrive.
-struct Cluster {
-  Cluster(const ConsulConfig& c, std::size_t n) : config(std::make_shared<ConsulConfig>(c)) {
-    for (std::size_t i = 0; i < n; ++i) {
-      ctxs.push_back(std::make_unique<FakeContext>(static_cast<sim::NodeId>(i), n));
-      nodes.push_back(std::make_unique<ConsulNode>(config));
-      answered.push_back(0);
-      alive.push_back(true);
-    }
+struct Cluster : electsim::testing::StoreBench<ConsulNode, ConsulConfig> {
+  Cluster(const ConsulConfig& c, std::size_t n) : StoreBench(c, n) {
+    on_apply = [this](std::size_t i, const StoreRequest& request, const StoreReply& reply) {
+      if (request.lock_acquire) acquires.push_back(Acquire{store_now, i, reply});
+    };
   }
-
-  std::shared_ptr<const ConsulConfig> config;
-  std::vector<std::unique_ptr<FakeContext>> ctxs;
-  std::vector<std::unique_ptr<ConsulNode>> nodes;
-  std::vector<std::size_t> answered;
-  std::vector<bool> alive;
-  electsim::servers::Store store;
-  sim::LocalTime store_now{0};
   // Every lock acquire the store answered: when, whose, and the reply.
   struct Acquire {
     sim::LocalTime at;
@@ -69,70 +59,6 @@ struct Cluster {
   };
   std::vector<Acquire> acquires;
 
-  void deliver_out(const electsim::servers::StoreOutput& out) {
-    for (const auto& n : out.notifications) {
-      const auto to = static_cast<std::size_t>(n.to);
-      if (alive[to]) ctxs[to]->deliver(*nodes[to], n.event);
-    }
-  }
-  bool answer(std::size_t i) {
-    bool any = false;
-    while (alive[i] && answered[i] < ctxs[i]->store_calls.size()) {
-      const StoreRequest request = ctxs[i]->store_calls[answered[i]++].request;
-      electsim::servers::StoreOutput out;
-      const StoreReply reply = store.apply(static_cast<sim::NodeId>(i), request, store_now, out);
-      if (request.lock_acquire) acquires.push_back(Acquire{store_now, i, reply});
-      ctxs[i]->deliver(*nodes[i], reply);
-      deliver_out(out);
-      any = true;
-    }
-    return any;
-  }
-  void answer_all() {
-    for (int guard = 0; guard < 100; ++guard) {
-      bool any = false;
-      for (std::size_t i = 0; i < nodes.size(); ++i) any = answer(i) || any;
-      if (!any) return;
-    }
-    FAIL("requests kept coming");
-  }
-  void start() {
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      nodes[i]->on_start(*ctxs[i]);
-      answer_all();
-    }
-  }
-  void crash(std::size_t i) {
-    alive[i] = false;
-    store.drop_watches_of(static_cast<sim::NodeId>(i));
-  }
-  void advance(Duration d) {
-    store_now += d;
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      if (alive[i]) ctxs[i]->advance(d);
-    }
-    electsim::servers::StoreOutput out;
-    store.expire_leases(store_now, out);
-    deliver_out(out);
-    answer_all();
-  }
-  void tick(std::size_t i) {
-    for (;;) {
-      const auto t = ctxs[i]->next_timer();
-      if (!t || t->due > ctxs[i]->now()) break;
-      ctxs[i]->fire(*nodes[i], t->id);
-      answer_all();
-    }
-  }
-  // Runs the world in 10ms steps for d.
-  void run_for(Duration d) {
-    for (Duration t{0}; t < d; t += 10ms) {
-      advance(10ms);
-      for (std::size_t i = 0; i < nodes.size(); ++i) {
-        if (alive[i]) tick(i);
-      }
-    }
-  }
   std::optional<std::size_t> leader() const {
     std::optional<std::size_t> found;
     for (std::size_t i = 0; i < nodes.size(); ++i) {

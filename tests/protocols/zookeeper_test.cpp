@@ -14,6 +14,7 @@
 #include "protocols/zookeeper/zookeeper.hpp"
 #include "servers/store/store.hpp"
 #include "tests/protocols/fake_context.hpp"
+#include "tests/protocols/store_bench.hpp"
 
 namespace {
 
@@ -41,104 +42,7 @@ ZookeeperConfig config_of(json params) {
 }
 
 // n candidates on fake contexts sharing one store; the test decides whose requests arrive.
-struct Ensemble {
-  Ensemble(const ZookeeperConfig& c, std::size_t n) : config(std::make_shared<ZookeeperConfig>(c)) {
-    for (std::size_t i = 0; i < n; ++i) {
-      ctxs.push_back(std::make_unique<FakeContext>(static_cast<sim::NodeId>(i), n));
-      nodes.push_back(std::make_unique<ZookeeperNode>(config));
-      answered.push_back(0);
-      alive.push_back(true);
-    }
-  }
-
-  std::shared_ptr<const ZookeeperConfig> config;
-  std::vector<std::unique_ptr<FakeContext>> ctxs;
-  std::vector<std::unique_ptr<ZookeeperNode>> nodes;
-  std::vector<std::size_t> answered;
-  std::vector<bool> alive;
-  electsim::servers::Store store;
-  sim::LocalTime store_now{0};
-  std::size_t watch_events = 0;  // notifications delivered to candidates
-  std::size_t requests = 0;      // requests applied at the store
-
-  void deliver_out(const electsim::servers::StoreOutput& out) {
-    for (const auto& n : out.notifications) {
-      const auto to = static_cast<std::size_t>(n.to);
-      if (!alive[to]) continue;
-      ++watch_events;
-      ctxs[to]->deliver(*nodes[to], n.event);
-    }
-  }
-  // Applies every request sent by candidate i so far, delivering replies at once.
-  bool answer(std::size_t i) {
-    bool any = false;
-    while (alive[i] && answered[i] < ctxs[i]->store_calls.size()) {
-      const StoreRequest request = ctxs[i]->store_calls[answered[i]++].request;
-      electsim::servers::StoreOutput out;
-      const StoreReply reply = store.apply(static_cast<sim::NodeId>(i), request, store_now, out);
-      ++requests;
-      ctxs[i]->deliver(*nodes[i], reply);
-      deliver_out(out);
-      any = true;
-    }
-    return any;
-  }
-  void answer_all() {
-    for (int guard = 0; guard < 100; ++guard) {
-      bool any = false;
-      for (std::size_t i = 0; i < nodes.size(); ++i) any = answer(i) || any;
-      if (!any) return;
-    }
-    FAIL("requests kept coming");
-  }
-  void start() {
-    // One after another, so that node i's sequence number is below node i+1's.
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      nodes[i]->on_start(*ctxs[i]);
-      answer_all();
-    }
-  }
-  // Every clock moves by d; the store expires what is due.
-  void advance(Duration d) {
-    store_now += d;
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      if (alive[i]) ctxs[i]->advance(d);
-    }
-    electsim::servers::StoreOutput out;
-    store.expire_leases(store_now, out);
-    deliver_out(out);
-    answer_all();
-  }
-  // Fires candidate i's due timers, answering or losing what it sends.
-  void tick(std::size_t i, bool reach_store = true) {
-    for (;;) {
-      const auto t = ctxs[i]->next_timer();
-      if (!t || t->due > ctxs[i]->now()) break;
-      ctxs[i]->fire(*nodes[i], t->id);
-      if (reach_store) {
-        answer_all();
-      } else {
-        answered[i] = ctxs[i]->store_calls.size();
-      }
-    }
-  }
-  // Runs the world in 10ms steps for d; `cut` candidates reach nothing.
-  void run_for(Duration d, std::vector<std::size_t> cut = {}) {
-    for (Duration t{0}; t < d; t += 10ms) {
-      advance(10ms);
-      for (std::size_t i = 0; i < nodes.size(); ++i) {
-        if (!alive[i]) continue;
-        const bool isolated = std::find(cut.begin(), cut.end(), i) != cut.end();
-        tick(i, !isolated);
-      }
-    }
-  }
-  std::size_t leaders() const {
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < nodes.size(); ++i) n += alive[i] && nodes[i]->leads();
-    return n;
-  }
-};
+using Ensemble = electsim::testing::StoreBench<ZookeeperNode, ZookeeperConfig>;
 
 }  // namespace
 
