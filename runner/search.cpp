@@ -324,6 +324,19 @@ Probe probe(const json& document, const std::string& source, const LoadOptions& 
 
 // ---- Shrinking ----------------------------------------------------------------------------------
 
+// The end of the safety phase, not the nemesis's: the heal there and the clock resets with it.
+bool phase_end(const json& f, const SearchConfig& config) {
+  const std::string kind = f.value("kind", "");
+  return f.value("at", "") == ms_text(config.safety) && (kind == "heal" || kind == "clock_drift");
+}
+
+// The faults the nemesis drew in a run's document (what findings and shrinking count).
+std::size_t nemesis_faults(const json& d, const SearchConfig& config) {
+  std::size_t n = 0;
+  for (const json& f : d["faults"]) n += phase_end(f, config) ? 0 : 1;
+  return n;
+}
+
 class Shrinker {
  public:
   Shrinker(const std::string& source, const LoadOptions& load, const SearchConfig& config,
@@ -341,14 +354,7 @@ class Shrinker {
     return p.loaded && ((p.violated >> static_cast<unsigned>(property_)) & 1u);
   }
 
-  // The nemesis's faults: every fault but the heal at the end of the safety phase and the clock
-  // resets that come with it.
-  bool structural(const json& f) const {
-    const std::string kind = f.value("kind", "");
-    const std::string at = f.value("at", "");
-    const std::string end = ms_text(config_.safety);
-    return at == end && (kind == "heal" || kind == "clock_drift");
-  }
+  bool structural(const json& f) const { return phase_end(f, config_); }
 
   json shrink(json document, std::vector<std::string>& steps) {
     const std::size_t before = nemesis_count(document);
@@ -374,11 +380,7 @@ class Shrinker {
   std::uint64_t runs() const { return runs_; }
   bool exhausted() const { return exhausted_; }
 
-  std::size_t nemesis_count(const json& d) const {
-    std::size_t n = 0;
-    for (const json& f : d["faults"]) n += structural(f) ? 0 : 1;
-    return n;
-  }
+  std::size_t nemesis_count(const json& d) const { return nemesis_faults(d, config_); }
 
  private:
   // Delta debugging (Zeller's ddmin) over the nemesis's faults: remove chunks, halving their
@@ -837,7 +839,10 @@ void read_search_section(const json& section, SearchConfig& config, protocols::P
   if (auto d = duration("safety")) config.safety = *d;
   if (auto d = duration("heal_bound")) config.heal_bound = *d;
   if (auto d = duration("max_fault_duration")) config.max_fault_duration = *d;
-  if (auto d = duration("failover_bound")) config.failover_bound = *d;
+  if (auto d = duration("failover_bound")) {
+    config.failover_bound = *d;
+    config.properties |= 1u << static_cast<unsigned>(Property::failover);
+  }
   if (section.contains("faults")) {
     const json& v = section["faults"];
     const bool ok = v.is_object() && v.contains("min") && v.contains("max") &&
@@ -886,6 +891,13 @@ void read_search_section(const json& section, SearchConfig& config, protocols::P
         add_problem(problems, protocols::child_pointer(base + "/properties", std::to_string(i)),
                     "a property: stale_write, overwrite, same_epoch, no_recovery, "
                     "failover, expect, store_safety, stale_action",
+                    protocols::json_excerpt(v[i]));
+        ok = false;
+        break;
+      }
+      if (*p == Property::failover && !config.failover_bound) {
+        add_problem(problems, protocols::child_pointer(base + "/properties", std::to_string(i)),
+                    "a property whose bound is given: failover needs failover_bound",
                     protocols::json_excerpt(v[i]));
         ok = false;
         break;
@@ -982,7 +994,7 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       Slot slot;
       const json run_doc =
           search_run_document(base_doc, config, seed, nodes, uses_store, members, &slot.coverage);
-      slot.faults = run_doc["faults"].size();
+      slot.faults = nemesis_faults(run_doc, config);
       const Probe p = probe(run_doc, source, load, config, options.stop);
       if (!p.loaded) {
         const std::lock_guard lock(error_mutex);

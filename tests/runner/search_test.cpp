@@ -192,6 +192,17 @@ TEST_CASE("search: the search section and the kinds are checked, each problem lo
     INFO(expected);
     CHECK(std::find(pointers.begin(), pointers.end(), expected) != pointers.end());
   }
+  runner::SearchConfig unbounded = runner::SearchConfig::defaults();
+  protocols::Problems failover_problems;
+  runner::read_search_section(json{{"properties", {"failover"}}}, unbounded, failover_problems);
+  REQUIRE(failover_problems.size() == 1);
+  CHECK(failover_problems[0].pointer == "/search/properties/0");
+  runner::SearchConfig bounded = runner::SearchConfig::defaults();
+  protocols::Problems none;
+  runner::read_search_section(json{{"failover_bound", "5s"}}, bounded, none);
+  CHECK(none.empty());
+  CHECK(bounded.wants(Property::failover));
+
   runner::SearchConfig kinds = runner::SearchConfig::defaults();
   CHECK(runner::parse_kinds("pause=2,crash", kinds) == std::nullopt);
   CHECK(kinds.weights[static_cast<std::size_t>(sim::FaultKind::pause)] == 2);
