@@ -226,8 +226,7 @@ void ConsulNode::on_start(sim::Context& ctx) {
   releasing_ = sim::kNoLease;
   pending_ = Pending::none;
   step_timer_ = sim::kNoTimer;
-  watch_id_ = 0;
-  watch_request_ = 0;
+  watch_.forget();
   become_follower(ctx, sim::kNoNode);
   renew_timer_ = ctx.set_timer(config_->renew_interval, kRenewTag);
   create_session(ctx);
@@ -286,15 +285,7 @@ void ConsulNode::on_store_reply(sim::Context& ctx, const sim::StoreReply& reply)
     return;
   }
   if (reply.op == sim::StoreOp::watch) {
-    if (watch_request_ != 0 && reply.id == watch_request_) {
-      watch_request_ = 0;
-      watch_id_ = reply.watch_id;
-    } else if (reply.error == sim::StoreError::none) {
-      sim::StoreRequest unwatch;  // a watch nobody waits for any more
-      unwatch.op = sim::StoreOp::unwatch;
-      unwatch.watch_id = reply.watch_id;
-      ctx.store(std::move(unwatch));
-    }
+    watch_.on_reply(ctx, reply);
     return;
   }
   if (pending_ == Pending::none || reply.id != pending_id_) return;
@@ -327,7 +318,7 @@ void ConsulNode::on_store_reply(sim::Context& ctx, const sim::StoreReply& reply)
 }
 
 void ConsulNode::on_watch(sim::Context& ctx, const sim::WatchEvent& event) {
-  if (stopped_ || watch_id_ == 0 || event.watch_id != watch_id_) return;
+  if (stopped_ || !watch_.fired_by(event)) return;
   const bool held = event.kind == sim::WatchEvent::Kind::put && event.kv.lease != sim::kNoLease;
   if (role_ == sim::Role::leader) {
     // monitorLock: the blocking query returned; the lock is ours while the key names our session.
@@ -340,7 +331,7 @@ void ConsulNode::on_watch(sim::Context& ctx, const sim::WatchEvent& event) {
   }
   // Lock: the blocking query returned with no Session on the key; try to take it.
   if (pending_ != Pending::none || session_ == sim::kNoLease) return;
-  drop_watch(ctx);
+  watch_.close(ctx);
   acquire(ctx);
 }
 
@@ -449,23 +440,7 @@ void ConsulNode::renew(sim::Context& ctx) {
 void ConsulNode::watch_key(sim::Context& ctx, sim::Revision from) {
   // A blocking query (?index=) is a store watch from the revision after the read: a change in
   // between is still reported.
-  drop_watch(ctx);
-  sim::StoreRequest watch;
-  watch.op = sim::StoreOp::watch;
-  watch.key = config_->key;
-  watch.start_revision = from;
-  watch_request_ = ctx.store(std::move(watch));
-}
-
-void ConsulNode::drop_watch(sim::Context& ctx) {
-  if (watch_id_ != 0) {
-    sim::StoreRequest unwatch;
-    unwatch.op = sim::StoreOp::unwatch;
-    unwatch.watch_id = watch_id_;
-    ctx.store(std::move(unwatch));
-  }
-  watch_id_ = 0;
-  watch_request_ = 0;
+  watch_.open(ctx, config_->key, from);
 }
 
 void ConsulNode::on_read(sim::Context& ctx, const sim::StoreReply& reply) {
@@ -487,11 +462,11 @@ void ConsulNode::on_read(sim::Context& ctx, const sim::StoreReply& reply) {
     }
     // Held by another session: block on the key until it changes or the wait ends.
     become_follower(ctx, holder_of(*reply.kv));
-    if (watch_id_ == 0 && watch_request_ == 0) watch_key(ctx, reply.revision + 1);
+    if (watch_.idle()) watch_key(ctx, reply.revision + 1);
     step_after(ctx, config_->lock_wait_time);
     return;
   }
-  drop_watch(ctx);
+  watch_.close(ctx);
   acquire(ctx);
 }
 
@@ -548,7 +523,7 @@ void ConsulNode::session_lost(sim::Context& ctx) {
   // The servers invalidated the session: its lock is gone with it. A new session, a new try.
   session_ = sim::kNoLease;
   pending_ = Pending::none;
-  drop_watch(ctx);
+  watch_.close(ctx);
   if (role_ == sim::Role::leader) become_follower(ctx, sim::kNoNode);
   create_session(ctx);
 }
@@ -558,7 +533,7 @@ void ConsulNode::lock_lost(sim::Context& ctx) {
   // answered destroy the session (api.Lock's Unlock releases, then stops the renewal, which
   // destroys the session). A key still held is let go without a lock-delay; one already lost is
   // not touched (the compare fails).
-  drop_watch(ctx);
+  watch_.close(ctx);
   if (role_ == sim::Role::leader) become_follower(ctx, sim::kNoNode);
   if (pending_ == Pending::release) return;  // one release at a time; it finishes on its own
   pending_ = Pending::none;

@@ -19,6 +19,7 @@
 
 #include "protocols/params.hpp"
 #include "protocols/registry.hpp"
+#include "protocols/store_watch.hpp"
 #include "protocols/workload.hpp"
 #include "sim/protocol.hpp"
 
@@ -93,7 +94,6 @@ class ConsulNode final : public sim::Protocol {
   void acquire(sim::Context& ctx);
   void renew(sim::Context& ctx);
   void watch_key(sim::Context& ctx, sim::Revision from);
-  void drop_watch(sim::Context& ctx);
   void begin(sim::Context& ctx, Pending step, sim::RequestId id);
   void give_up_pending(sim::Context& ctx);
   void step_after(sim::Context& ctx, sim::Duration after);
@@ -132,8 +132,7 @@ class ConsulNode final : public sim::Protocol {
   std::int64_t acquires_refused_ = 0;
 
   // The blocking query on the key: a store watch (the waiter's WAIT, or the holder's monitor).
-  std::int64_t watch_id_ = 0;
-  sim::RequestId watch_request_ = 0;
+  StoreWatch watch_;
 };
 
 }  // namespace electsim::protocols::consul

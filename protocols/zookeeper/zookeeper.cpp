@@ -213,15 +213,7 @@ void ZookeeperNode::on_store_reply(sim::Context& ctx, const sim::StoreReply& rep
     return;
   }
   if (reply.op == sim::StoreOp::watch) {
-    if (watch_request_ != 0 && reply.id == watch_request_) {
-      watch_request_ = 0;
-      watch_id_ = reply.watch_id;
-    } else if (reply.error == sim::StoreError::none) {
-      sim::StoreRequest unwatch;  // a watch nobody waits for any more
-      unwatch.op = sim::StoreOp::unwatch;
-      unwatch.watch_id = reply.watch_id;
-      ctx.store(std::move(unwatch));
-    }
+    watch_.on_reply(ctx, reply);
     return;
   }
   if (pending_ == Pending::none || reply.id != pending_id_) return;
@@ -273,7 +265,7 @@ void ZookeeperNode::on_store_reply(sim::Context& ctx, const sim::StoreReply& rep
 }
 
 void ZookeeperNode::on_watch(sim::Context& ctx, const sim::WatchEvent& event) {
-  if (stopped_ || watch_id_ == 0 || event.watch_id != watch_id_) return;
+  if (stopped_ || !watch_.fired_by(event)) return;
   heard(ctx);
   // A put that creates the key anew (another create_revision) means the node we watched was
   // deleted and its delete notification never reached us (lost with a lossy network, where
@@ -404,24 +396,13 @@ void ZookeeperNode::send_ping(sim::Context& ctx) {
 void ZookeeperNode::send_watch(sim::Context& ctx, const std::string& key, sim::Revision from) {
   drop_watch(ctx);
   watched_key_ = key;
-  sim::StoreRequest watch;
-  watch.op = sim::StoreOp::watch;
-  watch.key = key;
   // exists(path, watch) is atomic with the read in ZooKeeper; here the watch starts right after
   // the revision the children were read at, so a deletion in between is still reported.
-  watch.start_revision = from;
-  watch_request_ = ctx.store(std::move(watch));
+  watch_.open(ctx, key, from);
 }
 
 void ZookeeperNode::drop_watch(sim::Context& ctx) {
-  if (watch_id_ != 0) {
-    sim::StoreRequest unwatch;
-    unwatch.op = sim::StoreOp::unwatch;
-    unwatch.watch_id = watch_id_;
-    ctx.store(std::move(unwatch));
-  }
-  watch_id_ = 0;
-  watch_request_ = 0;
+  watch_.close(ctx);
   watched_key_.clear();
 }
 
@@ -454,7 +435,7 @@ void ZookeeperNode::on_children(sim::Context& ctx, const sim::StoreReply& reply)
   // The leader's czxid, once its creator has written it into the node (0: not known yet).
   const NodeData leader = parse_data(lowest->value);
   become_follower(ctx, leader.id, leader.czxid);
-  if (watched_key_ != predecessor->key || (watch_id_ == 0 && watch_request_ == 0)) {
+  if (watched_key_ != predecessor->key || watch_.idle()) {
     send_watch(ctx, predecessor->key, reply.revision + 1);
   }
   watched_create_revision_ = predecessor->create_revision;

@@ -19,6 +19,7 @@
 
 #include "protocols/params.hpp"
 #include "protocols/registry.hpp"
+#include "protocols/store_watch.hpp"
 #include "protocols/workload.hpp"
 #include "sim/protocol.hpp"
 
@@ -149,8 +150,7 @@ class ZookeeperNode final : public sim::Protocol {
   // The watch on the predecessor (ZooKeeper's exists(path, watch)); one-shot as in ZooKeeper.
   std::string watched_key_;
   sim::Revision watched_create_revision_ = 0;  // the predecessor's sequence when we chose it
-  std::int64_t watch_id_ = 0;
-  sim::RequestId watch_request_ = 0;
+  StoreWatch watch_;
 
   // Connection state: the local time of the last answer from the ensemble.
   sim::LocalTime last_heard_;
