@@ -787,6 +787,7 @@ constexpr const char* kSearchHelp =
 
 int cmd_search(const std::vector<std::string>& args, Streams io) {
   po::options_description options("electsim search SCENARIO [options]");
+  const std::string property_help = "check only these: " + runner::property_list();
   // clang-format off
   options.add_options()
     ("help,h", "describe this command")
@@ -795,9 +796,7 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
     ("time", po::value<std::string>(), "stop after this much wall time, such as 10m")
     ("seed", po::value<std::string>(), "the first run's seed (runs use SEED, SEED+1, ...)")
     ("jobs,j", po::value<std::string>(), "threads, 1 to 1024 (default: the machine's cores)")
-    ("property", po::value<std::string>(),
-     "check only these: stale_write,overwrite,same_epoch,no_recovery,failover,expect,\n"
-     "store_safety,stale_action")
+    ("property", po::value<std::string>(), property_help.c_str())
     ("kinds", po::value<std::string>(), "fault kinds and weights: crash=3,pause=1,partition")
     ("faults", po::value<std::string>(), "faults per run: N or MIN..MAX (default 1..6)")
     ("safety", po::value<std::string>(), "the safety phase (default 30s)")
@@ -927,33 +926,10 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
     config.faults_max = static_cast<std::uint32_t>(*hi);
   }
   if (vm.count("property") != 0) {
-    std::uint32_t mask = 0;
-    std::string text = vm["property"].as<std::string>();
-    std::size_t start = 0;
-    while (start <= text.size()) {
-      const std::size_t comma = std::min(text.find(',', start), text.size());
-      const std::string name = text.substr(start, comma - start);
-      start = comma + 1;
-      if (name.empty()) continue;
-      const auto p = runner::property_from_name(name);
-      if (!p) {
-        io.err << fmt::format(
-            "electsim search: --property: expected stale_write, overwrite, same_epoch, "
-            "no_recovery, failover, expect, store_safety or stale_action, found {}\n",
-            name);
-        return kExitBadInput;
-      }
-      if (*p == runner::Property::failover && !config.failover_bound) {
-        io.err << "electsim search: --property failover needs --failover-bound\n";
-        return kExitBadInput;
-      }
-      mask |= 1u << static_cast<unsigned>(*p);
-    }
-    if (mask == 0) {
-      io.err << "electsim search: --property: expected at least one property\n";
+    if (auto problem = runner::parse_properties(vm["property"].as<std::string>(), config)) {
+      io.err << fmt::format("electsim search: --property: expected {}\n", *problem);
       return kExitBadInput;
     }
-    config.properties = mask;
   }
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   if (vm.count("jobs") != 0) {

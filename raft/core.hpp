@@ -53,6 +53,10 @@ struct ElectionConfig {
   // and a follower that heard from its leader within it refuses to vote. 0: the minimum election
   // timeout (etcd's electionTimeout, which it is there).
   sim::Duration check_quorum_lease{0};
+  // A planted bug, for tests only (no scenario key sets it): votes ignore the log up-to-date rule
+  // of Raft §5.4.1, so a member missing committed entries can win and overwrite them. The search
+  // must find that as conflicting commits (tests/runner/search_test.cpp).
+  bool planted_skip_log_check = false;
 
   sim::Duration quorum_lease() const {
     return check_quorum_lease.count() > 0 ? check_quorum_lease : election_timeout_min;

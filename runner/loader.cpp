@@ -400,6 +400,7 @@ LoadResult load_scenario_json(const nlohmann::json& document, std::string source
     if (problems.empty() && scenario) {
       scenario->source = result.source;
       scenario->document = std::move(doc);
+      if (options.plant) options.plant(*scenario);
       result.scenario = std::move(scenario);
     }
   } catch (const std::exception& e) {

@@ -3,6 +3,7 @@
 // back as a list of problems that the CLI prints and turns into exit code 2.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,9 @@ struct LoadOptions {
   // reaches one of the runs.
   bool all_protocols_run = false;
   Limits limits;
+  // For tests only (no command-line option or file key reaches it): changes the loaded scenario
+  // before it runs, to plant a bug that a search must find (tests/runner/search_test.cpp).
+  std::function<void(Scenario&)> plant;
 };
 
 // Loads from text (source names it in messages).

@@ -43,6 +43,9 @@ constexpr std::array<PropertyInfo, kPropertyCount> kProperties = {{
     {Property::stale_action, "stale_action",
      "a leader acted on a belief it should have known was stale: it committed a write after its "
      "own renew deadline had passed on its clock"},
+    {Property::invariant, "invariant",
+     "the simulation broke one of its own invariants, an always-on assertion: a bug in one of "
+     "electsim's models"},
 }};
 
 std::string ms_text(Duration d) {
@@ -55,19 +58,18 @@ bool store_kind(FaultKind k) {
 
 // ---- The nemesis --------------------------------------------------------------------------------
 
+// How often a fault that a server can take is aimed at one of the world's servers instead of a
+// node: one time in kServerOdds (and a disk stall, with a replicated store, one time in two).
+constexpr std::uint64_t kServerOdds = 4;
+
 class Nemesis {
  public:
-  Nemesis(const SearchConfig& config, std::uint64_t seed, std::size_t nodes, bool uses_store,
-          std::size_t store_members)
-      : config_(config),
-        rng_(seed, sim::StreamPurpose::nemesis, 0),
-        nodes_(nodes),
-        uses_store_(uses_store),
-        store_members_(store_members) {
+  Nemesis(const SearchConfig& config, std::uint64_t seed, const SearchWorld& world)
+      : config_(config), rng_(seed, sim::StreamPurpose::nemesis, 0), world_(world) {
     for (int k = 0; k < sim::kFaultKindCount; ++k) {
       const auto kind = static_cast<FaultKind>(k);
       if (config.weights[static_cast<std::size_t>(k)] == 0) continue;
-      if (store_kind(kind) && !uses_store_) continue;
+      if (store_kind(kind) && !world_.store) continue;
       kinds_.push_back(kind);
       total_weight_ += config.weights[static_cast<std::size_t>(k)];
     }
@@ -80,12 +82,11 @@ class Nemesis {
     const auto count = static_cast<std::uint32_t>(
         rng_.between(config_.faults_min, std::max(config_.faults_min, config_.faults_max)));
     std::vector<std::pair<std::int64_t, json>> drawn;
-    std::vector<bool> drifted(nodes_ + 1, false);
     for (std::uint32_t i = 0; i < count; ++i) {
       const FaultKind kind = pick_kind();
       const std::int64_t safety_ms = millis(config_.safety);
       const std::int64_t at = rng_.between(0, std::max<std::int64_t>(0, safety_ms - 2));
-      json f = fault(kind, at, safety_ms, drifted);
+      json f = fault(kind, at, safety_ms);
       if (f.is_null()) continue;
       if (coverage != nullptr) coverage->fault_kinds |= 1u << static_cast<unsigned>(kind);
       drawn.emplace_back(at, std::move(f));
@@ -96,9 +97,7 @@ class Nemesis {
     // The healing phase: every cut heals and drifting clocks run true again (offsets and steps
     // stay: a clock that jumped is a fact, not a fault in progress).
     faults.push_back({{"at", ms_text(config_.safety)}, {"kind", "heal"}});
-    for (std::size_t n = 0; n < drifted.size(); ++n) {
-      if (!drifted[n]) continue;
-      json target = n == nodes_ ? json("store") : json(n);
+    for (const json& target : drifted_) {
       faults.push_back({{"at", ms_text(config_.safety)},
                         {"kind", "clock_drift"},
                         {"target", target},
@@ -128,7 +127,59 @@ class Nemesis {
     const std::uint64_t r = rng_.below(4);
     if (r < 2) return "leader";
     if (r == 2) return "follower";
-    return json(rng_.below(nodes_));
+    return json(rng_.below(world_.nodes));
+  }
+
+  // The world's servers that a fault of this effect can hit, as groups of one kind of server:
+  // the replicated store's members, Redlock's Redis masters, the database server. A process fault
+  // (crash, pause, isolate) aims at a store member by the role it holds when the fault fires; a
+  // clock fault names a member, so that the healing phase can reset its drift. The single store
+  // takes clock faults only (store_pause is its stall; it does not crash).
+  enum class Hit : std::uint8_t { process, clock };
+  std::size_t server_groups(Hit hit) const {
+    std::size_t n = 0;
+    if (world_.store_members > 1 || (world_.store && hit == Hit::clock)) ++n;
+    if (world_.redis_masters > 0) ++n;
+    if (world_.postgres) ++n;
+    return n;
+  }
+  json server_target(Hit hit) {
+    std::uint64_t group = rng_.below(server_groups(hit));
+    if (world_.store_members > 1 || (world_.store && hit == Hit::clock)) {
+      if (group == 0) {
+        if (world_.store_members <= 1) return "store";
+        if (hit == Hit::clock) return fmt::format("store:{}", rng_.below(world_.store_members));
+        return rng_.below(2) == 0 ? "store_leader" : "store_follower";
+      }
+      --group;
+    }
+    if (world_.redis_masters > 0) {
+      if (group == 0) return fmt::format("redis:{}", rng_.below(world_.redis_masters));
+      --group;
+    }
+    return "postgres";
+  }
+  // A node target, or one time in kServerOdds a server's.
+  json process_target() {
+    if (server_groups(Hit::process) > 0 && rng_.below(kServerOdds) == 0) {
+      return server_target(Hit::process);
+    }
+    return node_target();
+  }
+
+  // Every endpoint a link fault can name: the nodes, then the servers.
+  std::vector<json> endpoints() const {
+    std::vector<json> all;
+    for (std::size_t n = 0; n < world_.nodes; ++n) all.emplace_back(n);
+    if (world_.store && world_.store_members <= 1) all.emplace_back("store");
+    for (std::size_t k = 0; world_.store_members > 1 && k < world_.store_members; ++k) {
+      all.emplace_back(fmt::format("store:{}", k));
+    }
+    for (std::size_t k = 0; k < world_.redis_masters; ++k) {
+      all.emplace_back(fmt::format("redis:{}", k));
+    }
+    if (world_.postgres) all.emplace_back("postgres");
+    return all;
   }
 
   // A duration that ends inside the safety phase, or 0 when none fits.
@@ -138,7 +189,41 @@ class Nemesis {
     return rng_.between(1, room);
   }
 
-  json fault(FaultKind kind, std::int64_t at, std::int64_t safety_ms, std::vector<bool>& drifted) {
+  // The leader with 0 to (n-1)/2 - 1 followers against the others, as Jepsen's partitions aimed
+  // at the leader. One time in three (with three nodes or more) the partition is partial: some of
+  // the others are in neither group and keep their links to both sides, as Jepsen's bridge, so
+  // a node can hear two leaders. Each server goes to a side at even odds; Redis masters each on
+  // their own, a replicated store whole, but one time in three with one member on the other side.
+  json partition_groups() {
+    json minority = json::array({"leader"});
+    const std::uint64_t extra = world_.nodes > 2 ? rng_.below((world_.nodes - 1) / 2) : 0;
+    for (std::uint64_t i = 0; i < extra; ++i) minority.push_back("follower");
+    json majority = json::array();
+    const std::uint64_t others = world_.nodes - 1 - extra;
+    if (others >= 2 && rng_.below(3) == 0) {
+      const std::uint64_t bridges = rng_.between(1, others - 1);
+      for (std::uint64_t i = 0; i < others - bridges; ++i) majority.push_back("follower");
+    } else {
+      majority.push_back("rest");
+    }
+    auto side = [&](json endpoint) {
+      (rng_.below(2) == 0 ? majority : minority).push_back(std::move(endpoint));
+    };
+    if (world_.store && world_.store_members <= 1) side("store");
+    if (world_.store_members > 1) {
+      const bool on_majority = rng_.below(2) == 0;
+      const std::uint64_t odd_one =
+          rng_.below(3) == 0 ? rng_.below(world_.store_members) : world_.store_members;
+      for (std::size_t k = 0; k < world_.store_members; ++k) {
+        ((k == odd_one) != on_majority ? majority : minority).push_back(fmt::format("store:{}", k));
+      }
+    }
+    for (std::size_t k = 0; k < world_.redis_masters; ++k) side(fmt::format("redis:{}", k));
+    if (world_.postgres) side("postgres");
+    return json::array({minority, majority});
+  }
+
+  json fault(FaultKind kind, std::int64_t at, std::int64_t safety_ms) {
     json f = {{"at", fmt::format("{}ms", at)}, {"kind", sim::fault_kind_name(kind)}};
     auto with_duration = [&](json&& g) -> json {
       const std::int64_t d = duration_ms(at, safety_ms);
@@ -146,42 +231,34 @@ class Nemesis {
       g["duration"] = fmt::format("{}ms", d);
       return std::move(g);
     };
+    auto clock_target = [&]() -> json {
+      if (server_groups(Hit::clock) > 0 && rng_.below(kServerOdds) == 0) {
+        return server_target(Hit::clock);
+      }
+      return json(rng_.below(world_.nodes));
+    };
     switch (kind) {
       case FaultKind::crash:
-        if (store_members_ > 1 && rng_.below(4) == 0) {
-          f["target"] = rng_.below(2) == 0 ? "store_leader" : "store_follower";
-        } else {
-          f["target"] = node_target();
-        }
-        return with_duration(std::move(f));
       case FaultKind::pause:
       case FaultKind::isolate:
-        f["target"] = node_target();
+        f["target"] = process_target();
         return with_duration(std::move(f));
       case FaultKind::disk_stall:
-        f["target"] = store_members_ > 1 && rng_.below(2) == 0
+        f["target"] = world_.store_members > 1 && rng_.below(2) == 0
                           ? json(rng_.below(2) == 0 ? "store_leader" : "store_follower")
                           : node_target();
         return with_duration(std::move(f));
-      case FaultKind::partition: {
-        // The leader with a few followers against the rest; the coordinator on either side.
-        json minority = json::array({"leader"});
-        const std::uint64_t extra = nodes_ > 2 ? rng_.below((nodes_ - 1) / 2) : 0;
-        for (std::uint64_t i = 0; i < extra; ++i) minority.push_back("follower");
-        json majority = json::array({"rest"});
-        if (uses_store_) (rng_.below(2) == 0 ? majority : minority).push_back("store");
-        f["groups"] = json::array({minority, majority});
+      case FaultKind::partition:
+        f["groups"] = partition_groups();
         return with_duration(std::move(f));
-      }
       case FaultKind::cut: {
-        const std::size_t endpoints = nodes_ + (uses_store_ ? 1 : 0);
-        if (endpoints < 2) return nullptr;
-        const std::uint64_t a = rng_.below(endpoints);
-        std::uint64_t b = rng_.below(endpoints - 1);
+        const std::vector<json> all = endpoints();
+        if (all.size() < 2) return nullptr;
+        const std::uint64_t a = rng_.below(all.size());
+        std::uint64_t b = rng_.below(all.size() - 1);
         if (b >= a) ++b;
-        auto endpoint = [&](std::uint64_t e) { return e == nodes_ ? json("store") : json(e); };
-        f["from"] = endpoint(a);
-        f["to"] = endpoint(b);
+        f["from"] = all[a];
+        f["to"] = all[b];
         return with_duration(std::move(f));
       }
       case FaultKind::loss:
@@ -206,19 +283,18 @@ class Nemesis {
         return with_duration(std::move(f));
       case FaultKind::clock_offset:
       case FaultKind::clock_step: {
-        const bool store = uses_store_ && rng_.below(5) == 0;
-        f["target"] = store ? json("store") : json(rng_.below(nodes_));
+        f["target"] = clock_target();
         const std::int64_t jump = millis(config_.max_clock_jump);
         const std::int64_t amount = rng_.between(-jump, jump);
         f[kind == FaultKind::clock_offset ? "offset" : "by"] = fmt::format("{}ms", amount);
         return f;
       }
       case FaultKind::clock_drift: {
-        const bool store = uses_store_ && rng_.below(5) == 0;
-        const std::size_t who = store ? nodes_ : rng_.below(nodes_);
-        f["target"] = store ? json("store") : json(who);
+        f["target"] = clock_target();
         f["drift_ppm"] = rng_.between(-config_.max_drift_ppm, config_.max_drift_ppm);
-        drifted[who] = true;
+        if (std::find(drifted_.begin(), drifted_.end(), f["target"]) == drifted_.end()) {
+          drifted_.push_back(f["target"]);
+        }
         return f;
       }
       case FaultKind::store_pause:
@@ -231,14 +307,20 @@ class Nemesis {
         f["target"] = node_target();
         return f;
       case FaultKind::restart:
-        f["target"] = json(rng_.below(nodes_));
+        f["target"] = json(rng_.below(world_.nodes));
         return f;
       case FaultKind::heal:
         return f;
       case FaultKind::operator_clear:
-        // On the store it deletes the leader key, which only a single store can do.
-        if (!uses_store_ || store_members_ > 1) return nullptr;
-        f["target"] = "store";
+        // A person clears the record the coordinator keeps: the database's row and locks, or
+        // the single store's leader key (a replicated store cannot be cleared that way).
+        if (world_.postgres) {
+          f["target"] = "postgres";
+        } else if (world_.store && world_.store_members <= 1) {
+          f["target"] = "store";
+        } else {
+          return nullptr;
+        }
         return f;
     }
     return nullptr;
@@ -246,11 +328,10 @@ class Nemesis {
 
   const SearchConfig& config_;
   sim::Rng rng_;
-  std::size_t nodes_;
-  bool uses_store_;
-  std::size_t store_members_;
+  SearchWorld world_;
   std::vector<FaultKind> kinds_;
   std::uint64_t total_weight_ = 0;
+  std::vector<json> drifted_;  // clocks set drifting, reset when the healing phase starts
 };
 
 // ---- One run ------------------------------------------------------------------------------------
@@ -259,6 +340,7 @@ struct Probe {
   bool loaded = false;
   std::string problem;  // why the document did not load (a nemesis bug: never expected)
   std::uint32_t violated = 0;
+  std::string invariant;  // the invariant the run broke, if it broke one
   Coverage coverage;
 };
 
@@ -303,7 +385,18 @@ Probe probe(const json& document, const std::string& source, const LoadOptions& 
   p.loaded = true;
   RunOptions run;
   run.cancel = cancel;
-  const RunResult r = run_scenario(*loaded.scenario, run);
+  std::optional<RunResult> result;
+  try {
+    // A broken invariant ends this run only: it is a finding, not the end of the search.
+    const sim::ThrowOnBrokenInvariant throw_instead;
+    result = run_scenario(*loaded.scenario, run);
+  } catch (const sim::InvariantBroken& e) {
+    p.invariant = e.what();
+    if (config.wants(Property::invariant))
+      p.violated = 1u << static_cast<unsigned>(Property::invariant);
+    return p;
+  }
+  const RunResult& r = *result;
   p.violated = violations(r, config);
   p.coverage.roles = r.report.roles_seen;
   const protocols::ProtocolInfo* info = protocols::find_protocol(loaded.scenario->protocol);
@@ -351,8 +444,13 @@ class Shrinker {
     }
     ++runs_;
     const Probe p = probe(document, source_, load_, config_, cancel_);
-    return p.loaded && ((p.violated >> static_cast<unsigned>(property_)) & 1u);
+    const bool failed = p.loaded && ((p.violated >> static_cast<unsigned>(property_)) & 1u);
+    if (failed) invariant_ = p.invariant;
+    return failed;
   }
+
+  // The invariant the last failing run broke ("" if none): what the written file shows.
+  const std::string& invariant() const { return invariant_; }
 
   bool structural(const json& f) const { return phase_end(f, config_); }
 
@@ -374,7 +472,7 @@ class Shrinker {
     if (nemesis_count(document) < mid) {
       steps.push_back(fmt::format("then {} more", mid - nemesis_count(document)));
     }
-    return document;
+    return drop_stray_resets(std::move(document));
   }
 
   std::uint64_t runs() const { return runs_; }
@@ -429,6 +527,25 @@ class Shrinker {
           break;
         }
       }
+    }
+    return d;
+  }
+
+  // The healing phase resets each clock the nemesis set drifting; once the drift itself is gone
+  // the reset is noise in the file (and, on a clock the scenario makes drift, a change of its
+  // own): drop it when the run still breaks the property without it.
+  json drop_stray_resets(json d) {
+    for (std::size_t i = d["faults"].size(); i-- > 0 && !exhausted_;) {
+      const json& reset = d["faults"][i];
+      if (!structural(reset) || reset.value("kind", "") != "clock_drift") continue;
+      const bool drifted = std::any_of(d["faults"].begin(), d["faults"].end(), [&](const json& f) {
+        return !structural(f) && f.value("kind", "") == "clock_drift" &&
+               f["target"] == reset["target"];
+      });
+      if (drifted) continue;
+      json candidate = d;
+      candidate["faults"].erase(i);
+      if (fails(candidate)) d = std::move(candidate);
     }
     return d;
   }
@@ -603,6 +720,7 @@ class Shrinker {
   const std::atomic<bool>* cancel_;
   std::uint64_t runs_ = 0;
   bool exhausted_ = false;
+  std::string invariant_;
 };
 
 // The expect block a found scenario carries: the bound the violation breaks.
@@ -624,6 +742,9 @@ json expect_for(Property p, const SearchConfig& c, const json& original) {
       return {{"store_safety_violations", {{"max", 0}}}};
     case Property::stale_action:
       return {{"writes_after_deadline", {{"max", 0}}}};
+    case Property::invariant:
+      // No bound can state it: `electsim run` stops at the broken invariant.
+      return json::object();
   }
   return json::object();
 }
@@ -676,6 +797,29 @@ std::optional<Property> property_from_name(std::string_view name) {
   }
   return std::nullopt;
 }
+std::string property_list() {
+  std::string out;
+  for (const PropertyInfo& info : kProperties) {
+    out += out.empty() ? "" : ", ";
+    out += info.name;
+  }
+  return out;
+}
+
+std::optional<std::string> parse_properties(std::string_view text, SearchConfig& config) {
+  std::uint32_t mask = 0;
+  for (const std::string_view name : comma_items(text)) {
+    const auto p = property_from_name(name);
+    if (!p) return fmt::format("a property ({}), found \"{}\"", property_list(), name);
+    if (*p == Property::failover && !config.failover_bound) {
+      return "a property whose bound is given: failover needs --failover-bound";
+    }
+    mask |= 1u << static_cast<unsigned>(*p);
+  }
+  if (mask == 0) return "at least one property";
+  config.properties = mask;
+  return std::nullopt;
+}
 
 SearchConfig SearchConfig::defaults() {
   SearchConfig c;
@@ -697,8 +841,9 @@ SearchConfig SearchConfig::defaults() {
   w(FaultKind::disk_stall, 1);
   w(FaultKind::campaign, 1);
   w(FaultKind::step_down, 1);
-  for (Property p : {Property::stale_write, Property::overwrite, Property::same_epoch,
-                     Property::no_recovery, Property::store_safety, Property::stale_action}) {
+  for (Property p :
+       {Property::stale_write, Property::overwrite, Property::same_epoch, Property::no_recovery,
+        Property::store_safety, Property::stale_action, Property::invariant}) {
     c.properties |= 1u << static_cast<unsigned>(p);
   }
   return c;
@@ -889,9 +1034,7 @@ void read_search_section(const json& section, SearchConfig& config, protocols::P
       const auto p = v[i].is_string() ? property_from_name(v[i].get<std::string>()) : std::nullopt;
       if (!p) {
         add_problem(problems, protocols::child_pointer(base + "/properties", std::to_string(i)),
-                    "a property: stale_write, overwrite, same_epoch, no_recovery, "
-                    "failover, expect, store_safety, stale_action",
-                    protocols::json_excerpt(v[i]));
+                    "a property: " + property_list(), protocols::json_excerpt(v[i]));
         ok = false;
         break;
       }
@@ -917,9 +1060,20 @@ void read_search_section(const json& section, SearchConfig& config, protocols::P
   }
 }
 
+SearchWorld search_world(const Scenario& scenario) {
+  SearchWorld w;
+  w.nodes = scenario.world.node_count;
+  w.store = scenario.prepared.uses_store;
+  w.store_members = w.store ? scenario.services.replication.members : 1;
+  w.redis_masters = scenario.prepared.uses_redis && scenario.services.redis
+                        ? scenario.services.redis->masters
+                        : 0;
+  w.postgres = scenario.prepared.uses_database && scenario.services.postgres.has_value();
+  return w;
+}
+
 json search_run_document(const json& base, const SearchConfig& config, std::uint64_t seed,
-                         std::size_t node_count, bool uses_store, std::size_t store_members,
-                         Coverage* coverage) {
+                         const SearchWorld& world, Coverage* coverage) {
   json d = base;
   for (const char* key :
        {"faults", "random_faults", "variants", "sweep", "search", "found", "expect_by_protocol"}) {
@@ -927,7 +1081,7 @@ json search_run_document(const json& base, const SearchConfig& config, std::uint
   }
   d["seed"] = seed;
   d["duration"] = ms_text(config.safety + config.heal_bound);
-  Nemesis nemesis(config, seed, node_count, uses_store, store_members);
+  Nemesis nemesis(config, seed, world);
   d["faults"] = nemesis.schedule(coverage);
   return d;
 }
@@ -948,15 +1102,13 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
   if (!base.scenario->expect.empty() && document.contains("expect")) {
     base_doc["expect"] = base.scenario->document.value("expect", json::object());
   }
-  const std::size_t nodes = base.scenario->world.node_count;
-  const bool uses_store = base.scenario->prepared.uses_store;
-  const std::size_t members = base.scenario->services.replication.members;
+  const SearchWorld world = search_world(*base.scenario);
 
   SearchResult result;
   result.scenario_name = base.scenario->name;
   result.protocol = base.scenario->protocol;
   result.runs_planned = config.runs;
-  result.uses_store = uses_store;
+  result.uses_store = world.store;
   if (const auto* info = protocols::find_protocol(result.protocol)) {
     result.message_type_names = info->message_types;
   }
@@ -992,8 +1144,7 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       const std::uint64_t i = batch_start + k;
       const std::uint64_t seed = config.first_seed + i;
       Slot slot;
-      const json run_doc =
-          search_run_document(base_doc, config, seed, nodes, uses_store, members, &slot.coverage);
+      const json run_doc = search_run_document(base_doc, config, seed, world, &slot.coverage);
       slot.faults = nemesis_faults(run_doc, config);
       const Probe p = probe(run_doc, source, load, config, options.stop);
       if (!p.loaded) {
@@ -1061,7 +1212,7 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
   if (config.shrink && !result.interrupted) {
     for (const Finding& f : result.first) {
       if (options.stop != nullptr && options.stop->load()) break;
-      const json start = search_run_document(base_doc, config, f.seed, nodes, uses_store, members);
+      const json start = search_run_document(base_doc, config, f.seed, world);
       Shrinker shrinker(source, load, config, f.property, options.stop);
       Shrunk s;
       s.property = f.property;
@@ -1073,16 +1224,19 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       s.budget_exhausted = shrinker.exhausted();
       small["name"] =
           fmt::format("{}-{}-{}", result.scenario_name, result.protocol, property_name(f.property));
+      const bool invariant = f.property == Property::invariant;
       small["description"] = fmt::format(
-          "Found by electsim search on {} ({}), seed {}: {}. The nemesis's schedule was shrunk "
-          "from {} faults to {} in {} runs{} ({}). Faults heal at {}; the expect block states "
-          "the property, and this run breaks it.",
+          "Found by electsim search on {} ({}), seed {}: {}{}. The nemesis's schedule was shrunk "
+          "from {} faults to {} in {} runs{} ({}). Faults heal at {}; {}.",
           result.scenario_name, result.protocol, f.seed, property_meaning(f.property),
+          invariant && !shrinker.invariant().empty() ? ": " + shrinker.invariant() : "",
           s.faults_before, s.faults_after, s.runs,
           s.budget_exhausted ? ", where the shrinking budget ran out" : "",
           s.steps.empty() ? std::string("nothing else shrank")
                           : fmt::format("{}", fmt::join(s.steps, "; ")),
-          sim::format_duration(config.safety));
+          sim::format_duration(config.safety),
+          invariant ? "electsim run stops this run where the invariant breaks"
+                    : "the expect block states the property, and this run breaks it");
       small["expect"] = expect_for(f.property, config, base_doc.value("expect", json()));
       small["found"] = {{"property", property_name(f.property)},
                         {"unsafe_by_design", config.unsafe_by_design},

@@ -33,11 +33,13 @@ enum class Property : std::uint8_t {
   expect,        // the scenario's own expect block
   store_safety,  // the replicated store broke its own safety (always a bug)
   stale_action,  // a leader committed a write after its own deadline had passed on its clock
+  invariant,     // the simulation broke one of its own invariants (always a bug in a model)
 };
-inline constexpr int kPropertyCount = 8;
+inline constexpr int kPropertyCount = 9;
 const char* property_name(Property p);
 const char* property_meaning(Property p);
 std::optional<Property> property_from_name(std::string_view name);
+std::string property_list();  // every property's name, comma-separated
 
 struct SearchConfig {
   // How often the nemesis picks each fault kind (0: never). Kinds the world cannot take (a store
@@ -74,6 +76,8 @@ void read_search_section(const nlohmann::json& section, SearchConfig& config,
                          protocols::Problems& problems);
 // "crash=3,pause=1": only these kinds, with these weights ("crash" alone: weight 1).
 std::optional<std::string> parse_kinds(std::string_view text, SearchConfig& config);
+// "stale_write,overwrite": check only these properties (failover only with a bound).
+std::optional<std::string> parse_properties(std::string_view text, SearchConfig& config);
 // "loss=0.2,clock_jump=500ms": intensities (keys: duration, loss, duplicate, latency, clock_jump,
 // drift_ppm), each range-checked.
 std::optional<std::string> parse_intensity(std::string_view text, SearchConfig& config);
@@ -153,11 +157,21 @@ SearchOutcome run_search(const nlohmann::json& document, const std::string& sour
                          const LoadOptions& load, const SearchConfig& config,
                          const SearchOptions& options);
 
+// What the nemesis can aim at: the nodes and the servers the protocol depends on.
+struct SearchWorld {
+  std::size_t nodes = 0;
+  bool store = false;             // the protocol uses the store
+  std::size_t store_members = 1;  // above 1: a replicated store, "store:0" to "store:N-1"
+  std::size_t redis_masters = 0;  // Redlock's masters, "redis:0" to "redis:N-1"
+  bool postgres = false;          // the database server, "postgres"
+};
+SearchWorld search_world(const Scenario& scenario);
+
 // The scenario document of run `seed` of a search: the world and protocol of `base`, the
 // nemesis's faults, the heal at the end of the safety phase. Exposed for tests.
 nlohmann::json search_run_document(const nlohmann::json& base, const SearchConfig& config,
-                                   std::uint64_t seed, std::size_t node_count, bool uses_store,
-                                   std::size_t store_members, Coverage* coverage = nullptr);
+                                   std::uint64_t seed, const SearchWorld& world,
+                                   Coverage* coverage = nullptr);
 
 // The text report: runs, violations per property with the first seed, shrunk files, coverage.
 std::string format_search_report(const SearchResult& result, const SearchConfig& config);

@@ -116,8 +116,8 @@ expect 2 '--runs: expected a whole number from 1 to 1000000000, found 0' -- \
 expect 2 '--kinds: expected a fault kind' -- "$electsim" search "$flagship" --kinds crush=2 -q
 expect 2 '--kinds: expected at least one fault kind with a weight above 0' -- \
   "$electsim" search "$flagship" --kinds crash=0 -q
-expect 2 '--property: expected stale_write' -- "$electsim" search "$flagship" --property nope -q
-expect 2 '--property failover needs --failover-bound' -- \
+expect 2 '--property: expected a property (stale_write' -- "$electsim" search "$flagship" --property nope -q
+expect 2 'failover needs --failover-bound' -- \
   "$electsim" search "$flagship" --property failover -q
 expect 2 '--safety: expected a duration from 1s to' -- "$electsim" search "$flagship" --safety 0s -q
 expect 2 '--intensity: expected loss: a probability from 0.05 to 1, found "7"' -- \

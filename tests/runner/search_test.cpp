@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
 #include "runner/search.hpp"
+#include "sim/assert.hpp"
 
 using namespace electsim;
 using nlohmann::json;
@@ -50,35 +52,47 @@ runner::SearchConfig only(Property p, std::uint64_t runs) {
   return c;
 }
 
-// Runs a written scenario document as `electsim run` would.
-runner::RunResult run_document(const json& d) {
-  runner::LoadResult loaded = runner::load_scenario_json(d, "<found>");
+// Runs a written scenario document as `electsim run` would (with the search's planted bug, if
+// any).
+runner::RunResult run_document(const json& d, const runner::LoadOptions& load = {}) {
+  runner::LoadOptions options;
+  options.plant = load.plant;
+  runner::LoadResult loaded = runner::load_scenario_json(d, "<found>", options);
   for (const auto& m : loaded.messages()) UNSCOPED_INFO(m);
   REQUIRE(loaded.scenario);
   return runner::run_scenario(*loaded.scenario, {});
 }
 
-bool is_heal_phase(const json& fault, const json& d) {
+// The document's run meets its expect block and breaks no invariant of the simulation.
+bool holds(const json& d, const runner::LoadOptions& load = {}) {
+  try {
+    const sim::ThrowOnBrokenInvariant throw_instead;
+    return run_document(d, load).verdict.ok();
+  } catch (const sim::InvariantBroken& e) {
+    UNSCOPED_INFO("invariant broken: " << e.what());
+    return false;
+  }
+}
+
+bool is_heal_phase(const json& fault) {
   const std::string kind = fault["kind"].get<std::string>();
-  (void)d;
   return kind == "heal" || (kind == "clock_drift" && fault["drift_ppm"] == 0);
 }
 
 // The shrunk file breaks its expect block, and without any one of its nemesis faults it holds.
-void check_one_minimal(const runner::Shrunk& s) {
+void check_one_minimal(const runner::Shrunk& s, const runner::LoadOptions& load = {}) {
   INFO(s.document.dump(2));
   REQUIRE_FALSE(s.budget_exhausted);
-  const runner::RunResult found = run_document(s.document);
-  CHECK_FALSE(found.verdict.ok());
+  CHECK_FALSE(holds(s.document, load));
   const json& faults = s.document["faults"];
   std::size_t nemesis = 0;
   for (std::size_t i = 0; i < faults.size(); ++i) {
-    if (is_heal_phase(faults[i], s.document)) continue;
+    if (is_heal_phase(faults[i])) continue;
     ++nemesis;
     json without = s.document;
     without["faults"].erase(i);
     INFO("without fault " << i << ": " << faults[i].dump());
-    CHECK(run_document(without).verdict.ok());
+    CHECK(holds(without, load));
   }
   CHECK(nemesis == s.faults_after);
   CHECK(s.faults_after <= s.faults_before);
@@ -166,6 +180,31 @@ TEST_CASE("search: Bully under partition shrinks to a 1-minimal stale write") {
   check_one_minimal(r.shrunk[0]);
 }
 
+TEST_CASE(
+    "search: a store whose votes skip the log check shrinks to 1-minimal conflicting commits") {
+  // The planted bug: the replicated store's Raft grants votes without the up-to-date rule
+  // (Raft §5.4.1), so a member that missed committed entries can lead and overwrite them.
+  runner::LoadOptions planted;
+  planted.plant = [](runner::Scenario& s) {
+    s.services.replication.raft.planted_skip_log_check = true;
+  };
+  // A follower told to replace an entry it knows committed breaks the log's invariant (Raft
+  // §5.4); members that apply different commands at one index break store_safety.
+  runner::SearchConfig config = only(Property::invariant, 400);
+  config.properties |= 1u << static_cast<unsigned>(Property::store_safety);
+  const runner::SearchResult found = search("store-partition.json", planted, config, 2);
+  REQUIRE(found.violations[static_cast<std::size_t>(Property::invariant)] +
+              found.violations[static_cast<std::size_t>(Property::store_safety)] >
+          0);
+  REQUIRE_FALSE(found.shrunk.empty());
+  for (const runner::Shrunk& s : found.shrunk) check_one_minimal(s, planted);
+  // The shrunk file is an ordinary scenario: without the planted bug the store stays safe.
+  CHECK(holds(found.shrunk[0].document));
+  const runner::SearchResult sound = search("store-partition.json", {}, config, 2);
+  CHECK(sound.violations[static_cast<std::size_t>(Property::invariant)] == 0);
+  CHECK(sound.violations[static_cast<std::size_t>(Property::store_safety)] == 0);
+}
+
 TEST_CASE("search: the database flag after a crash shrinks to a 1-minimal missing recovery") {
   const runner::SearchResult r =
       search("db-flag-stuck-forever.json", {}, only(Property::no_recovery, 100), 2);
@@ -234,7 +273,10 @@ TEST_CASE("search: intensities bound what the nemesis draws") {
   config.faults_max = 8;
   const json base = document("leader-crash.json");
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-    const json d = runner::search_run_document(base, config, seed, 5, true, 1);
+    runner::SearchWorld world;
+    world.nodes = 5;
+    world.store = true;
+    const json d = runner::search_run_document(base, config, seed, world);
     for (const json& f : d["faults"]) {
       if (f["kind"] == "loss") CHECK(f["probability"].get<double>() <= 0.1 + 1e-9);
       if (f["kind"] == "clock_step") {
@@ -244,6 +286,85 @@ TEST_CASE("search: intensities bound what the nemesis draws") {
       }
     }
   }
+}
+
+TEST_CASE("search: the nemesis aims at every server the protocol depends on") {
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  config.faults_min = 8;
+  config.faults_max = 8;
+  // Every endpoint name and target the nemesis wrote in 300 runs of one world.
+  auto names = [&](const std::string& file) {
+    const json base = document(file);
+    const runner::LoadResult loaded = runner::load_scenario_json(base, file);
+    REQUIRE(loaded.scenario);
+    const runner::SearchWorld world = runner::search_world(*loaded.scenario);
+    std::set<std::string> seen;
+    for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+      const json d = runner::search_run_document(base, config, seed, world);
+      for (const json& f : d["faults"]) {
+        for (const char* key : {"target", "from", "to"}) {
+          if (f.contains(key) && f[key].is_string()) seen.insert(f[key].get<std::string>());
+        }
+        for (const json& group : f.value("groups", json::array())) {
+          for (const json& e : group) {
+            if (e.is_string()) seen.insert(e.get<std::string>());
+          }
+        }
+      }
+    }
+    return seen;
+  };
+  const std::set<std::string> redlock = names("redlock-gc-pause.json");
+  for (const char* master : {"redis:0", "redis:1", "redis:2", "redis:3", "redis:4"}) {
+    CHECK(redlock.count(master) == 1);
+  }
+  CHECK(redlock.count("store") == 0);  // redlock does not use the store
+  const std::set<std::string> postgres = names("postgres-dead-client-keepalive.json");
+  CHECK(postgres.count("postgres") == 1);
+  CHECK(postgres.count("redis:0") == 0);
+  const std::set<std::string> members = names("store-partition.json");
+  for (const char* m : {"store:0", "store:1", "store:2", "store_leader", "store_follower"}) {
+    CHECK(members.count(m) == 1);
+  }
+  CHECK(members.count("store") == 0);  // members by name, never the first one's alias
+  const std::set<std::string> single = names("lease-leader-crash.json");
+  CHECK(single.count("store") == 1);
+  CHECK(single.count("store:0") == 0);
+}
+
+TEST_CASE("search: some partitions are partial, leaving nodes linked to both sides") {
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  REQUIRE(runner::parse_kinds("partition", config) == std::nullopt);
+  config.faults_min = 1;
+  config.faults_max = 1;
+  runner::SearchWorld world;
+  world.nodes = 5;
+  const json base = document("leader-crash.json");
+  int partial = 0;
+  int whole = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const json d = runner::search_run_document(base, config, seed, world);
+    const json& groups = d["faults"][0]["groups"];
+    REQUIRE(groups.size() == 2);
+    std::size_t named = 0;
+    bool rest = false;
+    for (const json& g : groups) {
+      for (const json& e : g) {
+        rest = rest || e == "rest";
+        named += e == "rest" ? 0 : 1;
+      }
+    }
+    // "rest" takes every node not named; without it, the nodes left out bridge the sides.
+    if (rest) {
+      ++whole;
+    } else {
+      CHECK(named < world.nodes);
+      CHECK(named >= 2);
+      ++partial;
+    }
+  }
+  CHECK(partial > 30);
+  CHECK(whole > 100);
 }
 
 TEST_CASE("search: a careless lease client acts after its own deadline, a careful one never") {
