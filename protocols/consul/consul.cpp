@@ -248,7 +248,8 @@ void ConsulNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag)
       if (id != renew_timer_) return;
       renew_timer_ = ctx.set_timer(config_->renew_interval, kRenewTag);
       if (session_ != sim::kNoLease) renew(ctx);
-      if (pending_ != Pending::none && ctx.now() - pending_sent_at_ >= config_->lock_wait_time) {
+      if (pending_ != Pending::none &&
+          ctx.monotonic_now() - pending_sent_at_ >= config_->lock_wait_time) {
         give_up_pending(ctx);
       }
       return;
@@ -367,7 +368,7 @@ void ConsulNode::on_command(sim::Context& ctx, sim::Command command) {
 void ConsulNode::begin(sim::Context& ctx, Pending step, sim::RequestId id) {
   pending_ = step;
   pending_id_ = id;
-  pending_sent_at_ = ctx.now();
+  pending_sent_at_ = ctx.monotonic_now();  // the Go client's timeouts run on the monotonic clock
 }
 
 void ConsulNode::give_up_pending(sim::Context& ctx) {

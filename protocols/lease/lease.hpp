@@ -73,11 +73,12 @@ class LeaseNode final : public sim::Protocol {
 
   bool store_mode() const { return config_->expiry == Expiry::store; }
   // The clock that intervals (deadlines, hold-offs, the age of an observation) are measured on:
-  // client-go measures them on the monotonic clock (Go's time.Now carries a monotonic reading,
-  // and context timeouts run on it); store mode keeps the wall clock it has always read.
-  sim::LocalTime elapsed_now(const sim::Context& ctx) const {
-    return store_mode() ? ctx.now() : ctx.monotonic_now();
-  }
+  // the monotonic one in both modes. Both clients are Go: time.Now carries a monotonic reading
+  // and Sub, After and context timeouts use it. client-go's renew deadline runs in a context
+  // timeout; clientv3's lease client closes its KeepAlive channel once time.Now() passes the
+  // deadline of the last answer (lease.go, deadlineLoop), so a wall-clock step on the holder
+  // moves neither.
+  static sim::LocalTime elapsed_now(const sim::Context& ctx) { return ctx.monotonic_now(); }
   // Client mode: whether the record, observed as it is, has outlived its lease by this node's
   // judgement.
   bool record_expired(const sim::Context& ctx, const LeaseRecord& record) const;

@@ -118,7 +118,8 @@ sim::Context& RaftNode::ctx() const {
 }
 
 sim::LocalTime RaftNode::now() const {
-  return ctx().now();
+  // etcd's raft counts ticks of a time.Ticker, which a wall-clock step does not move.
+  return ctx().monotonic_now();
 }
 
 sim::TimerId RaftNode::set_timer(sim::Duration after_local, sim::TimerTag tag) {
@@ -193,7 +194,7 @@ void RaftNode::on_leader_stop() {
 bool RaftNode::may_write(sim::Context& ctx, sim::Token token) {
   if (core_.state() != RaftState::leader || token != core_.term()) return false;
   // With CheckQuorum a leader cut off from a majority stops writing before the check deposes it.
-  if (config_->check_quorum && !core_.quorum_active(ctx.now())) return false;
+  if (config_->check_quorum && !core_.quorum_active(ctx.monotonic_now())) return false;
   // The Writer sends right after a yes: the entry is appended to the leader's log (Raft §5.3,
   // kept here as the last position only), and the next heartbeat carries it to the followers.
   set_last_log(LogPosition{last_log_.index + 1, core_.term()});

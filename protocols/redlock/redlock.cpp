@@ -164,7 +164,7 @@ void RedlockNode::start_round(sim::Context& ctx, Round kind, sim::RedisOp op) {
   answered_ = 0;
   ok_ = 0;
   max_value_ = 0;
-  round_start_ = ctx.now();
+  round_start_ = ctx.monotonic_now();
   sim::RedisRequest request;
   request.op = op;
   request.value = value_;
@@ -179,7 +179,8 @@ void RedlockNode::attempt(sim::Context& ctx) {
   state_ = State::acquiring;
   value_ = static_cast<std::int64_t>(ctx.rng().next_u64() >> 1);
   ++attempts_;
-  attempt_start_ = ctx.now();
+  attempt_start_ = ctx.monotonic_now();
+  attempt_wall_ = ctx.now();
   start_round(ctx, Round::acquire, sim::RedisOp::set_nx_px);
 }
 
@@ -203,7 +204,7 @@ void RedlockNode::end_round(sim::Context& ctx) {
   const Round kind = round_;
   round_ = Round::none;
   ids_.fill(0);
-  const sim::LocalTime now = ctx.now();
+  const sim::LocalTime now = ctx.monotonic_now();
   const bool majority = ok_ >= config_->quorum();
   switch (kind) {
     case Round::none:
@@ -228,7 +229,7 @@ void RedlockNode::end_round(sim::Context& ctx) {
         // No counter: the acquisition's start on this node's clock, in milliseconds (and above
         // this node's previous epoch). It orders two nodes' tenures only as well as their clocks
         // agree; nothing the masters keep backs it, so the sink cannot trust it.
-        const std::int64_t start_ms = attempt_start_.since_start().count() / 1'000'000;
+        const std::int64_t start_ms = attempt_wall_.since_start().count() / 1'000'000;
         const std::int64_t epoch = std::max(start_ms, ctx.durable().get("epoch") + 1);
         ctx.durable().set("epoch", epoch);
         token_ = epoch;
@@ -282,7 +283,7 @@ void RedlockNode::become_leader(sim::Context& ctx) {
   cancel(ctx, renew_timer_);
   cancel(ctx, validity_timer_);
   renew_timer_ = ctx.set_timer(config_->renew(), kRenewTag);
-  validity_timer_ = ctx.set_timer(until_ - ctx.now(), kValidityTag);
+  validity_timer_ = ctx.set_timer(until_ - ctx.monotonic_now(), kValidityTag);
 }
 
 void RedlockNode::step_down(sim::Context& ctx) {
@@ -300,7 +301,7 @@ void RedlockNode::step_down(sim::Context& ctx) {
 void RedlockNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag) {
   if (writer_.on_timer(ctx, id, tag, [this, &ctx](sim::Token token) {
         if (!config_->recheck_before_write) return true;
-        return state_ == State::leading && token == token_ && ctx.now() < until_;
+        return state_ == State::leading && token == token_ && ctx.monotonic_now() < until_;
       })) {
     return;
   }

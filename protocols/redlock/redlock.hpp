@@ -121,7 +121,11 @@ class RedlockNode final : public sim::Protocol {
   std::size_t ok_ = 0;
   std::int64_t max_value_ = 0;  // incr: the largest counter returned
   sim::LocalTime round_start_;
+  // redsync measures with Go's time.Now, whose monotonic reading Sub and Before use: the
+  // validity is counted on the monotonic clock, and a wall-clock step on the client moves it
+  // not. The token without fencing is the start's wall-clock reading.
   sim::LocalTime attempt_start_;  // the acquisition's start: its validity counts from here
+  sim::LocalTime attempt_wall_;
   std::int64_t attempts_ = 0;
   std::int64_t value_ = 0;  // the lock's random value
   sim::Token token_ = 0;

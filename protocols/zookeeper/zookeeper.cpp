@@ -123,7 +123,8 @@ void ZookeeperNode::on_start(sim::Context& ctx) {
     candidate_keys_.push_back(config_->prefix + std::to_string(i));
   }
   become_follower(ctx, sim::kNoNode, 0);
-  last_heard_ = ctx.now();
+  // ClientCnxn measures idleness with Time.currentElapsedTime (System.nanoTime): monotonic.
+  last_heard_ = ctx.monotonic_now();
   reconnect_timer_ = sim::kNoTimer;  // a restart starts without the old process's timers
   ping_timer_ = ctx.set_timer(config_->ping_interval(), kPingTag);
   arm_suspend(ctx, config_->read_timeout());
@@ -139,7 +140,7 @@ void ZookeeperNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag t
   if (writer_.on_timer(ctx, id, tag, [this](sim::Token token) { return may_write(token); })) {
     return;
   }
-  const LocalTime now = ctx.now();
+  const LocalTime now = ctx.monotonic_now();
   switch (tag) {
     case kPingTag: {
       if (id != ping_timer_) return;
@@ -326,7 +327,7 @@ void ZookeeperNode::next_step(sim::Context& ctx) {
 void ZookeeperNode::begin(sim::Context& ctx, Pending step, sim::RequestId id) {
   pending_ = step;
   pending_id_ = id;
-  pending_sent_at_ = ctx.now();
+  pending_sent_at_ = ctx.monotonic_now();
 }
 
 void ZookeeperNode::send_session(sim::Context& ctx) {
@@ -444,7 +445,7 @@ void ZookeeperNode::on_children(sim::Context& ctx, const sim::StoreReply& reply)
 // ---- Sessions and connection states -------------------------------------------------------------
 
 void ZookeeperNode::heard(sim::Context& ctx) {
-  last_heard_ = ctx.now();
+  last_heard_ = ctx.monotonic_now();
   if (suspended_) {
     // RECONNECTED with the session still valid: look at the children again (ZooKeeper re-registers
     // watches on reconnection; the careful leader resumes if its node is still the lowest).

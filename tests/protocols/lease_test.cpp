@@ -312,6 +312,23 @@ TEST_CASE(
   CHECK(revoke->at == down->at);
 }
 
+TEST_CASE(
+    "lease: a wall-clock step on the holder moves neither way its renew deadline, which runs on "
+    "the monotonic clock as clientv3's does") {
+  const sim::Duration step = GENERATE(sim::Duration(-5s), sim::Duration(1h));
+  Bench b(config_of(json::object()));
+  b.start();
+  b.answer();
+  REQUIRE(b.node.leads());
+  const sim::Token token = b.node.token();
+  b.ctx.step_wall(step);
+  b.run_for(b.config.ttl * 3, /*answer_requests=*/false);
+  const auto down = first_announcement_of(b.ctx, Belief::follower(kNoNode, token));
+  REQUIRE(down.has_value());
+  // The grant's send time (0) plus renew_deadline, on the clock that no step moves.
+  CHECK(down->at == LocalTime(b.config.renew_deadline));
+}
+
 TEST_CASE("lease: a sink rejection of the current token deposes the holder, of an older one not") {
   auto [token_delta, steps_down] = GENERATE(table<int, bool>({{0, true}, {-1, false}}));
   Bench b(config_of(json::object(), /*workload=*/true));

@@ -167,6 +167,20 @@ TEST_CASE("redlock: the holder extends at expiry/3 and steps down when validity 
   CHECK(b.ctx.now() == sim::LocalTime(kThird + 8s - 82ms));
 }
 
+TEST_CASE("redlock: a wall-clock step on the client moves neither its validity nor its epoch") {
+  // redsync measures the acquisition with Go's time.Now, whose monotonic reading Sub and Before
+  // use: an NTP step forward during the round does not make the majority late.
+  Bench b;
+  b.node.on_start(b.ctx);
+  b.ctx.step_wall(1h);
+  b.ctx.advance(10ms);
+  b.answer({0, 1, 2, 3, 4});
+  REQUIRE(b.node.leads());
+  CHECK(b.node.valid_until() == sim::LocalTime(8s - 82ms));
+  // Without fencing the epoch is the start's wall-clock reading, taken before the step.
+  CHECK(b.node.token() == 1);
+}
+
 TEST_CASE("redlock: with fencing the token is the largest counter a majority returned") {
   Bench b(true);
   b.masters[0].execute({0, sim::RedisOp::incr, 0, {}}, sim::LocalTime{});
