@@ -16,11 +16,16 @@ class StoreWatch {
   // Watches `key` from revision `from` (0: from now), closing the watch held before.
   void open(sim::Context& ctx, const std::string& key, sim::Revision from) {
     close(ctx);
-    sim::StoreRequest watch;
-    watch.op = sim::StoreOp::watch;
-    watch.key = key;
-    watch.start_revision = from;
-    request_ = ctx.store(std::move(watch));
+    key_ = key;
+    from_ = from;
+    ask(ctx);
+  }
+  // A watch request unanswered for `after` is taken as lost and asked again, from the same
+  // revision, so no change in between is missed. (ZooKeeper and etcd clients register watches
+  // over a TCP stream that loses nothing; electsim's network can lose the one request.) A late
+  // answer to the first request is then a watch nobody waits for, and is cancelled.
+  void retry_if_unanswered(sim::Context& ctx, sim::Duration after) {
+    if (request_ != 0 && ctx.monotonic_now() - asked_at_ >= after) ask(ctx);
   }
   // Cancels the watch held, if any, and forgets the one asked for.
   void close(sim::Context& ctx) {
@@ -56,8 +61,20 @@ class StoreWatch {
   bool idle() const { return id_ == 0 && request_ == 0; }
 
  private:
+  void ask(sim::Context& ctx) {
+    sim::StoreRequest watch;
+    watch.op = sim::StoreOp::watch;
+    watch.key = key_;
+    watch.start_revision = from_;
+    request_ = ctx.store(std::move(watch));
+    asked_at_ = ctx.monotonic_now();
+  }
+
   std::int64_t id_ = 0;
   sim::RequestId request_ = 0;
+  std::string key_;
+  sim::Revision from_ = 0;
+  sim::LocalTime asked_at_;
 };
 
 }  // namespace electsim::protocols

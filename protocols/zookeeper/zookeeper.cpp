@@ -159,6 +159,7 @@ void ZookeeperNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag t
           send_children(ctx);
         }
       }
+      if (pending_ == Pending::none) watch_.retry_if_unanswered(ctx, config_->ping_interval());
       return;
     }
     case kSuspendTag: {

@@ -38,6 +38,8 @@ struct StoreBench {
   std::size_t requests = 0;      // requests applied at the store
   // Called for every request the store applies, with its reply (tests record what they need).
   std::function<void(std::size_t node, const sim::StoreRequest&, const sim::StoreReply&)> on_apply;
+  // Requests for which it says yes are lost on the way: the store never sees them.
+  std::function<bool(std::size_t node, const sim::StoreRequest&)> lose;
 
   void deliver_out(const servers::StoreOutput& out) {
     for (const auto& n : out.notifications) {
@@ -52,6 +54,7 @@ struct StoreBench {
     bool any = false;
     while (alive[i] && answered[i] < ctxs[i]->store_calls.size()) {
       const sim::StoreRequest request = ctxs[i]->store_calls[answered[i]++].request;
+      if (lose && lose(i, request)) continue;
       servers::StoreOutput out;
       const sim::StoreReply reply =
           store.apply(static_cast<sim::NodeId>(i), request, store_now, out);

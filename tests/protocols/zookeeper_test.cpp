@@ -141,6 +141,29 @@ TEST_CASE(
   CHECK(e.nodes[0]->node_revision() > e.nodes[2]->node_revision());
 }
 
+TEST_CASE("zookeeper: a lost watch request is asked again, so the successor still leads") {
+  Ensemble e(config_of(json{{"session_timeout", "3s"}}), 3);
+  e.start();
+  REQUIRE(e.nodes[0]->leads());
+  REQUIRE(e.nodes[2]->watched_key() == "/electsim/election/1");
+  // Candidate 1 dies. When its session expires, candidate 2 looks again and watches candidate 0,
+  // but the network loses every watch request it sends meanwhile.
+  bool losing = true;
+  e.lose = [&](std::size_t i, const StoreRequest& r) {
+    return losing && i == 2 && r.op == StoreOp::watch;
+  };
+  e.crash(1);
+  e.run_for(4s);
+  REQUIRE(e.nodes[2]->watched_key() == "/electsim/election/0");
+  losing = false;
+  e.run_for(2s);  // a ping interval (1 s with a 3 s session) without an answer: asked again
+  // Now the leader dies: the watch that was asked again reports it, and candidate 2 leads.
+  e.crash(0);
+  e.run_for(4s);
+  CHECK(e.nodes[2]->leads());
+  CHECK(e.leaders() == 1);
+}
+
 TEST_CASE("zookeeper: a careful leader reconnected within the session timeout leads again") {
   Ensemble e(config_of(json{{"session_timeout", "6s"}}), 3);
   e.start();
