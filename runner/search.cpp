@@ -1172,11 +1172,16 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
     std::vector<std::thread> threads;
     const unsigned batch_jobs = static_cast<unsigned>(std::min<std::uint64_t>(jobs, batch_size));
     for (unsigned t = 0; t < batch_jobs; ++t) threads.emplace_back(worker);
-    while (options.progress && next.load() < batch_size && !failed.load()) {
+    // The calling thread reports progress every 200 ms, and looks every 10 ms whether the runs
+    // are all taken, so that a short search does not wait out the rest of a report's interval.
+    for (unsigned tick = 0; options.progress && next.load() < batch_size && !failed.load();
+         ++tick) {
       if (options.stop != nullptr && options.stop->load()) break;
       if (options.time_up != nullptr && options.time_up->load()) break;
-      options.progress(SearchProgress{done.load(), config.runs, findings.load()});
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      if (tick % 20 == 0) {
+        options.progress(SearchProgress{done.load(), config.runs, findings.load()});
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     for (std::thread& t : threads) t.join();
     if (!error.empty()) {
