@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every scenario (and each variant), and the extra runs listed below, with two electsim
-# binaries built by different compilers and requires byte-identical traces: the determinism
-# promise holds across standard libraries.
+# Runs every scenario (and each variant), the extra runs listed below, the search's
+# counterexamples and a few searches with two electsim binaries built by different compilers,
+# and requires byte-identical traces, reports and shrunk files: the determinism promise holds
+# across standard libraries.
 # Usage: tests/compare_compilers.sh BINARY_A BINARY_B
 set -euo pipefail
 a=$1
@@ -51,6 +52,37 @@ for run in "${extra_runs[@]}"; do
   done
   "$a" run "scenarios/$name.json" "${sets[@]}" --trace "$work/a/$label.jsonl" >/dev/null || [[ $? -eq 1 ]]
   "$b" run "scenarios/$name.json" "${sets[@]}" --trace "$work/b/$label.jsonl" >/dev/null || [[ $? -eq 1 ]]
+done
+# The search's counterexamples, and searches themselves: the same report and the same shrunk
+# files from both binaries (a Bully search, and one whose nemesis reaches a replicated store's
+# members and Redis masters).
+for scenario in scenarios/found/*.json; do
+  name=found-$(basename "$scenario" .json)
+  "$a" run "$scenario" --trace "$work/a/$name.jsonl" >/dev/null || [[ $? -eq 1 ]]
+  "$b" run "$scenario" --trace "$work/b/$name.jsonl" >/dev/null || [[ $? -eq 1 ]]
+done
+searches=(
+  "partition-minority-leader --protocol bully --runs 200"
+  "store-partition --runs 100"
+  "leader-crash --protocol redlock --runs 300"
+)
+for search in "${searches[@]}"; do
+  read -r name options <<<"$search"
+  label=search-$name-$(echo "$options" | tr -c 'a-z0-9' '_')
+  mkdir -p "$work/a/$label" "$work/b/$label"
+  # shellcheck disable=SC2086 # the options are words
+  "$a" search "scenarios/$name.json" $options -q --jobs 2 --save "$work/a/$label" \
+    >"$work/a/$label.jsonl" || [[ $? -eq 1 ]]
+  # shellcheck disable=SC2086
+  "$b" search "scenarios/$name.json" $options -q --jobs 2 --save "$work/b/$label" \
+    >"$work/b/$label.jsonl" || [[ $? -eq 1 ]]
+  sed -i '/^wrote /d' "$work/a/$label.jsonl" "$work/b/$label.jsonl"
+  if diff -r "$work/a/$label" "$work/b/$label" >/dev/null 2>&1; then
+    compared=$((compared + 1))
+  else
+    echo "search files differ between compilers: $label"
+    failed=$((failed + 1))
+  fi
 done
 for ta in "$work"/a/*.jsonl; do
   tb="$work/b/$(basename "$ta")"
