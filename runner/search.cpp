@@ -629,29 +629,53 @@ class Shrinker {
     return d;
   }
 
-  // Network noise off: no background loss or duplication, a fixed latency.
-  json quiet_network(json d, std::vector<std::string>& steps) {
-    if (!d.contains("network") || !d["network"].is_object()) return d;
-    std::vector<std::string> done;
-    for (const char* key : {"loss", "duplicate"}) {
-      if (exhausted_ || !d["network"].contains(key)) continue;
-      json candidate = d;
-      candidate["network"].erase(key);
-      if (fails(candidate)) {
-        d = std::move(candidate);
-        done.push_back(fmt::format("no background {}", key));
-      }
+  // A distribution's typical value as a constant: the least a uniform draw gives, else its mean,
+  // median, scale or value; null when it names none of them.
+  static json typical(const json& dist) {
+    for (const char* key : {"min", "mean", "median", "scale", "value"}) {
+      if (dist.contains(key) && dist[key].is_string()) return dist[key];
     }
-    if (!exhausted_ && d["network"].contains("latency") && d["network"]["latency"].is_object()) {
-      const json& l = d["network"]["latency"];
-      const json fixed = l.contains("min") ? l["min"] : l.contains("mean") ? l["mean"] : json();
-      if (fixed.is_string()) {
+    return nullptr;
+  }
+
+  // Network noise off and random draws fixed: no background loss or duplication, and every
+  // distribution the file gives (latencies, the disks' fsync, the workload's work and send delay)
+  // a constant, each where the run still breaks the property without it.
+  json quiet_network(json d, std::vector<std::string>& steps) {
+    std::vector<std::string> done;
+    if (d.contains("network") && d["network"].is_object()) {
+      for (const char* key : {"loss", "duplicate"}) {
+        if (exhausted_ || !d["network"].contains(key)) continue;
         json candidate = d;
-        candidate["network"]["latency"] = fixed;
+        candidate["network"].erase(key);
         if (fails(candidate)) {
           d = std::move(candidate);
-          done.push_back(fmt::format("latency fixed at {}", fixed.get<std::string>()));
+          done.push_back(fmt::format("no background {}", key));
         }
+      }
+    }
+    std::vector<std::pair<std::string, std::string>> draws = {
+        {"/network/latency", "latency"},
+        {"/disk/fsync", "disk fsync"},
+        {"/workload/work", "work"},
+        {"/workload/send_delay", "send delay"}};
+    const json::json_pointer links("/network/links");
+    if (d.contains(links) && d[links].is_array()) {
+      for (std::size_t i = 0; i < d[links].size(); ++i) {
+        draws.emplace_back(fmt::format("/network/links/{}/latency", i),
+                           fmt::format("link {} latency", i));
+      }
+    }
+    for (const auto& [where, label] : draws) {
+      const json::json_pointer pointer(where);
+      if (exhausted_ || !d.contains(pointer) || !d[pointer].is_object()) continue;
+      const json fixed = typical(d[pointer]);
+      if (!fixed.is_string()) continue;
+      json candidate = d;
+      candidate[pointer] = fixed;
+      if (fails(candidate)) {
+        d = std::move(candidate);
+        done.push_back(fmt::format("{} fixed at {}", label, fixed.get<std::string>()));
       }
     }
     // A latency spike's random extra delay becomes its largest value, fixed.

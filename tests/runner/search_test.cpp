@@ -169,6 +169,9 @@ TEST_CASE("search: a careless lease client without fencing shrinks to a 1-minima
   REQUIRE(r.shrunk.size() == 1);
   check_one_minimal(r.shrunk[0]);
   CHECK(r.shrunk[0].document["expect"] == json{{"stale_writes_overwriting", {{"max", 0}}}});
+  // The scenario's random latency (uniform 1 to 10 ms) is a constant in the shrunk file.
+  CHECK(document("lease-gc-pause-fence.json")["network"]["latency"].is_object());
+  CHECK(r.shrunk[0].document["network"]["latency"] == "1ms");
 }
 
 TEST_CASE("search: Bully under partition shrinks to a 1-minimal stale write") {
