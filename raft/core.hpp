@@ -55,7 +55,9 @@ struct ElectionConfig {
   sim::Duration check_quorum_lease{0};
   // A planted bug, for tests only (no scenario key sets it): votes ignore the log up-to-date rule
   // of Raft §5.4.1, so a member missing committed entries can win and overwrite them. The search
-  // must find that as conflicting commits (tests/runner/search_test.cpp).
+  // must find it: a follower told to replace a committed entry breaks the log's invariant, and
+  // members applying different entries at one index break store_safety
+  // (tests/runner/search_test.cpp).
   bool planted_skip_log_check = false;
 
   sim::Duration quorum_lease() const {
