@@ -8,6 +8,7 @@
 #include <chrono>
 #include <mutex>
 #include <thread>
+#include <variant>
 
 #include "analysis/expect.hpp"
 #include "runner/run.hpp"
@@ -830,15 +831,29 @@ std::string property_list() {
   return out;
 }
 
+namespace {
+// One property named on the command line or in the search section, or what was expected instead
+// (`failover` needs its bound, given by `bound_option`).
+std::variant<Property, std::string> named_property(std::string_view name,
+                                                   const SearchConfig& config,
+                                                   std::string_view bound_option) {
+  const auto p = property_from_name(name);
+  if (!p) return fmt::format("a property ({})", property_list());
+  if (*p == Property::failover && !config.failover_bound) {
+    return fmt::format("a property whose bound is given: failover needs {}", bound_option);
+  }
+  return *p;
+}
+}  // namespace
+
 std::optional<std::string> parse_properties(std::string_view text, SearchConfig& config) {
   std::uint32_t mask = 0;
   for (const std::string_view name : comma_items(text)) {
-    const auto p = property_from_name(name);
-    if (!p) return fmt::format("a property ({}), found \"{}\"", property_list(), name);
-    if (*p == Property::failover && !config.failover_bound) {
-      return "a property whose bound is given: failover needs --failover-bound";
+    const auto p = named_property(name, config, "--failover-bound");
+    if (const auto* expected = std::get_if<std::string>(&p)) {
+      return fmt::format("{}, found \"{}\"", *expected, name);
     }
-    mask |= 1u << static_cast<unsigned>(*p);
+    mask |= 1u << static_cast<unsigned>(std::get<Property>(p));
   }
   if (mask == 0) return "at least one property";
   config.properties = mask;
@@ -1054,22 +1069,20 @@ void read_search_section(const json& section, SearchConfig& config, protocols::P
     const json& v = section["properties"];
     std::uint32_t mask = 0;
     bool ok = v.is_array() && !v.empty();
+    if (!ok) {
+      add_problem(problems, base + "/properties", "a non-empty array of property names",
+                  protocols::json_excerpt(v));
+    }
     for (std::size_t i = 0; ok && i < v.size(); ++i) {
-      const auto p = v[i].is_string() ? property_from_name(v[i].get<std::string>()) : std::nullopt;
-      if (!p) {
+      const auto p = named_property(v[i].is_string() ? v[i].get_ref<const std::string&>() : "",
+                                    config, "failover_bound");
+      if (const auto* problem = std::get_if<std::string>(&p)) {
         add_problem(problems, protocols::child_pointer(base + "/properties", std::to_string(i)),
-                    "a property: " + property_list(), protocols::json_excerpt(v[i]));
+                    *problem, protocols::json_excerpt(v[i]));
         ok = false;
-        break;
+      } else {
+        mask |= 1u << static_cast<unsigned>(std::get<Property>(p));
       }
-      if (*p == Property::failover && !config.failover_bound) {
-        add_problem(problems, protocols::child_pointer(base + "/properties", std::to_string(i)),
-                    "a property whose bound is given: failover needs failover_bound",
-                    protocols::json_excerpt(v[i]));
-        ok = false;
-        break;
-      }
-      mask |= 1u << static_cast<unsigned>(*p);
     }
     if (ok) config.properties = mask;
   }

@@ -239,6 +239,14 @@ TEST_CASE("search: the search section and the kinds are checked, each problem lo
   runner::read_search_section(json{{"properties", {"failover"}}}, unbounded, failover_problems);
   REQUIRE(failover_problems.size() == 1);
   CHECK(failover_problems[0].pointer == "/search/properties/0");
+  for (const json& bad : {json("overwrite"), json::array()}) {
+    runner::SearchConfig c = runner::SearchConfig::defaults();
+    protocols::Problems p;
+    runner::read_search_section(json{{"properties", bad}}, c, p);
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].pointer == "/search/properties");
+    CHECK(c.properties == runner::SearchConfig::defaults().properties);
+  }
   runner::SearchConfig bounded = runner::SearchConfig::defaults();
   protocols::Problems none;
   runner::read_search_section(json{{"failover_bound", "5s"}}, bounded, none);
