@@ -57,6 +57,35 @@ bool store_kind(FaultKind k) {
   return k == FaultKind::store_pause;
 }
 
+// ---- The end of the safety phase ----------------------------------------------------------------
+
+// What ends the safety phase, derived from the nemesis's faults: a heal of every partition, cut
+// and isolation, then a drift reset for each clock those faults set drifting, in the order of
+// their first drift. Offsets and steps stay: a clock that jumped is a fact, not a fault in
+// progress.
+std::vector<json> phase_end_faults(const std::vector<json>& nemesis, const SearchConfig& config) {
+  std::vector<json> end = {{{"at", ms_text(config.safety)}, {"kind", "heal"}}};
+  std::vector<json> drifted;
+  for (const json& f : nemesis) {
+    if (f.value("kind", "") != "clock_drift") continue;
+    if (std::find(drifted.begin(), drifted.end(), f["target"]) != drifted.end()) continue;
+    drifted.push_back(f["target"]);
+    end.push_back({{"at", ms_text(config.safety)},
+                   {"kind", "clock_drift"},
+                   {"target", f["target"]},
+                   {"drift_ppm", 0}});
+  }
+  return end;
+}
+
+// A run's faults: the nemesis's, in time order, then the end of the safety phase.
+json schedule_of(const std::vector<json>& nemesis, const SearchConfig& config) {
+  json all = json::array();
+  for (const json& f : nemesis) all.push_back(f);
+  for (json& f : phase_end_faults(nemesis, config)) all.push_back(std::move(f));
+  return all;
+}
+
 // ---- The nemesis --------------------------------------------------------------------------------
 
 // How often a fault that a server can take is aimed at one of the world's servers instead of a
@@ -76,10 +105,9 @@ class Nemesis {
     }
   }
 
-  // The schedule of one run, in time order, then the heal at the end of the safety phase.
+  // The faults of one run, in time order, then the end of the safety phase.
   json schedule(Coverage* coverage) {
-    json faults = json::array();
-    if (kinds_.empty()) return faults;
+    if (kinds_.empty()) return json::array();
     const auto count = static_cast<std::uint32_t>(
         rng_.between(config_.faults_min, std::max(config_.faults_min, config_.faults_max)));
     std::vector<std::pair<std::int64_t, json>> drawn;
@@ -94,17 +122,9 @@ class Nemesis {
     }
     std::stable_sort(drawn.begin(), drawn.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto& [at, f] : drawn) faults.push_back(std::move(f));
-    // The healing phase: every cut heals and drifting clocks run true again (offsets and steps
-    // stay: a clock that jumped is a fact, not a fault in progress).
-    faults.push_back({{"at", ms_text(config_.safety)}, {"kind", "heal"}});
-    for (const json& target : drifted_) {
-      faults.push_back({{"at", ms_text(config_.safety)},
-                        {"kind", "clock_drift"},
-                        {"target", target},
-                        {"drift_ppm", 0}});
-    }
-    return faults;
+    std::vector<json> nemesis;
+    for (auto& [at, f] : drawn) nemesis.push_back(std::move(f));
+    return schedule_of(nemesis, config_);
   }
 
  private:
@@ -293,9 +313,6 @@ class Nemesis {
       case FaultKind::clock_drift: {
         f["target"] = clock_target();
         f["drift_ppm"] = rng_.between(-config_.max_drift_ppm, config_.max_drift_ppm);
-        if (std::find(drifted_.begin(), drifted_.end(), f["target"]) == drifted_.end()) {
-          drifted_.push_back(f["target"]);
-        }
         return f;
       }
       case FaultKind::store_pause:
@@ -332,7 +349,6 @@ class Nemesis {
   SearchWorld world_;
   std::vector<FaultKind> kinds_;
   std::uint64_t total_weight_ = 0;
-  std::vector<json> drifted_;  // clocks set drifting, reset when the healing phase starts
 };
 
 // ---- One run ------------------------------------------------------------------------------------
@@ -473,7 +489,7 @@ class Shrinker {
     if (nemesis_count(document) < mid) {
       steps.push_back(fmt::format("then {} more", mid - nemesis_count(document)));
     }
-    return drop_stray_resets(std::move(document));
+    return document;
   }
 
   std::uint64_t runs() const { return runs_; }
@@ -485,9 +501,7 @@ class Shrinker {
   // Delta debugging (Zeller's ddmin) over the nemesis's faults: remove chunks, halving their
   // size when no chunk can go.
   json remove_faults(json d) {
-    std::vector<json> faults;
-    std::vector<json> fixed;
-    split(d, faults, fixed);
+    std::vector<json> faults = nemesis_of(d);
     std::size_t chunks = 2;
     while (faults.size() >= 2 && !exhausted_) {
       const std::size_t size = (faults.size() + chunks - 1) / chunks;
@@ -497,7 +511,7 @@ class Shrinker {
         for (std::size_t i = 0; i < faults.size(); ++i) {
           if (i < start || i >= start + size) rest.push_back(faults[i]);
         }
-        if (fails(with_faults(d, rest, fixed))) {
+        if (fails(with_faults(d, rest))) {
           faults = std::move(rest);
           chunks = std::max<std::size_t>(chunks - 1, 2);
           removed = true;
@@ -508,45 +522,24 @@ class Shrinker {
       if (size == 1) break;
       chunks = std::min(chunks * 2, faults.size());
     }
-    if (faults.size() == 1 && fails(with_faults(d, {}, fixed))) faults.clear();
-    return with_faults(d, faults, fixed);
+    if (faults.size() == 1 && fails(with_faults(d, {}))) faults.clear();
+    return with_faults(d, faults);
   }
 
   json remove_one_by_one(json d) {
     for (bool again = true; again && !exhausted_;) {
       again = false;
-      std::vector<json> faults;
-      std::vector<json> fixed;
-      split(d, faults, fixed);
+      const std::vector<json> faults = nemesis_of(d);
       for (std::size_t i = 0; i < faults.size(); ++i) {
         std::vector<json> rest = faults;
         rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
-        json candidate = with_faults(d, rest, fixed);
+        json candidate = with_faults(d, rest);
         if (fails(candidate)) {
           d = std::move(candidate);
           again = true;
           break;
         }
       }
-    }
-    return d;
-  }
-
-  // The healing phase resets each clock the nemesis set drifting; once the drift itself is gone
-  // the reset is noise in the file (and, on a clock the scenario makes drift, a change of its
-  // own): drop it when the run still breaks the property without it.
-  json drop_stray_resets(json d) {
-    for (std::size_t i = d["faults"].size(); i-- > 0 && !exhausted_;) {
-      const json& reset = d["faults"][i];
-      if (!structural(reset) || reset.value("kind", "") != "clock_drift") continue;
-      const bool drifted = std::any_of(d["faults"].begin(), d["faults"].end(), [&](const json& f) {
-        return !structural(f) && f.value("kind", "") == "clock_drift" &&
-               f["target"] == reset["target"];
-      });
-      if (drifted) continue;
-      json candidate = d;
-      candidate["faults"].erase(i);
-      if (fails(candidate)) d = std::move(candidate);
     }
     return d;
   }
@@ -716,25 +709,29 @@ class Shrinker {
     return d.contains("clocks") || d.contains("per_node");
   }
 
-  void split(const json& d, std::vector<json>& faults, std::vector<json>& fixed) const {
-    for (const json& f : d["faults"]) (structural(f) ? fixed : faults).push_back(f);
+  // The nemesis's faults of a document: all but the end of the safety phase.
+  std::vector<json> nemesis_of(const json& d) const {
+    std::vector<json> faults;
+    for (const json& f : d["faults"]) {
+      if (!structural(f)) faults.push_back(f);
+    }
+    return faults;
   }
 
-  static json sorted(json d) {
-    std::vector<json> faults(d["faults"].begin(), d["faults"].end());
+  // `d` with its nemesis's faults put back in time order (equal times keep their order).
+  json sorted(const json& d) const {
+    std::vector<json> faults = nemesis_of(d);
     std::stable_sort(faults.begin(), faults.end(), [](const json& a, const json& b) {
       return sim::parse_duration(a["at"].get<std::string>()).value_or(Duration(0)) <
              sim::parse_duration(b["at"].get<std::string>()).value_or(Duration(0));
     });
-    d["faults"] = faults;
-    return d;
+    return with_faults(d, faults);
   }
 
-  static json with_faults(json d, const std::vector<json>& faults, const std::vector<json>& fixed) {
-    json all = json::array();
-    for (const json& f : faults) all.push_back(f);
-    for (const json& f : fixed) all.push_back(f);
-    d["faults"] = std::move(all);
+  // `d` with these nemesis faults, and the end of the safety phase derived from them: a drift
+  // fault that goes takes its reset with it.
+  json with_faults(json d, const std::vector<json>& faults) const {
+    d["faults"] = schedule_of(faults, config_);
     return d;
   }
 

@@ -74,15 +74,35 @@ bool holds(const json& d, const runner::LoadOptions& load = {}) {
   }
 }
 
+// The end of the safety phase (30 s in these tests): the heal and the drift resets there. The
+// nemesis's own faults all start before it.
 bool is_heal_phase(const json& fault) {
   const std::string kind = fault["kind"].get<std::string>();
-  return kind == "heal" || (kind == "clock_drift" && fault["drift_ppm"] == 0);
+  return fault["at"] == "30000ms" && (kind == "heal" || kind == "clock_drift");
+}
+
+// The end of the safety phase resets exactly the clocks the nemesis's faults set drifting, each
+// once: a drift that goes takes its reset with it.
+void check_resets(const json& d) {
+  std::set<std::string> drifted;
+  std::multiset<std::string> reset;
+  for (const json& f : d["faults"]) {
+    if (f["kind"] != "clock_drift") continue;
+    if (is_heal_phase(f)) {
+      reset.insert(f["target"].dump());
+    } else {
+      drifted.insert(f["target"].dump());
+    }
+  }
+  CHECK(std::set<std::string>(reset.begin(), reset.end()) == drifted);
+  CHECK(reset.size() == drifted.size());
 }
 
 // The shrunk file breaks its expect block, and without any one of its nemesis faults it holds.
 void check_one_minimal(const runner::Shrunk& s, const runner::LoadOptions& load = {}) {
   INFO(s.document.dump(2));
   REQUIRE_FALSE(s.budget_exhausted);
+  check_resets(s.document);
   CHECK_FALSE(holds(s.document, load));
   const json& faults = s.document["faults"];
   std::size_t nemesis = 0;
@@ -274,6 +294,25 @@ TEST_CASE("search: the search section and the kinds are checked, each problem lo
   CHECK(intense.max_loss_percent == 20);  // unchanged by a bad value
   CHECK(runner::parse_intensity("heat=1", intense).has_value());
   CHECK(runner::parse_intensity("latency=2h", intense).has_value());
+}
+
+TEST_CASE("search: the healing phase resets the drift of every clock the nemesis set drifting") {
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  REQUIRE(runner::parse_kinds("clock_drift=3,pause=1", config) == std::nullopt);
+  config.faults_min = 1;
+  config.faults_max = 8;
+  const json base = document("store-partition.json");
+  const runner::LoadResult loaded = runner::load_scenario_json(base, "store-partition.json");
+  REQUIRE(loaded.scenario);
+  std::size_t resets = 0;
+  for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+    INFO("seed " << seed);
+    const json d =
+        runner::search_run_document(base, config, seed, runner::search_world(*loaded.scenario));
+    check_resets(d);
+    for (const json& f : d["faults"]) resets += is_heal_phase(f) && f["kind"] == "clock_drift";
+  }
+  CHECK(resets > 50);
 }
 
 TEST_CASE("search: intensities bound what the nemesis draws") {
