@@ -157,16 +157,19 @@ class Nemesis {
   // clock fault names a member, so that the healing phase can reset its drift. The single store
   // takes clock faults only (store_pause is its stall; it does not crash).
   enum class Hit : std::uint8_t { process, clock };
+  bool store_can_take(Hit hit) const {
+    return world_.store_members > 1 || (world_.store && hit == Hit::clock);
+  }
   std::size_t server_groups(Hit hit) const {
     std::size_t n = 0;
-    if (world_.store_members > 1 || (world_.store && hit == Hit::clock)) ++n;
+    if (store_can_take(hit)) ++n;
     if (world_.redis_masters > 0) ++n;
     if (world_.postgres) ++n;
     return n;
   }
   json server_target(Hit hit) {
     std::uint64_t group = rng_.below(server_groups(hit));
-    if (world_.store_members > 1 || (world_.store && hit == Hit::clock)) {
+    if (store_can_take(hit)) {
       if (group == 0) {
         if (world_.store_members <= 1) return "store";
         if (hit == Hit::clock) return fmt::format("store:{}", rng_.below(world_.store_members));
@@ -481,7 +484,7 @@ class Shrinker {
     document = shorten(std::move(document), steps);
     document = earlier(std::move(document), steps);
     document = drop_nodes(std::move(document), steps);
-    document = quiet_network(std::move(document), steps);
+    document = fix_draws(std::move(document), steps);
     // The later steps may have made a fault unneeded: remove one at a time to a fixpoint, so
     // that removing any one of those left makes the run pass (1-minimal).
     const std::size_t mid = nemesis_count(document);
@@ -635,7 +638,7 @@ class Shrinker {
   // Network noise off and random draws fixed: no background loss or duplication, and every
   // distribution the file gives (latencies, the disks' fsync, the workload's work and send delay)
   // a constant, each where the run still breaks the property without it.
-  json quiet_network(json d, std::vector<std::string>& steps) {
+  json fix_draws(json d, std::vector<std::string>& steps) {
     std::vector<std::string> done;
     if (d.contains("network") && d["network"].is_object()) {
       for (const char* key : {"loss", "duplicate"}) {
