@@ -70,8 +70,9 @@ constexpr const char* kUsage =
     "  check TRACE        analyse a saved JSON Lines trace offline\n"
     "\n"
     "`electsim <command> --help` describes each command's options.\n"
-    "exit codes: 0 fine, 1 an expectation of the scenario broke, 2 bad input,\n"
-    "            130 a sweep stopped by Ctrl-C or SIGTERM (what finished is written)\n"
+    "exit codes: 0 fine, 1 an expectation of the scenario broke (search: a property broke),\n"
+    "            2 bad input, 130 a sweep or search stopped by Ctrl-C or SIGTERM (what\n"
+    "            finished is written or reported)\n"
     "limits on every input and output: README, \"Limits\"\n";
 
 struct Streams {
