@@ -56,6 +56,18 @@ struct Analyzer::State {
     // When the fault's own effect ends (a pause's or a partition's duration): an accepted write by
     // the old leader, in the same interval, after this shows that it rode the fault out.
     Time effects_end;
+    // The longest gap between accepted writes since the fault (from the last write before it):
+    // the write outage of a fault ridden out is what the sink saw.
+    Duration max_gap{0};
+    Time gap_from;
+    Time gap_to;
+  };
+
+  // A fault's effect window, kept while it can still be named as an outage's cause.
+  struct FaultWindow {
+    OutageCause cause;
+    Time until;               // when its effect ended (its own time for an instant fault)
+    bool open_ended = false;  // a crash or link fault without a duration: until restart or heal
   };
 
   // A resolved failover waiting for every other live node to hear from its new leader.
@@ -86,6 +98,21 @@ struct Analyzer::State {
   std::uint64_t stale_rejected_kept = 0;
   std::optional<Time> last_write_any;  // the sink's last accepted write
   std::vector<PendingFailover> pending;
+
+  // Service outages.
+  std::optional<Duration> outage_gap;  // two write intervals; none: outages are not measured
+  std::optional<Time> last_legit_write;
+  NodeId last_legit_writer = sim::kNoNode;
+  Time recovered_since;              // the end of the last outage, or the first write
+  std::vector<FaultWindow> windows;  // faults that may still be named as an outage's cause
+  // The open interval that began last: the newest grant of leadership (kNoNode: none open).
+  NodeId newest_open = sim::kNoNode;
+
+  // Equal-token writes: the newest accepted token, every node that wrote with it, and its last
+  // writer.
+  std::optional<sim::Token> top_token;
+  std::vector<NodeId> top_writers;
+  NodeId top_last_writer = sim::kNoNode;
 
   // Heard endpoint.
   std::vector<bool> up;             // by node: not crashed
@@ -220,6 +247,20 @@ struct Analyzer::State {
     report.intervals[*slot].end = at;
     slot.reset();
     --open_count;
+    if (node == newest_open) find_newest_open();
+  }
+
+  // Only when the newest leader stops leading: a scan of the open intervals, once per change of
+  // leader, never per write.
+  void find_newest_open() {
+    newest_open = sim::kNoNode;
+    std::optional<std::size_t> best;
+    for (std::size_t n = 0; n < open.size(); ++n) {
+      if (open[n] && (!best || *open[n] > *best)) {
+        best = open[n];
+        newest_open = static_cast<NodeId>(n);
+      }
+    }
   }
 
   void open_interval(NodeId node, Epoch epoch, Time at) {
@@ -232,6 +273,7 @@ struct Analyzer::State {
     open[static_cast<std::size_t>(node)] = report.intervals.size();
     report.intervals.push_back(interval);
     ++open_count;
+    newest_open = node;
     if (!report.first_leader_at) report.first_leader_at = at;
     if (!newest_epoch || epoch > *newest_epoch) newest_epoch = epoch;
 
@@ -399,8 +441,20 @@ struct Analyzer::State {
       report.heal_recovery = e.time - *report.last_heal_at;
     }
     ensure_node(e.node);
+    on_equal_token(e);
+    if (last_write_any) {
+      const Duration gap = e.time - *last_write_any;
+      for (PendingFailover& p : pending) {
+        if (!p.resolved && gap > p.max_gap) {
+          p.max_gap = gap;
+          p.gap_from = *last_write_any;
+          p.gap_to = e.time;
+        }
+      }
+    }
     settle_ridden_out(e.node, e.time);
     last_write_any = e.time;
+    if (e.node == newest_open) on_legit_write(e.node, e.time);
     for (std::size_t i = 0; i < pending.size();) {
       PendingFailover& p = pending[i];
       Failover& f = report.failovers[p.index];
@@ -492,14 +546,179 @@ struct Analyzer::State {
       const bool same_interval = !pending[i].resolved && (!writer || by_write) && kept_interval(f);
       if (same_interval) {
         f.ridden_out = true;
-        // The cluster wrote nothing while its leader was frozen: that gap is a write outage too,
-        // ended by the old leader's own first write after the fault.
-        if (by_write) set_first_new_write(f, at);
+        // What the sink saw: the longest gap between accepted writes since the fault, when it is
+        // an outage (a leader frozen longer than two write intervals); zero when writes kept
+        // being accepted (a partition the leader's side rode out).
+        if (by_write) {
+          const PendingFailover& p = pending[i];
+          if (outage_gap && p.max_gap > *outage_gap) {
+            f.last_old_write = p.gap_from;
+            set_first_new_write(f, p.gap_to);
+          } else if (outage_gap) {
+            f.first_new_write = at;
+            f.write_outage = Duration(0);
+          } else {
+            set_first_new_write(f, at);
+          }
+        }
         pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
       } else {
         ++i;
       }
     }
+  }
+
+  // ---- Service outages
+
+  static bool names_coordinator(std::string_view groups) {
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= groups.size(); ++i) {
+      if (i < groups.size() && groups[i] != ',' && groups[i] != '|') continue;
+      const auto endpoint = parse_endpoint(groups.substr(start, i - start));
+      if (endpoint && sim::is_coordinator_address(*endpoint)) return true;
+      start = i + 1;
+    }
+    return false;
+  }
+
+  void record_window(const sim::Event& e, sim::FaultKind kind) {
+    FaultWindow w;
+    w.cause.fault_index = static_cast<std::size_t>(e.a);
+    w.cause.fault = kind;
+    w.cause.target = e.node;
+    w.cause.at = e.time;
+    w.until = e.time + Duration(e.b);
+    const sim::FaultEffect effect = sim::fault_info(kind).effect;
+    if (kind == sim::FaultKind::partition) w.cause.groups = std::string(e.text);
+    w.cause.coordinator = sim::is_coordinator_address(e.node) ||
+                          sim::is_coordinator_address(e.peer) ||
+                          effect == sim::FaultEffect::server ||
+                          (kind == sim::FaultKind::partition && names_coordinator(e.text));
+    if (e.b == 0 && (kind == sim::FaultKind::crash || kind == sim::FaultKind::stop ||
+                     kind == sim::FaultKind::partition || kind == sim::FaultKind::cut ||
+                     kind == sim::FaultKind::isolate)) {
+      w.open_ended = true;
+    }
+    if (kind == sim::FaultKind::heal) {
+      for (FaultWindow& other : windows) {
+        if (other.open_ended &&
+            sim::fault_info(other.cause.fault).effect == sim::FaultEffect::links) {
+          other.open_ended = false;
+          other.until = e.time;
+        }
+      }
+    }
+    windows.push_back(std::move(w));
+  }
+
+  // A crashed or stopped process came back: its open-ended crash is over.
+  void on_restart_window(NodeId node, Time at) {
+    for (FaultWindow& w : windows) {
+      if (w.open_ended && w.cause.target == node &&
+          sim::fault_info(w.cause.fault).effect != sim::FaultEffect::links) {
+        w.open_ended = false;
+        w.until = at;
+      }
+    }
+  }
+
+  static constexpr std::size_t kCausesKept = 8;
+
+  void close_outage(Time end, std::optional<NodeId> writer_after) {
+    const Time start = *last_legit_write;
+    Outage o;
+    o.start = start;
+    o.duration = end - start;
+    o.writer_before = last_legit_writer;
+    if (writer_after) {
+      o.end = end;
+      o.writer_after = *writer_after;
+    }
+    for (const FaultWindow& w : windows) {
+      if (w.cause.at > end) continue;
+      const bool during = w.open_ended || w.until >= start;
+      const bool before = w.cause.at >= recovered_since;
+      if (!during && !before) continue;
+      ++o.causes_total;
+      if (o.causes.size() < kCausesKept) {
+        o.causes.push_back(w.cause);
+        o.causes.back().during = during;
+      }
+    }
+    ++report.outages_total;
+    report.outage_time += o.duration;
+    if (!report.outage_max || o.duration > *report.outage_max) report.outage_max = o.duration;
+    if (!writer_after) ++report.outages_unresolved;
+    if (writer_after && *writer_after != o.writer_before) record_coordinator_failover(o);
+    if (report.outages.size() < kFindingsKept) report.outages.push_back(std::move(o));
+    // A fault whose effect ended before this outage did can be named by no later outage.
+    std::erase_if(windows, [&](const FaultWindow& w) { return !w.open_ended && w.until < end; });
+    recovered_since = end;
+  }
+
+  // The leader changed in an outage with a fault on the coordinator and none that took the old
+  // leader away itself: a failover of the coordinator's kind.
+  void record_coordinator_failover(const Outage& o) {
+    const OutageCause* coordinator = nullptr;
+    for (const OutageCause& c : o.causes) {
+      if (sim::fault_info(c.fault).takes_leader_away && c.target == o.writer_before) return;
+      if (c.fault == sim::FaultKind::partition && !c.coordinator) return;
+      if (c.coordinator && coordinator == nullptr) coordinator = &c;
+    }
+    if (coordinator == nullptr) return;
+    Failover f;
+    f.fault_index = coordinator->fault_index;
+    f.fault = coordinator->fault;
+    f.fault_at = coordinator->at;
+    f.old_leader = o.writer_before;
+    f.new_leader = o.writer_after;
+    f.coordinator_target = coordinator->target;
+    if (is_leader(o.writer_after)) {
+      const LeaderInterval& li = interval_of(o.writer_after);
+      f.old_epoch = 0;
+      f.new_leader_at = std::max(li.start, f.fault_at);
+      f.failover = *f.new_leader_at - f.fault_at;
+    }
+    f.last_old_write = o.start;
+    f.first_new_write = o.end;
+    f.write_outage = o.duration;
+    report.coordinator_failovers.push_back(f);
+  }
+
+  // An accepted write from the newest grant of leadership: the service wrote.
+  void on_legit_write(NodeId writer, Time at) {
+    if (!outage_gap) return;
+    if (!last_legit_write) {
+      report.first_write_at = at;
+      recovered_since = at;
+    } else if (at - *last_legit_write > *outage_gap) {
+      close_outage(at, writer);
+    }
+    last_legit_write = at;
+    last_legit_writer = writer;
+    report.last_write_at = at;
+  }
+
+  void on_equal_token(const sim::Event& e) {
+    const sim::Token token = e.a;
+    if (!top_token || token > *top_token) {
+      top_token = token;
+      top_writers.assign(1, e.node);
+      top_last_writer = e.node;
+      return;
+    }
+    if (token != *top_token) return;
+    const bool wrote_before =
+        std::find(top_writers.begin(), top_writers.end(), e.node) != top_writers.end();
+    if (wrote_before && e.node != top_last_writer) {
+      ++report.equal_token_writes;
+      if (!report.first_equal_token_write) {
+        report.first_equal_token_write =
+            Report::EqualTokenWrite{e.time, e.node, top_last_writer, token};
+      }
+    }
+    if (!wrote_before) top_writers.push_back(e.node);
+    top_last_writer = e.node;
   }
 
   void on_fault(const sim::Event& e) {
@@ -509,6 +728,7 @@ struct Analyzer::State {
       report.last_heal_at = e.time;
       report.heal_recovery.reset();
     }
+    if (outage_gap) record_window(e, kind);
     const std::optional<NodeId> leader = current_leader();
     if (!leader) return;
     std::optional<NodeId> taken;
@@ -533,7 +753,10 @@ struct Analyzer::State {
     // written yet in this leadership, its predecessor's (not a write of an earlier term of its
     // own).
     f.last_old_write = last_write_any;
-    pending.push_back({report.failovers.size(), false, {}, e.time + Duration(e.b)});
+    PendingFailover p;
+    p.index = report.failovers.size();
+    p.effects_end = e.time + Duration(e.b);
+    pending.push_back(std::move(p));
     herd.push_back(report.failovers.size());
     report.failovers.push_back(f);
   }
@@ -542,6 +765,10 @@ struct Analyzer::State {
 Analyzer::Analyzer(AnalysisConfig config) : state_(std::make_unique<State>()) {
   state_->node_count = config.node_count;
   state_->coordinator = CoordinatorWatch(config.store_members, config.coordinator);
+  if (config.write_interval && config.write_interval->count() > 0) {
+    state_->outage_gap = 2 * *config.write_interval;
+    state_->report.outages_measured = true;
+  }
   state_->config = std::move(config);
   state_->report.node_count = state_->node_count;
   if (state_->node_count > 0) state_->ensure_node(static_cast<NodeId>(state_->node_count - 1));
@@ -584,6 +811,7 @@ void Analyzer::on_event(const sim::Event& event) {
       break;
     case sim::EventKind::restart:
       s.on_up_change(event.node, true, event.time);
+      s.on_restart_window(event.node, event.time);
       break;
     case sim::EventKind::fault:
       s.on_fault(event);
@@ -639,12 +867,22 @@ Report Analyzer::finish() {
     interval.open_at_end = true;
   }
   Report& r = s.report;
+  if (s.outage_gap && s.last_legit_write && end - *s.last_legit_write > *s.outage_gap) {
+    s.close_outage(end, std::nullopt);
+  }
+  if (r.first_write_at && end > *r.first_write_at) {
+    const auto span = static_cast<double>((end - *r.first_write_at).count());
+    r.writable_fraction = 1.0 - static_cast<double>(r.outage_time.count()) / span;
+  }
   r.duration = end.since_start();
   if (r.duration.count() > 0) {
     r.leaderless_fraction =
         static_cast<double>(r.leaderless_time.count()) / static_cast<double>(r.duration.count());
     r.store_requests_per_second = static_cast<double>(r.store_requests_total) /
                                   (static_cast<double>(r.duration.count()) * 1e-9);
+    r.coordinator_requests_per_second =
+        static_cast<double>(r.store_requests_total + r.server_requests_total) /
+        (static_cast<double>(r.duration.count()) * 1e-9);
   }
   if (r.steady_time.count() > 0) {
     r.steady_requests_per_second = static_cast<double>(r.steady_requests) /

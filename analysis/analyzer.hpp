@@ -27,6 +27,9 @@ struct AnalysisConfig {
   std::size_t store_members = 1;  // a replicated store's members (1: the single store)
   // The server leadership depends on when it is not the store: the database server.
   sim::Endpoint coordinator = sim::kStoreEndpoint;
+  // The leaders' write interval (the workload's); service outages are measured only with one. A
+  // gap between accepted writes longer than two intervals is an outage.
+  std::optional<Duration> write_interval;
 };
 
 class Analyzer : public sim::Observer {

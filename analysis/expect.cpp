@@ -34,6 +34,10 @@ const std::vector<MetricInfo>& catalogue() {
       {"stale_writes_overwriting", MetricUnit::count,
        "accepted writes with a token below one the sink had already accepted: an old leader "
        "overwrote a newer leader's data (always 0 with fencing)"},
+      {"equal_token_writes", MetricUnit::count,
+       "accepted writes carrying the same token as the newest the sink had accepted, from a node "
+       "that had written with it before another node did: two leaders interleaving under one "
+       "token, harm fencing cannot separate (fails any run whose expect block does not bound it)"},
       {"writes_accepted", MetricUnit::count, "sink writes accepted"},
       {"writes_rejected", MetricUnit::count, "sink writes rejected"},
       {"failovers", MetricUnit::count,
@@ -53,6 +57,26 @@ const std::vector<MetricInfo>& catalogue() {
       {"write_outage_max", MetricUnit::duration,
        "longest time from the old leader's last accepted write before a fault to the new "
        "leader's first (or to the old leader's own, where it rode the fault out)"},
+      {"outages", MetricUnit::count,
+       "service outages: gaps of more than two write intervals between accepted writes from the "
+       "newest leader, whatever the cause (unobserved: the leaders do not write)"},
+      {"outage_time", MetricUnit::duration,
+       "total length of the service outages (unobserved: the leaders do not write)"},
+      {"outage_max", MetricUnit::duration,
+       "the longest service outage, from the last accepted write to the next from the newest "
+       "leader, or to the run's end when the service never wrote again (unobserved: no outage)"},
+      {"outages_unresolved", MetricUnit::count,
+       "1 when the service never wrote again after its last outage began, else 0 (unobserved: "
+       "the leaders do not write)"},
+      {"writable_fraction", MetricUnit::fraction,
+       "share of the time from the first accepted write to the run's end outside any outage "
+       "(unobserved: no write was ever accepted)"},
+      {"coordinator_failovers", MetricUnit::count,
+       "leader changes in a service outage caused by a fault on the coordinator (store member, "
+       "store, database, Redis master) with no fault on the old leader"},
+      {"coordinator_failover_max", MetricUnit::duration,
+       "the longest such outage, from the service's last write to the new leader's first "
+       "(unobserved: none)"},
       {"leaderless_fraction", MetricUnit::fraction, "share of the run with no leader"},
       {"leaderless_time", MetricUnit::duration, "time with no leader"},
       {"first_leader_at", MetricUnit::duration,
@@ -72,6 +96,8 @@ const std::vector<MetricInfo>& catalogue() {
       {"store_requests_per_second", MetricUnit::rate, "store requests per simulated second"},
       {"server_requests", MetricUnit::count,
        "statements and commands sent to the database server or the Redis masters"},
+      {"coordinator_requests_per_second", MetricUnit::rate,
+       "requests to every coordinator (store, database, Redis masters) per simulated second"},
       {"coordinator_requests_steady_per_second", MetricUnit::rate,
        "store, database and Redis requests per second while exactly one node leads and no "
        "failover waits (unobserved: never steady)"},
@@ -209,6 +235,21 @@ std::string when(const Report& r, std::string_view metric) {
     return fmt::format("; first at {} (node {} wrote token {} after the sink had accepted {})",
                        sim::format_seconds(w.at.since_start()), w.writer, w.token, w.over);
   }
+  if (metric == "equal_token_writes" && r.first_equal_token_write) {
+    const Report::EqualTokenWrite& w = *r.first_equal_token_write;
+    return fmt::format("; first at {} (node {} wrote token {} again after node {} had)",
+                       sim::format_seconds(w.at.since_start()), w.writer, w.token, w.other);
+  }
+  if (metric == "outage_max" || metric == "outages_unresolved") {
+    const Outage* longest = nullptr;
+    for (const Outage& o : r.outages) {
+      if (metric == "outages_unresolved" && o.end) continue;
+      if (!longest || o.duration > longest->duration) longest = &o;
+    }
+    if (longest == nullptr) return {};
+    return fmt::format("; from {} ({})", sim::format_seconds(longest->start.since_start()),
+                       outage_causes_text(*longest));
+  }
   if (metric == "failover_max") {
     const Failover* f = longest_failover(r);
     return f ? "; after " + describe_failover(*f) : std::string();
@@ -228,6 +269,76 @@ std::string when(const Report& r, std::string_view metric) {
 }
 
 }  // namespace
+
+std::string outage_causes_text(const Outage& o) {
+  if (o.no_fault()) {
+    return o.end && o.writer_after != o.writer_before ? "no fault: the leader changed by itself"
+                                                      : "no fault";
+  }
+  std::string during;
+  std::string before;
+  for (const OutageCause& c : o.causes) {
+    std::string& list = c.during ? during : before;
+    list += list.empty() ? "" : ", ";
+    list += sim::fault_kind_name(c.fault);
+    if (!c.groups.empty()) {
+      list += " " + c.groups;
+    } else if (c.target != sim::kNoNode) {
+      list += c.target >= 0 ? fmt::format(" of node {}", c.target)
+                            : " of " + sim::endpoint_name(c.target);
+    }
+    list += " at " + sim::format_seconds(c.at.since_start());
+  }
+  std::string out;
+  if (!during.empty()) out += "during: " + during;
+  if (!before.empty()) out += (out.empty() ? "" : "; ") + ("before: " + before);
+  if (o.causes_total > o.causes.size()) {
+    out += fmt::format("; and {} more", o.causes_total - o.causes.size());
+  }
+  return out;
+}
+
+std::vector<std::string> harm_in(const Report& r) {
+  std::vector<std::string> harm;
+  auto plural = [](std::uint64_t n) { return n == 1 ? "" : "s"; };
+  if (r.split_brain_time.count() > 0) {
+    harm.push_back(fmt::format("{} of split-brain", sim::format_seconds(r.split_brain_time)));
+  }
+  if (r.same_epoch_leaders_total > 0) {
+    harm.push_back(fmt::format("{} pair{} of same-epoch leaders", r.same_epoch_leaders_total,
+                               plural(r.same_epoch_leaders_total)));
+  }
+  if (r.stale_writes_accepted > 0) {
+    harm.push_back(fmt::format("{} stale write{} accepted", r.stale_writes_accepted,
+                               plural(r.stale_writes_accepted)));
+  }
+  if (r.stale_writes_overwriting > 0) {
+    harm.push_back(fmt::format("{} overwrite{} of newer data (corruption)",
+                               r.stale_writes_overwriting, plural(r.stale_writes_overwriting)));
+  }
+  if (r.equal_token_writes > 0) {
+    harm.push_back(fmt::format("{} equal-token write{} (two leaders under one token)",
+                               r.equal_token_writes, plural(r.equal_token_writes)));
+  }
+  const std::uint64_t store_violations =
+      r.store.same_term_leaders + r.store.commit_conflicts + r.store.linearizability_violations;
+  if (store_violations > 0) {
+    harm.push_back(
+        fmt::format("{} store safety violation{}", store_violations, plural(store_violations)));
+  }
+  return harm;
+}
+
+std::vector<std::string> liveness_concerns(const Report& r) {
+  std::vector<std::string> out;
+  for (const Outage& o : r.outages) {
+    if (o.end) continue;
+    out.push_back(fmt::format("a service that never wrote again after {}",
+                              sim::format_seconds(o.start.since_start())));
+  }
+  if (r.outages_measured && !r.first_write_at) out.push_back("a service that never wrote");
+  return out;
+}
 
 std::span<const MetricInfo> metric_catalogue() {
   return catalogue();
@@ -249,7 +360,30 @@ std::optional<double> metric_value(const Report& r, std::string_view name) {
   if (name == "stale_writes_accepted") return count(r.stale_writes_accepted);
   if (name == "stale_writes_rejected") return count(r.stale_writes_rejected);
   if (name == "stale_writes_overwriting") return count(r.stale_writes_overwriting);
+  if (name == "equal_token_writes") return count(r.equal_token_writes);
   if (name == "writes_accepted") return count(r.writes_accepted);
+  if (name == "outages" || name == "outage_time" || name == "outages_unresolved") {
+    if (!r.outages_measured) return std::nullopt;
+    if (name == "outages") return count(r.outages_total);
+    if (name == "outage_time") return ns(r.outage_time);
+    return count(r.outages_unresolved);
+  }
+  if (name == "outage_max") {
+    if (!r.outage_max) return std::nullopt;
+    return ns(*r.outage_max);
+  }
+  if (name == "writable_fraction") return r.writable_fraction;
+  if (name == "coordinator_failovers") return count(r.coordinator_failovers.size());
+  if (name == "coordinator_failover_max") {
+    std::optional<double> longest;
+    for (const Failover& f : r.coordinator_failovers) {
+      if (f.write_outage && (!longest || ns(*f.write_outage) > *longest)) {
+        longest = ns(*f.write_outage);
+      }
+    }
+    return longest;
+  }
+  if (name == "coordinator_requests_per_second") return r.coordinator_requests_per_second;
   if (name == "writes_rejected") return count(r.writes_rejected);
   if (name == "failovers") return count(observed_failovers(r).size());
   if (name == "failovers_unresolved") {
@@ -398,6 +532,24 @@ Verdict check(const Report& report, std::span<const Expectation> expectations) {
         "stale_writes_overwriting = {}: a deposed leader's write overwrote newer data "
         "(corruption), which fails any run whose expect block does not bound "
         "stale_writes_overwriting",
+        n);
+    message += when(report, rule.metric);
+    verdict.breaches.push_back({rule, static_cast<double>(n), std::move(message)});
+  }
+  // Two leaders interleaving writes under one token damage data as an overwrite does; fencing
+  // cannot tell them apart, so this too fails every verdict that does not bound it.
+  const bool equal_bounded =
+      std::any_of(expectations.begin(), expectations.end(),
+                  [](const auto& e) { return e.metric == "equal_token_writes"; });
+  if (report.equal_token_writes > 0 && !equal_bounded) {
+    Expectation rule;
+    rule.metric = "equal_token_writes";
+    rule.max = 0;
+    const auto n = report.equal_token_writes;
+    std::string message = fmt::format(
+        "equal_token_writes = {}: two leaders' writes with the same token were both accepted, "
+        "interleaved (fencing cannot separate them), which fails any run whose expect block does "
+        "not bound equal_token_writes",
         n);
     message += when(report, rule.metric);
     verdict.breaches.push_back({rule, static_cast<double>(n), std::move(message)});

@@ -43,9 +43,23 @@ struct Breach {
 
 struct Verdict {
   std::vector<Breach> breaches;
+  // False when no expect block judged the run (`electsim check` without a scenario): the verdict
+  // line then names the harm instead of a PASS.
+  bool judged = true;
   bool ok() const { return breaches.empty(); }
 };
 
 Verdict check(const Report& report, std::span<const Expectation> expectations);
+
+// What was going on in an outage, in words: "during: crash of store:1 at 10.000s; before: ..." or
+// "no fault".
+std::string outage_causes_text(const Outage& outage);
+
+// The harm in a run whatever its expect block says (split-brain, stale writes accepted,
+// overwrites, equal-token writes, same-epoch leaders, a broken store), as phrases for a verdict
+// line; empty when there is none.
+std::vector<std::string> harm_in(const Report& report);
+// A service that never wrote again (or never wrote), as phrases for a verdict line.
+std::vector<std::string> liveness_concerns(const Report& report);
 
 }  // namespace electsim::analysis

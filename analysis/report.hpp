@@ -92,6 +92,39 @@ struct Failover {
   // Redis commands) sent in any one second from the fault until one second after the new
   // leader (or the old one again) leads; only requests sent after the fault count.
   std::uint64_t requests_peak = 0;
+  // A coordinator failover (Report::coordinator_failovers): the coordinator the fault hit
+  // (kNoNode for a partition, whose groups name it).
+  sim::Endpoint coordinator_target = sim::kNoNode;
+};
+
+// A fault that was going on around a service outage (analysis/analyzer.cpp): active in it
+// (`during`: its effect window overlaps the outage), or struck since the service last recovered
+// and before the outage began.
+struct OutageCause {
+  std::size_t fault_index = 0;
+  sim::FaultKind fault = sim::FaultKind::crash;
+  sim::Endpoint target = sim::kNoNode;  // the resolved target (kNoNode: none, a partition)
+  std::string groups;                   // a partition's groups, as the trace writes them
+  Time at;
+  bool during = false;
+  bool coordinator = false;  // aimed at the store, a store member, the database or a Redis master
+};
+
+// What the service lived through, whatever the cause: from its last accepted write to the next
+// write accepted from a legitimate leader (the node whose leadership is the newest grant), when
+// that gap is longer than two write intervals. An outage still open at the run's end is one the
+// service never recovered from.
+struct Outage {
+  Time start;               // the last accepted write before it
+  std::optional<Time> end;  // the next legitimate accepted write (none: never wrote again)
+  Duration duration{0};     // end - start, or the run's end - start
+  NodeId writer_before = sim::kNoNode;
+  NodeId writer_after = sim::kNoNode;  // kNoNode while unresolved
+  std::vector<OutageCause> causes;     // in fault order; the first kCausesKept
+  std::size_t causes_total = 0;
+  // No fault was going on and none struck since the service last recovered: the protocol lost
+  // and re-elected its leader by itself (thrash).
+  bool no_fault() const { return causes_total == 0; }
 };
 
 // The store as the nodes' coordinator (analysis/coordinator.hpp). With a single store only
@@ -159,8 +192,37 @@ struct Report {
   std::optional<Overwrite> first_overwrite;
   std::vector<StaleWrite> stale_writes;  // first 100 of each kind (accepted, rejected), in order
 
+  // Harm fencing cannot see: an accepted write carrying the same token as the newest one the sink
+  // had accepted, from a different node than that token's last writer, where the writer had
+  // already written with this token before: two leaders interleaving writes under one token.
+  std::uint64_t equal_token_writes = 0;
+  struct EqualTokenWrite {
+    Time at;
+    NodeId writer = sim::kNoNode;
+    NodeId other = sim::kNoNode;  // the other writer of the same token
+    sim::Token token = 0;
+  };
+  std::optional<EqualTokenWrite> first_equal_token_write;
+
   // Liveness.
   std::vector<Failover> failovers;
+  // A leader change caused by a fault on the coordinator (a store member, the store, the database
+  // or a Redis master, a store pause, or a partition that splits one off), with no fault on the
+  // old leader itself: fault_at is the coordinator fault's, old_leader and new_leader the service's
+  // writers before and after the outage, write_outage the outage's length.
+  std::vector<Failover> coordinator_failovers;
+  // Service outages (Outage above), measured only when the leaders write (a workload).
+  bool outages_measured = false;
+  std::vector<Outage> outages;  // the first 100, in order
+  std::uint64_t outages_total = 0;
+  std::uint64_t outages_unresolved = 0;  // 0 or 1: the service never wrote again
+  Duration outage_time{0};
+  std::optional<Duration> outage_max;
+  std::optional<Time> first_write_at;  // the first accepted write from a leader
+  std::optional<Time> last_write_at;   // the last one
+  // The share of the time from the first accepted write to the run's end that the service could
+  // write (not in an outage); unobserved without a first write.
+  std::optional<double> writable_fraction;
   // Stall: no node leads while the coordinator cannot grant a lease (DESIGN.md). A coordinator
   // outage should produce stall, never split-brain.
   Duration stall_time{0};
@@ -177,6 +239,9 @@ struct Report {
   double store_requests_per_second = 0;
   // Requests to the database server or a Redis master (server_request events).
   std::uint64_t server_requests_total = 0;
+  // Every request to any coordinator (store, database, Redis masters): store_requests_total +
+  // server_requests_total, per simulated second.
+  double coordinator_requests_per_second = 0;
   // Coordinator requests (store and server requests) per second of steady state: time when
   // exactly one node leads and no failover waits for a new leader.
   Duration steady_time{0};

@@ -37,6 +37,57 @@ std::string describe_fault(const Failover& f) {
                      f.old_epoch, secs(f.fault_at));
 }
 
+std::string join_and(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    out += i == 0 ? "" : (i + 1 == items.size() ? " and " : ", ");
+    out += items[i];
+  }
+  return out;
+}
+
+constexpr std::size_t kOutagesShown = 50;
+
+// What the service lived through: its outages, whatever caused them.
+void service_section(std::string& out, const Report& r) {
+  auto it = std::back_inserter(out);
+  out += "\nservice\n";
+  if (!r.outages_measured) {
+    out += "  outages not measured: the leaders do not write (the workload is off)\n";
+    return;
+  }
+  if (!r.first_write_at) {
+    out += "  no write was ever accepted from a leader: the service never wrote\n";
+    return;
+  }
+  fmt::format_to(it, "  writes accepted from the newest leader: first at {}, last at {}\n",
+                 secs(*r.first_write_at), secs(*r.last_write_at));
+  if (r.outages_total == 0) {
+    out += "  outages: none (no gap of more than two write intervals)\n";
+  } else {
+    fmt::format_to(it, "  outages: {}, {} in all, the longest {}; writable {} of the time\n",
+                   r.outages_total, secs(r.outage_time), secs(*r.outage_max),
+                   percent(r.writable_fraction.value_or(0)));
+  }
+  const std::size_t shown = std::min(r.outages.size(), kOutagesShown);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const Outage& o = r.outages[i];
+    std::string who;
+    if (!o.end) {
+      who = fmt::format("node {}, never wrote again", o.writer_before);
+    } else if (o.writer_after == o.writer_before) {
+      who = fmt::format("node {} again", o.writer_after);
+    } else {
+      who = fmt::format("node {} -> node {}", o.writer_before, o.writer_after);
+    }
+    fmt::format_to(it, "  {:>10} - {:<10} {:>9}  {}; {}\n", secs(o.start),
+                   o.end ? secs(*o.end) : "end", secs(o.duration), who, outage_causes_text(o));
+  }
+  if (r.outages_total > shown) {
+    fmt::format_to(it, "  ... and {} more outages\n", r.outages_total - shown);
+  }
+}
+
 void leaders_section(std::string& out, const Report& r) {
   auto it = std::back_inserter(out);
   out += "\nleaders\n";
@@ -105,6 +156,20 @@ void safety_section(std::string& out, const Report& r) {
     }
     out += '\n';
   }
+  if (r.equal_token_writes == 0) {
+    out += "  equal-token writes: none\n";
+  } else {
+    fmt::format_to(it,
+                   "  equal-token writes: {} (two leaders' writes under one token, both "
+                   "accepted: fencing cannot separate them)",
+                   r.equal_token_writes);
+    if (r.first_equal_token_write) {
+      const Report::EqualTokenWrite& w = *r.first_equal_token_write;
+      fmt::format_to(it, "; first at {}: node {} wrote token {} again after node {} had",
+                     secs(w.at), w.writer, w.token, w.other);
+    }
+    out += '\n';
+  }
   fmt::format_to(it, "  writes at the sink: {} accepted, {} rejected\n", r.writes_accepted,
                  r.writes_rejected);
 }
@@ -112,7 +177,11 @@ void safety_section(std::string& out, const Report& r) {
 void liveness_section(std::string& out, const Report& r) {
   auto it = std::back_inserter(out);
   out += "\nliveness\n";
-  if (r.failovers.empty()) out += "  no fault took the leader away\n";
+  if (r.failovers.empty() && r.coordinator_failovers.empty()) {
+    out += "  no fault took the leader away\n";
+  } else if (r.failovers.empty()) {
+    out += "  no fault on a node took the leader away\n";
+  }
   const std::size_t shown = std::min(r.failovers.size(), kFailoversShown);
   std::size_t observed = 0;
   std::size_t ridden_out = 0;
@@ -140,7 +209,9 @@ void liveness_section(std::string& out, const Report& r) {
     } else {
       out += "no other leader by the run's end";
     }
-    if (f.write_outage) {
+    if (f.write_outage && f.write_outage->count() == 0) {
+      out += "; no write outage (writes kept being accepted)";
+    } else if (f.write_outage) {
       fmt::format_to(it, "; write outage {} ({} to {})", secs(*f.write_outage),
                      secs(*f.last_old_write), secs(*f.first_new_write));
     }
@@ -153,6 +224,26 @@ void liveness_section(std::string& out, const Report& r) {
     fmt::format_to(it, "  failovers: {} observed, {} ridden out, {} regained, {} unresolved\n",
                    observed, ridden_out, regained,
                    r.failovers.size() - observed - ridden_out - regained);
+  }
+  for (const Failover& f : r.coordinator_failovers) {
+    fmt::format_to(it, "  {} of {} at {}: node {} -> node {}", sim::fault_kind_name(f.fault),
+                   f.coordinator_target == sim::kNoNode ? std::string("the coordinator")
+                                                        : sim::endpoint_name(f.coordinator_target),
+                   secs(f.fault_at), f.old_leader, f.new_leader);
+    if (f.new_leader_at) {
+      fmt::format_to(it, ", leading at {} (failover {})", secs(*f.new_leader_at),
+                     secs(*f.failover));
+    }
+    if (f.write_outage) {
+      fmt::format_to(it, "; write outage {} ({} to {})", secs(*f.write_outage),
+                     secs(*f.last_old_write), secs(*f.first_new_write));
+    }
+    out += '\n';
+  }
+  if (!r.coordinator_failovers.empty()) {
+    fmt::format_to(it,
+                   "  coordinator failovers: {} (a leader change caused by a coordinator fault)\n",
+                   r.coordinator_failovers.size());
   }
   fmt::format_to(it, "  leaderless: {} ({} of the run)\n", secs(r.leaderless_time),
                  percent(r.leaderless_fraction));
@@ -253,7 +344,9 @@ nlohmann::json optional_number(const std::optional<double>& v) {
 void put_duration(nlohmann::json& j, const std::string& name, std::optional<Duration> d) {
   if (d) {
     j[name + "_ns"] = d->count();
-    j[name + "_s"] = static_cast<double>(d->count()) * 1e-9;
+    // Divided, not multiplied by 1e-9: the nearest double to the exact decimal, which JSON then
+    // prints as that decimal (1.979255346, never 1.9792553460000002).
+    j[name + "_s"] = static_cast<double>(d->count()) / 1e9;
   } else {
     j[name + "_ns"] = nullptr;
     j[name + "_s"] = nullptr;
@@ -279,38 +372,29 @@ std::string format_summary(const RunInfo& info, const Report& r, const Verdict& 
   leaders_section(out, r);
   safety_section(out, r);
   liveness_section(out, r);
+  service_section(out, r);
   store_section(out, r);
   cost_section(out, r);
   out += '\n';
-  if (verdict.ok()) {
-    // PASS judges the expect block only; harm it does not bound is still named here, so that a
-    // damaged run (or a trace checked without a scenario) never reads as simply fine.
-    std::vector<std::string> harm;
-    if (r.split_brain_time.count() > 0) {
-      harm.push_back(fmt::format("{} of split-brain", secs(r.split_brain_time)));
-    }
-    if (r.stale_writes_accepted > 0) {
-      harm.push_back(fmt::format("{} stale write{} accepted", r.stale_writes_accepted,
-                                 r.stale_writes_accepted == 1 ? "" : "s"));
-    }
-    if (r.stale_writes_overwriting > 0) {
-      harm.push_back(fmt::format("{} overwrite{} of newer data (corruption)",
-                                 r.stale_writes_overwriting,
-                                 r.stale_writes_overwriting == 1 ? "" : "s"));
-    }
+  // PASS judges the expect block only; harm it does not bound is still named here, so that a
+  // damaged run never reads as simply fine.
+  std::vector<std::string> notes = harm_in(r);
+  for (std::string& concern : liveness_concerns(r)) notes.push_back(std::move(concern));
+  if (!verdict.judged) {
+    out += "verdict: not judged, no expect block (give the scenario to judge its bounds); ";
+    out += notes.empty() ? "no harm found" : "the run has " + join_and(notes);
+    out += "\n";
+    for (const Breach& b : verdict.breaches) fmt::format_to(it, "  {}\n", b.message);
+  } else if (verdict.ok()) {
     out += "verdict: PASS";
-    if (!harm.empty()) {
-      out += " (every bound of the expect block holds; the run still has ";
-      for (std::size_t i = 0; i < harm.size(); ++i) {
-        out += i == 0 ? "" : (i + 1 == harm.size() ? " and " : ", ");
-        out += harm[i];
-      }
-      out += ")";
+    if (!notes.empty()) {
+      out += " (every bound of the expect block holds; the run still has " + join_and(notes) + ")";
     }
     out += "\n";
   } else {
-    fmt::format_to(it, "verdict: FAIL, {} expectation{} broke\n", verdict.breaches.size(),
-                   verdict.breaches.size() == 1 ? "" : "s");
+    fmt::format_to(it, "verdict: FAIL, {} expectation{} broke{}\n", verdict.breaches.size(),
+                   verdict.breaches.size() == 1 ? "" : "s",
+                   notes.empty() ? "" : "; the run has " + join_and(notes));
     for (const Breach& b : verdict.breaches) {
       fmt::format_to(it, "  {}{}\n", b.message,
                      b.expectation.pointer.empty() ? "" : " [" + b.expectation.pointer + "]");
@@ -371,6 +455,17 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   safety["stale_writes_accepted"] = r.stale_writes_accepted;
   safety["stale_writes_rejected"] = r.stale_writes_rejected;
   safety["stale_writes_overwriting"] = r.stale_writes_overwriting;
+  safety["equal_token_writes"] = r.equal_token_writes;
+  if (r.first_equal_token_write) {
+    json w;
+    put_time(w, "at", r.first_equal_token_write->at);
+    w["writer"] = r.first_equal_token_write->writer;
+    w["other"] = r.first_equal_token_write->other;
+    w["token"] = r.first_equal_token_write->token;
+    safety["first_equal_token_write"] = std::move(w);
+  } else {
+    safety["first_equal_token_write"] = nullptr;
+  }
   if (r.first_overwrite) {
     json w;
     put_time(w, "at", r.first_overwrite->at);
@@ -415,6 +510,24 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
     failovers.push_back(std::move(x));
   }
   liveness["failovers"] = std::move(failovers);
+  json coordinator_failovers = json::array();
+  for (const Failover& f : r.coordinator_failovers) {
+    json x = {{"fault_index", f.fault_index},
+              {"fault", sim::fault_kind_name(f.fault)},
+              {"target", f.coordinator_target == sim::kNoNode
+                             ? json(nullptr)
+                             : json(sim::endpoint_name(f.coordinator_target))},
+              {"old_leader", f.old_leader},
+              {"new_leader", f.new_leader}};
+    put_time(x, "fault_at", f.fault_at);
+    put_time(x, "new_leader_at", f.new_leader_at);
+    put_duration(x, "failover", f.failover);
+    put_time(x, "last_old_write", f.last_old_write);
+    put_time(x, "first_new_write", f.first_new_write);
+    put_duration(x, "write_outage", f.write_outage);
+    coordinator_failovers.push_back(std::move(x));
+  }
+  liveness["coordinator_failovers"] = std::move(coordinator_failovers);
   auto as_duration = [&](const char* metric) -> std::optional<Duration> {
     const std::optional<double> v = metric_value(r, metric);
     if (!v) return std::nullopt;
@@ -430,6 +543,44 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   put_duration(liveness, "write_outage_max", as_duration("write_outage_max"));
   put_duration(liveness, "stall_time", r.stall_time);
   j["liveness"] = std::move(liveness);
+
+  json service = json::object();
+  service["measured"] = r.outages_measured;
+  put_time(service, "first_write_at", r.first_write_at);
+  put_time(service, "last_write_at", r.last_write_at);
+  service["outages"] = r.outages_total;
+  service["outages_unresolved"] = r.outages_unresolved;
+  put_duration(service, "outage_time", r.outage_time);
+  put_duration(service, "outage_max", r.outage_max);
+  service["writable_fraction"] = optional_number(r.writable_fraction);
+  json episodes = json::array();
+  for (const Outage& o : r.outages) {
+    json x = {{"writer_before", o.writer_before},
+              {"writer_after", o.end ? json(o.writer_after) : json(nullptr)},
+              {"resolved", o.end.has_value()},
+              {"causes_total", o.causes_total},
+              {"causes_text", outage_causes_text(o)}};
+    put_time(x, "start", o.start);
+    put_time(x, "end", o.end);
+    put_duration(x, "duration", o.duration);
+    json causes = json::array();
+    for (const OutageCause& c : o.causes) {
+      json y = {{"fault_index", c.fault_index},
+                {"fault", sim::fault_kind_name(c.fault)},
+                {"target", c.target == sim::kNoNode ? json(nullptr)
+                           : c.target >= 0          ? json(c.target)
+                                                    : json(sim::endpoint_name(c.target))},
+                {"during", c.during},
+                {"coordinator", c.coordinator}};
+      if (!c.groups.empty()) y["groups"] = c.groups;
+      put_time(y, "at", c.at);
+      causes.push_back(std::move(y));
+    }
+    x["causes"] = std::move(causes);
+    episodes.push_back(std::move(x));
+  }
+  service["episodes"] = std::move(episodes);
+  j["service"] = std::move(service);
 
   json store = json::object();
   store["members"] = r.store.members;
@@ -471,6 +622,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   cost["store_requests_total"] = r.store_requests_total;
   cost["store_requests_per_second"] = r.store_requests_per_second;
   cost["server_requests_total"] = r.server_requests_total;
+  cost["coordinator_requests_per_second"] = r.coordinator_requests_per_second;
   cost["requests_before_first_leader"] = r.requests_before_first_leader;
   cost["coordinator_requests_steady_per_second"] =
       optional_number(metric_value(r, "coordinator_requests_steady_per_second"));
@@ -496,7 +648,15 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
               {"message", b.message}};
     breaches.push_back(std::move(x));
   }
-  j["verdict"] = {{"ok", verdict.ok()}, {"breaches", std::move(breaches)}};
+  json harm = json::array();
+  for (const std::string& h : harm_in(r)) harm.push_back(h);
+  json concerns = json::array();
+  for (const std::string& c : liveness_concerns(r)) concerns.push_back(c);
+  j["verdict"] = {{"ok", verdict.judged ? verdict.ok() : verdict.ok() && harm.empty()},
+                  {"judged", verdict.judged},
+                  {"harm", std::move(harm)},
+                  {"liveness", std::move(concerns)},
+                  {"breaches", std::move(breaches)}};
   return j;
 }
 

@@ -381,6 +381,7 @@ nlohmann::json header_json(const TraceHeader& h) {
   j["uses_store"] = h.uses_store;
   if (h.store_members > 1) j["store_members"] = h.store_members;
   if (h.coordinator == sim::kPostgresEndpoint) j["coordinator"] = "postgres";
+  if (h.write_interval) j["write_interval_ns"] = h.write_interval->count();
   return j;
 }
 
@@ -402,6 +403,7 @@ AnalysisConfig TraceHeader::analysis_config() const {
   config.uses_store = uses_store;
   config.store_members = store_members;
   config.coordinator = coordinator;
+  config.write_interval = write_interval;
   return config;
 }
 
@@ -762,6 +764,14 @@ std::string read_header(const nlohmann::json& j, TraceHeader& h) {
                            sim::kMaxStoreMembers);
       }
       h.store_members = static_cast<std::size_t>(*members);
+    }
+    if (j.contains("write_interval_ns")) {
+      const auto interval = header_integer(j.at("write_interval_ns"));
+      if (!interval || *interval < 1'000'000 || *interval > 1'000'000'000'000'000'000) {
+        return "header field \"write_interval_ns\" must be whole nanoseconds from 1 ms to "
+               "1e18";
+      }
+      h.write_interval = Duration(*interval);
     }
     if (j.contains("coordinator")) {
       if (j.at("coordinator") != "postgres") {

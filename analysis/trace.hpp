@@ -38,6 +38,9 @@ struct TraceHeader {
   std::size_t store_members = 1;  // written only when the store is replicated
   // The server leadership depends on; written only when it is not the store ("postgres").
   sim::Endpoint coordinator = sim::kStoreEndpoint;
+  // The leaders' write interval; written only when the leaders write (a workload), so that
+  // `check` measures the same service outages as the run did.
+  std::optional<Duration> write_interval;
 
   AnalysisConfig analysis_config() const;
 };

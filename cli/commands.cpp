@@ -667,8 +667,8 @@ int cmd_sweep(const std::vector<std::string>& args, Streams io) {
   for (std::size_t p = 0; p < plan.definition.protocols.size(); ++p) {
     for (const std::string& set : plan.definition.sets_not_reaching(p)) {
       io.err << fmt::format(
-          "electsim sweep: warning: --set {} does not reach protocol {}'s runs (column "
-          "sets_not_reaching)\n",
+          "electsim sweep: warning: {} does not reach protocol {}'s runs (its rows leave it "
+          "unlabelled; column sets_not_reaching)\n",
           set, plan.definition.protocols[p]);
     }
   }
@@ -1191,7 +1191,10 @@ int cmd_check(const std::vector<std::string>& args, Streams io) {
   options.add_options()
     ("help,h", "describe this command")
     ("trace", po::value<std::string>(), "a JSON Lines trace written by electsim run --trace")
-    ("scenario", po::value<std::string>(), "judge the trace against this scenario's expect block")
+    ("scenario", po::value<std::string>(),
+     "judge the trace against this scenario's expect block; without it the verdict names the "
+     "harm found (split-brain, stale writes accepted, overwrites, equal-token writes, same-epoch "
+     "leaders, a broken store) and the exit code is 1 when there is any, 0 when there is none")
     ("json", "print a machine-readable summary (JSON) instead of text");
   // clang-format on
   po::positional_options_description positional;
@@ -1200,7 +1203,9 @@ int cmd_check(const std::vector<std::string>& args, Streams io) {
   if (vm.count("help") != 0 || vm.count("trace") == 0) {
     (vm.count("help") != 0 ? io.out : io.err)
         << options << "\n"
-        << "Replays a saved trace through the same checkers and metrics as a live run.\n";
+        << "Replays a saved trace through the same checkers and metrics as a live run.\n"
+        << "Exit codes: 0 the expect block holds (without --scenario: no harm found), 1 it broke\n"
+        << "(without --scenario: the trace shows harm), 2 bad input.\n";
     return vm.count("help") != 0 ? kExitOk : kExitBadInput;
   }
   const std::string path = vm["trace"].as<std::string>();
@@ -1238,11 +1243,16 @@ int cmd_check(const std::vector<std::string>& args, Streams io) {
     }
     expectations = sc.expect;
   }
-  const analysis::Verdict verdict = analysis::check(read.report, expectations);
+  analysis::Verdict verdict = analysis::check(read.report, expectations);
+  // Without a scenario no expect block judges the trace: never a PASS, and any harm fails.
+  verdict.judged = vm.count("scenario") != 0;
   if (vm.count("json") != 0) {
     io.out << analysis::summary_json(read.info, read.report, verdict).dump(2) << "\n";
   } else {
     io.out << analysis::format_summary(read.info, read.report, verdict);
+  }
+  if (!verdict.judged) {
+    return analysis::harm_in(read.report).empty() && verdict.ok() ? kExitOk : kExitExpectation;
   }
   return verdict.ok() ? kExitOk : kExitExpectation;
 }

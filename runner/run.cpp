@@ -110,6 +110,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   header.uses_store = scenario.prepared.uses_store;
   header.store_members = scenario.services.replication.members;
   header.coordinator = scenario.prepared.coordinator;
+  if (scenario.workload.enabled) header.write_interval = scenario.workload.interval;
 
   analysis::Analyzer analyzer(header.analysis_config());
   analysis::TraceHasher hasher;

@@ -200,15 +200,37 @@ std::optional<SweepDefinition> SweepDefinition::from_json(const json& j, std::st
   }
 }
 
+namespace {
+
+// Whether a --set or axis path names another protocol's parameter (`protocols.NAME.X`).
+bool reaches(const std::string& path, const std::string& running) {
+  const std::string prefix = "protocols.";
+  if (path.rfind(prefix, 0) != 0) return true;
+  return path.substr(prefix.size(), path.find('.', prefix.size()) - prefix.size()) == running;
+}
+
+}  // namespace
+
+std::vector<std::string> SweepDefinition::point_labels(std::size_t protocol,
+                                                       std::uint64_t point) const {
+  std::vector<std::string> values = point_values(point);
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    if (!reaches(axes[i].path, protocols.at(protocol))) values[i] = "-";
+  }
+  return values;
+}
+
 std::vector<std::string> SweepDefinition::sets_not_reaching(std::size_t protocol) const {
   std::vector<std::string> out;
   const std::string& running = protocols.at(protocol);
   for (const Override& o : sets) {
-    const std::string prefix = "protocols.";
-    if (o.path.rfind(prefix, 0) != 0) continue;
-    const std::string name =
-        o.path.substr(prefix.size(), o.path.find('.', prefix.size()) - prefix.size());
-    if (name != running) out.push_back(o.path + "=" + o.value);
+    if (!reaches(o.path, running)) out.push_back(o.path + "=" + o.value);
+  }
+  for (const GridAxis& a : axes) {
+    if (reaches(a.path, running)) continue;
+    std::string values;
+    for (const std::string& v : a.values) values += (values.empty() ? "" : ",") + v;
+    out.push_back(a.path + "=" + values);
   }
   return out;
 }
@@ -265,6 +287,12 @@ json RunRecord::to_json() const {
   j["store_unavailable_ns"] = store_unavailable_ns;
   j["store_leader_changes"] = store_leader_changes;
   j["store_outages_ns"] = store_outages_ns;
+  j["outages_ns"] = outages_ns;
+  j["outages_unresolved"] = outages_unresolved;
+  j["outage_time_ns"] = outage_time_ns;
+  j["writing_span_ns"] = writing_span_ns;
+  j["equal_token_writes"] = equal_token_writes;
+  j["coordinator_requests"] = coordinator_requests;
   j["messages_sent"] = messages_sent;
   j["store_requests"] = store_requests;
   j["events"] = events;
@@ -350,6 +378,12 @@ std::optional<RunRecord> RunRecord::from_json(const json& j, std::string& error)
     r.store_unavailable_ns = part_duration(j.at("store_unavailable_ns"), "store_unavailable_ns", d);
     r.store_leader_changes = part_count(j, "store_leader_changes", r.events);
     r.store_outages_ns = part_durations(j, "store_outages_ns", d, r.events);
+    r.outages_ns = part_durations(j, "outages_ns", d, r.events);
+    r.outages_unresolved = part_count(j, "outages_unresolved", 1);
+    r.outage_time_ns = part_duration(j.at("outage_time_ns"), "outage_time_ns", d);
+    r.writing_span_ns = part_duration(j.at("writing_span_ns"), "writing_span_ns", d);
+    r.equal_token_writes = part_count(j, "equal_token_writes", r.events);
+    r.coordinator_requests = part_count(j, "coordinator_requests", r.events);
     r.trace_hash = j.at("trace_hash").get<std::string>();
     if (r.trace_hash.size() != 16 ||
         r.trace_hash.find_first_not_of("0123456789abcdef") != std::string::npos) {
@@ -403,6 +437,14 @@ RunRecord record_of(std::uint64_t run, std::uint64_t seed, const RunResult& resu
   r.store_unavailable_ns = report.store.unavailable_time.count();
   r.store_leader_changes = report.store.leader_changes;
   for (const sim::Duration o : report.store.outages) r.store_outages_ns.push_back(o.count());
+  for (const analysis::Outage& o : report.outages) r.outages_ns.push_back(o.duration.count());
+  r.outages_unresolved = report.outages_unresolved;
+  r.outage_time_ns = report.outage_time.count();
+  if (report.first_write_at) {
+    r.writing_span_ns = std::max<std::int64_t>(0, r.duration_ns - report.first_write_at->ns);
+  }
+  r.equal_token_writes = report.equal_token_writes;
+  r.coordinator_requests = report.store_requests_total + report.server_requests_total;
   r.events = result.stats.events;
   r.trace_hash = result.trace_hash;
   return r;
@@ -616,6 +658,11 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
       std::uint64_t runs_same_epoch = 0;
       std::uint64_t messages = 0;
       std::uint64_t store_requests = 0;
+      std::uint64_t coordinator_requests = 0;
+      std::vector<std::int64_t> service_outages;
+      Int128 outage_time_ns = 0;
+      Int128 writing_span_ns = 0;
+      std::uint64_t runs_equal_token = 0;
       const RunRecord* worst_split = nullptr;
       const RunRecord* worst_failover = nullptr;
       std::int64_t worst_failover_ns = -1;
@@ -651,6 +698,12 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
         s.same_epoch_leaders += rec.same_epoch_leaders;
         messages += rec.messages_sent;
         store_requests += rec.store_requests;
+        coordinator_requests += rec.coordinator_requests;
+        service_outages.insert(service_outages.end(), rec.outages_ns.begin(), rec.outages_ns.end());
+        s.outages_unresolved += rec.outages_unresolved;
+        outage_time_ns += rec.outage_time_ns;
+        writing_span_ns += rec.writing_span_ns;
+        runs_equal_token += rec.equal_token_writes > 0 ? 1 : 0;
         if (rec.split_brain_ns > 0 &&
             (worst_split == nullptr || rec.split_brain_ns > worst_split->split_brain_ns)) {
           worst_split = &rec;
@@ -687,7 +740,18 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
       s.ridden_out_outage_p50_ns = analysis::nearest_rank_percentile(ridden, 50);
       s.ridden_out_outage_p99_ns = analysis::nearest_rank_percentile(ridden, 99);
       s.ridden_out_outage_max_ns = analysis::nearest_rank_percentile(ridden, 100);
+      s.outages = service_outages.size();
+      std::sort(service_outages.begin(), service_outages.end());
+      s.outage_p50_ns = analysis::nearest_rank_percentile(service_outages, 50);
+      s.outage_p99_ns = analysis::nearest_rank_percentile(service_outages, 99);
+      s.outage_max_ns = analysis::nearest_rank_percentile(service_outages, 100);
+      if (writing_span_ns > 0) {
+        s.writable_fraction =
+            1.0 - static_cast<double>(outage_time_ns) / static_cast<double>(writing_span_ns);
+      }
       if (s.runs > 0) {
+        s.equal_token_probability =
+            static_cast<double>(runs_equal_token) / static_cast<double>(s.runs);
         const auto runs = static_cast<double>(s.runs);
         if (simulated_ns > 0) {
           const double simulated_s = static_cast<double>(simulated_ns) / 1e9;
@@ -695,6 +759,8 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
               static_cast<double>(leaderless_ns) / static_cast<double>(simulated_ns);
           s.messages_per_second = static_cast<double>(messages) / simulated_s;
           s.store_requests_per_second = static_cast<double>(store_requests) / simulated_s;
+          s.coordinator_requests_per_second =
+              static_cast<double>(coordinator_requests) / simulated_s;
           s.stall_fraction = static_cast<double>(stall_ns) / static_cast<double>(simulated_ns);
           s.store_availability =
               1.0 - static_cast<double>(store_unavailable_ns) / static_cast<double>(simulated_ns);
@@ -765,6 +831,23 @@ const std::vector<PointMetric>& point_metrics() {
        [ns](const PointSummary& s) { return ns(s.ridden_out_outage_p99_ns); }},
       {"ridden_out_outage_max", true, false, "longest write outage of a ridden-out fault",
        [ns](const PointSummary& s) { return ns(s.ridden_out_outage_max_ns); }},
+      {"outage_p50", true, false,
+       "median service outage, whatever the cause (a gap of more than two write intervals "
+       "between accepted writes from the newest leader; one the service never recovered from "
+       "runs to the run's end), over every outage of the point",
+       [ns](const PointSummary& s) { return ns(s.outage_p50_ns); }},
+      {"outage_p99", true, false, "99th percentile service outage (nearest rank)",
+       [ns](const PointSummary& s) { return ns(s.outage_p99_ns); }},
+      {"outage_max", true, false, "longest service outage",
+       [ns](const PointSummary& s) { return ns(s.outage_max_ns); }},
+      {"writable_fraction", false, true,
+       "time the service could write (from its first accepted write, outside outages) over that "
+       "time, all runs pooled",
+       [](const PointSummary& s) { return s.writable_fraction; }},
+      {"equal_token_probability", false, true,
+       "fraction of runs in which two leaders' writes under one token were both accepted, "
+       "interleaved",
+       [](const PointSummary& s) { return s.equal_token_probability; }},
       {"leaderless_fraction", false, true, "leaderless time over simulated time, all runs pooled",
        [](const PointSummary& s) { return s.leaderless_fraction; }},
       {"split_brain_probability", false, true, "fraction of runs with any split-brain time",
@@ -789,6 +872,10 @@ const std::vector<PointMetric>& point_metrics() {
       {"store_requests_per_second", false, false,
        "store requests per simulated second, all runs pooled",
        [](const PointSummary& s) { return s.store_requests_per_second; }},
+      {"coordinator_requests_per_second", false, false,
+       "requests to every coordinator (store, database, Redis masters) per simulated second, all "
+       "runs pooled",
+       [](const PointSummary& s) { return s.coordinator_requests_per_second; }},
       {"stall_fraction", false, true,
        "time with no leader while the store could not grant, over simulated time, all runs pooled",
        [](const PointSummary& s) { return s.stall_fraction; }},
@@ -844,10 +931,11 @@ std::string sweep_points_csv(const SweepResult& result, const std::vector<PointS
   }
   out +=
       ",worst_seed,replay_worst,write_outages,failover_p99_unstable,write_outage_p99_unstable,"
-      "ridden_out_outages,ridden_out_outage_p99_unstable,sets_not_reaching\n";
+      "ridden_out_outages,ridden_out_outage_p99_unstable,outages,outage_p99_unstable,"
+      "outages_unresolved,sets_not_reaching\n";
   for (const PointSummary& s : points) {
     out += csv_field(d.protocols[s.protocol]);
-    for (const std::string& v : d.point_values(s.point)) {
+    for (const std::string& v : d.point_labels(s.protocol, s.point)) {
       out += ",";
       out += csv_field(v);
     }
@@ -866,9 +954,10 @@ std::string sweep_points_csv(const SweepResult& result, const std::vector<PointS
       out += ",,";
     }
     // A p99 from fewer than kStableP99Samples samples is flagged, never silently printed as one.
-    out += fmt::format(",{},{},{},{},{}", s.write_outages, s.failovers < kStableP99Samples,
+    out += fmt::format(",{},{},{},{},{},{},{},{}", s.write_outages, s.failovers < kStableP99Samples,
                        s.write_outages < kStableP99Samples, s.ridden_out_outages,
-                       s.ridden_out_outages < kStableP99Samples);
+                       s.ridden_out_outages < kStableP99Samples, s.outages,
+                       s.outages < kStableP99Samples, s.outages_unresolved);
     // --set values this protocol's runs never saw (another protocol's parameters).
     std::string unreached;
     for (const std::string& set : d.sets_not_reaching(s.protocol)) {
@@ -893,12 +982,14 @@ std::string sweep_runs_csv(const SweepResult& result) {
       "write_outage_max_s,first_leader_at_s,leaderless_fraction,split_brain_time_s,"
       "same_epoch_leaders,stale_writes_accepted,stale_writes_rejected,stale_writes_overwriting,"
       "writes_accepted,elections,"
-      "messages_sent,store_requests,stall_time_s,store_leader_changes,events,trace_hash,replay\n";
+      "messages_sent,store_requests,stall_time_s,store_leader_changes,outages,outage_max_s,"
+      "outage_time_s,outages_unresolved,equal_token_writes,coordinator_requests,events,"
+      "trace_hash,replay\n";
   for (const RunRecord& r : result.records) {
     const std::size_t protocol = static_cast<std::size_t>(r.run / seeds / points);
     const std::uint64_t point = (r.run / seeds) % points;
     out += csv_field(d.protocols[protocol]);
-    for (const std::string& v : d.point_values(point)) {
+    for (const std::string& v : d.point_labels(protocol, point)) {
       out += ",";
       out += csv_field(v);
     }
@@ -910,15 +1001,18 @@ std::string sweep_runs_csv(const SweepResult& result) {
         r.duration_ns > 0 ? std::optional<double>(static_cast<double>(r.leaderless_ns) /
                                                   static_cast<double>(r.duration_ns))
                           : std::nullopt;
+    const std::string leaderless_text = number_text(leaderless);
     out += fmt::format(
-        ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.seed,
-        r.complete, r.expect_ok, r.failovers_ns.size(), r.failovers_unresolved,
+        ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        r.seed, r.complete, r.expect_ok, r.failovers_ns.size(), r.failovers_unresolved,
         optional_seconds(max_of(r.failovers_ns)), optional_seconds(max_of(r.write_outages_ns)),
-        optional_seconds(r.first_leader_at_ns), number_text(leaderless),
-        seconds_text(r.split_brain_ns), r.same_epoch_leaders, r.stale_writes_accepted,
-        r.stale_writes_rejected, r.stale_writes_overwriting, r.writes_accepted, r.elections,
-        r.messages_sent, r.store_requests, seconds_text(r.stall_ns), r.store_leader_changes,
-        r.events, r.trace_hash, csv_field(d.replay_command(protocol, point, r.seed)));
+        optional_seconds(r.first_leader_at_ns), leaderless_text, seconds_text(r.split_brain_ns),
+        r.same_epoch_leaders, r.stale_writes_accepted, r.stale_writes_rejected,
+        r.stale_writes_overwriting, r.writes_accepted, r.elections, r.messages_sent,
+        r.store_requests, seconds_text(r.stall_ns), r.store_leader_changes, r.outages_ns.size(),
+        optional_seconds(max_of(r.outages_ns)), seconds_text(r.outage_time_ns),
+        r.outages_unresolved, r.equal_token_writes, r.coordinator_requests, r.events, r.trace_hash,
+        csv_field(d.replay_command(protocol, point, r.seed)));
   }
   return out;
 }
@@ -940,7 +1034,7 @@ json sweep_json(const SweepResult& result, const std::vector<PointSummary>& poin
     json row;
     row["protocol"] = d.protocols[s.protocol];
     json grid = json::object();
-    const std::vector<std::string> values = d.point_values(s.point);
+    const std::vector<std::string> values = d.point_labels(s.protocol, s.point);
     for (std::size_t i = 0; i < d.axes.size(); ++i) grid[d.axes[i].path] = values[i];
     row["grid"] = std::move(grid);
     row["runs"] = s.runs;
@@ -954,6 +1048,9 @@ json sweep_json(const SweepResult& result, const std::vector<PointSummary>& poin
     row["write_outage_p99_unstable"] = s.write_outages < kStableP99Samples;
     row["ridden_out_outages"] = s.ridden_out_outages;
     row["ridden_out_outage_p99_unstable"] = s.ridden_out_outages < kStableP99Samples;
+    row["outages"] = s.outages;
+    row["outage_p99_unstable"] = s.outages < kStableP99Samples;
+    row["outages_unresolved"] = s.outages_unresolved;
     row["sets_not_reaching"] = d.sets_not_reaching(s.protocol);
     row["failovers_unresolved"] = s.failovers_unresolved;
     row["failovers_ridden_out"] = s.failovers_ridden_out;
@@ -981,9 +1078,9 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
   std::vector<std::vector<std::string>> table;
   std::vector<std::string> header = {"protocol"};
   for (const GridAxis& a : d.axes) header.push_back(a.path);
-  for (const char* h :
-       {"runs", "failovers", "failover p50", "p99", "max", "unresolved", "ridden out", "outage max",
-        "split-brain", "stale write", "overwrite", "msgs/s", "store req/s"}) {
+  for (const char* h : {"runs", "failovers", "failover p50", "p99", "max", "unresolved",
+                        "ridden out", "outages", "outage p50", "p99", "max", "writable",
+                        "split-brain", "stale write", "overwrite", "msgs/s", "coord req/s"}) {
     header.emplace_back(h);
   }
   table.push_back(header);
@@ -999,7 +1096,7 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
   bool any_unstable = false;
   for (const PointSummary& s : points) {
     std::vector<std::string> row = {d.protocols[s.protocol]};
-    for (const std::string& v : d.point_values(s.point)) row.push_back(v);
+    for (const std::string& v : d.point_labels(s.protocol, s.point)) row.push_back(v);
     row.push_back(fmt::format("{}", s.runs));
     row.push_back(fmt::format("{}", s.failovers));
     row.push_back(seconds(s.failover_p50_ns));
@@ -1009,12 +1106,20 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
     row.push_back(seconds(s.failover_max_ns));
     row.push_back(fmt::format("{}", s.failovers_unresolved));
     row.push_back(fmt::format("{}", s.failovers_ridden_out));
-    row.push_back(seconds(s.ridden_out_outage_max_ns));
+    row.push_back(s.outages_unresolved == 0
+                      ? fmt::format("{}", s.outages)
+                      : fmt::format("{} ({} open)", s.outages, s.outages_unresolved));
+    row.push_back(seconds(s.outage_p50_ns));
+    const bool outage_unstable = s.outage_p99_ns && s.outages < kStableP99Samples;
+    any_unstable = any_unstable || outage_unstable;
+    row.push_back(seconds(s.outage_p99_ns) + (outage_unstable ? "*" : " "));
+    row.push_back(seconds(s.outage_max_ns));
+    row.push_back(percent(s.writable_fraction));
     row.push_back(percent(s.split_brain_probability));
     row.push_back(percent(s.stale_write_probability));
     row.push_back(percent(s.overwrite_probability));
     row.push_back(rate(s.messages_per_second));
-    row.push_back(rate(s.store_requests_per_second));
+    row.push_back(rate(s.coordinator_requests_per_second));
     table.push_back(std::move(row));
   }
   std::vector<std::size_t> widths(header.size(), 0);
@@ -1039,14 +1144,17 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
   }
   out +=
       "failover percentiles pool every observed failover of a point (nearest rank); ridden "
-      "out: faults the leader survived without a failover, outage max: the longest time one of "
-      "them left the sink without an accepted write; split-brain (two nodes believed they led), "
+      "out: faults the leader survived without a failover; outages: what the service lived "
+      "through whatever the cause (more than two write intervals without an accepted write from "
+      "the newest leader; \"open\": runs that never wrote again), pooled over the point's runs, "
+      "writable: the share of time it could write; split-brain (two nodes believed they led), "
       "stale write (a deposed leader's write accepted) and overwrite (one accepted over newer "
-      "data: corruption): share of runs\n";
+      "data: corruption): share of runs; coord req/s: requests to the store, database and Redis "
+      "masters\n";
   if (any_unstable) {
     out += fmt::format(
-        "* a p99 from fewer than {} failovers is the largest one or next to it, not a stable "
-        "estimate: run more seeds\n",
+        "* a p99 from fewer than {} samples (failovers or outages) is the largest one or next to "
+        "it, not a stable estimate: run more seeds\n",
         kStableP99Samples);
   }
   return out;

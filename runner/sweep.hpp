@@ -37,10 +37,14 @@ struct SweepDefinition {
   std::uint64_t run_count() const;    // protocols x points x seeds
   // The values of point `point`, one per axis.
   std::vector<std::string> point_values(std::uint64_t point) const;
+  // The same as protocol `protocol`'s rows label them: "-" for an axis over another protocol's
+  // parameter, which its runs never see.
+  std::vector<std::string> point_labels(std::size_t protocol, std::uint64_t point) const;
   nlohmann::json to_json() const;
   static std::optional<SweepDefinition> from_json(const nlohmann::json& j, std::string& error);
-  // The fixed `--set protocols.NAME.X=...` values that do not reach protocol `protocol`'s runs
-  // (another protocol's parameters), as path=value: printed as warnings and kept in a column.
+  // The fixed `--set protocols.NAME.X=...` values and grid axes over `protocols.NAME.X` that do
+  // not reach protocol `protocol`'s runs (another protocol's parameters), as path=value (an
+  // axis: path=v1,v2,...): printed as warnings and kept in a column.
   std::vector<std::string> sets_not_reaching(std::size_t protocol) const;
   // "electsim run FILE --protocol P --set a=b ... --seed SEED", shell-quoted, for one run.
   std::string replay_command(std::size_t protocol, std::uint64_t point, std::uint64_t seed) const;
@@ -81,6 +85,15 @@ struct RunRecord {
   std::int64_t store_unavailable_ns = 0;
   std::uint64_t store_leader_changes = 0;
   std::vector<std::int64_t> store_outages_ns;  // the store's own failovers, in order
+  // Service outages (analysis::Outage): every one's length (the first 100), whether the last
+  // never ended, their total, and the time from the first accepted write to the run's end.
+  std::vector<std::int64_t> outages_ns;
+  std::uint64_t outages_unresolved = 0;
+  std::int64_t outage_time_ns = 0;
+  std::int64_t writing_span_ns = 0;
+  std::uint64_t equal_token_writes = 0;
+  // Requests to every coordinator: the store, the database server, the Redis masters.
+  std::uint64_t coordinator_requests = 0;
   std::uint64_t events = 0;
   std::string trace_hash;
 
@@ -125,6 +138,14 @@ struct PointSummary {
   std::optional<double> store_availability;         // time the store could grant, pooled
   std::optional<double> store_leader_changes_mean;  // per run
   std::optional<std::uint64_t> worst_seed;          // most split-brain, else slowest failover
+  // Service outages, whatever the cause: their number (the percentiles' samples), percentiles,
+  // the runs that never wrote again, and the share of time the service could write.
+  std::uint64_t outages = 0;
+  std::uint64_t outages_unresolved = 0;
+  std::optional<std::int64_t> outage_p50_ns, outage_p99_ns, outage_max_ns;
+  std::optional<double> writable_fraction;
+  std::optional<double> equal_token_probability;
+  std::optional<double> coordinator_requests_per_second;
 };
 
 // A finished (or interrupted) sweep: the definition and the records of the runs that finished,

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace electsim::sim {
 
@@ -58,6 +59,16 @@ constexpr std::int32_t redis_master_of(Endpoint e) {
 static_assert(server_slot(redis_endpoint(kMaxRedisMasters - 1)) < kMaxServers,
               "every Redis master has an address");
 static_assert(redis_master_of(kPostgresEndpoint) == -1 && redis_master_of(redis_endpoint(3)) == 3);
+// An endpoint as traces, reports and scenario files name it: a node's id, "store" (the single
+// store, or a replicated store's member 0), "store:K", "sink", "postgres", "redis:K". Any other
+// address is written as its number.
+std::string endpoint_name(Endpoint e);
+// Whether `e` is a coordinator's address: the store or one of its members, the database server or
+// a Redis master (the sink is the protected database, not a coordinator).
+constexpr bool is_coordinator_address(Endpoint e) {
+  return is_server_address(e) && e != kSinkEndpoint;
+}
+
 // Members of a partition group resolved when the fault fires: the current leader, one follower
 // drawn from the faults stream, and every node no other group names.
 // Far below every server address.

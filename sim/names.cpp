@@ -1,7 +1,10 @@
 // Names of the kernel's enumerations, as they appear in traces, reports and error messages. These
 // strings are part of the trace schema (docs/trace-format.md): never rename one.
+#include <string>
+
 #include "sim/event.hpp"
 #include "sim/fault.hpp"
+#include "sim/ids.hpp"
 #include "sim/protocol.hpp"
 #include "sim/store_types.hpp"
 
@@ -191,6 +194,15 @@ const char* drop_reason_name(DropReason reason) {
       return "overload";
   }
   return "?";
+}
+
+std::string endpoint_name(Endpoint e) {
+  if (e == kStoreEndpoint) return "store";
+  if (e == kSinkEndpoint) return "sink";
+  if (e == kPostgresEndpoint) return "postgres";
+  if (store_member_of(e) > 0) return "store:" + std::to_string(store_member_of(e));
+  if (redis_master_of(e) >= 0) return "redis:" + std::to_string(redis_master_of(e));
+  return std::to_string(e);
 }
 
 }  // namespace electsim::sim

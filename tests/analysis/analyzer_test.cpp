@@ -4,6 +4,7 @@
 // docs/metrics.md.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -784,4 +785,201 @@ TEST_CASE("analyzer: coordinator requests in steady state, before the first lead
   CHECK(analysis::metric_value(r, "requests_before_first_leader").value_or(-1) == Approx(2));
   CHECK(analysis::metric_value(r, "coordinator_requests_steady_per_second").value_or(-1) ==
         Approx(6.0 / 3.9));
+}
+
+namespace {
+
+// A leader writing every 10 ms from `from_ms` to `to_ms` (inclusive), accepted, with its token.
+void writes(std::vector<Event>& events, sim::NodeId writer, sim::Token token, std::int64_t from_ms,
+            std::int64_t to_ms) {
+  for (std::int64_t t = from_ms; t <= to_ms; t += 10) {
+    events.push_back(sink_write(t, writer, token, true));
+  }
+}
+
+AnalysisConfig writing_config(std::size_t nodes = 3, std::int64_t duration_ms = 1000) {
+  AnalysisConfig c = config(nodes, duration_ms);
+  c.write_interval = dms(10);  // an outage is a gap of more than 20 ms
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "analyzer: a service outage runs from the last accepted write to the next legitimate one") {
+  SECTION("a leader crash: one outage, named by the crash, ended by the new leader's write") {
+    std::vector<Event> events = {run_start(3), leader(10, 0, 1)};
+    writes(events, 0, 1, 20, 300);
+    events.push_back(fault(305, FaultKind::crash, 0, 0));
+    events.push_back(node_event(EventKind::crash, 305, 0));
+    events.push_back(leader(500, 1, 2));
+    writes(events, 1, 2, 510, 990);
+    events.push_back(run_end(1000));
+    const Report r = analyze(writing_config(), events);
+    REQUIRE(r.outages_total == 1);
+    const analysis::Outage& o = r.outages.front();
+    CHECK(o.start == ms(300));
+    CHECK(o.end == ms(510));
+    CHECK(o.duration == dms(210));
+    CHECK(o.writer_before == 0);
+    CHECK(o.writer_after == 1);
+    REQUIRE(o.causes.size() == 1);
+    CHECK(o.causes[0].fault == FaultKind::crash);
+    CHECK(o.causes[0].during);
+    CHECK(analysis::outage_causes_text(o) == "during: crash of node 0 at 0.305s");
+    CHECK(*metric_value(r, "outage_max") == Approx(dms(210).count()));
+    CHECK(*metric_value(r, "outages_unresolved") == Approx(0));
+    // From the first write at 20 ms to the end at 1000 ms, 210 ms were an outage.
+    CHECK(*metric_value(r, "writable_fraction") == Approx(1.0 - 210.0 / 980.0));
+    CHECK(r.coordinator_failovers.empty());  // the old leader's own crash: a node failover
+  }
+  SECTION("a gap no fault explains is an outage of its own: no fault, the leader changed") {
+    std::vector<Event> events = {run_start(3), leader(10, 0, 1)};
+    writes(events, 0, 1, 20, 300);
+    events.push_back(follower(310, 0, 1));
+    events.push_back(leader(400, 2, 2));
+    writes(events, 2, 2, 420, 990);
+    events.push_back(run_end(1000));
+    const Report r = analyze(writing_config(), events);
+    REQUIRE(r.outages_total == 1);
+    CHECK(r.outages[0].no_fault());
+    CHECK(analysis::outage_causes_text(r.outages[0]) == "no fault: the leader changed by itself");
+    CHECK(r.failovers.empty());
+  }
+  SECTION("gaps up to two write intervals are no outage") {
+    std::vector<Event> events = {run_start(3), leader(10, 0, 1)};
+    writes(events, 0, 1, 20, 300);
+    writes(events, 0, 1, 320, 990);  // one write missed: a 20 ms gap
+    events.push_back(run_end(1000));
+    const Report r = analyze(writing_config(), events);
+    CHECK(r.outages_total == 0);
+    CHECK(*metric_value(r, "outages") == Approx(0));
+    CHECK(*metric_value(r, "writable_fraction") == Approx(1.0));
+    CHECK_FALSE(metric_value(r, "outage_max"));
+  }
+  SECTION("a service that never writes again has an unresolved outage to the run's end") {
+    std::vector<Event> events = {run_start(3), leader(10, 0, 1)};
+    writes(events, 0, 1, 20, 300);
+    events.push_back(fault(305, FaultKind::crash, 0, 0));
+    events.push_back(node_event(EventKind::crash, 305, 0));
+    events.push_back(run_end(1000));
+    const Report r = analyze(writing_config(), events);
+    REQUIRE(r.outages_total == 1);
+    CHECK_FALSE(r.outages[0].end);
+    CHECK(r.outages[0].duration == dms(700));
+    CHECK(*metric_value(r, "outages_unresolved") == Approx(1));
+    const std::vector<std::string> concerns = analysis::liveness_concerns(r);
+    REQUIRE(concerns.size() == 1);
+    CHECK(concerns[0] == "a service that never wrote again after 0.300s");
+  }
+  SECTION("a deposed leader's accepted write does not end the outage") {
+    std::vector<Event> events = {run_start(3), leader(10, 0, 1)};
+    writes(events, 0, 1, 20, 300);
+    events.push_back(leader(350, 1, 2));            // node 0 still believes: split-brain
+    events.push_back(sink_write(400, 0, 1, true));  // its write is accepted (no fencing)
+    writes(events, 1, 2, 500, 990);
+    events.push_back(run_end(1000));
+    const Report r = analyze(writing_config(), events);
+    REQUIRE(r.outages_total == 1);
+    CHECK(r.outages[0].start == ms(300));
+    CHECK(r.outages[0].end == ms(500));
+  }
+  SECTION("without a write interval (no workload) outages are not measured") {
+    std::vector<Event> events = {run_start(3), leader(10, 0, 1)};
+    writes(events, 0, 1, 20, 300);
+    events.push_back(run_end(1000));
+    const Report r = analyze(config(), events);
+    CHECK_FALSE(r.outages_measured);
+    CHECK_FALSE(metric_value(r, "outages"));
+    CHECK(analysis::liveness_concerns(r).empty());
+  }
+}
+
+TEST_CASE(
+    "analyzer: a leader change in an outage caused by a store fault is a coordinator failover") {
+  std::vector<Event> events = {run_start(3), leader(10, 0, 1)};
+  writes(events, 0, 1, 20, 240);
+  events.push_back(fault(250, FaultKind::crash, sim::store_member_endpoint(1), 0));
+  events.push_back(node_event(EventKind::crash, 250, sim::store_member_endpoint(1)));
+  writes(events, 0, 1, 250, 300);         // its lease still runs
+  events.push_back(follower(320, 0, 1));  // its lease lapsed on the store
+  events.push_back(leader(450, 2, 3));
+  writes(events, 2, 3, 460, 990);
+  events.push_back(run_end(1000));
+  const Report r = analyze(writing_config(), events);
+  CHECK(r.failovers.empty());  // no fault hit a node
+  REQUIRE(r.coordinator_failovers.size() == 1);
+  const analysis::Failover& f = r.coordinator_failovers[0];
+  CHECK(f.coordinator_target == sim::store_member_endpoint(1));
+  CHECK(f.old_leader == 0);
+  CHECK(f.new_leader == 2);
+  CHECK(f.failover == dms(200));      // 250 -> 450
+  CHECK(f.write_outage == dms(160));  // 300 -> 460
+  CHECK(*metric_value(r, "coordinator_failovers") == Approx(1));
+  CHECK(*metric_value(r, "coordinator_failover_max") == Approx(dms(160).count()));
+  REQUIRE(r.outages_total == 1);
+  CHECK(analysis::outage_causes_text(r.outages[0]) == "during: crash of store:1 at 0.250s");
+}
+
+TEST_CASE("analyzer: a fault ridden out with writes accepted throughout has no write outage") {
+  Event partition = fault(200, FaultKind::partition, sim::kNoNode, 0, "0|1,2");
+  partition.b = dms(300).count();
+  SECTION("writes kept being accepted: zero") {
+    std::vector<Event> events = {run_start(3), leader(10, 0, 1)};
+    writes(events, 0, 1, 20, 190);
+    events.push_back(partition);
+    writes(events, 0, 1, 200, 990);
+    events.push_back(run_end(1000));
+    const Report r = analyze(writing_config(), events);
+    REQUIRE(r.failovers.size() == 1);
+    CHECK(r.failovers[0].ridden_out);
+    CHECK(r.failovers[0].write_outage == Duration(0));
+    CHECK(r.outages_total == 0);
+  }
+  SECTION("the writes stopped for a while: the longest gap the sink saw") {
+    std::vector<Event> events = {run_start(3), leader(10, 0, 1)};
+    writes(events, 0, 1, 20, 190);
+    events.push_back(partition);
+    writes(events, 0, 1, 200, 250);
+    writes(events, 0, 1, 330, 990);
+    events.push_back(run_end(1000));
+    const Report r = analyze(writing_config(), events);
+    REQUIRE(r.failovers.size() == 1);
+    CHECK(r.failovers[0].ridden_out);
+    CHECK(r.failovers[0].write_outage == dms(80));
+    CHECK(r.failovers[0].last_old_write == ms(250));
+  }
+}
+
+TEST_CASE("analyzer: two leaders interleaving writes under one token are equal-token writes") {
+  SECTION("interleaved: counted, and an unbounded verdict fails") {
+    const Report r =
+        analyze(config(), {run_start(3), leader(10, 0, 1), leader(20, 1, 1),
+                           sink_write(30, 0, 1, true), sink_write(40, 1, 1, true),
+                           sink_write(50, 0, 1, true), sink_write(60, 1, 1, true), run_end(100)});
+    CHECK(r.equal_token_writes == 2);
+    REQUIRE(r.first_equal_token_write);
+    CHECK(r.first_equal_token_write->at == ms(50));
+    CHECK(r.first_equal_token_write->writer == 0);
+    CHECK(r.first_equal_token_write->other == 1);
+    const analysis::Verdict v = analysis::check(r, {});
+    REQUIRE(v.breaches.size() == 1);
+    CHECK(v.breaches[0].expectation.metric == "equal_token_writes");
+    const std::vector<std::string> harm = analysis::harm_in(r);
+    CHECK(std::find(harm.begin(), harm.end(),
+                    "2 equal-token writes (two leaders under one token)") != harm.end());
+    analysis::Expectation bound;
+    bound.metric = "equal_token_writes";
+    bound.min = 1;
+    CHECK(analysis::check(r, std::vector<analysis::Expectation>{bound}).ok());
+  }
+  SECTION("a clean hand-over under the same token is no harm") {
+    const Report r =
+        analyze(config(),
+                {run_start(3), leader(10, 0, 0), sink_write(30, 0, 0, true),
+                 sink_write(40, 0, 0, true), node_event(EventKind::crash, 45, 0), leader(50, 1, 0),
+                 sink_write(60, 1, 0, true), sink_write(70, 1, 0, true), run_end(100)});
+    CHECK(r.equal_token_writes == 0);
+    CHECK(analysis::check(r, {}).ok());
+  }
 }

@@ -386,3 +386,116 @@ TEST_CASE("cli: a kubernetes per_node override that breaks a cross-check exits 2
                                            "cluster-wide value)"));
   std::filesystem::remove(path);
 }
+
+TEST_CASE("cli: check without a scenario never prints PASS, and fails on harm") {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string clean = (dir / "electsim-cli-test-clean.jsonl").string();
+  const std::string harmed = (dir / "electsim-cli-test-harmed.jsonl").string();
+  REQUIRE(cli({"run", scenario("lease-leader-crash.json"), "--trace", clean}).code == 0);
+  // Without fencing the woken holder's write lands on the new leader's data; the variant's
+  // expect block bounds that, so the run itself passes.
+  REQUIRE(cli({"run", scenario("lease-gc-pause-fence.json"), "--variant", "no-fencing", "--trace",
+               harmed})
+              .code == 0);
+  const Outcome c = cli({"check", clean});
+  CHECK(c.code == 0);
+  CHECK_THAT(c.out, Catch::Contains("verdict: not judged, no expect block") &&
+                        Catch::Contains("no harm found"));
+  CHECK_THAT(c.out, !Catch::Contains("PASS"));
+  const Outcome h = cli({"check", harmed});
+  CHECK(h.code == 1);
+  CHECK_THAT(h.out, Catch::Contains("verdict: not judged") && Catch::Contains("of split-brain") &&
+                        Catch::Contains("overwrite"));
+  // With the scenario its bounds judge, as the run did.
+  const Outcome judged =
+      cli({"check", harmed, "--scenario", scenario("lease-gc-pause-fence.json")});
+  CHECK(judged.code == 0);
+  CHECK_THAT(judged.out, Catch::Contains("verdict: PASS"));
+  std::remove(clean.c_str());
+  std::remove(harmed.c_str());
+}
+
+TEST_CASE("cli: the service outage of a store leader's crash is measured, live and from a trace") {
+  const auto path =
+      (std::filesystem::temp_directory_path() / "electsim-cli-test-store-crash.jsonl").string();
+  const Outcome r = cli({"run", scenario("lease-leader-crash.json"), "--set", "store.members=3",
+                         "--set", "faults.0.target=store_leader", "--json", "--trace", path});
+  REQUIRE(r.code != 2);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  // No node fault, yet the service lost its leader: a coordinator failover, with its outage.
+  CHECK(j["liveness"]["failovers"].empty());
+  REQUIRE(!j["liveness"]["coordinator_failovers"].empty());
+  CHECK(j["liveness"]["coordinator_failovers"][0]["target"].is_string());
+  CHECK(j["service"]["outages"].get<int>() >= 1);
+  CHECK(j["metrics"]["outage_max"].get<double>() > 1e9);
+  CHECK(j["metrics"]["coordinator_failovers"].get<double>() >= 1);
+  const std::string causes = j["service"]["episodes"][0]["causes_text"];
+  CHECK_THAT(causes, Catch::Contains("crash of store:"));
+  // check reads the same outages back from the trace.
+  const Outcome c = cli({"check", path, "--json"});
+  const nlohmann::json k = nlohmann::json::parse(c.out);
+  CHECK(k["service"] == j["service"]);
+  CHECK(k["liveness"]["coordinator_failovers"] == j["liveness"]["coordinator_failovers"]);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("cli: a partition the database's leader rides out costs no write outage") {
+  const Outcome r =
+      cli({"run", scenario("partition-minority-leader.json"), "--protocol", "postgres", "--json"});
+  REQUIRE(r.code != 2);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  REQUIRE(j["liveness"]["failovers"].size() == 1);
+  CHECK(j["liveness"]["failovers"][0]["ridden_out"] == true);
+  CHECK(j["liveness"]["failovers"][0]["write_outage_ns"] == 0);
+  CHECK(j["service"]["outages"] == 0);
+}
+
+TEST_CASE("cli: JSON seconds are the exact decimals of the nanoseconds") {
+  const Outcome r = cli({"run", scenario("lease-leader-crash.json"), "--json"});
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const nlohmann::json& li : j["leadership"]["intervals"]) {
+    const std::int64_t ns = li["start_ns"];
+    const std::string text = li["start_s"].dump();
+    // Printed as the shortest decimal that reads back: whole nanoseconds need at most 9 places.
+    const auto dot = text.find('.');
+    CHECK((dot == std::string::npos || text.size() - dot - 1 <= 9));
+    CHECK(std::llround(li["start_s"].get<double>() * 1e9) == ns);
+  }
+}
+
+TEST_CASE("cli: a store section for a protocol that uses no store is a warning") {
+  const Outcome r = cli({"run", scenario("lease-leader-crash.json"), "--protocol", "postgres",
+                         "--set", "store.members=3"});
+  CHECK(r.code != 2);
+  CHECK_THAT(r.err, Catch::Contains("the store section (/store) does nothing for this run: "
+                                    "protocol postgres elects without the store"));
+  const Outcome lease =
+      cli({"run", scenario("lease-leader-crash.json"), "--set", "store.members=3"});
+  CHECK_THAT(lease.err, !Catch::Contains("does nothing"));
+}
+
+TEST_CASE("cli: a grid over one protocol's parameter leaves the other protocols' rows unlabelled") {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string prefix = (dir / "electsim-cli-test-unreached").string();
+  const std::string csv = prefix + ".csv";
+  const Outcome r =
+      cli({"sweep", scenario("lease-gc-pause-fence.json"), "--protocols", "redlock,lease", "--grid",
+           "protocols.redlock.expiry=2s,8s", "--seeds", "1", "--quiet", "-o", prefix});
+  REQUIRE(r.code != 2);
+  CHECK_THAT(r.err, Catch::Contains("protocols.redlock.expiry=2s,8s does not reach protocol "
+                                    "lease's runs"));
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  bool lease_row = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("lease,", 0) != 0) continue;
+    lease_row = true;
+    CHECK(line.rfind("lease,-,", 0) == 0);
+    CHECK_THAT(line, Catch::Contains("protocols.redlock.expiry=2s,8s"));
+  }
+  CHECK(lease_row);
+  std::remove(csv.c_str());
+  std::remove((prefix + ".json").c_str());
+}
