@@ -37,6 +37,10 @@ const std::vector<ProtocolInfo>& table() {
 
 }  // namespace
 
+std::string knob_duration(sim::Duration d) {
+  return sim::format_duration(d);
+}
+
 std::span<const ProtocolInfo> all_protocols() {
   return table();
 }

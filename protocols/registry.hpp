@@ -46,6 +46,25 @@ struct PreparedProtocol {
   bool uses_redis = false;
 };
 
+// One `--set` a knob expands to: a scenario path and its value, as text.
+struct KnobSet {
+  std::string path;
+  std::string value;
+};
+
+// The matched knob `detection`: how long a silent leader keeps the others from taking over (a
+// lease TTL, a session timeout, an election timeout...). `--set detection=20s` (and a sweep's
+// `--grid detection=...`) sets each protocol's own parameters so that this time is the same for
+// every design, and comparisons then judge designs instead of defaults.
+struct DetectionKnob {
+  // What the knob sets in this protocol, in its own words ("the lease TTL").
+  std::string what;
+  // The parameters that give `d`, or nullopt with `why` said when the protocol cannot.
+  std::function<std::optional<std::vector<KnobSet>>(sim::Duration d, std::string& why)> sets;
+  // The parameters that decide this time, as `electsim list` and the comparison page name them.
+  std::vector<std::string> timing_params;
+};
+
 struct ProtocolInfo {
   std::string name;
   std::string description;
@@ -60,6 +79,7 @@ struct ProtocolInfo {
   bool uses_database = false;
   // Its world has Redis masters (servers/redis), likewise known before the parameters are valid.
   bool uses_redis = false;
+  DetectionKnob detection;
   // Validates `params` (the protocol object without "name"), reporting problems under `pointer`.
   // Returns nullopt when there were problems.
   std::function<std::optional<PreparedProtocol>(const nlohmann::json& params,
@@ -77,6 +97,9 @@ sim::ProtocolFactory shared_config_factory(Config config) {
     return std::make_unique<Node>(shared);
   };
 }
+
+// The value text of a duration for a knob's --set ("6.666666666s").
+std::string knob_duration(sim::Duration d);
 
 // Every protocol, in a fixed order.
 std::span<const ProtocolInfo> all_protocols();

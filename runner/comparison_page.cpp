@@ -10,8 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 
+#include "analysis/expect.hpp"
 #include "drawing/timeline_svg.hpp"
 #include "protocols/registry.hpp"
 #include "runner/compare.hpp"
@@ -111,6 +113,48 @@ std::string crash_cell(const RunResult& r) {
   return fmt::format("{}; {} per election", seconds(*f), messages_cell(r));
 }
 
+// The parameters that keep a silent leader in place (the registry's detection knob), as a run of
+// `text` under `protocol` sets them: the file's value, or the default in parentheses.
+std::string timing_cell(const std::string& text, const std::string& source,
+                        const std::string& protocol, const std::vector<Override>& sets) {
+  const protocols::ProtocolInfo* info = protocols::find_protocol(protocol);
+  if (info == nullptr) return {};
+  if (info->detection.timing_params.empty()) return "none (" + info->detection.what + ")";
+  LoadOptions load;
+  load.protocol = protocol;
+  load.overrides = sets;
+  load.all_protocols_run = true;
+  const LoadResult loaded = load_scenario_text(text, source, load);
+  if (!loaded.scenario) return "?";
+  const nlohmann::json& doc = loaded.scenario->document;
+  nlohmann::json params = nlohmann::json::object();
+  if (doc.contains("protocol") && doc["protocol"].is_object() &&
+      doc["protocol"].value("name", std::string()) == protocol) {
+    params = doc["protocol"];
+  } else if (doc.contains("protocols") && doc["protocols"].contains(protocol)) {
+    params = doc["protocols"][protocol];
+  }
+  std::string cell;
+  for (const std::string& name : info->detection.timing_params) {
+    const bool server = name.rfind("postgres.", 0) == 0;
+    const std::string key = server ? name.substr(std::string("postgres.").size()) : name;
+    const nlohmann::json& holder =
+        server ? (doc.contains("postgres") ? doc["postgres"] : nlohmann::json::object()) : params;
+    std::string value;
+    if (holder.is_object() && holder.contains(key)) {
+      value = holder[key].is_string() ? holder[key].get<std::string>() : holder[key].dump();
+    } else if (server) {
+      value = "(Linux default)";
+    } else {
+      const auto spec = std::find_if(info->params.begin(), info->params.end(),
+                                     [&](const protocols::ParamSpec& s) { return s.name == key; });
+      value = spec == info->params.end() ? "?" : "(" + spec->default_text + ")";
+    }
+    cell += (cell.empty() ? "" : ", ") + key + " " + value;
+  }
+  return cell;
+}
+
 // The row's failure mode in words, from the partition and pause runs.
 std::string failure_mode(const RunResult& partition, const RunResult& pause) {
   std::string mode = partition.report.split_brain_time >= std::chrono::seconds(1)
@@ -126,19 +170,25 @@ std::string failure_mode(const RunResult& partition, const RunResult& pause) {
 // fails, and the safety and cost figures of the four fault runs (leader crash, partition,
 // pause, store quorum loss) summed.
 std::string family_table(const std::vector<std::string>& protocols,
-                         const std::vector<CompareResult>& results) {
+                         const std::vector<CompareResult>& results,
+                         const std::vector<std::string>& timings) {
   std::string out =
       "\n## The family, one row per protocol\n\n"
-      "Stall, split-brain, stale writes and overwrites are summed over the four fault runs "
-      "above (leader crash, partition, pause, store quorum loss). Coordinator requests count every "
-      "request to the "
-      "store, the database or a Redis master: per second while exactly one node leads and no "
-      "failover waits, and in the busiest second of the leader-crash failover (the thundering "
-      "herd).\n\n"
-      "| protocol | strategy | election messages, 8 nodes | failure mode | partition behaviour | "
-      "stall | split-brain | stale writes accepted | overwrites | coordinator requests/s, "
-      "steady | coordinator requests, busiest second after the leader dies |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "Leaderless time, stall, unresolved failovers, split-brain, stale writes and overwrites are "
+      "summed over the four fault runs above (leader crash, partition, pause, store quorum loss); "
+      "the longest service outage is the longest time, in any of them, the service could not "
+      "write (\"never again\": it never wrote again). Stall is the part of the leaderless time "
+      "the coordinator could not grant; a protocol that never recovers shows it in leaderless "
+      "time and unresolved failovers, never as a low stall. Each row runs at its own defaults, "
+      "named in the timing column: the matched comparison below sets one knob alike for all. "
+      "Coordinator requests count every request to the store, the database or a Redis master: "
+      "per second while exactly one node leads and no failover waits, and in the busiest second "
+      "of the leader-crash failover (the thundering herd).\n\n"
+      "| protocol | strategy | timing, as run | election messages, 8 nodes | failure mode | "
+      "partition behaviour | leaderless | stall | unresolved failovers | longest service outage "
+      "| split-brain | stale writes accepted | overwrites | coordinator requests/s, steady | "
+      "coordinator requests, busiest second after the leader dies |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (std::size_t i = 0; i < protocols.size(); ++i) {
     const protocols::ProtocolInfo* info = protocols::find_protocol(protocols[i]);
     const RunResult& crash = results[2].runs[i];
@@ -147,9 +197,20 @@ std::string family_table(const std::vector<std::string>& protocols,
     const RunResult& quorum_loss = results[5].runs[i];
     sim::Duration stall{0};
     sim::Duration split{0};
+    sim::Duration leaderless{0};
+    std::uint64_t unresolved = 0;
+    std::optional<sim::Duration> outage;
+    bool never_again = false;
     std::uint64_t stale = 0;
     std::uint64_t overwrites = 0;
     for (const RunResult* r : {&crash, &partition, &pause, &quorum_loss}) {
+      leaderless += r->report.leaderless_time;
+      unresolved +=
+          static_cast<std::uint64_t>(*analysis::metric_value(r->report, "failovers_unresolved"));
+      if (r->report.outage_max && (!outage || *r->report.outage_max > *outage)) {
+        outage = r->report.outage_max;
+      }
+      never_again = never_again || r->report.outages_unresolved > 0;
       stall += r->report.stall_time;
       split += r->report.split_brain_time;
       stale += r->report.stale_writes_accepted;
@@ -162,12 +223,111 @@ std::string family_table(const std::vector<std::string>& protocols,
       herd = failover_max(crash) ? fmt::format("{}", crash.report.failover_requests_peak)
                                  : std::string("no failover");
     }
-    out += fmt::format("| **{}** | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                       protocols[i], info != nullptr ? info->description : std::string(),
-                       messages_cell(results[0].runs[i]), failure_mode(partition, pause),
-                       partition_cell(partition), seconds(stall), seconds(split), stale, overwrites,
-                       steady, herd);
+    const std::string outage_cell =
+        !outage ? std::string("none")
+                : seconds(*outage) + (never_again ? " (never again)" : std::string());
+    out += fmt::format(
+        "| **{}** | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        protocols[i], info != nullptr ? info->description : std::string(), timings[i],
+        messages_cell(results[0].runs[i]), failure_mode(partition, pause),
+        partition_cell(partition), seconds(leaderless), seconds(stall), unresolved, outage_cell,
+        seconds(split), stale, overwrites, steady, herd);
   }
+  return out;
+}
+
+// A safety cell of the matched comparison: split-brain, stale writes and overwrites of one run.
+std::string harm_cell(const RunResult& r) {
+  const analysis::Report& rep = r.report;
+  std::string cell = rep.split_brain_time == sim::Duration(0)
+                         ? std::string("no split-brain")
+                         : fmt::format("**{} of split-brain**", seconds(rep.split_brain_time));
+  cell += fmt::format("; stale writes {} accepted, {} rejected; {} overwrites",
+                      rep.stale_writes_accepted, rep.stale_writes_rejected,
+                      rep.stale_writes_overwriting);
+  if (rep.equal_token_writes > 0) {
+    cell += fmt::format("; {} equal-token writes", rep.equal_token_writes);
+  }
+  return cell;
+}
+
+std::string outage_text(const RunResult& r) {
+  const analysis::Report& rep = r.report;
+  if (!rep.outage_max) return "no outage";
+  return fmt::format("longest outage {}{}", seconds(*rep.outage_max),
+                     rep.outages_unresolved > 0 ? " (never wrote again)" : "");
+}
+
+// The matched comparison: the registry's detection knob set alike for every protocol, a crash
+// and a pause once shorter and once longer than it.
+struct MatchedRun {
+  std::string file;
+  std::vector<Override> sets;
+};
+
+std::string matched_section(const std::vector<std::string>& protocols,
+                            const std::vector<CompareResult>& results,
+                            const std::vector<std::string>& timings, const std::string& knob,
+                            const std::string& below, const std::string& above) {
+  std::string out = fmt::format(
+      "\n## Matched: one knob alike for every design\n\n"
+      "The rows above run each protocol at its own defaults, and defaults differ by an order of "
+      "magnitude (a 2 s etcd lease, a 15 s Kubernetes LeaseDuration, a 40 s ZooKeeper session, "
+      "Consul's 2 x 15 s + 15 s), so a 6 s pause threatens some and not others. Here the knob "
+      "`detection` (how long a silent leader keeps the others from taking over) is set to {} "
+      "for every protocol through its registry entry (`electsim compare FILE --set detection={}`"
+      ", or `--grid detection=...` in a sweep): the lease TTL, Redlock's expiry, the ZooKeeper "
+      "session timeout, Consul's 2 x TTL + lock-delay, client-go's LeaseDuration, PostgreSQL's "
+      "keepalive budget, Raft's election timeout, the Bully and Ring failure timeouts. The "
+      "database flag has no such time and runs as it is. The leader crashes for 60 s, then freezes "
+      "once "
+      "for {} (below the knob) and once for {} (above it), at 50 s; every run lasts 150 s.\n\n"
+      "| protocol | the knob sets | timing, as run | leader crash (`leader-crash`) | {} pause, "
+      "below (`lease-gc-pause-fence`) | {} pause, above |\n"
+      "|---|---|---|---|---|---|\n",
+      knob, knob, below, above, below, above);
+  for (std::size_t i = 0; i < protocols.size(); ++i) {
+    const protocols::ProtocolInfo* info = protocols::find_protocol(protocols[i]);
+    const RunResult& crash = results[0].runs[i];
+    const auto f = failover_max(crash);
+    const std::string crash_cell =
+        (f ? "failover " + seconds(*f) : std::string("no failover")) + "; " + outage_text(crash);
+    out += fmt::format("| **{}** | {} | {} | {} | {}; {} | {}; {} |\n", protocols[i],
+                       info != nullptr ? info->detection.what : std::string(), timings[i],
+                       crash_cell, harm_cell(results[1].runs[i]), outage_text(results[1].runs[i]),
+                       harm_cell(results[2].runs[i]), outage_text(results[2].runs[i]));
+  }
+  // The closing sentence counts what the runs showed.
+  auto split = [&](const CompareResult& c) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < protocols.size(); ++i) {
+      if (c.runs[i].report.split_brain_time > sim::Duration(0)) names.push_back(protocols[i]);
+    }
+    return names;
+  };
+  auto listed = [](const std::vector<std::string>& names) {
+    if (names.empty()) return std::string("none");
+    std::string out;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      out += (i == 0 ? "" : (i + 1 == names.size() ? " and " : ", ")) + names[i];
+    }
+    return out;
+  };
+  const auto below_split = split(results[1]);
+  const auto above_split = split(results[2]);
+  const bool postgres_held =
+      std::find(protocols.begin(), protocols.end(), "postgres") != protocols.end() &&
+      std::find(above_split.begin(), above_split.end(), "postgres") == above_split.end();
+  out += fmt::format(
+      "\nWith the knob matched, the pause below it splits {} of {} designs ({}); the pause above "
+      "it splits {} ({}). Above the knob what tells the designs apart is what the woken leader "
+      "can still do: fencing rejects its stale writes{}.\n",
+      below_split.size(), protocols.size(), listed(below_split), above_split.size(),
+      listed(above_split),
+      postgres_held ? "; the PostgreSQL lock is never taken away, because the server still hears "
+                      "the frozen client's kernel answer its keepalives, so it pays in outage "
+                      "instead"
+                    : "");
   return out;
 }
 
@@ -192,23 +352,60 @@ ComparisonPage comparison_page(const ComparisonPageOptions& options) {
   };
 
   std::vector<CompareResult> results;
-  for (const Experiment& e : experiments) {
+  std::map<std::string, std::string> texts;
+  auto run_experiment = [&](const Experiment& e) -> std::optional<CompareResult> {
     const std::string path = (std::filesystem::path(options.scenarios_dir) / e.file).string();
     const auto text = read_file(path);
     if (!text) {
       page.problems.push_back(fmt::format("{}: cannot read the file", path));
-      continue;
+      return std::nullopt;
     }
+    texts[e.file] = *text;
     LoadOptions load;
     load.overrides = e.sets;
+    load.all_protocols_run = true;
     RunOptions run;
     run.timeline = e.picture;
     CompareOutcome outcome = compare_protocols(*text, "scenarios/" + e.file, load, protocols, run);
     if (!outcome.result) {
       page.problems.insert(page.problems.end(), outcome.problems.begin(), outcome.problems.end());
-      continue;
+      return std::nullopt;
     }
-    results.push_back(std::move(*outcome.result));
+    return std::move(*outcome.result);
+  };
+  const std::string knob = "20s";
+  const std::string below = "10s";
+  const std::string above = "40s";
+  const std::vector<Experiment> matched_experiments = {
+      // The faults strike at 50 s, after even a 40 s Raft election timeout has elected.
+      {"leader-crash.json",
+       "",
+       {{"detection", knob},
+        {"duration", "150s"},
+        {"faults.0.at", "50s"},
+        {"faults.0.duration", "60s"}},
+       false},
+      {"lease-gc-pause-fence.json",
+       "",
+       {{"detection", knob},
+        {"duration", "150s"},
+        {"faults.0.at", "50.9633s"},
+        {"faults.0.duration", below}},
+       false},
+      {"lease-gc-pause-fence.json",
+       "",
+       {{"detection", knob},
+        {"duration", "150s"},
+        {"faults.0.at", "50.9633s"},
+        {"faults.0.duration", above}},
+       false},
+  };
+  std::vector<CompareResult> matched;
+  for (const Experiment& e : matched_experiments) {
+    if (auto r = run_experiment(e)) matched.push_back(std::move(*r));
+  }
+  for (const Experiment& e : experiments) {
+    if (auto r = run_experiment(e)) results.push_back(std::move(*r));
   }
   if (!page.problems.empty()) return page;
 
@@ -274,7 +471,25 @@ ComparisonPage comparison_page(const ComparisonPageOptions& options) {
     }
     return std::string();
   });
-  out += family_table(protocols, results);
+  // What keeps a silent leader in place, as the pause run set it (its file and defaults).
+  std::vector<std::string> timings;
+  std::vector<std::string> matched_timings;
+  for (const std::string& p : protocols) {
+    timings.push_back(timing_cell(texts["lease-gc-pause-fence.json"],
+                                  "scenarios/lease-gc-pause-fence.json", p, experiments[4].sets));
+    matched_timings.push_back(timing_cell(texts["lease-gc-pause-fence.json"],
+                                          "scenarios/lease-gc-pause-fence.json", p,
+                                          matched_experiments[1].sets));
+  }
+  out += row("**Timing, as the pause run sets it (defaults in parentheses)**", results[4],
+             [&](const RunResult& r) {
+               const auto it = std::find(protocols.begin(), protocols.end(), r.info.protocol);
+               return it == protocols.end()
+                          ? std::string()
+                          : timings[static_cast<std::size_t>(it - protocols.begin())];
+             });
+  out += family_table(protocols, results, timings);
+  out += matched_section(protocols, matched, matched_timings, knob, below, above);
   out +=
       "\nElection messages count the protocol's own election messages (Bully: Election, Answer, "
       "Coordinator; Ring: Election, Elected, Ack; Raft: RequestVote and its replies) per "

@@ -363,7 +363,45 @@ LoadResult load_scenario_json(const nlohmann::json& document, std::string source
       file_protocol = doc["protocol"]["name"].get<std::string>();
     }
     const std::string running = options.protocol.value_or(file_protocol);
+    // `detection` is the matched knob (protocols/registry.hpp): the running protocol's registry
+    // entry turns it into its own parameters, each then applied like any --set.
+    std::vector<Override> overrides;
     for (const Override& o : options.overrides) {
+      if (o.path != "detection") {
+        overrides.push_back(o);
+        continue;
+      }
+      const std::string context = "--set detection=" + o.value;
+      Problems knob_problems;
+      const auto d = protocols::read_duration(override_value(o.value), "/detection", knob_problems);
+      const protocols::ProtocolInfo* info = protocols::find_protocol(running);
+      if (!d || d->count() <= 0) {
+        add(problems, "", "a positive duration for the detection knob, such as \"20s\"",
+            json_quoted(o.value));
+        problems.back().context = context;
+        continue;
+      }
+      if (info == nullptr || !info->detection.sets) continue;  // the protocol is reported below
+      std::string why;
+      const auto sets = info->detection.sets(*d, why);
+      if (!sets && options.all_protocols_run) {
+        // compare and sweep run every protocol: one that cannot take the knob runs as it is,
+        // and says so (its rows are not labelled by the knob).
+        result.warnings.push_back(
+            fmt::format("{} does not reach protocol {}: {}", context, running, why));
+        continue;
+      }
+      if (!sets) {
+        add(problems, "/protocol",
+            fmt::format("a protocol that can be set to replace a silent leader after {}",
+                        sim::format_duration(*d)),
+            fmt::format("protocol {}: {}", running, why));
+        problems.back().context = context;
+        continue;
+      }
+      for (const protocols::KnobSet& s : *sets) overrides.push_back(Override{s.path, s.value});
+    }
+    for (const Override& o : overrides) {
       const std::string context = "--set " + o.path + "=" + o.value;
       std::string path = o.path;
       // `--protocol raft --set protocol.pre_vote=true` means raft's pre_vote, not a parameter of

@@ -125,6 +125,7 @@ void Loader::read_expect_by_protocol(const json& v, Scenario& s) {
     }
     std::vector<analysis::Expectation> extra = read_expect(block, pointer);
     if (name != s.protocol) continue;
+    s.protocol_expect = extra;
     // A protocol's own bound on a metric replaces the common one.
     for (analysis::Expectation& e : extra) {
       std::erase_if(s.expect, [&](const analysis::Expectation& x) { return x.metric == e.metric; });

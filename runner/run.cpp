@@ -145,6 +145,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
 
   result.report = analyzer.finish();
   result.verdict = analysis::check(result.report, scenario.expect);
+  result.verdict.judged = scenario.judged;
   result.trace_hash = hasher.hex();
   result.info.scenario = scenario.name;
   result.info.variant = scenario.variant;

@@ -87,6 +87,11 @@ struct Scenario {
   // violates, and whether the protocol is unsafe by design there, so the violation must stay.
   std::string found_property;
   bool found_unsafe_by_design = false;
+  // The running protocol's own bounds (`expect_by_protocol.NAME`), and whether any expect block
+  // judges this run: `compare` judges a protocol other than the file's by its own bounds only,
+  // and without them gives no verdict (the file's bounds were written for another design).
+  std::vector<analysis::Expectation> protocol_expect;
+  bool judged = true;
 };
 
 }  // namespace electsim::runner

@@ -209,6 +209,18 @@ bool reaches(const std::string& path, const std::string& running) {
   return path.substr(prefix.size(), path.find('.', prefix.size()) - prefix.size()) == running;
 }
 
+// Whether the matched knob `detection` can be set to `value` in `protocol` (db-flag never can,
+// Consul not below 20s, PostgreSQL only in whole seconds from 6s).
+bool knob_reaches(const std::string& protocol, const std::string& value) {
+  const protocols::ProtocolInfo* info = protocols::find_protocol(protocol);
+  if (info == nullptr || !info->detection.sets) return false;
+  protocols::Problems ignored;
+  const auto d = protocols::read_duration(nlohmann::json(value), "/detection", ignored);
+  if (!d || d->count() <= 0) return false;
+  std::string why;
+  return info->detection.sets(*d, why).has_value();
+}
+
 }  // namespace
 
 std::vector<std::string> SweepDefinition::point_labels(std::size_t protocol,
@@ -216,6 +228,9 @@ std::vector<std::string> SweepDefinition::point_labels(std::size_t protocol,
   std::vector<std::string> values = point_values(point);
   for (std::size_t i = 0; i < axes.size(); ++i) {
     if (!reaches(axes[i].path, protocols.at(protocol))) values[i] = "-";
+    if (axes[i].path == "detection" && !knob_reaches(protocols.at(protocol), values[i])) {
+      values[i] = "-";
+    }
   }
   return values;
 }
@@ -227,6 +242,14 @@ std::vector<std::string> SweepDefinition::sets_not_reaching(std::size_t protocol
     if (!reaches(o.path, running)) out.push_back(o.path + "=" + o.value);
   }
   for (const GridAxis& a : axes) {
+    if (a.path == "detection") {
+      std::string values;
+      for (const std::string& v : a.values) {
+        if (!knob_reaches(running, v)) values += (values.empty() ? "" : ",") + v;
+      }
+      if (!values.empty()) out.push_back("detection=" + values);
+      continue;
+    }
     if (reaches(a.path, running)) continue;
     std::string values;
     for (const std::string& v : a.values) values += (values.empty() ? "" : ",") + v;
@@ -517,6 +540,8 @@ PlanOutcome plan_sweep(const std::string& source_text, SweepDefinition definitio
       }
       options.variant = definition.variant;
       if (definition.protocols_asked) options.protocol = definition.protocols[p];
+      // Across protocols a knob one of them cannot take leaves its rows unlabelled by it.
+      options.all_protocols_run = definition.protocols.size() > 1;
       options.limits = limits;
       LoadResult loaded = load_scenario_text(source_text, definition.scenario_path, options);
       if (!loaded.scenario) {

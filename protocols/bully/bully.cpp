@@ -366,6 +366,12 @@ const ProtocolInfo& bully_protocol_info() {
       prepared.factory = shared_config_factory<bully::BullyNode>(std::move(*config));
       return prepared;
     };
+    // A follower holds an election once it has heard nothing from its coordinator this long.
+    i.detection.what = "the followers' failure_timeout";
+    i.detection.timing_params = {"failure_timeout", "heartbeat_interval"};
+    i.detection.sets = [](sim::Duration d, std::string&) -> std::optional<std::vector<KnobSet>> {
+      return std::vector<KnobSet>{{"protocol.failure_timeout", knob_duration(d)}};
+    };
     return i;
   }();
   return info;

@@ -611,6 +611,33 @@ ProtocolInfo protocol_info() {
     prepared.factory = shared_config_factory<ConsulNode>(std::move(*config));
     return prepared;
   };
+  // A silent holder's session is invalidated TTL x 2 after its last renewal, and lock-delay
+  // keeps the key for that much longer: 2 x ttl + lock_delay. Consul's defaults make the two
+  // equal (15s, 15s); its limits are TTL >= 10s and lock-delay <= 60s.
+  info.detection.what = "2 x the session TTL + lock-delay";
+  info.detection.timing_params = {"ttl", "lock_delay"};
+  info.detection.sets = [](sim::Duration d,
+                           std::string& why) -> std::optional<std::vector<KnobSet>> {
+    const sim::Duration min_ttl = std::chrono::seconds(10);
+    const sim::Duration max_delay = std::chrono::seconds(60);
+    sim::Duration ttl = d / 3;
+    sim::Duration delay = d - 2 * ttl;
+    if (ttl < min_ttl) {
+      ttl = min_ttl;
+      delay = d - 2 * ttl;
+    } else if (delay > max_delay) {
+      delay = max_delay;
+      ttl = (d - delay) / 2;
+    }
+    if (delay < sim::Duration(0)) {
+      why =
+          "Consul's session TTL is at least 10s, so a silent holder keeps the lock for at "
+          "least 2 x 10s = 20s";
+      return std::nullopt;
+    }
+    return std::vector<KnobSet>{{"protocol.ttl", knob_duration(ttl)},
+                                {"protocol.lock_delay", knob_duration(delay)}};
+  };
   return info;
 }
 

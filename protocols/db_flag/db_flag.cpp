@@ -127,6 +127,12 @@ ProtocolInfo protocol_info() {
     prepared.factory = shared_config_factory<DbFlagNode>(std::move(*config));
     return prepared;
   };
+  // Nothing detects a silent holder: the flag stays until a person clears it.
+  info.detection.what = "nothing: a silent holder keeps the flag until a person clears it";
+  info.detection.sets = [](sim::Duration, std::string& why) -> std::optional<std::vector<KnobSet>> {
+    why = "the flag has no TTL: nothing detects a silent holder, whatever the knob";
+    return std::nullopt;
+  };
   return info;
 }
 

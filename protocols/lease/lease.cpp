@@ -699,6 +699,16 @@ ProtocolInfo protocol_info() {
                     Problems& problems) -> std::optional<PreparedProtocol> {
     return prepare(params, pointer, cluster, Flavor::lease, problems);
   };
+  // A silent holder keeps the key until its lease expires: the TTL, with etcd's concurrency
+  // package ratios for the rest (keepalive at TTL/3, give up at 2/3).
+  info.detection.what = "the lease TTL";
+  info.detection.timing_params = {"ttl", "renew_interval", "renew_deadline", "retry_interval"};
+  info.detection.sets = [](sim::Duration d, std::string&) -> std::optional<std::vector<KnobSet>> {
+    return std::vector<KnobSet>{{"protocol.ttl", knob_duration(d)},
+                                {"protocol.renew_interval", knob_duration(d / 3)},
+                                {"protocol.renew_deadline", knob_duration(d * 2 / 3)},
+                                {"protocol.retry_interval", knob_duration(d / 3)}};
+  };
   return info;
 }
 
@@ -715,6 +725,16 @@ ProtocolInfo kubernetes_protocol_info() {
                     const ClusterInfo& cluster,
                     Problems& problems) -> std::optional<PreparedProtocol> {
     return prepare(params, pointer, cluster, Flavor::kubernetes, problems);
+  };
+  // Followers take the record over once it has not changed for LeaseDuration: the knob, with
+  // client-go's default ratios (15s : 10s : 2s) for RenewDeadline and RetryPeriod.
+  info.detection.what = "LeaseDuration";
+  info.detection.timing_params = {"ttl", "renew_deadline", "renew_interval", "retry_interval"};
+  info.detection.sets = [](sim::Duration d, std::string&) -> std::optional<std::vector<KnobSet>> {
+    return std::vector<KnobSet>{{"protocol.ttl", knob_duration(d)},
+                                {"protocol.renew_deadline", knob_duration(d * 2 / 3)},
+                                {"protocol.renew_interval", knob_duration(d * 2 / 15)},
+                                {"protocol.retry_interval", knob_duration(d * 2 / 15)}};
   };
   return info;
 }

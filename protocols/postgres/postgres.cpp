@@ -183,6 +183,26 @@ ProtocolInfo protocol_info() {
     prepared.factory = shared_config_factory<PostgresNode>(std::move(*config));
     return prepared;
   };
+  // A silent holder's lock goes when the server's TCP keepalives declare its connection dead:
+  // idle + count x interval, in whole seconds (PostgreSQL's tcp_keepalives_*). The knob keeps
+  // 5 probes 1 s apart and sets the idle time.
+  info.detection.what = "the server's keepalive budget (idle + count x interval)";
+  info.detection.timing_params = {"postgres.tcp_keepalives_idle",
+                                  "postgres.tcp_keepalives_interval",
+                                  "postgres.tcp_keepalives_count"};
+  info.detection.sets = [](sim::Duration d,
+                           std::string& why) -> std::optional<std::vector<KnobSet>> {
+    if (d.count() % 1'000'000'000 != 0 || d < std::chrono::seconds(6)) {
+      why =
+          "PostgreSQL's keepalives take whole seconds: an idle time of at least 1s plus 5 "
+          "probes 1s apart, so the knob must be whole seconds from 6s";
+      return std::nullopt;
+    }
+    return std::vector<KnobSet>{
+        {"postgres.tcp_keepalives_idle", knob_duration(d - std::chrono::seconds(5))},
+        {"postgres.tcp_keepalives_interval", "1s"},
+        {"postgres.tcp_keepalives_count", "5"}};
+  };
   return info;
 }
 

@@ -239,6 +239,20 @@ const ProtocolInfo& raft_protocol_info() {
       prepared.factory = shared_config_factory<raft::RaftNode>(std::move(*config));
       return prepared;
     };
+    // A follower campaigns once its election timeout, drawn from [min, max], passes without a
+    // heartbeat: the knob is the shortest, with Raft's usual max = 2 x min, and heartbeats kept
+    // well inside it.
+    i.detection.what = "the election timeout (min; max = 2 x min)";
+    i.detection.timing_params = {"election_timeout_min", "election_timeout_max",
+                                 "heartbeat_interval"};
+    i.detection.sets = [](sim::Duration d, std::string&) -> std::optional<std::vector<KnobSet>> {
+      std::vector<KnobSet> sets = {{"protocol.election_timeout_min", knob_duration(d)},
+                                   {"protocol.election_timeout_max", knob_duration(2 * d)}};
+      if (d <= std::chrono::milliseconds(150)) {
+        sets.push_back({"protocol.heartbeat_interval", knob_duration(d / 3)});
+      }
+      return sets;
+    };
     return i;
   }();
   return info;

@@ -379,6 +379,13 @@ ProtocolInfo protocol_info() {
     prepared.factory = shared_config_factory<RedlockNode>(std::move(*config));
     return prepared;
   };
+  // A silent holder's keys expire on the masters after the lock's PX time (redsync expiry).
+  info.detection.what = "the lock's expiry (PX)";
+  info.detection.timing_params = {"expiry", "renew_interval"};
+  info.detection.sets = [](sim::Duration d, std::string&) -> std::optional<std::vector<KnobSet>> {
+    return std::vector<KnobSet>{{"protocol.expiry", knob_duration(d)},
+                                {"protocol.renew_interval", knob_duration(d / 3)}};
+  };
   return info;
 }
 

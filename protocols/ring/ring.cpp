@@ -482,6 +482,12 @@ const ProtocolInfo& ring_protocol_info() {
       prepared.factory = shared_config_factory<ring::RingNode>(std::move(*config));
       return prepared;
     };
+    // A node starts an election once it has heard nothing from a leader this long.
+    i.detection.what = "the nodes' failure_timeout";
+    i.detection.timing_params = {"failure_timeout", "heartbeat_interval"};
+    i.detection.sets = [](sim::Duration d, std::string&) -> std::optional<std::vector<KnobSet>> {
+      return std::vector<KnobSet>{{"protocol.failure_timeout", knob_duration(d)}};
+    };
     return i;
   }();
   return info;

@@ -521,6 +521,12 @@ ProtocolInfo protocol_info() {
     prepared.factory = shared_config_factory<ZookeeperNode>(std::move(*config));
     return prepared;
   };
+  // A silent holder's ephemeral node goes when the ensemble expires its session.
+  info.detection.what = "the session timeout";
+  info.detection.timing_params = {"session_timeout"};
+  info.detection.sets = [](sim::Duration d, std::string&) -> std::optional<std::vector<KnobSet>> {
+    return std::vector<KnobSet>{{"protocol.session_timeout", knob_duration(d)}};
+  };
   return info;
 }
 

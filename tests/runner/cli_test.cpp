@@ -499,3 +499,37 @@ TEST_CASE("cli: a grid over one protocol's parameter leaves the other protocols'
   std::remove(csv.c_str());
   std::remove((prefix + ".json").c_str());
 }
+
+TEST_CASE("cli: --set detection sets each protocol's own timing to one value") {
+  const std::string file = scenario("leader-crash.json");
+  // The lease: its TTL (and etcd's ratios for the rest); the failover follows the knob.
+  const Outcome lease =
+      cli({"run", file, "--protocol", "lease", "--set", "detection=6s", "--json"});
+  REQUIRE(lease.code != 2);
+  const nlohmann::json l = nlohmann::json::parse(lease.out);
+  CHECK(l["metrics"]["failover_max"].get<double>() > 3e9);
+  CHECK(l["metrics"]["failover_max"].get<double>() < 7e9);
+  // Consul cannot hold a silent leader for less than 2 x its 10 s minimum TTL: said, exit 2.
+  const Outcome consul = cli({"run", file, "--protocol", "consul", "--set", "detection=5s"});
+  CHECK(consul.code == 2);
+  CHECK_THAT(consul.err,
+             Catch::Contains("--set detection=5s") && Catch::Contains("at least 2 x 10s = 20s"));
+  // The database flag has nothing to set.
+  const Outcome flag = cli({"run", file, "--protocol", "db-flag", "--set", "detection=20s"});
+  CHECK(flag.code == 2);
+  CHECK_THAT(flag.err, Catch::Contains("the flag has no TTL"));
+  CHECK(cli({"run", file, "--set", "detection=ten"}).code == 2);
+  // The same value through different designs: ZooKeeper's session timeout is the knob too.
+  const Outcome zk =
+      cli({"run", file, "--protocol", "zookeeper", "--set", "detection=6s", "--json"});
+  const nlohmann::json z = nlohmann::json::parse(zk.out);
+  CHECK(z["metrics"]["failover_max"].get<double>() < 7e9);
+}
+
+TEST_CASE("cli: compare judges another protocol only by its own bounds") {
+  // lease-gc-pause-fence's expect block is the lease's; Raft has no bounds of its own there.
+  const Outcome c =
+      cli({"compare", scenario("lease-gc-pause-fence.json"), "--protocols", "lease,raft", "--csv"});
+  REQUIRE(c.code != 2);
+  CHECK_THAT(c.out, Catch::Contains("\nlease,1,pass") && Catch::Contains("\nraft,1,unjudged"));
+}
