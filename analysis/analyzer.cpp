@@ -108,6 +108,11 @@ struct Analyzer::State {
   // The open interval that began last: the newest grant of leadership (kNoNode: none open).
   NodeId newest_open = sim::kNoNode;
 
+  // Without ordered tokens: each node's latest grant (its latest interval's index, the order in
+  // which leadership was granted) and the latest grant of an accepted write.
+  std::vector<std::optional<std::size_t>> grant_of;
+  std::optional<std::size_t> top_accepted_grant;
+
   // Equal-token writes: the newest accepted token, every node that wrote with it, and its last
   // writer.
   std::optional<sim::Token> top_token;
@@ -271,6 +276,10 @@ struct Analyzer::State {
     interval.start = at;
     interval.end = at;
     open[static_cast<std::size_t>(node)] = report.intervals.size();
+    if (grant_of.size() <= static_cast<std::size_t>(node)) {
+      grant_of.resize(static_cast<std::size_t>(node) + 1);
+    }
+    grant_of[static_cast<std::size_t>(node)] = report.intervals.size();
     report.intervals.push_back(interval);
     ++open_count;
     newest_open = node;
@@ -423,25 +432,57 @@ struct Analyzer::State {
     } else {
       ++report.writes_rejected;
     }
-    if (accepted && e.a < e.d) {
-      ++report.stale_writes_overwriting;
-      if (!report.first_overwrite)
-        report.first_overwrite = Report::Overwrite{e.time, e.node, e.a, e.d};
+    if (!config.tokens_ordered) {
+      on_write_by_grant(e, accepted);
+    } else {
+      if (accepted && e.a < e.d) {
+        ++report.stale_writes_overwriting;
+        if (!report.first_overwrite)
+          report.first_overwrite = Report::Overwrite{e.time, e.node, e.a, e.d};
+      }
+      if (newest_epoch && e.a < *newest_epoch) record_stale(e, accepted, *newest_epoch);
     }
-    if (newest_epoch && e.a < *newest_epoch) {
-      std::uint64_t& kept = accepted ? stale_accepted_kept : stale_rejected_kept;
-      ++(accepted ? report.stale_writes_accepted : report.stale_writes_rejected);
-      if (kept < kFindingsKept) {
-        ++kept;
-        report.stale_writes.push_back({e.time, e.node, e.a, *newest_epoch, accepted});
+    on_accepted_write(e, accepted);
+  }
+
+  void record_stale(const sim::Event& e, bool accepted, Epoch newest) {
+    std::uint64_t& kept = accepted ? stale_accepted_kept : stale_rejected_kept;
+    ++(accepted ? report.stale_writes_accepted : report.stale_writes_rejected);
+    if (kept < kFindingsKept) {
+      ++kept;
+      report.stale_writes.push_back({e.time, e.node, e.a, newest, accepted});
+    }
+  }
+
+  // Tokens that do not grow with each grant say nothing about order: a write is stale when a
+  // grant newer than its writer's exists, and overwrites when a write of a newer grant was
+  // already accepted. The epoch named is the newest grant's.
+  void on_write_by_grant(const sim::Event& e, bool accepted) {
+    if (report.intervals.empty()) return;
+    const std::size_t newest = report.intervals.size() - 1;
+    std::optional<std::size_t> grant;
+    if (is_node(e.node) && static_cast<std::size_t>(e.node) < grant_of.size()) {
+      grant = grant_of[static_cast<std::size_t>(e.node)];
+    }
+    if (!grant || *grant < newest) record_stale(e, accepted, report.intervals[newest].epoch);
+    if (!accepted) return;
+    if (top_accepted_grant && (!grant || *grant < *top_accepted_grant)) {
+      ++report.stale_writes_overwriting;
+      if (!report.first_overwrite) {
+        report.first_overwrite =
+            Report::Overwrite{e.time, e.node, e.a, report.intervals[*top_accepted_grant].epoch};
       }
     }
+    if (grant && (!top_accepted_grant || *grant > *top_accepted_grant)) top_accepted_grant = grant;
+  }
+
+  void on_accepted_write(const sim::Event& e, bool accepted) {
     if (!accepted || !is_node(e.node)) return;
     if (report.last_heal_at && !report.heal_recovery && open_count == 1) {
       report.heal_recovery = e.time - *report.last_heal_at;
     }
     ensure_node(e.node);
-    on_equal_token(e);
+    if (config.tokens_ordered) on_equal_token(e);
     if (last_write_any) {
       const Duration gap = e.time - *last_write_any;
       for (PendingFailover& p : pending) {

@@ -30,6 +30,9 @@ struct AnalysisConfig {
   // The leaders' write interval (the workload's); service outages are measured only with one. A
   // gap between accepted writes longer than two intervals is an outage.
   std::optional<Duration> write_interval;
+  // False when the protocol's tokens do not grow with each grant (protocols/registry.hpp):
+  // staleness and overwrites are then judged by the order in which leadership was granted.
+  bool tokens_ordered = true;
 };
 
 class Analyzer : public sim::Observer {

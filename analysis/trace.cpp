@@ -382,6 +382,7 @@ nlohmann::json header_json(const TraceHeader& h) {
   if (h.store_members > 1) j["store_members"] = h.store_members;
   if (h.coordinator == sim::kPostgresEndpoint) j["coordinator"] = "postgres";
   if (h.write_interval) j["write_interval_ns"] = h.write_interval->count();
+  if (!h.tokens_ordered) j["tokens_ordered"] = false;
   return j;
 }
 
@@ -404,6 +405,7 @@ AnalysisConfig TraceHeader::analysis_config() const {
   config.store_members = store_members;
   config.coordinator = coordinator;
   config.write_interval = write_interval;
+  config.tokens_ordered = tokens_ordered;
   return config;
 }
 
@@ -764,6 +766,12 @@ std::string read_header(const nlohmann::json& j, TraceHeader& h) {
                            sim::kMaxStoreMembers);
       }
       h.store_members = static_cast<std::size_t>(*members);
+    }
+    if (j.contains("tokens_ordered")) {
+      if (!j.at("tokens_ordered").is_boolean()) {
+        return "header field \"tokens_ordered\" must be true or false";
+      }
+      h.tokens_ordered = j.at("tokens_ordered").get<bool>();
     }
     if (j.contains("write_interval_ns")) {
       const auto interval = header_integer(j.at("write_interval_ns"));

@@ -41,6 +41,8 @@ struct TraceHeader {
   // The leaders' write interval; written only when the leaders write (a workload), so that
   // `check` measures the same service outages as the run did.
   std::optional<Duration> write_interval;
+  // Written only when false ("tokens_ordered": false).
+  bool tokens_ordered = true;
 
   AnalysisConfig analysis_config() const;
 };

@@ -44,6 +44,11 @@ struct PreparedProtocol {
   bool uses_database = false;
   // The world needs the Redis masters (servers/redis).
   bool uses_redis = false;
+  // The tokens on its writes grow with every grant of leadership (a revision, a term, a fencing
+  // counter). False where they do not (Redlock without fencing writes its start's wall-clock
+  // reading, the database flag writes 0): analysis then judges stale writes and overwrites by
+  // the true order of grants, never by the number.
+  bool tokens_ordered = true;
 };
 
 // One `--set` a knob expands to: a scenario path and its value, as text.

@@ -111,6 +111,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   header.store_members = scenario.services.replication.members;
   header.coordinator = scenario.prepared.coordinator;
   if (scenario.workload.enabled) header.write_interval = scenario.workload.interval;
+  header.tokens_ordered = scenario.prepared.tokens_ordered;
 
   analysis::Analyzer analyzer(header.analysis_config());
   analysis::TraceHasher hasher;

@@ -121,6 +121,7 @@ ProtocolInfo protocol_info() {
     prepared.uses_store = true;  // leadership depends on one coordinator: the database
     prepared.coordinator = sim::kPostgresEndpoint;
     prepared.uses_database = true;
+    prepared.tokens_ordered = false;  // every write carries token 0
     // Every write carries the same token, so the sink's fencing can reject nothing; it is left
     // off so that the report says so.
     prepared.fencing = false;

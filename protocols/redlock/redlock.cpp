@@ -375,6 +375,8 @@ ProtocolInfo protocol_info() {
     PreparedProtocol prepared;
     prepared.uses_redis = true;
     prepared.fencing = config->fencing;
+    // Without the INCR counter the token is a node's wall-clock reading: no order of grants.
+    prepared.tokens_ordered = config->fencing;
     prepared.lease_ttl = config->expiry;
     prepared.factory = shared_config_factory<RedlockNode>(std::move(*config));
     return prepared;

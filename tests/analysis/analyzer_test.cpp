@@ -983,3 +983,35 @@ TEST_CASE("analyzer: two leaders interleaving writes under one token are equal-t
     CHECK(analysis::check(r, {}).ok());
   }
 }
+
+TEST_CASE("analyzer: without ordered tokens, staleness follows the order of grants") {
+  AnalysisConfig c = config();
+  c.tokens_ordered = false;
+  SECTION("the only live leader's writes are never stale, whatever number it writes") {
+    // Node 1's token is a wall-clock reading taken after a step back: lower than node 0's.
+    const Report r =
+        analyze(c, {run_start(3), leader(10, 0, 500), sink_write(20, 0, 500, true),
+                    node_event(EventKind::crash, 30, 0), leader(40, 1, 300),
+                    sink_write(50, 1, 300, true), sink_write(60, 1, 300, true), run_end(100)});
+    CHECK(r.stale_writes_accepted == 0);
+    CHECK(r.stale_writes_overwriting == 0);
+  }
+  SECTION("a deposed leader's write after its successor's is stale and overwrites") {
+    const Report r =
+        analyze(c, {run_start(3), leader(10, 0, 0), sink_write(20, 0, 0, true), leader(40, 1, 0),
+                    sink_write(50, 1, 0, true), sink_write(60, 0, 0, true), run_end(100)});
+    CHECK(r.stale_writes_accepted == 1);
+    CHECK(r.stale_writes_overwriting == 1);
+    REQUIRE(r.first_overwrite);
+    CHECK(r.first_overwrite->writer == 0);
+    CHECK(r.equal_token_writes == 0);  // judged as overwrites, not by the equal numbers
+  }
+  SECTION("with ordered tokens the same numbers would be judged by value") {
+    AnalysisConfig ordered = config();
+    const Report r =
+        analyze(ordered, {run_start(3), leader(10, 0, 500), sink_write(20, 0, 500, true),
+                          node_event(EventKind::crash, 30, 0), leader(40, 1, 300),
+                          sink_write(50, 1, 300, true), run_end(100)});
+    CHECK(r.stale_writes_accepted == 1);
+  }
+}

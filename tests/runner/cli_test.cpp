@@ -533,3 +533,18 @@ TEST_CASE("cli: compare judges another protocol only by its own bounds") {
   REQUIRE(c.code != 2);
   CHECK_THAT(c.out, Catch::Contains("\nlease,1,pass") && Catch::Contains("\nraft,1,unjudged"));
 }
+
+TEST_CASE("cli: a trace carries whether tokens are ordered, so check judges staleness alike") {
+  const auto path =
+      (std::filesystem::temp_directory_path() / "electsim-cli-test-flag.jsonl").string();
+  const Outcome r = cli({"run", scenario("db-flag-stuck-forever.json"), "--variant",
+                         "paused-holder-cleared", "--json", "--trace", path});
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  // Every write carries token 0: only the order of grants shows the woken holder overwriting.
+  CHECK(j["safety"]["stale_writes_overwriting"].get<int>() >= 1);
+  const Outcome c = cli({"check", path, "--json"});
+  const nlohmann::json k = nlohmann::json::parse(c.out);
+  CHECK(k["safety"] == j["safety"]);
+  std::remove(path.c_str());
+}
