@@ -810,6 +810,7 @@ Analyzer::Analyzer(AnalysisConfig config) : state_(std::make_unique<State>()) {
     state_->outage_gap = 2 * *config.write_interval;
     state_->report.outages_measured = true;
   }
+  state_->report.tokens_ordered = config.tokens_ordered;
   state_->config = std::move(config);
   state_->report.node_count = state_->node_count;
   if (state_->node_count > 0) state_->ensure_node(static_cast<NodeId>(state_->node_count - 1));

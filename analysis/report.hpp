@@ -192,6 +192,9 @@ struct Report {
   std::optional<Overwrite> first_overwrite;
   std::vector<StaleWrite> stale_writes;  // first 100 of each kind (accepted, rejected), in order
 
+  // False where the protocol's tokens carry no order (Redlock without fencing, the database
+  // flag): stale writes and overwrites were judged by the order of grants.
+  bool tokens_ordered = true;
   // Harm fencing cannot see: an accepted write carrying the same token as the newest one the sink
   // had accepted, from a different node than that token's last writer, where the writer had
   // already written with this token before: two leaders interleaving writes under one token.

@@ -132,8 +132,11 @@ void safety_section(std::string& out, const Report& r) {
     fmt::format_to(it, "  same-epoch leaders: {}; first at {}: nodes {} and {} in epoch {}\n",
                    r.same_epoch_leaders_total, secs(s.at), s.first, s.second, s.epoch);
   }
-  fmt::format_to(it, "  stale writes: {} accepted, {} rejected by fencing\n",
-                 r.stale_writes_accepted, r.stale_writes_rejected);
+  fmt::format_to(it, "  stale writes: {} accepted, {} rejected by fencing{}\n",
+                 r.stale_writes_accepted, r.stale_writes_rejected,
+                 r.tokens_ordered ? ""
+                                  : " (judged by the order of grants: this protocol's tokens "
+                                    "carry no order)");
   for (const bool accepted : {true, false}) {
     for (const StaleWrite& w : r.stale_writes) {
       if (w.accepted != accepted) continue;
