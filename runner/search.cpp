@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <variant>
 
 #include "analysis/expect.hpp"
 #include "runner/run.hpp"
+#include "runner/threads.hpp"
 #include "sim/rng.hpp"
 #include "sim/store_types.hpp"
 
@@ -1166,8 +1168,12 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   std::string error;
-  const unsigned jobs = static_cast<unsigned>(
-      std::max<std::uint64_t>(1, std::min<std::uint64_t>(options.jobs, config.runs)));
+  bool error_is_bug = true;  // a schedule that does not load, rather than a failing system
+  const WorkerCount count = worker_count(options.jobs, config.runs);
+  if (count.capped && options.notice) options.notice(capped_notice(options.jobs, count.threads));
+  unsigned jobs = count.threads;
+  bool refused = false;  // the system refused a thread: later batches ask for no more
+  bool told = false;
   std::uint64_t batch_start = 0;
   std::uint64_t batch_size = 0;
 
@@ -1181,9 +1187,22 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       const std::uint64_t i = batch_start + k;
       const std::uint64_t seed = config.first_seed + i;
       Slot slot;
-      const json run_doc = search_run_document(base_doc, config, seed, world, &slot.coverage);
-      slot.faults = nemesis_faults(run_doc, config);
-      const Probe p = probe(run_doc, source, load, config, options.stop);
+      Probe p;
+      // An exception must not leave a worker thread (that would be std::terminate): out of
+      // memory, say, ends the search with a message.
+      try {
+        const json run_doc = search_run_document(base_doc, config, seed, world, &slot.coverage);
+        slot.faults = nemesis_faults(run_doc, config);
+        p = probe(run_doc, source, load, config, options.stop);
+      } catch (const std::exception& e) {
+        const std::lock_guard lock(error_mutex);
+        if (error.empty()) {
+          error = fmt::format("run {} (seed {}) could not go on: {}", i, seed, e.what());
+          error_is_bug = false;
+        }
+        failed = true;
+        return;
+      }
       if (!p.loaded) {
         const std::lock_guard lock(error_mutex);
         if (error.empty()) error = fmt::format("run {} (seed {}): {}", i, seed, p.problem);
@@ -1206,24 +1225,36 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
     batch_size = std::min(kBatch, config.runs - batch_start);
     slots.assign(batch_size, Slot{});
     next = 0;
-    std::vector<std::thread> threads;
     const unsigned batch_jobs = static_cast<unsigned>(std::min<std::uint64_t>(jobs, batch_size));
-    for (unsigned t = 0; t < batch_jobs; ++t) threads.emplace_back(worker);
     // The calling thread reports progress every 200 ms, and looks every 10 ms whether the runs
     // are all taken, so that a short search does not wait out the rest of a report's interval.
-    for (unsigned tick = 0; options.progress && next.load() < batch_size && !failed.load();
-         ++tick) {
-      if (options.stop != nullptr && options.stop->load()) break;
-      if (options.time_up != nullptr && options.time_up->load()) break;
-      if (tick % 20 == 0) {
-        options.progress(SearchProgress{done.load(), config.runs, findings.load()});
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    for (std::thread& t : threads) t.join();
+    const unsigned ran = run_workers(
+        batch_jobs, [&](unsigned /*t*/) { worker(); },
+        [&] {
+          for (unsigned tick = 0; options.progress && next.load() < batch_size && !failed.load();
+               ++tick) {
+            if (options.stop != nullptr && options.stop->load()) break;
+            if (options.time_up != nullptr && options.time_up->load()) break;
+            if (tick % 20 == 0) {
+              options.progress(SearchProgress{done.load(), config.runs, findings.load()});
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          }
+        },
+        [&](const std::string& notice) {
+          refused = true;
+          if (options.notice && !told) options.notice(notice);
+          told = true;
+        });
+    if (refused) jobs = std::min(jobs, ran);
+    refused = false;
     if (!error.empty()) {
-      outcome.problems.push_back(fmt::format(
-          "electsim search: the nemesis made a schedule that does not load, a bug: {}", error));
+      outcome.problems.push_back(
+          error_is_bug
+              ? fmt::format(
+                    "electsim search: the nemesis made a schedule that does not load, a bug: {}",
+                    error)
+              : fmt::format("electsim search: {}", error));
       return outcome;
     }
     // The finished prefix: the same command reports the same findings whatever --jobs is.

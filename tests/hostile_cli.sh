@@ -133,6 +133,20 @@ expect 2 'at /found/property' -- "$electsim" run bad-found.json
 expect 2 'at /found/unsafe_by_design' -- "$electsim" run bad-found.json
 expect 2 'electsim check TRACE [options]' -- "$electsim" check
 
+# ---- Threads: --jobs far above what the system can start never aborts. At most 4 threads per
+# core are started; and when the system refuses a thread (1 GiB stacks in a 3 GB address space
+# hold two), the runs go on on the threads that did start, with the same results.
+limited='ulimit -v 3000000 && exec "$0" "$@"'
+huge_stacks='ulimit -s 1000000 && ulimit -v 3000000 && exec "$0" "$@"'
+expect 0 'protocol.ttl' -- bash -c "$limited" "$electsim" \
+  sweep "$sweep_file" --grid protocol.ttl=15s,20s --seeds 1..10 --jobs 1024 -q
+expect 0 'the system refused thread' -- bash -c "$huge_stacks" "$electsim" \
+  sweep "$sweep_file" --grid protocol.ttl=15s,20s --seeds 1..10 --jobs 1024 -q
+expect 0 '20 runs, seeds 1 to 20' -- bash -c "$limited" "$electsim" \
+  search "$flagship" --runs 20 --jobs 1024 --no-shrink -q
+expect 0 'the system refused thread' -- bash -c "$huge_stacks" "$electsim" \
+  search "$flagship" --runs 20 --jobs 1024 --no-shrink -q
+
 # ---- Outputs: a full disk is an error, never success with the output cut short.
 expect 2 'cannot write to standard output' -- sh -c "\"$electsim\" run --json >/dev/full"
 expect 2 'cannot write to standard output' -- sh -c "\"$electsim\" list >/dev/full"

@@ -14,6 +14,7 @@
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
 #include "runner/search.hpp"
+#include "runner/threads.hpp"
 #include "sim/assert.hpp"
 
 using namespace electsim;
@@ -140,6 +141,34 @@ TEST_CASE("search: the same search gives the same findings and files whatever --
     CHECK(one.shrunk[i].document == three.shrunk[i].document);
   }
   CHECK(one.coverage.fault_kinds == three.coverage.fault_kinds);
+}
+
+TEST_CASE("search: --jobs 1024 starts at most 4 threads per core, says so once, same findings") {
+  runner::LoadOptions load;
+  load.protocol = "bully";
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  config.runs = 40;
+  config.shrink = false;
+  runner::SearchOptions options;
+  options.jobs = 1024;
+  std::vector<std::string> notices;
+  options.notice = [&](const std::string& n) { notices.push_back(n); };
+  const std::string file = "partition-minority-leader.json";
+  runner::SearchOutcome many = runner::run_search(document(file), file, load, config, options);
+  REQUIRE(many.result);
+  const runner::SearchResult one = search(file, load, config, 1);
+  CHECK(many.result->runs_done == 40);
+  CHECK(many.result->violations == one.violations);
+  REQUIRE(many.result->first.size() == one.first.size());
+  for (std::size_t i = 0; i < one.first.size(); ++i) {
+    CHECK(many.result->first[i].seed == one.first[i].seed);
+  }
+  if (runner::max_worker_threads() < 40) {
+    REQUIRE(notices.size() == 1);
+    CHECK_THAT(notices[0], Catch::StartsWith("--jobs 1024 capped at "));
+  } else {
+    CHECK(notices.empty());
+  }
 }
 
 TEST_CASE("search: every schedule the nemesis draws loads under every protocol") {
