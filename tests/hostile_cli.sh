@@ -147,6 +147,57 @@ expect 0 '20 runs, seeds 1 to 20' -- bash -c "$limited" "$electsim" \
 expect 0 'the system refused thread' -- bash -c "$huge_stacks" "$electsim" \
   search "$flagship" --runs 20 --jobs 1024 --no-shrink -q
 
+# ---- Names and indexes, read exactly: no space, sign or leading zero, and no item twice.
+variant_of member-space 'd["store"] = {"members": 3}; d["faults"][0]["target"] = "store: 1"'
+expect 2 'member-space.json: at /faults/0/target: expected a node id' -- \
+  "$electsim" validate member-space.json
+expect 2 'the index after "store:" is written in plain digits' -- \
+  "$electsim" validate member-space.json
+variant_of member-zero 'd["store"] = {"members": 3}; d["faults"][0]["target"] = "store:01"'
+expect 2 'the index after "store:" is written in plain digits' -- \
+  "$electsim" validate member-zero.json
+variant_of member-minus 'd["store"] = {"members": 3}; d["faults"][0]["target"] = "store:-0"'
+expect 2 'at /faults/0/target: expected a node id from 0 to 4 (the scenario has 5 nodes) or one of' -- \
+  "$electsim" validate member-minus.json
+variant_of member-group 'd["store"] = {"members": 3}
+d["faults"].append({"at": "1s", "kind": "partition", "groups": [["store:+1"], [0]]})'
+expect 2 'at /faults/1/groups/0/0: expected a node id from 0 to 4 (the scenario has 5 nodes), "store", "store:0" to "store:2" or "sink", found "store:+1"' -- \
+  "$electsim" validate member-group.json
+variant_of master-minus 'd["redis"] = {"masters": 3}; d["faults"][0]["target"] = "redis:-0"'
+expect 2 'the index after "redis:" is written in plain digits' -- \
+  "$electsim" validate master-minus.json
+variant_of clock-minus 'd["redis"] = {"masters": 3}
+d["clocks"] = {"redis": {"0": {"offset": "1s"}, "-0": {"offset": "2s"}}}'
+expect 2 'clock-minus.json: at /clocks/redis/-0: expected a master index from 0 to 2 (redis.masters) as the key, found "-0"' -- \
+  "$electsim" validate clock-minus.json
+variant_of node-clock-minus 'd["clocks"] = {"nodes": {"0": {"offset": "1s"}, "-0": {"offset": "2s"}}}'
+expect 2 'at /clocks/nodes/-0: expected a node id from 0 to 4 (the scenario has 5 nodes) as the key' -- \
+  "$electsim" validate node-clock-minus.json
+expect 2 '--kinds: expected each fault kind once, found "crash" a second time' -- \
+  "$electsim" search "$flagship" --kinds crash,pause,crash=2 -q
+expect 2 '--kinds: expected a fault kind in every item, found an empty item in "crash,,pause"' -- \
+  "$electsim" search "$flagship" --kinds crash,,pause -q
+expect 2 '--kinds: expected a fault kind in every item' -- "$electsim" search "$flagship" --kinds crash, -q
+expect 2 'a weight from 0 to 1000 after "crash=", in plain digits' -- \
+  "$electsim" search "$flagship" --kinds crash=-0 -q
+expect 2 'a weight from 0 to 1000 after "crash=", in plain digits' -- \
+  "$electsim" search "$flagship" --kinds 'crash= 2' -q
+expect 2 '--intensity: expected each intensity once, found "loss" a second time' -- \
+  "$electsim" search "$flagship" --intensity loss=0.2,loss=0.5 -q
+expect 2 '--intensity: expected key=value in every item, found an empty item' -- \
+  "$electsim" search "$flagship" --intensity loss=0.2,,latency=5ms -q
+expect 2 'loss: a probability from 0.05 to 1 written as a plain decimal' -- \
+  "$electsim" search "$flagship" --intensity 'loss= 0.5' -q
+expect 2 'loss: a probability from 0.05 to 1 written as a plain decimal' -- \
+  "$electsim" search "$flagship" --intensity loss=5e-1 -q
+expect 2 'drift_ppm: a whole number from 1 to 500000 in plain digits' -- \
+  "$electsim" search "$flagship" --intensity drift_ppm=+50 -q
+expect 2 '--property: expected a property in every item' -- \
+  "$electsim" search "$flagship" --property stale_write,,overwrite -q
+variant_of loose-search 'd["search"] = {"intensity": {"loss": "+0.5"}}'
+expect 2 'loose-search.json: at /search/intensity: expected loss: a probability from 0.05 to 1 written as a plain decimal' -- \
+  "$electsim" search loose-search.json -q
+
 # ---- Outputs: a full disk is an error, never success with the output cut short.
 expect 2 'cannot write to standard output' -- sh -c "\"$electsim\" run --json >/dev/full"
 expect 2 'cannot write to standard output' -- sh -c "\"$electsim\" list >/dev/full"

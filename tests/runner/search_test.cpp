@@ -325,6 +325,53 @@ TEST_CASE("search: the search section and the kinds are checked, each problem lo
   CHECK(runner::parse_intensity("latency=2h", intense).has_value());
 }
 
+TEST_CASE("search: --kinds, --intensity and --property are read exactly, each item once") {
+  auto [list, text, says] = GENERATE(table<std::string, std::string, std::string>({
+      {"kinds", "crash,pause,crash=2", "each fault kind once, found \"crash\" a second time"},
+      {"kinds", "crash,,pause", "a fault kind in every item, found an empty item in"},
+      {"kinds", "crash,", "a fault kind in every item"},
+      {"kinds", "", "a fault kind in every item"},
+      {"kinds", "crash=-0", "in plain digits (no sign, space or leading zero), found \"-0\""},
+      {"kinds", "crash=+1", "in plain digits"},
+      {"kinds", "crash=01", "in plain digits"},
+      {"kinds", "crash= 1", "in plain digits"},
+      {"kinds", "crash=1001", "a weight from 0 to 1000 after \"crash=\", found \"1001\""},
+      {"intensity", "loss=0.2,loss=0.5", "each intensity once, found \"loss\" a second time"},
+      {"intensity", "loss=0.2,,latency=5ms", "key=value in every item, found an empty item"},
+      {"intensity", "loss= 0.2", "written as a plain decimal"},
+      {"intensity", "loss=+0.2", "written as a plain decimal"},
+      {"intensity", "loss=.5", "written as a plain decimal"},
+      {"intensity", "loss=00.5", "written as a plain decimal"},
+      {"intensity", "loss=5e-1", "written as a plain decimal"},
+      {"intensity", "duplicate=0.5.", "written as a plain decimal"},
+      {"intensity", "drift_ppm=+50", "in plain digits"},
+      {"intensity", "drift_ppm=050", "in plain digits"},
+      {"property", "stale_write,,overwrite", "a property in every item, found an empty item"},
+  }));
+  INFO(list << " " << text);
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  const runner::SearchConfig before = config;
+  const auto problem = list == "kinds"       ? runner::parse_kinds(text, config)
+                       : list == "intensity" ? runner::parse_intensity(text, config)
+                                             : runner::parse_properties(text, config);
+  REQUIRE(problem.has_value());
+  CHECK_THAT(*problem, Catch::Contains(says));
+  CHECK(config.weights == before.weights);  // nothing taken from a refused list
+  CHECK(config.max_loss_percent == before.max_loss_percent);
+  CHECK(config.properties == before.properties);
+}
+
+TEST_CASE("search: plain numbers in lists are still read") {
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  REQUIRE(runner::parse_kinds("crash=0,pause=10", config) == std::nullopt);
+  CHECK(config.weights[static_cast<std::size_t>(sim::FaultKind::pause)] == 10);
+  REQUIRE(runner::parse_intensity("loss=1,duplicate=0.05,drift_ppm=500000", config) ==
+          std::nullopt);
+  CHECK(config.max_loss_percent == 100);
+  CHECK(config.max_duplicate_percent == 5);
+  CHECK(config.max_drift_ppm == 500000);
+}
+
 TEST_CASE("search: the healing phase resets the drift of every clock the nemesis set drifting") {
   runner::SearchConfig config = runner::SearchConfig::defaults();
   REQUIRE(runner::parse_kinds("clock_drift=3,pause=1", config) == std::nullopt);
