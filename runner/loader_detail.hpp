@@ -151,6 +151,10 @@ class Loader {
   std::optional<std::string> read_string(const json& v, const std::string& pointer);
   std::optional<bool> read_bool(const json& v, const std::string& pointer);
   std::optional<sim::Duration> read_positive_duration(const json& v, const std::string& pointer);
+  // A server's timer: from protocols::kShortestTimer up, or "0s" where `zero_means` says what 0
+  // does (nullptr: 0 is refused too).
+  std::optional<sim::Duration> read_server_timer(const json& v, const std::string& pointer,
+                                                 const char* zero_means = nullptr);
   std::optional<sim::Time> read_time(const json& v, const std::string& pointer);
   std::optional<std::int64_t> read_drift_ppb(const json& v, const std::string& pointer);
   std::string node_expected() const;

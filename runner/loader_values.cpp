@@ -57,6 +57,29 @@ std::optional<sim::Duration> Loader::read_positive_duration(const json& v,
   return d;
 }
 
+// Servers time with the protocols' lower bound, for the protocols' reason: below a millisecond a
+// run measures only how fast the simulator spins (a "3ns" scan interval wakes the store three
+// hundred million times a simulated second, and the run never ends).
+std::optional<sim::Duration> Loader::read_server_timer(const json& v, const std::string& pointer,
+                                                       const char* zero_means) {
+  const std::size_t before = problems_.size();
+  const auto d = protocols::read_duration(v, pointer, problems_);
+  if (!d || problems_.size() != before) return std::nullopt;
+  if (zero_means != nullptr && d->count() == 0) return d;
+  if (*d < protocols::kShortestTimer) {
+    const std::string shortest = json_quoted(sim::format_duration(protocols::kShortestTimer));
+    problem(pointer,
+            zero_means != nullptr
+                ? fmt::format("\"0s\" ({}) or a duration of at least {} (the shortest server "
+                              "timer)",
+                              zero_means, shortest)
+                : fmt::format("a duration of at least {} (the shortest server timer)", shortest),
+            json_excerpt(v));
+    return std::nullopt;
+  }
+  return d;
+}
+
 // A moment of the run: from 0 up to (not including) the end.
 std::optional<sim::Time> Loader::read_time(const json& v, const std::string& pointer) {
   const auto d = protocols::read_duration(v, pointer, problems_);

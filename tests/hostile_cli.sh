@@ -198,6 +198,35 @@ variant_of loose-search 'd["search"] = {"intensity": {"loss": "+0.5"}}'
 expect 2 'loose-search.json: at /search/intensity: expected loss: a probability from 0.05 to 1 written as a plain decimal' -- \
   "$electsim" search loose-search.json -q
 
+# ---- Server timers have the protocols' lower bound; a derived default is checked as a given
+# value would be; a key that would change nothing is refused.
+for key in expiry_scan_interval election_timeout heartbeat_interval request_timeout min_ttl; do
+  variant_of "store-$key" "d['store'] = {'members': 3, '$key': '3ns'}"
+  expect 2 "at /store/$key: expected " -- "$electsim" validate "store-$key.json"
+  expect 2 'a duration of at least "1ms" (the shortest server timer), found "3ns"' -- \
+    "$electsim" validate "store-$key.json"
+done
+# The run a nanosecond scan interval used to spin in for ever now ends before it starts.
+expect 2 'at /store/expiry_scan_interval' -- "$electsim" run store-expiry_scan_interval.json
+variant_of single-scan 'd["store"] = {"expiry_scan_interval": "500us"}'
+expect 2 'at /store/expiry_scan_interval: expected "0s" (a lease expires exactly at its deadline) or a duration of at least "1ms" (the shortest server timer), found "500us"' -- \
+  "$electsim" validate single-scan.json
+variant_of drift-default 'd["protocol"] = {"name": "redlock", "drift_factor": 0.9}; d["faults"] = []'
+expect 2 'at /protocol/drift_factor: expected a validity time (expiry - expiry*drift_factor - 2ms) longer than renew_interval'"'"'s default, expiry/3 ("2.666666666s"), found 0.9, which leaves "798ms"' -- \
+  "$electsim" validate drift-default.json
+variant_of drift-given 'd["protocol"] = {"name": "redlock", "drift_factor": 0.9, "renew_interval": "2.666666666s"}; d["faults"] = []'
+expect 2 'at /protocol/renew_interval: expected a duration below the validity time (expiry - expiry*drift_factor - 2ms, here "798ms"), found "2.666666666s"' -- \
+  "$electsim" validate drift-given.json
+variant_of timeout-tiny 'd["protocol"] = {"name": "redlock", "timeout_factor": 0.000001}; d["faults"] = []'
+expect 2 'at /protocol/timeout_factor: expected a request timeout (expiry*timeout_factor) of at least "1ms"' -- \
+  "$electsim" validate timeout-tiny.json
+variant_of store-lease 'd["store"] = {"members": 3, "check_quorum": False, "check_quorum_lease": "2s"}'
+expect 2 'at /store/check_quorum_lease: expected one of the keys of the store section' -- \
+  "$electsim" validate store-lease.json
+variant_of lease-without-cq 'd["protocol"] = {"name": "raft", "check_quorum_lease": "400ms"}; d["faults"] = []'
+expect 2 'at /protocol/check_quorum_lease: expected no check_quorum_lease without "check_quorum": true' -- \
+  "$electsim" validate lease-without-cq.json
+
 # ---- Outputs: a full disk is an error, never success with the output cut short.
 expect 2 'cannot write to standard output' -- sh -c "\"$electsim\" run --json >/dev/full"
 expect 2 'cannot write to standard output' -- sh -c "\"$electsim\" list >/dev/full"

@@ -289,7 +289,7 @@ TEST_CASE("loader: each kind of bad input is one problem at its pointer") {
       {R"({"store": {"members": 3, "expiry_scan_interval": "0s"}})", "/store/expiry_scan_interval",
        "above 0 for a replicated store"},
       {R"({"store": {"members": 3, "request_timeout": "0s"}})", "/store/request_timeout",
-       "above 0"},
+       "at least \"1ms\" (the shortest server timer)"},
       {R"({"store": {"members": 3}, "faults": [{"at": "1s", "kind": "crash", "target": "store:3"}]})",
        "/faults/0/target", "did you mean \"store:0\"?"},
       {R"({"faults": [{"at": "1s", "kind": "crash", "target": "store_leader"}]})",
@@ -403,6 +403,24 @@ TEST_CASE("loader: each kind of bad input is one problem at its pointer") {
        "/clocks/redis/-0", "a master index from 0 to 2 (redis.masters) as the key, found \"-0\""},
       {R"({"clocks": {"nodes": {"+1": {"offset": "1s"}}}})", "/clocks/nodes/+1",
        "as the key, found \"+1\""},
+      // Server timers have the protocols' lower bound.
+      {R"({"store": {"members": 3, "election_timeout": "500us"}})", "/store/election_timeout",
+       "expected a duration of at least \"1ms\" (the shortest server timer), found \"500us\""},
+      {R"({"store": {"members": 3, "heartbeat_interval": "1ns"}})", "/store/heartbeat_interval",
+       "(the shortest server timer)"},
+      {R"({"store": {"expiry_scan_interval": "3ns"}})", "/store/expiry_scan_interval",
+       "expected \"0s\" (a lease expires exactly at its deadline) or a duration of at least "
+       "\"1ms\" (the shortest server timer), found \"3ns\""},
+      {R"({"store": {"min_ttl": "999us"}})", "/store/min_ttl",
+       "\"0s\" (no minimum) or a duration of at least \"1ms\""},
+      // A derived default is refused where the same value given would be.
+      {R"({"protocol": {"name": "redlock", "drift_factor": 0.9}})", "/protocol/drift_factor",
+       "longer than renew_interval's default, expiry/3 (\"2.666666666s\"), found 0.9, which "
+       "leaves \"798ms\""},
+      {R"({"protocol": {"name": "redlock", "expiry": "10ms"}})", "/protocol/expiry",
+       "a request timeout (expiry*timeout_factor) of at least \"1ms\""},
+      {R"({"protocol": {"name": "raft", "check_quorum_lease": "400ms"}})",
+       "/protocol/check_quorum_lease", "no check_quorum_lease without \"check_quorum\": true"},
       {R"({"variants": {"v": {"sett": {}}}})", "/variants/v/sett", "did you mean \"set\"?"},
       {R"({"variants": {"v": {"set": {"protocol..ttl": "1s"}}}})", "/variants/v/set/protocol..ttl",
        "dotted path"},
