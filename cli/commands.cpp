@@ -547,7 +547,7 @@ int cmd_sweep(const std::vector<std::string>& args, Streams io) {
     ("variant", po::value<std::string>(), "sweep one of the file's variants")
     ("set", po::value<std::vector<std::string>>()->composing(),
      "fix a scenario value for every run: --set nodes=7 (repeatable)")
-    ("jobs,j", po::value<std::string>(), "threads, 1 to 1024 (default: the machine's cores)")
+    ("jobs,j", po::value<std::string>(), "threads, 1 to 1024, at most 4 per core started (default: the cores)")
     ("shard", po::value<std::string>(), "i/n: run a deterministic share and write PREFIX.part")
     ("out,o", po::value<std::string>(), "output prefix: PREFIX.csv, PREFIX.json (PREFIX.part with --shard)")
     ("runs", "also write PREFIX.runs.csv, one row per run")
@@ -682,6 +682,7 @@ int cmd_sweep(const std::vector<std::string>& args, Streams io) {
     sweep.jobs = static_cast<unsigned>(*jobs);
   }
   sweep.shard = shard;
+  sweep.notice = [&](const std::string& text) { io.err << "electsim sweep: " << text << "\n"; };
   g_sweep_stop.store(false);
   sweep.stop = &g_sweep_stop;
   const bool show_progress = vm.count("quiet") == 0 && isatty(fileno(stderr)) != 0;
@@ -796,7 +797,7 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
     ("runs", po::value<std::string>(), "runs (default: the file's search.runs, else 1000)")
     ("time", po::value<std::string>(), "stop after this much wall time, such as 10m")
     ("seed", po::value<std::string>(), "the first run's seed (runs use SEED, SEED+1, ...)")
-    ("jobs,j", po::value<std::string>(), "threads, 1 to 1024 (default: the machine's cores)")
+    ("jobs,j", po::value<std::string>(), "threads, 1 to 1024, at most 4 per core started (default: the cores)")
     ("property", po::value<std::string>(), property_help.c_str())
     ("kinds", po::value<std::string>(), "fault kinds and weights: crash=3,pause=1,partition")
     ("faults", po::value<std::string>(), "faults per run: N or MIN..MAX (default 1..6)")
@@ -944,6 +945,7 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
 
   runner::SearchOptions search;
   search.jobs = jobs;
+  search.notice = [&](const std::string& text) { io.err << "electsim search: " << text << "\n"; };
   g_sweep_stop.store(false);
   search.stop = &g_sweep_stop;
   std::atomic<bool> time_up{false};

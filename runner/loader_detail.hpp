@@ -88,9 +88,11 @@ inline bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
 
-// A canonical decimal number ("0", "12"; not "012", "+1" or " 1").
+// A canonical decimal number ("0", "12"; not "012", "+1", " 1" or "-0"): digits only, so that no
+// two keys or names ("store:1", "store: 1") mean the same index.
 inline std::optional<std::int64_t> parse_index(std::string_view text) {
   if (text.empty() || (text.size() > 1 && text[0] == '0')) return std::nullopt;
+  if (text.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
   std::int64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || v < 0) return std::nullopt;
@@ -149,6 +151,10 @@ class Loader {
   std::optional<std::string> read_string(const json& v, const std::string& pointer);
   std::optional<bool> read_bool(const json& v, const std::string& pointer);
   std::optional<sim::Duration> read_positive_duration(const json& v, const std::string& pointer);
+  // A server's timer: from protocols::kShortestTimer up, or "0s" where `zero_means` says what 0
+  // does (nullptr: 0 is refused too).
+  std::optional<sim::Duration> read_server_timer(const json& v, const std::string& pointer,
+                                                 const char* zero_means = nullptr);
   std::optional<sim::Time> read_time(const json& v, const std::string& pointer);
   std::optional<std::int64_t> read_drift_ppb(const json& v, const std::string& pointer);
   std::string node_expected() const;

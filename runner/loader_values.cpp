@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -56,6 +57,29 @@ std::optional<sim::Duration> Loader::read_positive_duration(const json& v,
   return d;
 }
 
+// Servers time with the protocols' lower bound, for the protocols' reason: below a millisecond a
+// run measures only how fast the simulator spins (a "3ns" scan interval wakes the store three
+// hundred million times a simulated second, and the run never ends).
+std::optional<sim::Duration> Loader::read_server_timer(const json& v, const std::string& pointer,
+                                                       const char* zero_means) {
+  const std::size_t before = problems_.size();
+  const auto d = protocols::read_duration(v, pointer, problems_);
+  if (!d || problems_.size() != before) return std::nullopt;
+  if (zero_means != nullptr && d->count() == 0) return d;
+  if (*d < protocols::kShortestTimer) {
+    const std::string shortest = json_quoted(sim::format_duration(protocols::kShortestTimer));
+    problem(pointer,
+            zero_means != nullptr
+                ? fmt::format("\"0s\" ({}) or a duration of at least {} (the shortest server "
+                              "timer)",
+                              zero_means, shortest)
+                : fmt::format("a duration of at least {} (the shortest server timer)", shortest),
+            json_excerpt(v));
+    return std::nullopt;
+  }
+  return d;
+}
+
 // A moment of the run: from 0 up to (not including) the end.
 std::optional<sim::Time> Loader::read_time(const json& v, const std::string& pointer) {
   const auto d = protocols::read_duration(v, pointer, problems_);
@@ -96,22 +120,45 @@ std::optional<sim::NodeId> Loader::read_node(const json& v, const std::string& p
   return static_cast<sim::NodeId>(*n);
 }
 
-// "store:K", member K of a replicated store; nullopt for any other text.
+// "store:K", member K of a replicated store, K written exactly ("store:1", never "store: 1",
+// "store:01" or "store:-0"); nullopt for any other text.
 std::optional<sim::Endpoint> Loader::store_member(const std::string& text) const {
-  if (text.rfind("store:", 0) != 0) return std::nullopt;
-  const json number = json::parse(text.substr(6), nullptr, false);
-  const auto k = as_unsigned(number);
-  if (!k || *k >= store_members_ || text.size() > 8) return std::nullopt;
+  if (!starts_with(text, "store:")) return std::nullopt;
+  const auto k = parse_index(std::string_view(text).substr(6));
+  if (!k || static_cast<std::uint64_t>(*k) >= store_members_) return std::nullopt;
   return sim::store_member_endpoint(static_cast<std::size_t>(*k));
 }
 
+// "redis:K", Redis master K, K written exactly as for store members.
 std::optional<sim::Endpoint> Loader::redis_master(const std::string& text) const {
-  if (!redis_ || text.rfind("redis:", 0) != 0 || text.size() != 7) return std::nullopt;
-  const json number = json::parse(text.substr(6), nullptr, false);
-  const auto k = as_unsigned(number);
-  if (!k || *k >= redis_masters_) return std::nullopt;
+  if (!redis_ || !starts_with(text, "redis:")) return std::nullopt;
+  const auto k = parse_index(std::string_view(text).substr(6));
+  if (!k || static_cast<std::uint64_t>(*k) >= redis_masters_) return std::nullopt;
   return sim::redis_endpoint(static_cast<std::size_t>(*k));
 }
+
+namespace {
+
+// A hint for "store: 1", "redis:01" and the like, where such names exist: a name with its index
+// written loosely.
+std::string loose_index_hint(const json& v, bool store_members, bool redis_masters) {
+  if (!v.is_string()) return {};
+  const auto& text = v.get_ref<const std::string&>();
+  for (const char* prefix : {"store:", "redis:"}) {
+    if (!starts_with(text, prefix)) continue;
+    if (!(prefix[0] == 's' ? store_members : redis_masters)) continue;
+    const std::string_view index = std::string_view(text).substr(6);
+    if (!index.empty() && !parse_index(index)) {
+      return fmt::format(
+          "the index after \"{}\" is written in plain digits, with no space, sign or leading "
+          "zero",
+          prefix);
+    }
+  }
+  return {};
+}
+
+}  // namespace
 
 std::string Loader::store_members_expected() const {
   if (store_members_ <= 1) return {};
@@ -140,6 +187,7 @@ std::optional<sim::Endpoint> Loader::read_endpoint(const json& v, const std::str
     hint = redis_ ? fmt::format("Redis masters are \"redis:0\" to \"redis:{}\"", redis_masters_ - 1)
                   : "Redis masters exist only with the redlock protocol or a redis section";
   }
+  if (auto loose = loose_index_hint(v, store_members_ > 1, redis_); !loose.empty()) hint = loose;
   problem(pointer,
           node_expected() + ", \"store\"" + store_members_expected() +
               (database_ ? ", \"sink\" or \"postgres\"" : " or \"sink\"") +
@@ -204,6 +252,7 @@ std::optional<sim::Target> Loader::read_target(const json& v, const std::string&
       hint = "store members are targets only in a replicated store: set store.members to 3 or 5";
     }
   }
+  if (auto loose = loose_index_hint(v, store_members_ > 1, redis_); !loose.empty()) hint = loose;
   problem(pointer, node_expected() + " or one of " + joined(roles, true), json_excerpt(v), hint);
   return std::nullopt;
 }

@@ -334,10 +334,10 @@ void Loader::read_store(const json& v, servers::Services& services) {
           "the store section")) {
     return;
   }
+  // Every duration of the store is a timer of its own (min_ttl bounds the lease timers), so each
+  // has the protocols' lower bound.
   if (const json* min_ttl = get(v, "min_ttl")) {
-    if (auto d = protocols::read_duration(*min_ttl, "/store/min_ttl", problems_)) {
-      store.min_ttl = *d;
-    }
+    if (auto d = read_server_timer(*min_ttl, "/store/min_ttl", "no minimum")) store.min_ttl = *d;
   }
   if (const json* members = get(v, "members")) {
     const auto n = as_unsigned(*members);
@@ -354,7 +354,8 @@ void Loader::read_store(const json& v, servers::Services& services) {
   const bool replicated = r.members > 1;
   std::optional<sim::Duration> scan;
   if (const json* value = get(v, "expiry_scan_interval")) {
-    scan = protocols::read_duration(*value, "/store/expiry_scan_interval", problems_);
+    scan = read_server_timer(*value, "/store/expiry_scan_interval",
+                             "a lease expires exactly at its deadline");
     if (scan && scan->count() == 0 && replicated) {
       problem("/store/expiry_scan_interval",
               "a duration above 0 for a replicated store (its leader checks for expired leases "
@@ -373,14 +374,14 @@ void Loader::read_store(const json& v, servers::Services& services) {
   r.raft.check_quorum = true;
   r.request_timeout = std::chrono::seconds(5);
   if (const json* value = get(v, "election_timeout")) {
-    if (auto d = read_positive_duration(*value, "/store/election_timeout")) {
+    if (auto d = read_server_timer(*value, "/store/election_timeout")) {
       r.raft.election_timeout_min = *d;
     }
   }
   // etcd-io/raft draws each election timeout from [electionTimeout, 2 × electionTimeout).
   r.raft.election_timeout_max = r.raft.election_timeout_min * 2 - sim::Duration(1);
   if (const json* value = get(v, "heartbeat_interval")) {
-    if (auto d = read_positive_duration(*value, "/store/heartbeat_interval")) {
+    if (auto d = read_server_timer(*value, "/store/heartbeat_interval")) {
       if (*d >= r.raft.election_timeout_min) {
         problem("/store/heartbeat_interval",
                 fmt::format("a duration below election_timeout ({})",
@@ -408,7 +409,7 @@ void Loader::read_store(const json& v, servers::Services& services) {
     }
   }
   if (const json* value = get(v, "request_timeout")) {
-    if (auto d = read_positive_duration(*value, "/store/request_timeout")) r.request_timeout = *d;
+    if (auto d = read_server_timer(*value, "/store/request_timeout")) r.request_timeout = *d;
   }
   if (const json* clients = get(v, "clients")) {
     const std::size_t nodes = nodes_.value_or(0);

@@ -5,13 +5,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <exception>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <variant>
 
 #include "analysis/expect.hpp"
 #include "runner/run.hpp"
+#include "runner/threads.hpp"
 #include "sim/rng.hpp"
 #include "sim/store_types.hpp"
 
@@ -774,16 +778,50 @@ json expect_for(Property p, const SearchConfig& c, const json& original) {
   return json::object();
 }
 
-// The non-empty items of a comma-separated list.
+// The items of a comma-separated list, empty ones included: the readers refuse those, since
+// "crash,,pause" is a slip of the hand rather than a list of two.
 std::vector<std::string_view> comma_items(std::string_view text) {
   std::vector<std::string_view> items;
   std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    if (comma > start) items.push_back(text.substr(start, comma - start));
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) {
+      items.push_back(text.substr(start));
+      return items;
+    }
+    items.push_back(text.substr(start, comma - start));
     start = comma + 1;
   }
-  return items;
+}
+
+// A whole number written the one way: digits only, no sign, space or leading zero ("0", "12";
+// never "012", "+1", " 1" or "-0"), so that a list reads as exactly as a scenario file.
+std::optional<std::uint64_t> plain_whole(std::string_view text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos ||
+      (text.size() > 1 && text[0] == '0')) {
+    return std::nullopt;
+  }
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+// A plain decimal: a whole part written as plain_whole's, then optionally '.' and digits ("0.2",
+// "1"; never ".5", "+0.5", " 0.5", "5e-1" or "00.5").
+std::optional<double> plain_decimal(std::string_view text) {
+  const std::size_t dot = text.find('.');
+  if (!plain_whole(text.substr(0, dot))) return std::nullopt;
+  if (dot != std::string_view::npos) {
+    const std::string_view fraction = text.substr(dot + 1);
+    if (fraction.empty() || fraction.find_first_not_of("0123456789") != std::string_view::npos) {
+      return std::nullopt;
+    }
+  }
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
 }
 
 // An object of the search section as the command line's "key=value,..." text.
@@ -849,6 +887,9 @@ std::variant<Property, std::string> named_property(std::string_view name,
 std::optional<std::string> parse_properties(std::string_view text, SearchConfig& config) {
   std::uint32_t mask = 0;
   for (const std::string_view name : comma_items(text)) {
+    if (name.empty()) {
+      return fmt::format("a property in every item, found an empty item in \"{}\"", text);
+    }
     const auto p = named_property(name, config, "--failover-bound");
     if (const auto* expected = std::get_if<std::string>(&p)) {
       return fmt::format("{}, found \"{}\"", *expected, name);
@@ -890,19 +931,28 @@ SearchConfig SearchConfig::defaults() {
 
 std::optional<std::string> parse_kinds(std::string_view text, SearchConfig& config) {
   std::array<std::uint32_t, sim::kFaultKindCount> weights{};
+  std::set<std::string_view> named;
   bool any = false;
   for (const std::string_view item : comma_items(text)) {
+    if (item.empty()) {
+      return fmt::format("a fault kind in every item, found an empty item in \"{}\"", text);
+    }
     const std::size_t eq = item.find('=');
     const std::string_view name = item.substr(0, eq);
     std::uint32_t weight = 1;
     if (eq != std::string_view::npos) {
-      const std::string number(item.substr(eq + 1));
-      char* end = nullptr;
-      const unsigned long v = std::strtoul(number.c_str(), &end, 10);
-      if (number.empty() || *end != '\0' || v > 1000) {
+      const std::string_view number = item.substr(eq + 1);
+      const auto v = plain_whole(number);
+      if (!v) {
+        return fmt::format(
+            "a weight from 0 to 1000 after \"{}=\", in plain digits (no sign, space or leading "
+            "zero), found \"{}\"",
+            name, number);
+      }
+      if (*v > 1000) {
         return fmt::format("a weight from 0 to 1000 after \"{}=\", found \"{}\"", name, number);
       }
-      weight = static_cast<std::uint32_t>(v);
+      weight = static_cast<std::uint32_t>(*v);
     }
     bool known = false;
     for (const sim::FaultKindInfo& info : sim::fault_catalogue()) {
@@ -917,6 +967,10 @@ std::optional<std::string> parse_kinds(std::string_view text, SearchConfig& conf
           "found \"{}\"",
           name);
     }
+    // "crash=1,crash=5" would let the later weight win without a word.
+    if (!named.insert(name).second) {
+      return fmt::format("each fault kind once, found \"{}\" a second time", name);
+    }
     any = any || weight > 0;
   }
   if (!any) return "at least one fault kind with a weight above 0";
@@ -926,20 +980,29 @@ std::optional<std::string> parse_kinds(std::string_view text, SearchConfig& conf
 
 std::optional<std::string> parse_intensity(std::string_view text, SearchConfig& config) {
   SearchConfig c = config;
+  std::set<std::string> named;
   bool any = false;
   for (const std::string_view item : comma_items(text)) {
+    if (item.empty()) {
+      return fmt::format("key=value in every item, found an empty item in \"{}\"", text);
+    }
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos) return fmt::format("key=value, found \"{}\"", item);
     const std::string key(item.substr(0, eq));
     const std::string value(item.substr(eq + 1));
     any = true;
     auto percent = [&](std::uint32_t& out) -> std::optional<std::string> {
-      char* end = nullptr;
-      const double v = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || !(v >= 0.05 && v <= 1.0)) {
+      const auto v = plain_decimal(value);
+      if (!v) {
+        return fmt::format(
+            "{}: a probability from 0.05 to 1 written as a plain decimal such as 0.2 (no sign, "
+            "space, exponent or leading zero), found \"{}\"",
+            key, value);
+      }
+      if (!(*v >= 0.05 && *v <= 1.0)) {
         return fmt::format("{}: a probability from 0.05 to 1, found \"{}\"", key, value);
       }
-      out = static_cast<std::uint32_t>(v * 100.0 + 0.5);
+      out = static_cast<std::uint32_t>(*v * 100.0 + 0.5);
       return std::nullopt;
     };
     auto duration = [&](Duration lo, Duration hi, Duration& out) -> std::optional<std::string> {
@@ -965,12 +1028,14 @@ std::optional<std::string> parse_intensity(std::string_view text, SearchConfig& 
       problem =
           duration(std::chrono::milliseconds(1), std::chrono::hours(24 * 365), c.max_clock_jump);
     } else if (key == "drift_ppm") {
-      char* end = nullptr;
-      const long v = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || v < 1 || v > 500'000) {
-        problem = fmt::format("drift_ppm: a whole number from 1 to 500000, found \"{}\"", value);
+      const auto v = plain_whole(value);
+      if (!v || *v < 1 || *v > 500'000) {
+        problem = fmt::format(
+            "drift_ppm: a whole number from 1 to 500000 in plain digits (no sign, space or "
+            "leading zero), found \"{}\"",
+            value);
       } else {
-        c.max_drift_ppm = v;
+        c.max_drift_ppm = static_cast<std::int64_t>(*v);
       }
     } else {
       problem = fmt::format(
@@ -978,6 +1043,10 @@ std::optional<std::string> parse_intensity(std::string_view text, SearchConfig& 
           key);
     }
     if (problem) return problem;
+    // "loss=0.1,loss=0.5" would let the later value win without a word.
+    if (!named.insert(key).second) {
+      return fmt::format("each intensity once, found \"{}\" a second time", key);
+    }
   }
   if (!any) return "at least one key=value";
   config = c;
@@ -1166,8 +1235,12 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   std::string error;
-  const unsigned jobs = static_cast<unsigned>(
-      std::max<std::uint64_t>(1, std::min<std::uint64_t>(options.jobs, config.runs)));
+  bool error_is_bug = true;  // a schedule that does not load, rather than a failing system
+  const WorkerCount count = worker_count(options.jobs, config.runs);
+  if (count.capped && options.notice) options.notice(capped_notice(options.jobs, count.threads));
+  unsigned jobs = count.threads;
+  bool refused = false;  // the system refused a thread: later batches ask for no more
+  bool told = false;
   std::uint64_t batch_start = 0;
   std::uint64_t batch_size = 0;
 
@@ -1181,9 +1254,22 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       const std::uint64_t i = batch_start + k;
       const std::uint64_t seed = config.first_seed + i;
       Slot slot;
-      const json run_doc = search_run_document(base_doc, config, seed, world, &slot.coverage);
-      slot.faults = nemesis_faults(run_doc, config);
-      const Probe p = probe(run_doc, source, load, config, options.stop);
+      Probe p;
+      // An exception must not leave a worker thread (that would be std::terminate): out of
+      // memory, say, ends the search with a message.
+      try {
+        const json run_doc = search_run_document(base_doc, config, seed, world, &slot.coverage);
+        slot.faults = nemesis_faults(run_doc, config);
+        p = probe(run_doc, source, load, config, options.stop);
+      } catch (const std::exception& e) {
+        const std::lock_guard lock(error_mutex);
+        if (error.empty()) {
+          error = fmt::format("run {} (seed {}) could not go on: {}", i, seed, e.what());
+          error_is_bug = false;
+        }
+        failed = true;
+        return;
+      }
       if (!p.loaded) {
         const std::lock_guard lock(error_mutex);
         if (error.empty()) error = fmt::format("run {} (seed {}): {}", i, seed, p.problem);
@@ -1206,24 +1292,36 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
     batch_size = std::min(kBatch, config.runs - batch_start);
     slots.assign(batch_size, Slot{});
     next = 0;
-    std::vector<std::thread> threads;
     const unsigned batch_jobs = static_cast<unsigned>(std::min<std::uint64_t>(jobs, batch_size));
-    for (unsigned t = 0; t < batch_jobs; ++t) threads.emplace_back(worker);
     // The calling thread reports progress every 200 ms, and looks every 10 ms whether the runs
     // are all taken, so that a short search does not wait out the rest of a report's interval.
-    for (unsigned tick = 0; options.progress && next.load() < batch_size && !failed.load();
-         ++tick) {
-      if (options.stop != nullptr && options.stop->load()) break;
-      if (options.time_up != nullptr && options.time_up->load()) break;
-      if (tick % 20 == 0) {
-        options.progress(SearchProgress{done.load(), config.runs, findings.load()});
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    for (std::thread& t : threads) t.join();
+    const unsigned ran = run_workers(
+        batch_jobs, [&](unsigned /*t*/) { worker(); },
+        [&] {
+          for (unsigned tick = 0; options.progress && next.load() < batch_size && !failed.load();
+               ++tick) {
+            if (options.stop != nullptr && options.stop->load()) break;
+            if (options.time_up != nullptr && options.time_up->load()) break;
+            if (tick % 20 == 0) {
+              options.progress(SearchProgress{done.load(), config.runs, findings.load()});
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          }
+        },
+        [&](const std::string& notice) {
+          refused = true;
+          if (options.notice && !told) options.notice(notice);
+          told = true;
+        });
+    if (refused) jobs = std::min(jobs, ran);
+    refused = false;
     if (!error.empty()) {
-      outcome.problems.push_back(fmt::format(
-          "electsim search: the nemesis made a schedule that does not load, a bug: {}", error));
+      outcome.problems.push_back(
+          error_is_bug
+              ? fmt::format(
+                    "electsim search: the nemesis made a schedule that does not load, a bug: {}",
+                    error)
+              : fmt::format("electsim search: {}", error));
       return outcome;
     }
     // The finished prefix: the same command reports the same findings whatever --jobs is.

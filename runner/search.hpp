@@ -127,6 +127,10 @@ struct SearchOptions {
   // The time budget is spent: start no new run, finish those under way, then shrink.
   const std::atomic<bool>* time_up = nullptr;
   std::function<void(const SearchProgress&)> progress;  // from the calling thread, every 200 ms
+  // Told, from the calling thread and at most once each, when fewer threads run than `jobs` asks
+  // for other than for want of runs: the cap of runner/threads.hpp, or a system that refuses a
+  // thread.
+  std::function<void(const std::string&)> notice;
 };
 
 struct SearchResult {

@@ -21,6 +21,7 @@
 #include "io/input.hpp"
 #include "protocols/registry.hpp"
 #include "runner/run.hpp"
+#include "runner/threads.hpp"
 
 namespace electsim::runner {
 
@@ -592,10 +593,10 @@ SweepResult run_sweep(const SweepPlan& plan, const SweepOptions& options) {
   std::mutex error_mutex;
   std::string error;
   const std::uint64_t seeds = d.seeds.count();
-  const unsigned jobs = static_cast<unsigned>(
-      std::max<std::uint64_t>(1, std::min<std::uint64_t>(options.jobs, owned)));
+  const WorkerCount jobs = worker_count(options.jobs, owned);
+  if (jobs.capped && options.notice) options.notice(capped_notice(options.jobs, jobs.threads));
   // Each thread keeps its own records; they are put in run order at the end.
-  std::vector<std::vector<RunRecord>> per_thread(jobs);
+  std::vector<std::vector<RunRecord>> per_thread(jobs.threads);
 
   auto worker = [&](std::vector<RunRecord>& records) {
     for (;;) {
@@ -622,16 +623,17 @@ SweepResult run_sweep(const SweepPlan& plan, const SweepOptions& options) {
     }
   };
 
-  std::vector<std::thread> threads;
-  threads.reserve(jobs);
-  for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker, std::ref(per_thread[t]));
   // The calling thread only reports progress; it wakes every 200 ms of wall time.
-  while (options.progress && done.load() < owned && !failed.load()) {
-    if (options.stop != nullptr && options.stop->load()) break;
-    options.progress(SweepProgress{done.load(), owned});
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  for (std::thread& t : threads) t.join();
+  run_workers(
+      jobs.threads, [&](unsigned t) { worker(per_thread[t]); },
+      [&] {
+        while (options.progress && done.load() < owned && !failed.load()) {
+          if (options.stop != nullptr && options.stop->load()) break;
+          options.progress(SweepProgress{done.load(), owned});
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+      },
+      options.notice);
   if (options.progress) options.progress(SweepProgress{done.load(), owned});
   if (!error.empty()) throw std::runtime_error(error);
 

@@ -176,6 +176,9 @@ struct SweepOptions {
   // Called from the calling thread about every 200 ms of wall time while runs are going, and once
   // at the end (wall time only paces it; it never reaches the results).
   std::function<void(const SweepProgress&)> progress;
+  // Told, from the calling thread, when fewer threads run than `jobs` asks for other than for
+  // want of runs: the cap of runner/threads.hpp, or a system that refuses a thread.
+  std::function<void(const std::string&)> notice;
 };
 
 // Loads every (protocol, point) once: problems come back as messages naming the point, and then

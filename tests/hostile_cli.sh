@@ -133,6 +133,100 @@ expect 2 'at /found/property' -- "$electsim" run bad-found.json
 expect 2 'at /found/unsafe_by_design' -- "$electsim" run bad-found.json
 expect 2 'electsim check TRACE [options]' -- "$electsim" check
 
+# ---- Threads: --jobs far above what the system can start never aborts. At most 4 threads per
+# core are started; and when the system refuses a thread (1 GiB stacks in a 3 GB address space
+# hold two), the runs go on on the threads that did start, with the same results.
+limited='ulimit -v 3000000 && exec "$0" "$@"'
+huge_stacks='ulimit -s 1000000 && ulimit -v 3000000 && exec "$0" "$@"'
+expect 0 'protocol.ttl' -- bash -c "$limited" "$electsim" \
+  sweep "$sweep_file" --grid protocol.ttl=15s,20s --seeds 1..10 --jobs 1024 -q
+expect 0 'the system refused thread' -- bash -c "$huge_stacks" "$electsim" \
+  sweep "$sweep_file" --grid protocol.ttl=15s,20s --seeds 1..10 --jobs 1024 -q
+expect 0 '20 runs, seeds 1 to 20' -- bash -c "$limited" "$electsim" \
+  search "$flagship" --runs 20 --jobs 1024 --no-shrink -q
+expect 0 'the system refused thread' -- bash -c "$huge_stacks" "$electsim" \
+  search "$flagship" --runs 20 --jobs 1024 --no-shrink -q
+
+# ---- Names and indexes, read exactly: no space, sign or leading zero, and no item twice.
+variant_of member-space 'd["store"] = {"members": 3}; d["faults"][0]["target"] = "store: 1"'
+expect 2 'member-space.json: at /faults/0/target: expected a node id' -- \
+  "$electsim" validate member-space.json
+expect 2 'the index after "store:" is written in plain digits' -- \
+  "$electsim" validate member-space.json
+variant_of member-zero 'd["store"] = {"members": 3}; d["faults"][0]["target"] = "store:01"'
+expect 2 'the index after "store:" is written in plain digits' -- \
+  "$electsim" validate member-zero.json
+variant_of member-minus 'd["store"] = {"members": 3}; d["faults"][0]["target"] = "store:-0"'
+expect 2 'at /faults/0/target: expected a node id from 0 to 4 (the scenario has 5 nodes) or one of' -- \
+  "$electsim" validate member-minus.json
+variant_of member-group 'd["store"] = {"members": 3}
+d["faults"].append({"at": "1s", "kind": "partition", "groups": [["store:+1"], [0]]})'
+expect 2 'at /faults/1/groups/0/0: expected a node id from 0 to 4 (the scenario has 5 nodes), "store", "store:0" to "store:2" or "sink", found "store:+1"' -- \
+  "$electsim" validate member-group.json
+variant_of master-minus 'd["redis"] = {"masters": 3}; d["faults"][0]["target"] = "redis:-0"'
+expect 2 'the index after "redis:" is written in plain digits' -- \
+  "$electsim" validate master-minus.json
+variant_of clock-minus 'd["redis"] = {"masters": 3}
+d["clocks"] = {"redis": {"0": {"offset": "1s"}, "-0": {"offset": "2s"}}}'
+expect 2 'clock-minus.json: at /clocks/redis/-0: expected a master index from 0 to 2 (redis.masters) as the key, found "-0"' -- \
+  "$electsim" validate clock-minus.json
+variant_of node-clock-minus 'd["clocks"] = {"nodes": {"0": {"offset": "1s"}, "-0": {"offset": "2s"}}}'
+expect 2 'at /clocks/nodes/-0: expected a node id from 0 to 4 (the scenario has 5 nodes) as the key' -- \
+  "$electsim" validate node-clock-minus.json
+expect 2 '--kinds: expected each fault kind once, found "crash" a second time' -- \
+  "$electsim" search "$flagship" --kinds crash,pause,crash=2 -q
+expect 2 '--kinds: expected a fault kind in every item, found an empty item in "crash,,pause"' -- \
+  "$electsim" search "$flagship" --kinds crash,,pause -q
+expect 2 '--kinds: expected a fault kind in every item' -- "$electsim" search "$flagship" --kinds crash, -q
+expect 2 'a weight from 0 to 1000 after "crash=", in plain digits' -- \
+  "$electsim" search "$flagship" --kinds crash=-0 -q
+expect 2 'a weight from 0 to 1000 after "crash=", in plain digits' -- \
+  "$electsim" search "$flagship" --kinds 'crash= 2' -q
+expect 2 '--intensity: expected each intensity once, found "loss" a second time' -- \
+  "$electsim" search "$flagship" --intensity loss=0.2,loss=0.5 -q
+expect 2 '--intensity: expected key=value in every item, found an empty item' -- \
+  "$electsim" search "$flagship" --intensity loss=0.2,,latency=5ms -q
+expect 2 'loss: a probability from 0.05 to 1 written as a plain decimal' -- \
+  "$electsim" search "$flagship" --intensity 'loss= 0.5' -q
+expect 2 'loss: a probability from 0.05 to 1 written as a plain decimal' -- \
+  "$electsim" search "$flagship" --intensity loss=5e-1 -q
+expect 2 'drift_ppm: a whole number from 1 to 500000 in plain digits' -- \
+  "$electsim" search "$flagship" --intensity drift_ppm=+50 -q
+expect 2 '--property: expected a property in every item' -- \
+  "$electsim" search "$flagship" --property stale_write,,overwrite -q
+variant_of loose-search 'd["search"] = {"intensity": {"loss": "+0.5"}}'
+expect 2 'loose-search.json: at /search/intensity: expected loss: a probability from 0.05 to 1 written as a plain decimal' -- \
+  "$electsim" search loose-search.json -q
+
+# ---- Server timers have the protocols' lower bound; a derived default is checked as a given
+# value would be; a key that would change nothing is refused.
+for key in expiry_scan_interval election_timeout heartbeat_interval request_timeout min_ttl; do
+  variant_of "store-$key" "d['store'] = {'members': 3, '$key': '3ns'}"
+  expect 2 "at /store/$key: expected " -- "$electsim" validate "store-$key.json"
+  expect 2 'a duration of at least "1ms" (the shortest server timer), found "3ns"' -- \
+    "$electsim" validate "store-$key.json"
+done
+# The run a nanosecond scan interval used to spin in for ever now ends before it starts.
+expect 2 'at /store/expiry_scan_interval' -- "$electsim" run store-expiry_scan_interval.json
+variant_of single-scan 'd["store"] = {"expiry_scan_interval": "500us"}'
+expect 2 'at /store/expiry_scan_interval: expected "0s" (a lease expires exactly at its deadline) or a duration of at least "1ms" (the shortest server timer), found "500us"' -- \
+  "$electsim" validate single-scan.json
+variant_of drift-default 'd["protocol"] = {"name": "redlock", "drift_factor": 0.9}; d["faults"] = []'
+expect 2 'at /protocol/drift_factor: expected a validity time (expiry - expiry*drift_factor - 2ms) longer than renew_interval'"'"'s default, expiry/3 ("2.666666666s"), found 0.9, which leaves "798ms"' -- \
+  "$electsim" validate drift-default.json
+variant_of drift-given 'd["protocol"] = {"name": "redlock", "drift_factor": 0.9, "renew_interval": "2.666666666s"}; d["faults"] = []'
+expect 2 'at /protocol/renew_interval: expected a duration below the validity time (expiry - expiry*drift_factor - 2ms, here "798ms"), found "2.666666666s"' -- \
+  "$electsim" validate drift-given.json
+variant_of timeout-tiny 'd["protocol"] = {"name": "redlock", "timeout_factor": 0.000001}; d["faults"] = []'
+expect 2 'at /protocol/timeout_factor: expected a request timeout (expiry*timeout_factor) of at least "1ms"' -- \
+  "$electsim" validate timeout-tiny.json
+variant_of store-lease 'd["store"] = {"members": 3, "check_quorum": False, "check_quorum_lease": "2s"}'
+expect 2 'at /store/check_quorum_lease: expected one of the keys of the store section' -- \
+  "$electsim" validate store-lease.json
+variant_of lease-without-cq 'd["protocol"] = {"name": "raft", "check_quorum_lease": "400ms"}; d["faults"] = []'
+expect 2 'at /protocol/check_quorum_lease: expected no check_quorum_lease without "check_quorum": true' -- \
+  "$electsim" validate lease-without-cq.json
+
 # ---- Outputs: a full disk is an error, never success with the output cut short.
 expect 2 'cannot write to standard output' -- sh -c "\"$electsim\" run --json >/dev/full"
 expect 2 'cannot write to standard output' -- sh -c "\"$electsim\" list >/dev/full"

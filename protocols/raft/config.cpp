@@ -294,7 +294,14 @@ std::optional<RaftConfig> read_config(const nlohmann::json& params, const std::s
                      shown("tick", *tick));
     }
   }
-  if (const auto lease = reader.timer_opt("check_quorum_lease")) {
+  if (reader.has("check_quorum_lease") && !c.check_quorum) {
+    // Only CheckQuorum reads the lease (the leader's step-down, a follower's refusal of votes):
+    // without it the value would change nothing and say nothing.
+    reader.problem("check_quorum_lease",
+                   "no check_quorum_lease without \"check_quorum\": true (the lease is "
+                   "CheckQuorum's: the leader's step-down and a follower's refusal of votes)",
+                   json_excerpt(params.at("check_quorum_lease")));
+  } else if (const auto lease = reader.timer_opt("check_quorum_lease")) {
     c.check_quorum_lease = *lease;
     if (heartbeat && *lease <= *heartbeat) {
       reader.problem("check_quorum_lease",

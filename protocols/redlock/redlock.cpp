@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "sim/assert.hpp"
 
 namespace electsim::protocols::redlock {
@@ -131,10 +133,44 @@ std::optional<RedlockConfig> read_config(const nlohmann::json& params, const std
     reader.problem("drift_factor", "a drift allowance below expiry (expiry*drift_factor + 2ms)",
                    "an allowance of the whole expiry");
   }
-  if (expiry && c.renew_interval && *c.renew_interval >= c.expiry - c.drift()) {
-    reader.problem("renew_interval",
-                   "a duration below the validity time (expiry - expiry*drift_factor - 2ms)",
-                   json_excerpt(params.at("renew_interval")));
+  // Each request's timeout, expiry*timeout_factor, is a timer like any the protocol sets.
+  if (expiry && c.timeout_factor_ppm > 0 && c.request_timeout() < kShortestTimer) {
+    const char* cause =
+        reader.has("timeout_factor") || !reader.has("expiry") ? "timeout_factor" : "expiry";
+    reader.problem(
+        cause,
+        fmt::format("a request timeout (expiry*timeout_factor) of at least \"{}\" (the "
+                    "shortest protocol timer)",
+                    sim::format_duration(kShortestTimer)),
+        fmt::format("{}, which gives \"{}\"",
+                    reader.has(cause) ? json_excerpt(params.at(cause)) : std::string("the default"),
+                    sim::format_duration(c.request_timeout())));
+  }
+  if (expiry && c.drift() < c.expiry) {
+    const sim::Duration validity = c.expiry - c.drift();
+    const std::string validity_text = fmt::format("\"{}\"", sim::format_duration(validity));
+    if (c.renew_interval && *c.renew_interval >= validity) {
+      reader.problem("renew_interval",
+                     fmt::format("a duration below the validity time (expiry - "
+                                 "expiry*drift_factor - 2ms, here {})",
+                                 validity_text),
+                     json_excerpt(params.at("renew_interval")));
+    } else if (!c.renew_interval && c.renew() >= validity) {
+      // The default, expiry/3, meets the check a written renew_interval meets: a drift_factor
+      // (or an expiry) that leaves less validity than that is refused, never run with a holder
+      // that renews only after its lock has run out.
+      const char* cause =
+          reader.has("drift_factor") || !reader.has("expiry") ? "drift_factor" : "expiry";
+      reader.problem(cause,
+                     fmt::format("a validity time (expiry - expiry*drift_factor - 2ms) longer than "
+                                 "renew_interval's default, expiry/3 ({})",
+                                 fmt::format("\"{}\"", sim::format_duration(c.renew()))),
+                     fmt::format("{}, which leaves {} (give a renew_interval below that, or a "
+                                 "smaller drift_factor)",
+                                 reader.has(cause) ? json_excerpt(params.at(cause))
+                                                   : std::string("the default"),
+                                 validity_text));
+    }
   }
   if (problems.size() != before) return std::nullopt;
   return c;

@@ -14,6 +14,7 @@
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
 #include "runner/search.hpp"
+#include "runner/threads.hpp"
 #include "sim/assert.hpp"
 
 using namespace electsim;
@@ -140,6 +141,34 @@ TEST_CASE("search: the same search gives the same findings and files whatever --
     CHECK(one.shrunk[i].document == three.shrunk[i].document);
   }
   CHECK(one.coverage.fault_kinds == three.coverage.fault_kinds);
+}
+
+TEST_CASE("search: --jobs 1024 starts at most 4 threads per core, says so once, same findings") {
+  runner::LoadOptions load;
+  load.protocol = "bully";
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  config.runs = 40;
+  config.shrink = false;
+  runner::SearchOptions options;
+  options.jobs = 1024;
+  std::vector<std::string> notices;
+  options.notice = [&](const std::string& n) { notices.push_back(n); };
+  const std::string file = "partition-minority-leader.json";
+  runner::SearchOutcome many = runner::run_search(document(file), file, load, config, options);
+  REQUIRE(many.result);
+  const runner::SearchResult one = search(file, load, config, 1);
+  CHECK(many.result->runs_done == 40);
+  CHECK(many.result->violations == one.violations);
+  REQUIRE(many.result->first.size() == one.first.size());
+  for (std::size_t i = 0; i < one.first.size(); ++i) {
+    CHECK(many.result->first[i].seed == one.first[i].seed);
+  }
+  if (runner::max_worker_threads() < 40) {
+    REQUIRE(notices.size() == 1);
+    CHECK_THAT(notices[0], Catch::StartsWith("--jobs 1024 capped at "));
+  } else {
+    CHECK(notices.empty());
+  }
 }
 
 TEST_CASE("search: every schedule the nemesis draws loads under every protocol") {
@@ -294,6 +323,53 @@ TEST_CASE("search: the search section and the kinds are checked, each problem lo
   CHECK(intense.max_loss_percent == 20);  // unchanged by a bad value
   CHECK(runner::parse_intensity("heat=1", intense).has_value());
   CHECK(runner::parse_intensity("latency=2h", intense).has_value());
+}
+
+TEST_CASE("search: --kinds, --intensity and --property are read exactly, each item once") {
+  auto [list, text, says] = GENERATE(table<std::string, std::string, std::string>({
+      {"kinds", "crash,pause,crash=2", "each fault kind once, found \"crash\" a second time"},
+      {"kinds", "crash,,pause", "a fault kind in every item, found an empty item in"},
+      {"kinds", "crash,", "a fault kind in every item"},
+      {"kinds", "", "a fault kind in every item"},
+      {"kinds", "crash=-0", "in plain digits (no sign, space or leading zero), found \"-0\""},
+      {"kinds", "crash=+1", "in plain digits"},
+      {"kinds", "crash=01", "in plain digits"},
+      {"kinds", "crash= 1", "in plain digits"},
+      {"kinds", "crash=1001", "a weight from 0 to 1000 after \"crash=\", found \"1001\""},
+      {"intensity", "loss=0.2,loss=0.5", "each intensity once, found \"loss\" a second time"},
+      {"intensity", "loss=0.2,,latency=5ms", "key=value in every item, found an empty item"},
+      {"intensity", "loss= 0.2", "written as a plain decimal"},
+      {"intensity", "loss=+0.2", "written as a plain decimal"},
+      {"intensity", "loss=.5", "written as a plain decimal"},
+      {"intensity", "loss=00.5", "written as a plain decimal"},
+      {"intensity", "loss=5e-1", "written as a plain decimal"},
+      {"intensity", "duplicate=0.5.", "written as a plain decimal"},
+      {"intensity", "drift_ppm=+50", "in plain digits"},
+      {"intensity", "drift_ppm=050", "in plain digits"},
+      {"property", "stale_write,,overwrite", "a property in every item, found an empty item"},
+  }));
+  INFO(list << " " << text);
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  const runner::SearchConfig before = config;
+  const auto problem = list == "kinds"       ? runner::parse_kinds(text, config)
+                       : list == "intensity" ? runner::parse_intensity(text, config)
+                                             : runner::parse_properties(text, config);
+  REQUIRE(problem.has_value());
+  CHECK_THAT(*problem, Catch::Contains(says));
+  CHECK(config.weights == before.weights);  // nothing taken from a refused list
+  CHECK(config.max_loss_percent == before.max_loss_percent);
+  CHECK(config.properties == before.properties);
+}
+
+TEST_CASE("search: plain numbers in lists are still read") {
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  REQUIRE(runner::parse_kinds("crash=0,pause=10", config) == std::nullopt);
+  CHECK(config.weights[static_cast<std::size_t>(sim::FaultKind::pause)] == 10);
+  REQUIRE(runner::parse_intensity("loss=1,duplicate=0.05,drift_ppm=500000", config) ==
+          std::nullopt);
+  CHECK(config.max_loss_percent == 100);
+  CHECK(config.max_duplicate_percent == 5);
+  CHECK(config.max_drift_ppm == 500000);
 }
 
 TEST_CASE("search: the healing phase resets the drift of every clock the nemesis set drifting") {

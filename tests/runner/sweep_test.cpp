@@ -10,10 +10,13 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
 #include "runner/sweep.hpp"
 #include "runner/sweep_plot.hpp"
+#include "runner/threads.hpp"
 
 using namespace electsim;
 
@@ -112,6 +115,27 @@ TEST_CASE("sweep: the outputs are identical for one thread and for three") {
   CHECK(a.runs_csv == b.runs_csv);
   CHECK(a.json == b.json);
   CHECK(a.table == b.table);
+}
+
+TEST_CASE("sweep: --jobs 1024 starts at most 4 threads per core, says so once, same outputs") {
+  const auto p = plan({"protocol.ttl=1s,3s", "workload.work=10ms,80ms"}, {1, 5});
+  runner::SweepOptions options;
+  options.jobs = 1024;
+  std::vector<std::string> notices;
+  options.notice = [&](const std::string& n) { notices.push_back(n); };
+  const runner::SweepResult many = runner::run_sweep(p, options);
+  const Outputs a = outputs(sweep(p, 1));
+  const Outputs b = outputs(many);
+  CHECK(a.runs_csv == b.runs_csv);
+  CHECK(a.json == b.json);
+  // 20 runs need 20 threads; only a machine with fewer than 5 cores caps them.
+  if (runner::max_worker_threads() < 20) {
+    REQUIRE(notices.size() == 1);
+    CHECK_THAT(notices[0], Catch::StartsWith(fmt::format("--jobs 1024 capped at {} (",
+                                                         runner::max_worker_threads())));
+  } else {
+    CHECK(notices.empty());
+  }
 }
 
 TEST_CASE("sweep: runs are numbered protocol-major, then grid point, then seed") {
