@@ -660,7 +660,30 @@ void append_findings(std::string& out, const Report& report) {
                    f.ridden_out ? 1 : 0, optional_ns(f.write_outage), optional_ns(f.last_old_write),
                    optional_ns(f.first_new_write));
   });
-  fmt::format_to(it, ",\"failovers_total\":{}}}", report.failovers.size());
+  fmt::format_to(it, ",\"failovers_total\":{}", report.failovers.size());
+  // Service outages, whatever the cause: [start, end or -1, writer before, writer after or -1,
+  // what was going on].
+  out += ",\"outages\":";
+  std::vector<analysis::Outage> outages(
+      report.outages.begin(),
+      report.outages.begin() +
+          static_cast<std::ptrdiff_t>(std::min(report.outages.size(), kFindingsShownMax)));
+  append_array(out, outages, [&](const analysis::Outage& o) {
+    fmt::format_to(it, "[{},{},{},{},", o.start.ns, o.end ? o.end->ns : -1, o.writer_before,
+                   o.end ? o.writer_after : -1);
+    append_script_json_string(out, analysis::outage_causes_text(o));
+    out += ']';
+  });
+  fmt::format_to(it, ",\"outages_total\":{}", report.outages_total);
+  // The first equal-token write: [at, writer, the other writer, token], and how many.
+  out += ",\"equal_token\":";
+  if (report.first_equal_token_write) {
+    const auto& w = *report.first_equal_token_write;
+    fmt::format_to(it, "[[{},{},{},{}]]", w.at.ns, w.writer, w.other, w.token);
+  } else {
+    out += "[]";
+  }
+  fmt::format_to(it, ",\"equal_token_total\":{}}}", report.equal_token_writes);
 }
 
 std::string data_json(const ReplayRecorder& recorder, const Report& report, const Verdict& verdict,

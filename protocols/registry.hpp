@@ -49,6 +49,13 @@ struct PreparedProtocol {
   // reading, the database flag writes 0): analysis then judges stale writes and overwrites by
   // the true order of grants, never by the number.
   bool tokens_ordered = true;
+  // How long a silent leader (paused, cut off) keeps the others from taking over, from the
+  // parameters: a fault must last longer to threaten safety. None: nothing bounds it (the database
+  // flag; the PostgreSQL lock, which the server's keepalives decide).
+  std::optional<sim::Duration> silent_hold;
+  // The longest a healed world may take to have one leader again, from the parameters: the
+  // search's healing bound defaults to it. None where nothing bounds it.
+  std::optional<sim::Duration> worst_recovery;
 };
 
 // One `--set` a knob expands to: a scenario path and its value, as text.

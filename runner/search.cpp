@@ -366,7 +366,28 @@ struct Probe {
   std::uint32_t violated = 0;
   std::string invariant;  // the invariant the run broke, if it broke one
   Coverage coverage;
+  sim::Duration threat{0};  // the longest a fault of this run could silence a leader
+  bool healed = false;      // the run had faults, healed at the end of its safety phase
 };
+
+// How long a fault can keep a leader from being heard: a pause's, partition's, isolation's or
+// cut's duration (a disk stall's, a store pause's), or a clock jump's size.
+sim::Duration silencing(const sim::FaultSpec& f) {
+  switch (sim::fault_info(f.kind).effect) {
+    case sim::FaultEffect::process:
+      return f.kind == FaultKind::pause ? f.duration : sim::Duration(0);
+    case sim::FaultEffect::links:
+      return f.duration;
+    case sim::FaultEffect::clock:
+      return f.clock_amount < sim::Duration(0) ? -f.clock_amount : f.clock_amount;
+    case sim::FaultEffect::window:
+    case sim::FaultEffect::command:
+    case sim::FaultEffect::server:
+      return f.kind == FaultKind::disk_stall || f.kind == FaultKind::store_pause ? f.duration
+                                                                                 : sim::Duration(0);
+  }
+  return sim::Duration(0);
+}
 
 std::uint32_t violations(const RunResult& r, const SearchConfig& c) {
   const analysis::Report& rep = r.report;
@@ -377,7 +398,10 @@ std::uint32_t violations(const RunResult& r, const SearchConfig& c) {
   mark(Property::stale_write, rep.stale_writes_accepted > 0 && rep.split_brain_time.count() > 0);
   mark(Property::overwrite, rep.stale_writes_overwriting > 0);
   mark(Property::same_epoch, rep.same_epoch_leaders_total > 0);
-  mark(Property::no_recovery, !rep.heal_recovery || *rep.heal_recovery > c.heal_bound);
+  // Recovery is judged from the heal that ends the safety phase; a run with nothing to heal (the
+  // nemesis drew no fault that applies) has nothing to recover from.
+  mark(Property::no_recovery,
+       rep.last_heal_at && (!rep.heal_recovery || *rep.heal_recovery > c.heal_bound));
   if (c.failover_bound) {
     bool slow = false;
     for (const auto& f : rep.failovers) {
@@ -407,6 +431,9 @@ Probe probe(const json& document, const std::string& source, const LoadOptions& 
     return p;
   }
   p.loaded = true;
+  for (const sim::FaultSpec& f : loaded.scenario->world.faults) {
+    p.threat = std::max(p.threat, silencing(f));
+  }
   RunOptions run;
   run.cancel = cancel;
   std::optional<RunResult> result;
@@ -422,6 +449,7 @@ Probe probe(const json& document, const std::string& source, const LoadOptions& 
   }
   const RunResult& r = *result;
   p.violated = violations(r, config);
+  p.healed = r.report.last_heal_at.has_value();
   p.coverage.roles = r.report.roles_seen;
   const protocols::ProtocolInfo* info = protocols::find_protocol(loaded.scenario->protocol);
   if (info != nullptr) {
@@ -1090,7 +1118,10 @@ void read_search_section(const json& section, SearchConfig& config, protocols::P
   if (auto v = count("seed", 0, std::uint64_t{1} << 62)) config.first_seed = *v;
   if (auto v = count("shrink_budget", 0, 1'000'000)) config.shrink_budget = *v;
   if (auto d = duration("safety")) config.safety = *d;
-  if (auto d = duration("heal_bound")) config.heal_bound = *d;
+  if (auto d = duration("heal_bound")) {
+    config.heal_bound = *d;
+    config.heal_bound_given = true;
+  }
   if (auto d = duration("max_fault_duration")) config.max_fault_duration = *d;
   if (auto d = duration("failover_bound")) {
     config.failover_bound = *d;
@@ -1193,13 +1224,30 @@ json search_run_document(const json& base, const SearchConfig& config, std::uint
 }
 
 SearchOutcome run_search(const json& document, const std::string& source, const LoadOptions& load,
-                         const SearchConfig& config, const SearchOptions& options) {
+                         const SearchConfig& asked, const SearchOptions& options) {
   SearchOutcome outcome;
   // The base: the file with its variant and overrides applied, checked once.
   LoadResult base = load_scenario_json(document, source, load);
   if (!base.scenario) {
     outcome.problems = base.messages();
     return outcome;
+  }
+  // The healing bound is the protocol's own worst-case recovery unless one was given; a given
+  // one below it is said, since no_recovery findings under it are the protocol's design.
+  SearchConfig config = asked;
+  std::vector<std::string> warnings;
+  if (const auto worst = base.scenario->prepared.worst_recovery) {
+    // Recovery is judged at the first accepted write: a write interval or two after the leader.
+    const sim::Duration needed = *worst + 2 * base.scenario->workload.interval;
+    if (!config.heal_bound_given) {
+      config.heal_bound = std::max(config.heal_bound, needed);
+    } else if (config.heal_bound < needed) {
+      warnings.push_back(fmt::format(
+          "the healing bound {} is below {}'s own worst-case recovery, {} from its parameters: "
+          "no_recovery findings under it are the protocol's design, not a bug",
+          sim::format_duration(config.heal_bound), base.scenario->protocol,
+          sim::format_duration(needed)));
+    }
   }
   json base_doc = base.scenario->document;
   base_doc["protocol"] = base.scenario->protocol_params;
@@ -1215,8 +1263,18 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
   result.protocol = base.scenario->protocol;
   result.runs_planned = config.runs;
   result.uses_store = world.store;
+  result.heal_bound = config.heal_bound;
+  result.warnings = std::move(warnings);
+  result.silent_hold = base.scenario->prepared.silent_hold;
+  for (int k = 0; k < sim::kFaultKindCount; ++k) {
+    const auto kind = static_cast<FaultKind>(k);
+    if (config.weights[static_cast<std::size_t>(k)] != 0 && store_kind(kind) && !world.store) {
+      result.kinds_inapplicable.push_back(sim::fault_kind_name(kind));
+    }
+  }
   if (const auto* info = protocols::find_protocol(result.protocol)) {
     result.message_type_names = info->message_types;
+    result.silent_hold_what = info->detection.what;
   }
 
   // Each run's outcome, by index within its batch; runs finish in any order on threads. Runs go
@@ -1226,6 +1284,8 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
     std::uint32_t violated = 0;
     Coverage coverage;
     std::size_t faults = 0;
+    sim::Duration threat{0};
+    bool healed = false;
   };
   constexpr std::uint64_t kBatch = 4096;
   std::vector<Slot> slots;
@@ -1278,6 +1338,8 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       }
       if (options.stop != nullptr && options.stop->load()) return;  // cut short: not counted
       slot.violated = p.violated;
+      slot.threat = p.threat;
+      slot.healed = p.healed;
       slot.coverage.merge(p.coverage);
       slot.done = true;
       if (p.violated != 0) findings.fetch_add(1, std::memory_order_relaxed);
@@ -1331,6 +1393,8 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       const Slot& s = slots[k];
       const std::uint64_t i = batch_start + k;
       result.coverage.merge(s.coverage);
+      result.longest_threat = std::max(result.longest_threat, s.threat);
+      result.runs_healed += s.healed ? 1 : 0;
       for (int p = 0; p < kPropertyCount; ++p) {
         if (((s.violated >> p) & 1u) == 0) continue;
         ++result.violations[static_cast<std::size_t>(p)];
@@ -1385,6 +1449,45 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
                         {"faults_before", s.faults_before},
                         {"faults_after", s.faults_after},
                         {"shrink_runs", s.runs}};
+      // A fault the real coordinator cannot have: a step of a clock its lease or session timers
+      // ignore (etcd's lessor, ZooKeeper's session tracker and Consul's session timers measure
+      // elapsed time on monotonic clocks). electsim models the step; the finding says so.
+      if (world.store) {
+        for (const json& fault : small["faults"]) {
+          const std::string kind = fault.value("kind", "");
+          const json target = fault.value("target", json());
+          const bool store_clock =
+              target.is_string() && target.get<std::string>().rfind("store", 0) == 0;
+          if (store_clock && (kind == "clock_step" || kind == "clock_offset")) {
+            s.modelling_note =
+                "it needs a step of the store's clock, which a real etcd, ZooKeeper or Consul "
+                "server's lease and session timers (monotonic clocks) do not follow: a modelling "
+                "choice of electsim's, not a failure the real system can show";
+            break;
+          }
+        }
+      }
+      if (!s.modelling_note.empty()) {
+        small["description"] =
+            small["description"].get<std::string>() + " Note: " + s.modelling_note + ".";
+      }
+      // The saved file must break its own expect block when run as `electsim run` runs it.
+      {
+        LoadOptions plain;
+        plain.plant = load.plant;  // a test's planted bug stays planted
+        const LoadResult again = load_scenario_json(small, source, plain);
+        bool broke = false;
+        if (again.scenario) {
+          try {
+            const sim::ThrowOnBrokenInvariant throw_instead;
+            const RunResult rerun = run_scenario(*again.scenario, RunOptions{});
+            broke = !rerun.verdict.ok();
+          } catch (const sim::InvariantBroken&) {
+            broke = true;
+          }
+        }
+        s.reproduced = broke;
+      }
       s.document = std::move(small);
       result.shrunk.push_back(std::move(s));
     }
@@ -1402,8 +1505,18 @@ std::string format_search_report(const SearchResult& r, const SearchConfig& conf
   fmt::format_to(it, "search {} ({}): {} runs{}, seeds {} to {}\n", r.scenario_name, r.protocol,
                  r.runs_done, stopped, config.first_seed,
                  config.first_seed + (r.runs_done == 0 ? 0 : r.runs_done - 1));
-  fmt::format_to(it, "safety phase {}, then every fault heals; liveness bound {}\n\n",
-                 sim::format_duration(config.safety), sim::format_duration(config.heal_bound));
+  const sim::Duration heal = r.heal_bound.count() > 0 ? r.heal_bound : config.heal_bound;
+  fmt::format_to(it, "safety phase {}, then every fault heals; liveness bound {}{}\n",
+                 sim::format_duration(config.safety), sim::format_duration(heal),
+                 config.heal_bound_given ? "" : " (the protocol's worst-case recovery, or 20s)");
+  for (const std::string& w : r.warnings) fmt::format_to(it, "warning: {}\n", w);
+  out += "\n";
+  // Safety properties a silent leader must outlast the protocol's hold to threaten.
+  auto threatened_only_by_silence = [](Property p) {
+    return p == Property::stale_write || p == Property::overwrite || p == Property::same_epoch ||
+           p == Property::stale_action;
+  };
+  const bool untested_safety = r.silent_hold && r.longest_threat <= *r.silent_hold;
   out += "properties\n";
   for (int p = 0; p < kPropertyCount; ++p) {
     const auto prop = static_cast<Property>(p);
@@ -1413,20 +1526,39 @@ std::string format_search_report(const SearchResult& r, const SearchConfig& conf
     for (const Finding& f : r.first) {
       if (f.property == prop) first = fmt::format("; first: seed {} ({} faults)", f.seed, f.faults);
     }
-    fmt::format_to(it, "  {:<13} {}{}\n", property_name(prop),
-                   n == 0 ? std::string("held in every run")
-                          : fmt::format("broken in {} of {} runs", n, r.runs_done),
-                   first);
+    std::string verdict = fmt::format("broken in {} of {} runs", n, r.runs_done);
+    if (n == 0 && untested_safety && threatened_only_by_silence(prop)) {
+      verdict = fmt::format(
+          "untested: no fault silenced a leader longer than {} ({}); the longest was {}",
+          sim::format_duration(*r.silent_hold), r.silent_hold_what,
+          sim::format_duration(r.longest_threat));
+    } else if (n == 0 && prop == Property::no_recovery && r.runs_healed == 0) {
+      verdict = "untested: no run had a fault to heal";
+    } else if (n == 0) {
+      verdict = "held in every run";
+    }
+    fmt::format_to(it, "  {:<13} {}{}\n", property_name(prop), verdict, first);
   }
   if (!r.shrunk.empty()) {
     out += "\nshrunk\n";
     for (const Shrunk& s : r.shrunk) {
-      fmt::format_to(it, "  {:<13} seed {}: {} faults -> {} in {} runs{}\n",
+      fmt::format_to(it, "  {:<13} seed {}: {} faults -> {} in {} runs{}{}\n",
                      property_name(s.property), s.seed, s.faults_before, s.faults_after, s.runs,
-                     s.budget_exhausted ? " (budget spent)" : "");
+                     s.budget_exhausted ? " (budget spent)" : "",
+                     s.reproduced ? ""
+                                  : "; its file does not break its expect block when run, so "
+                                    "it is not saved");
+      if (!s.modelling_note.empty()) {
+        fmt::format_to(it, "                {}\n", s.modelling_note);
+      }
     }
   }
   out += "\ncoverage (what \"no violation\" covers)\n";
+  if (!r.kinds_inapplicable.empty()) {
+    fmt::format_to(
+        it, "  fault kinds that cannot apply to this world (the protocol uses no store): {}\n",
+        fmt::join(r.kinds_inapplicable, ", "));
+  }
   std::vector<std::string> kinds_missing;
   for (int k = 0; k < sim::kFaultKindCount; ++k) {
     if (config.weights[static_cast<std::size_t>(k)] == 0) continue;

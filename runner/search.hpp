@@ -49,6 +49,9 @@ struct SearchConfig {
   std::uint32_t faults_max = 6;
   sim::Duration safety = std::chrono::seconds(30);      // the safety phase
   sim::Duration heal_bound = std::chrono::seconds(20);  // the healing phase's liveness bound
+  // Given by the file or --heal-bound; otherwise the search raises the bound to the protocol's
+  // own worst-case recovery (protocols/registry.hpp, PreparedProtocol::worst_recovery).
+  bool heal_bound_given = false;
   sim::Duration max_fault_duration = std::chrono::seconds(10);
   // Intensities: the largest value the nemesis draws for each (uniformly from a small floor).
   std::uint32_t max_loss_percent = 50;       // loss windows: 5 % to this
@@ -113,6 +116,12 @@ struct Shrunk {
   bool budget_exhausted = false;   // stopped by the budget, not because nothing smaller failed
   std::vector<std::string> steps;  // what was shrunk, for the description
   nlohmann::json document;         // the scenario file
+  // The saved file, run as `electsim run` runs it, breaks its expect block (or the invariant):
+  // a finding that does not is reported as such and never saved.
+  bool reproduced = true;
+  // Set when the finding needs a fault the real system cannot have (a step of a coordinator's
+  // clock that the real server's monotonic timers ignore): said in the report and the file.
+  std::string modelling_note;
 };
 
 struct SearchProgress {
@@ -148,6 +157,19 @@ struct SearchResult {
   Coverage coverage;
   std::vector<std::string> message_type_names;  // the protocol's, for the coverage report
   bool uses_store = false;
+  // The healing bound the runs used (the protocol's worst-case recovery unless one was given),
+  // and warnings about the configuration (a given bound below that recovery).
+  sim::Duration heal_bound{0};
+  std::vector<std::string> warnings;
+  // Fault kinds asked for that cannot apply to this world (a store fault without a store).
+  std::vector<std::string> kinds_inapplicable;
+  // How long a silent leader keeps the others out (PreparedProtocol::silent_hold) and the
+  // longest a fault of any run silenced one (a pause, partition, isolation or cut, or a clock
+  // jump): safety properties no fault threatened are reported untested, not held.
+  std::optional<sim::Duration> silent_hold;
+  std::string silent_hold_what;
+  sim::Duration longest_threat{0};
+  std::uint64_t runs_healed = 0;  // runs with faults healed at the end of the safety phase
 };
 
 // A search over `document` (a scenario file after its variant and overrides are applied by

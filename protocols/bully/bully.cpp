@@ -363,6 +363,10 @@ const ProtocolInfo& bully_protocol_info() {
       config->workload = cluster.workload;
       // Elects among its peers: no store, no leader key, the scenario's sink setting.
       PreparedProtocol prepared;
+      prepared.silent_hold = config->failure_timeout;
+      // Followers notice, then an election: Answer, then Coordinator, each may time out once.
+      prepared.worst_recovery =
+          config->failure_timeout + 2 * (config->answer_timeout + config->coordinator_timeout);
       prepared.factory = shared_config_factory<bully::BullyNode>(std::move(*config));
       return prepared;
     };

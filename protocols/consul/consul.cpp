@@ -608,6 +608,13 @@ ProtocolInfo protocol_info() {
     prepared.fencing = config->fencing;
     prepared.lease_ttl = config->store_lease_ttl();
     prepared.lease_judged_by_store = true;
+    // The servers invalidate a session TTL x 2 after its last renewal; lock-delay holds the key
+    // that much longer; a waiter blocked on the key or refused under lock-delay asks again after
+    // lock_wait_time or lock_retry_time.
+    prepared.silent_hold = 2 * config->ttl + config->lock_delay;
+    prepared.worst_recovery = 2 * config->ttl + config->lock_delay +
+                              std::max(config->lock_wait_time, config->lock_retry_time) +
+                              config->renew_interval;
     prepared.factory = shared_config_factory<ConsulNode>(std::move(*config));
     return prepared;
   };

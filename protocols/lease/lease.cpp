@@ -662,6 +662,18 @@ std::optional<PreparedProtocol> prepare(const nlohmann::json& params, const std:
   prepared.fencing = config->fencing;
   prepared.lease_ttl = config->ttl;
   prepared.lease_judged_by_store = config->expiry == Expiry::store;
+  // The claim lapses after the TTL; the next try comes at most one (jittered) retry later.
+  // Per-node timings may be longer than the cluster-wide ones: the longest counts.
+  sim::Duration ttl = config->ttl;
+  sim::Duration retry = config->retry_interval;
+  for (const NodeTimings& t : config->per_node) {
+    const LeaseConfig own = config_for_node(*config, t.node);
+    ttl = std::max(ttl, own.ttl);
+    retry = std::max(retry, own.retry_interval);
+  }
+  prepared.silent_hold = ttl;
+  prepared.worst_recovery =
+      ttl + retry + retry / 1'000'000 * config->jitter_ppm + config->renew_interval;
   if (config->per_node.empty()) {
     prepared.factory = shared_config_factory<LeaseNode>(std::move(*config));
     return prepared;

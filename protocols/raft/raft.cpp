@@ -236,6 +236,9 @@ const ProtocolInfo& raft_protocol_info() {
       config->workload = cluster.workload;
       // Elects among its peers: no store, no leader key, the scenario's sink setting.
       PreparedProtocol prepared;
+      prepared.silent_hold = config->election_timeout_min;
+      // A follower times out, and a split vote costs another timeout: a few rounds at most.
+      prepared.worst_recovery = 4 * config->election_timeout_max;
       prepared.factory = shared_config_factory<raft::RaftNode>(std::move(*config));
       return prepared;
     };

@@ -414,6 +414,9 @@ ProtocolInfo protocol_info() {
     // Without the INCR counter the token is a node's wall-clock reading: no order of grants.
     prepared.tokens_ordered = config->fencing;
     prepared.lease_ttl = config->expiry;
+    // The keys expire on the masters; a node that gave up calls Lock again after relock_interval.
+    prepared.silent_hold = config->expiry;
+    prepared.worst_recovery = config->expiry + config->relock_interval + config->retry_delay_max;
     prepared.factory = shared_config_factory<RedlockNode>(std::move(*config));
     return prepared;
   };

@@ -479,6 +479,12 @@ const ProtocolInfo& ring_protocol_info() {
       config->workload = cluster.workload;
       // Elects among its peers: no store, no leader key, the scenario's sink setting.
       PreparedProtocol prepared;
+      prepared.silent_hold = config->failure_timeout;
+      // A node notices; its election goes round the ring, an Ack timeout for each node it skips,
+      // and a participant waits failure_timeout plus those before it tries again.
+      prepared.worst_recovery =
+          2 * (config->failure_timeout +
+               config->ack_timeout * static_cast<std::int64_t>(cluster.node_count));
       prepared.factory = shared_config_factory<ring::RingNode>(std::move(*config));
       return prepared;
     };

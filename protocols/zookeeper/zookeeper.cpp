@@ -518,6 +518,10 @@ ProtocolInfo protocol_info() {
     PreparedProtocol prepared;
     prepared.uses_store = true;
     prepared.fencing = config->fencing;
+    prepared.silent_hold = config->session_timeout;
+    // The session expires, then its watcher's next node leads; a client that lost its session
+    // opens another and rejoins the queue.
+    prepared.worst_recovery = 2 * config->session_timeout;
     prepared.factory = shared_config_factory<ZookeeperNode>(std::move(*config));
     return prepared;
   };

@@ -506,3 +506,51 @@ TEST_CASE("search: a careless lease client acts after its own deadline, a carefu
       search("lease-gc-pause-fence.json", {}, only(Property::stale_action, 100), 2);
   CHECK(careful.violations[static_cast<std::size_t>(Property::stale_action)] == 0);
 }
+
+TEST_CASE("search: honest reports: untested properties, inapplicable kinds, the protocol's bound") {
+  SECTION("a kind that cannot apply draws nothing: no finding, and the report says why") {
+    runner::SearchConfig c = runner::SearchConfig::defaults();
+    REQUIRE_FALSE(runner::parse_kinds("store_pause", c));
+    c.runs = 5;
+    runner::LoadOptions load;
+    load.protocol = "raft";
+    const runner::SearchResult r = search("leader-crash.json", load, c, 1);
+    for (const std::uint64_t n : r.violations) CHECK(n == 0);
+    REQUIRE(r.kinds_inapplicable.size() == 1);
+    CHECK(r.kinds_inapplicable[0] == "store_pause");
+    CHECK(r.runs_healed == 0);
+    const std::string report = runner::format_search_report(r, c);
+    CHECK_THAT(report, Catch::Contains("no_recovery   untested: no run had a fault to heal"));
+    CHECK_THAT(report, Catch::Contains("overwrite     untested: no fault silenced a leader"));
+    CHECK_THAT(report,
+               Catch::Contains("cannot apply to this world") && Catch::Contains("store_pause"));
+  }
+  SECTION("Consul's own recovery sets the healing bound, and a lower one is warned about") {
+    runner::SearchConfig c = runner::SearchConfig::defaults();
+    c.runs = 20;
+    runner::LoadOptions load;
+    load.protocol = "consul";
+    const runner::SearchResult r = search("leader-crash.json", load, c, 1);
+    // 2 x 15 s + 15 s lock-delay, a blocking query's 15 s, a renewal's 7.5 s, two writes.
+    CHECK(r.heal_bound >= std::chrono::seconds(67));
+    CHECK(r.warnings.empty());
+    CHECK(r.violations[static_cast<std::size_t>(Property::no_recovery)] == 0);
+    c.heal_bound = std::chrono::seconds(20);
+    c.heal_bound_given = true;
+    const runner::SearchResult low = search("leader-crash.json", load, c, 1);
+    CHECK(low.heal_bound == std::chrono::seconds(20));
+    REQUIRE(low.warnings.size() == 1);
+    CHECK_THAT(low.warnings[0], Catch::Contains("below consul's own worst-case recovery"));
+  }
+  SECTION("every saved finding breaks its own expect block when run") {
+    runner::LoadOptions load;
+    load.protocol = "bully";
+    const runner::SearchResult r =
+        search("partition-minority-leader.json", load, only(Property::stale_write, 50), 1);
+    REQUIRE_FALSE(r.shrunk.empty());
+    for (const runner::Shrunk& s : r.shrunk) {
+      CHECK(s.reproduced);
+      CHECK_FALSE(run_document(s.document).verdict.ok());
+    }
+  }
+}
