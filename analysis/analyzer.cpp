@@ -649,6 +649,8 @@ struct Analyzer::State {
         }
       }
     }
+    // A heal or a restart ends faults; it is no cause of its own.
+    if (kind == sim::FaultKind::heal || kind == sim::FaultKind::restart) return;
     windows.push_back(std::move(w));
   }
 

@@ -1035,8 +1035,9 @@ class PanelPainter {
     const std::string_view fill = epoch ? kEpochFill[slot_of(*epoch)] : kMergedFill;
     const std::string_view ink = epoch ? kEpochInk[slot_of(*epoch)] : "#ffffff";
     const std::string who = hold.holder >= 0 ? fmt::format("node {}", hold.holder) : "?";
-    const std::string label =
-        hold.lease != sim::kNoLease ? fmt::format("{} (lease {})", who, hold.lease) : who;
+    // The epoch the holder announced (its fencing token), as every other row names it; the
+    // store's lease id is no epoch and would read as one here.
+    const std::string label = epoch ? fmt::format("{} (epoch {})", who, *epoch) : who;
 
     // Full while renewed; after the last renewal the lease drains toward zero at its expiry (the
     // store's verdict when the store expired it, else last renewal + TTL). A hold taken over

@@ -490,10 +490,21 @@ ComparisonPage comparison_page(const ComparisonPageOptions& options) {
              });
   out += family_table(protocols, results, timings);
   out += matched_section(protocols, matched, matched_timings, knob, below, above);
+  // The footnote names what each figure counts, from the registry the figures come from.
+  std::string counted;
+  for (const std::string& p : protocols) {
+    const protocols::ProtocolInfo* info = protocols::find_protocol(p);
+    if (info == nullptr || info->election_message_types.empty()) continue;
+    std::string names;
+    for (const std::string& t : info->election_message_types) {
+      names += (names.empty() ? "" : ", ") + t;
+    }
+    counted += (counted.empty() ? "" : "; ") + p + ": " + names;
+  }
   out +=
-      "\nElection messages count the protocol's own election messages (Bully: Election, Answer, "
-      "Coordinator; Ring: Election, Elected, Ack; Raft: RequestVote and its replies) per "
-      "election, not the heartbeats every protocol pays to stay elected. A protocol that elects "
+      "\nElection messages count the protocol's own election messages (" + counted +
+      ") per election, not the heartbeats every protocol pays to stay elected, nor Ring's Acks, "
+      "which detect crashed successors. A protocol that elects "
       "through a coordinator (the store, the database, the Redis masters) pays in requests "
       "instead: the requests sent before the first leader led. A stale write is one whose token is "
       "below "

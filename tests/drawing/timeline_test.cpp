@@ -833,7 +833,9 @@ TEST_CASE("timeline svg: the picture is well formed and labels every row, mark a
   CHECK(contains(doc, ">rejected t3</text>"));
   CHECK(contains(doc, ">L e3</text>"));
   CHECK(contains(doc, ">L e9</text>"));
-  CHECK(contains(doc, ">node 1 (lease 5)</text>"));
+  // The store row names the holder's epoch, as every other row does, never the lease id.
+  CHECK(contains(doc, ">node 1 (epoch 3)</text>"));
+  CHECK_FALSE(contains(doc, "(lease 5)"));
   CHECK(contains(doc, "class=\"draining\""));
   CHECK(contains(doc, ">expired</text>"));
   // Partition sides by letter, and spelled out in the legend.
