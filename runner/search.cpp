@@ -1508,7 +1508,9 @@ std::string format_search_report(const SearchResult& r, const SearchConfig& conf
   const sim::Duration heal = r.heal_bound.count() > 0 ? r.heal_bound : config.heal_bound;
   fmt::format_to(it, "safety phase {}, then every fault heals; liveness bound {}{}\n",
                  sim::format_duration(config.safety), sim::format_duration(heal),
-                 config.heal_bound_given ? "" : " (the protocol's worst-case recovery, or 20s)");
+                 config.heal_bound_given
+                     ? ""
+                     : " (none given: the protocol's own worst-case recovery, at least 20s)");
   for (const std::string& w : r.warnings) fmt::format_to(it, "warning: {}\n", w);
   out += "\n";
   // Safety properties a silent leader must outlast the protocol's hold to threaten.
