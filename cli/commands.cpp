@@ -1139,6 +1139,8 @@ void list_protocols(std::ostream& out) {
       out << fmt::format("  {:<{}}  {:<12} default {:<10} {}\n", spec.name, width, type,
                          spec.default_text, spec.meaning);
     }
+    // The matched knob: what `--set detection=D` sets in this protocol.
+    out << fmt::format("  --set detection=D sets {}\n", p.detection.what);
     out << "\n";
   }
 }

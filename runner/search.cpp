@@ -366,8 +366,10 @@ struct Probe {
   std::uint32_t violated = 0;
   std::string invariant;  // the invariant the run broke, if it broke one
   Coverage coverage;
-  sim::Duration threat{0};  // the longest a fault of this run could silence a leader
-  bool healed = false;      // the run had faults, healed at the end of its safety phase
+  sim::Duration threat{0};   // the longest a fault of this run could silence a leader
+  bool healed = false;       // the run had faults, healed at the end of its safety phase
+  sim::Duration outage{0};   // the run's longest service outage
+  bool never_again = false;  // its service never wrote again
 };
 
 // How long a fault can keep a leader from being heard: a pause's, partition's, isolation's or
@@ -450,6 +452,8 @@ Probe probe(const json& document, const std::string& source, const LoadOptions& 
   const RunResult& r = *result;
   p.violated = violations(r, config);
   p.healed = r.report.last_heal_at.has_value();
+  p.outage = r.report.outage_max.value_or(sim::Duration(0));
+  p.never_again = r.report.outages_unresolved > 0;
   p.coverage.roles = r.report.roles_seen;
   const protocols::ProtocolInfo* info = protocols::find_protocol(loaded.scenario->protocol);
   if (info != nullptr) {
@@ -1286,6 +1290,8 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
     std::size_t faults = 0;
     sim::Duration threat{0};
     bool healed = false;
+    sim::Duration outage{0};
+    bool never_again = false;
   };
   constexpr std::uint64_t kBatch = 4096;
   std::vector<Slot> slots;
@@ -1340,6 +1346,8 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       slot.violated = p.violated;
       slot.threat = p.threat;
       slot.healed = p.healed;
+      slot.outage = p.outage;
+      slot.never_again = p.never_again;
       slot.coverage.merge(p.coverage);
       slot.done = true;
       if (p.violated != 0) findings.fetch_add(1, std::memory_order_relaxed);
@@ -1395,6 +1403,11 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       result.coverage.merge(s.coverage);
       result.longest_threat = std::max(result.longest_threat, s.threat);
       result.runs_healed += s.healed ? 1 : 0;
+      result.runs_never_wrote_again += s.never_again ? 1 : 0;
+      if (s.outage > result.longest_outage) {
+        result.longest_outage = s.outage;
+        result.longest_outage_seed = config.first_seed + i;
+      }
       for (int p = 0; p < kPropertyCount; ++p) {
         if (((s.violated >> p) & 1u) == 0) continue;
         ++result.violations[static_cast<std::size_t>(p)];
@@ -1540,6 +1553,12 @@ std::string format_search_report(const SearchResult& r, const SearchConfig& conf
       verdict = "held in every run";
     }
     fmt::format_to(it, "  {:<13} {}{}\n", property_name(prop), verdict, first);
+  }
+  if (r.longest_outage.count() > 0) {
+    fmt::format_to(it,
+                   "\nservice: the longest outage {} (seed {}); {} of {} runs never wrote again\n",
+                   sim::format_seconds(r.longest_outage), r.longest_outage_seed,
+                   r.runs_never_wrote_again, r.runs_done);
   }
   if (!r.shrunk.empty()) {
     out += "\nshrunk\n";

@@ -170,6 +170,11 @@ struct SearchResult {
   std::string silent_hold_what;
   sim::Duration longest_threat{0};
   std::uint64_t runs_healed = 0;  // runs with faults healed at the end of the safety phase
+  // What the service lived through over the runs: the longest outage, the run it happened in,
+  // and the runs whose service never wrote again.
+  sim::Duration longest_outage{0};
+  std::uint64_t longest_outage_seed = 0;
+  std::uint64_t runs_never_wrote_again = 0;
 };
 
 // A search over `document` (a scenario file after its variant and overrides are applied by
