@@ -849,10 +849,18 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
     }
   }
 
+  // The search section is read as the run would see the file: after --variant and every --set
+  // (`--set search.runs=5` reaches it), and only once the whole file loads.
   runner::SearchConfig config = runner::SearchConfig::defaults();
-  if (document.value.is_object() && document.value.contains("search")) {
+  const runner::LoadResult base = runner::load_scenario_json(document.value, file, load);
+  if (!base.scenario) {
+    for (const std::string& m : base.messages()) io.err << m << "\n";
+    return kExitBadInput;
+  }
+  for (const std::string& w : base.warnings) io.err << "electsim search: warning: " << w << "\n";
+  if (!base.scenario->search.is_null()) {
     protocols::Problems problems;
-    runner::read_search_section(document.value["search"], config, problems);
+    runner::read_search_section(base.scenario->search, config, problems);
     for (const protocols::Problem& p : problems) io.err << file << ": " << p.format() << "\n";
     if (!problems.empty()) return kExitBadInput;
   }
@@ -945,6 +953,33 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
   }
   std::optional<std::string> save;
   if (vm.count("save") != 0) save = vm["save"].as<std::string>();
+  if (save && !config.shrink) {
+    io.err << "electsim search: --save writes the shrunk findings, and --no-shrink shrinks none: "
+              "give one of them\n";
+    return kExitBadInput;
+  }
+  if (save && save->empty()) {
+    io.err << "electsim search: --save: expected a directory, found nothing\n";
+    return kExitBadInput;
+  }
+  // Every file the search may save, known before any run: none may replace the scenario read.
+  if (save) {
+    for (int p = 0; p < runner::kPropertyCount; ++p) {
+      const auto property = static_cast<runner::Property>(p);
+      if (!config.wants(property)) continue;
+      const std::filesystem::path out =
+          std::filesystem::path(*save) /
+          runner::found_file_name(base.scenario->name, base.scenario->protocol, property);
+      std::error_code ec;
+      if (std::filesystem::equivalent(out, file, ec)) {
+        io.err << fmt::format(
+            "electsim search: --save {}: a finding would be saved as {}, the scenario file this "
+            "search reads; save into another directory\n",
+            *save, out.string());
+        return kExitBadInput;
+      }
+    }
+  }
 
   runner::SearchOptions search;
   search.jobs = jobs;
@@ -990,7 +1025,9 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
     std::vector<io::OutputFile> files;
     for (const runner::Shrunk& s : result.shrunk) {
       if (!s.reproduced) continue;  // a file that passes when run would be a claim untrue
-      const std::string name = s.document["name"].get<std::string>() + ".json";
+      // A name made safe for a file: a scenario named "../x" saves inside the folder asked.
+      const std::string name =
+          runner::found_file_name(result.scenario_name, result.protocol, s.property);
       files.push_back({(std::filesystem::path(*save) / name).string(), s.document.dump(2) + "\n"});
     }
     if (auto error = io::write_files_whole(files)) {

@@ -1436,6 +1436,12 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       s.seed = f.seed;
       s.faults_before = shrinker.nemesis_count(start);
       json small = shrinker.shrink(start, s.steps);
+      // Stopped while shrinking: what it has is half-shrunk, so it is neither reported as shrunk
+      // nor saved; the search reports the runs it finished and exits as interrupted.
+      if (options.stop != nullptr && options.stop->load()) {
+        result.interrupted = true;
+        break;
+      }
       s.faults_after = shrinker.nemesis_count(small);
       s.runs = shrinker.runs();
       s.budget_exhausted = shrinker.exhausted();
@@ -1507,6 +1513,19 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
   }
   outcome.result = std::move(result);
   return outcome;
+}
+
+std::string found_file_name(const std::string& scenario, const std::string& protocol,
+                            Property property) {
+  std::string name = fmt::format("{}-{}-{}", scenario, protocol, property_name(property));
+  for (char& c : name) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '.' || c == '_' || c == '-';
+    if (!plain) c = '_';
+  }
+  if (!name.empty() && name.front() == '.') name.front() = '_';
+  if (name.size() > 200) name.resize(200);  // within any file system's name limit
+  return name + ".json";
 }
 
 std::string format_search_report(const SearchResult& r, const SearchConfig& config) {

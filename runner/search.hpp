@@ -41,6 +41,12 @@ const char* property_meaning(Property p);
 std::optional<Property> property_from_name(std::string_view name);
 std::string property_list();  // every property's name, comma-separated
 
+// The file name a shrunk finding is saved as: "<scenario>-<protocol>-<property>.json", with every
+// character outside [A-Za-z0-9._-] replaced by '_' and no leading dot, so that it names a file
+// inside the folder asked whatever the scenario's name says.
+std::string found_file_name(const std::string& scenario, const std::string& protocol,
+                            Property property);
+
 struct SearchConfig {
   // How often the nemesis picks each fault kind (0: never). Kinds the world cannot take (a store
   // fault without a store) are left out whatever their weight.

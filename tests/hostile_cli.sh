@@ -133,6 +133,30 @@ expect 2 'at /found/property' -- "$electsim" run bad-found.json
 expect 2 'at /found/unsafe_by_design' -- "$electsim" run bad-found.json
 expect 2 'electsim check TRACE [options]' -- "$electsim" check
 
+# ---- Search: its section goes through --set and --variant; what it saves stays in the folder
+# asked, never replaces its input, and is never asked for when nothing will be shrunk.
+expect 0 'search lease-gc-pause-fence (lease): 3 runs' -- \
+  "$electsim" search "$flagship" --set search.runs=3 --no-shrink -q
+expect 2 'at /search/runs: expected a whole number' -- \
+  "$electsim" search "$flagship" --set search.runs=0 -q
+expect 2 '--save writes the shrunk findings, and --no-shrink shrinks none' -- \
+  "$electsim" search "$flagship" --runs 3 --no-shrink --save saved -q
+variant_of escape 'd["name"] = "../../escaped"; d["protocol"]["fencing"] = False; d["protocol"]["recheck_before_write"] = False'
+mkdir -p inside/deeper
+expect 1 'wrote inside/deeper/_._.._escaped-lease-overwrite.json' -- \
+  "$electsim" search escape.json --runs 300 --property overwrite --save inside/deeper -q
+if [[ -e escaped-lease-overwrite.json || -e inside/escaped-lease-overwrite.json ]]; then
+  failed=$((failed + 1))
+  echo "not ok - a scenario name with ../ saved a finding outside the --save folder"
+else
+  passed=$((passed + 1))
+  echo "ok - a scenario name with ../ saves inside the --save folder"
+fi
+cp escape.json inside/deeper/_._.._escaped-lease-overwrite.json
+expect 2 'the scenario file this search reads' -- \
+  "$electsim" search inside/deeper/_._.._escaped-lease-overwrite.json --runs 3 --property overwrite \
+  --save inside/deeper -q
+
 # ---- Threads: --jobs far above what the system can start never aborts. At most 4 threads per
 # core are started; and when the system refuses a thread (1 GiB stacks in a 3 GB address space
 # hold two), the runs go on on the threads that did start, with the same results.
