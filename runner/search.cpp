@@ -1242,7 +1242,10 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
   std::vector<std::string> warnings;
   if (const auto worst = base.scenario->prepared.worst_recovery) {
     // Recovery is judged at the first accepted write: a write interval or two after the leader.
-    const sim::Duration needed = *worst + 2 * base.scenario->workload.interval;
+    // Capped at a day, the longest healing bound a search takes.
+    const sim::Duration day = std::chrono::hours(24);
+    const sim::Duration needed =
+        std::min(day, std::min(day, *worst) + std::min(day, 2 * base.scenario->workload.interval));
     if (!config.heal_bound_given) {
       config.heal_bound = std::max(config.heal_bound, needed);
     } else if (config.heal_bound < needed) {

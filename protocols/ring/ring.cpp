@@ -482,9 +482,15 @@ const ProtocolInfo& ring_protocol_info() {
       prepared.silent_hold = config->failure_timeout;
       // A node notices; its election goes round the ring, an Ack timeout for each node it skips,
       // and a participant waits failure_timeout plus those before it tries again.
-      prepared.worst_recovery =
-          2 * (config->failure_timeout +
-               config->ack_timeout * static_cast<std::int64_t>(cluster.node_count));
+      // Durations reach 87600h and nodes 1000: summed in long double, capped at a day (the
+      // longest healing bound a search takes).
+      const long double ns = 2.0L * (static_cast<long double>(config->failure_timeout.count()) +
+                                     static_cast<long double>(config->ack_timeout.count()) *
+                                         static_cast<long double>(cluster.node_count));
+      const sim::Duration day = std::chrono::hours(24);
+      prepared.worst_recovery = ns >= static_cast<long double>(day.count())
+                                    ? day
+                                    : sim::Duration(static_cast<std::int64_t>(ns));
       prepared.factory = shared_config_factory<ring::RingNode>(std::move(*config));
       return prepared;
     };
