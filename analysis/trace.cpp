@@ -494,17 +494,27 @@ void TraceWriter::on_event(const sim::Event& event) {
 
 bool TraceWriter::close() {
   if (closed_) return ok();
-  closed_ = true;
-  if (!file_) return false;
-  flush_buffer();
-  if (!file_) return false;
-  if (!file_->commit()) {
-    error_ = file_->error();
-    file_.reset();
+  std::unique_ptr<io::TempFile> staged = close_staged();
+  if (!staged) return false;
+  if (!staged->commit()) {
+    error_ = staged->error();
     return false;
   }
-  file_.reset();
   return true;
+}
+
+std::unique_ptr<io::TempFile> TraceWriter::close_staged() {
+  if (closed_) return nullptr;
+  closed_ = true;
+  if (!file_) return nullptr;
+  flush_buffer();
+  if (!file_) return nullptr;
+  if (!file_->finish()) {
+    error_ = file_->error();
+    file_.reset();
+    return nullptr;
+  }
+  return std::move(file_);
 }
 
 std::string format_trace_event(const sim::Event& event,
@@ -516,9 +526,6 @@ std::string format_trace_event(const sim::Event& event,
 
 // ---- Reader
 
-// The longest line a trace reader accepts; the writer's longest is a few hundred bytes (a fault
-// with partition groups of 1000 nodes is about 5 KB).
-constexpr std::size_t kMaxTraceLine = 64 * 1024;
 // The largest trace read back: the most a run may write (runner's ceiling on limits.trace_bytes).
 constexpr std::uint64_t kMaxTraceBytes = 64ull << 30;
 

@@ -23,12 +23,18 @@
 #include <fmt/format.h>
 
 #include "analysis/expect.hpp"
+#include "analysis/trace.hpp"
 #include "io/input.hpp"
 #include "protocols/registry.hpp"
 #include "runner/loader_detail.hpp"
 #include "sim/fault.hpp"
 
 namespace electsim::runner {
+
+// The header line carries three names or keys (the scenario's, the variant's, the leader key),
+// escaped at most sixfold, beside a few kilobytes of fixed fields.
+static_assert(3 * 6 * protocols::kMaxNameBytes + 16 * 1024 <= analysis::kMaxTraceLine,
+              "every trace line electsim writes is one its reader accepts");
 
 namespace detail {
 
@@ -115,6 +121,9 @@ std::optional<Scenario> Loader::load(const json& document,
   if (const json* name = get(document, "name")) {
     if (auto text = read_string(*name, "/name")) {
       if (text->empty()) problem("/name", "a non-empty name", "\"\"");
+      if (std::string found = protocols::name_length_problem(*text); !found.empty()) {
+        problem("/name", protocols::kNameLengthExpected, found);
+      }
       s.name = *text;
     }
   } else {

@@ -93,7 +93,72 @@ cp "$flagship" input.json
 expect 2 'the output input.json is also an input' -- "$electsim" run input.json --trace input.json
 expect 2 'two outputs name the same file' -- "$electsim" run input.json --svg x.svg --html ./x.svg
 expect 2 'is also an input' -- "$electsim" sweep input.json --seeds 1 --plot input.json -q
-expect 2 'cannot write' -- "$electsim" run input.json --trace no-such-dir/t.jsonl
+expect 2 'electsim run: --trace no-such-dir/t.jsonl: cannot write no-such-dir/t.jsonl: No such file or directory; nothing was run' -- \
+  "$electsim" run input.json --trace no-such-dir/t.jsonl
+# Every output is checked before the run and written only when the whole run succeeds: a run
+# that refuses one output at its end (--history needs a replicated store) writes none of them.
+absent() {  # DESCRIPTION FILE...: none of the files exists
+  local what=$1 left=()
+  shift
+  for f in "$@"; do [[ -e $f ]] && left+=("$f"); done
+  if [[ ${#left[@]} -eq 0 ]]; then
+    passed=$((passed + 1))
+    echo "ok - $what"
+  else
+    failed=$((failed + 1))
+    echo "not ok - $what: left ${left[*]}"
+  fi
+}
+expect 2 'a history of operations needs a replicated store' -- "$electsim" run input.json \
+  --trace all.jsonl --svg all.svg --html all.html --perfetto all.json --history all.hist
+expect 2 'no output written (the run ended in an error)' -- "$electsim" run input.json \
+  --trace all.jsonl --svg all.svg --html all.html --perfetto all.json --history all.hist
+absent "a run refusing --history at its end writes no other output" \
+  all.jsonl all.svg all.html all.json all.hist
+mkdir -p a-folder
+expect 2 'electsim run: --svg a-folder: cannot write a-folder: it is a directory; nothing was run' -- \
+  "$electsim" run input.json --trace before.jsonl --svg a-folder
+touch not-a-folder
+expect 2 'electsim run: --perfetto not-a-folder/p.json: cannot write not-a-folder/p.json: Not a directory' -- \
+  "$electsim" run input.json --perfetto not-a-folder/p.json
+mkdir -p read-only && chmod a-w read-only
+if [[ -w read-only ]]; then  # root writes anywhere: nothing to test
+  passed=$((passed + 1))
+  echo "ok - (skipped: a read-only folder is writable to this user)"
+else
+  expect 2 'electsim run: --trace read-only/t.jsonl: cannot write read-only/t.jsonl: Permission denied; nothing was run' -- \
+    "$electsim" run input.json --trace read-only/t.jsonl
+fi
+chmod u+w read-only
+# With --all-variants each variant's files get its name; those names must not clash either.
+expect 2 'two outputs name the same file x-no-fencing.jsonl' -- "$electsim" run input.json \
+  --all-variants --trace x.jsonl --svg x-no-fencing.jsonl
+absent "a refused run writes nothing before it starts" before.jsonl x.jsonl x-no-fencing.jsonl
+expect 0 'wrote ok-careless.jsonl' -- "$electsim" run input.json --all-variants --trace ok.jsonl
+expect 1 'trace hash' -- "$electsim" check ok-careless.jsonl  # 1: the careless variant's split-brain
+
+# Whatever electsim writes, `check` reads back: names and keys are bounded where they are read,
+# so no trace line can pass the reader's limit.
+variant_of long-key 'd["protocol"]["key"] = "k" * 70000'
+expect 2 'long-key.json: at /protocol/key: expected a name or key of at most 1024 bytes (the limit on names and keys, which keeps every trace line within what `electsim check` reads), found a text of 70000 bytes' -- \
+  "$electsim" validate long-key.json
+expect 2 'at /protocol/key: expected a name or key of at most 1024 bytes' -- \
+  "$electsim" run long-key.json --trace long-key.jsonl
+variant_of long-name 'd["name"] = "n" * 70000'
+expect 2 'long-name.json: at /name: expected a name or key of at most 1024 bytes' -- \
+  "$electsim" validate long-name.json
+variant_of long-variant 'd["variants"]["v" * 70000] = {"set": {}}'
+expect 2 'at /variants: expected a name or key of at most 1024 bytes (the limit on names and keys, which keeps every trace line within what `electsim check` reads) as a variant'"'"'s name, found a text of 70000 bytes' -- \
+  "$electsim" validate long-variant.json
+expect 2 'at /protocol/key: expected a name or key of at most 1024 bytes' -- \
+  "$electsim" run input.json --set "protocol.key=$(printf 'k%.0s' $(seq 1025))"
+# The longest names allowed, each byte escaped sixfold, still make lines `check` reads.
+variant_of longest 'd["name"] = "\x01" * 1024; d["protocol"]["key"] = "\x02" * 1024
+d["variants"] = {"\x03" * 1024: {"set": {}}}'
+expect 0 'trace hash' -- "$electsim" run longest.json --trace longest.jsonl \
+  --variant "$(/usr/bin/python3 -c 'print("\x03" * 1024, end="")')"
+expect 1 'trace hash' -- "$electsim" check longest.jsonl  # 1: the flagship's split-brain
+
 mkfifo fifo.json
 (cat "$flagship" >fifo.json &)
 expect 0 'fifo.json: ok (lease' -- "$electsim" validate fifo.json
