@@ -292,6 +292,51 @@ variant_of lease-without-cq 'd["protocol"] = {"name": "raft", "check_quorum_leas
 expect 2 'at /protocol/check_quorum_lease: expected no check_quorum_lease without "check_quorum": true' -- \
   "$electsim" validate lease-without-cq.json
 
+# ---- Traces: server, member and client events are checked against the header's world as
+# strictly as node events; each refusal names the line and what was expected.
+regressions="$source_dir/fuzz/regressions/trace"
+expect 2 'line 3: a server_role event, but the header names no replicated store (expected "store_members" from 2 to 7 in the header)' -- \
+  "$electsim" check "$regressions/member-event-without-store-members.jsonl"
+expect 2 'line 3: field "node": expected "store" (the header names no replicated store: no "store_members"), found "store:2"' -- \
+  "$electsim" check "$regressions/member-crash-without-store-members.jsonl"
+expect 2 'line 3: field "member": expected a store member of the header'"'"'s 3 ("store" or "store:1" to "store:2"), found "store:5"' -- \
+  "$electsim" check "$regressions/client-failover-to-missing-member.jsonl"
+expect 2 'line 3: field "op": expected an operation of the database ("try_advisory_lock",' -- \
+  "$electsim" check "$regressions/server-request-unknown-op.jsonl"
+expect 2 'line 4: server store:2 crashes while it is down' -- \
+  "$electsim" check "$regressions/server-crashes-while-down.jsonl"
+# The same damage done to real traces: each real trace is read whole first.
+damage() {  # TRACE OUT PYTHON: rewrites the lines of TRACE (a list of dicts `lines`) into OUT
+  /usr/bin/python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+exec(sys.argv[3])
+with open(sys.argv[2], "w") as out:
+    for l in lines:
+        out.write(json.dumps(l, separators=(",", ":")) + "\n")
+PY
+}
+"$electsim" run "$source_dir/scenarios/store-quorum-loss.json" --trace members.jsonl >/dev/null 2>&1
+"$electsim" run "$source_dir/scenarios/redlock-gc-pause.json" --trace redlock.jsonl >/dev/null 2>&1
+expect 0 'trace hash' -- "$electsim" check members.jsonl
+expect 1 'trace hash' -- "$electsim" check redlock.jsonl  # 1: its split-brain and overwrite
+damage members.jsonl no-members.jsonl 'del lines[0]["store_members"]'
+expect 2 'but the header names no replicated store' -- "$electsim" check no-members.jsonl
+damage members.jsonl far-member.jsonl '
+i = next(i for i, l in enumerate(lines) if l.get("ev") == "client_failover")
+lines[i]["member"] = "store:6"'
+expect 2 'field "member": expected a store member of the header'"'"'s 3 ("store" or "store:1" to "store:2"), found "store:6"' -- \
+  "$electsim" check far-member.jsonl
+damage redlock.jsonl bad-op.jsonl '
+i = next(i for i, l in enumerate(lines) if l.get("ev") == "server_request")
+lines[i]["op"] = "flushall"'
+expect 2 'field "op": expected an operation of a Redis master ("set_nx_px", "release", "extend", "incr"), found "flushall"' -- \
+  "$electsim" check bad-op.jsonl
+damage members.jsonl twice-down.jsonl '
+i = next(i for i, l in enumerate(lines) if l.get("ev") == "crash" and isinstance(l["node"], str))
+lines.insert(i + 1, dict(lines[i]))'
+expect 2 'crashes while it is down' -- "$electsim" check twice-down.jsonl
+
 # ---- Outputs: a full disk is an error, never success with the output cut short.
 expect 2 'cannot write to standard output' -- sh -c "\"$electsim\" run --json >/dev/full"
 expect 2 'cannot write to standard output' -- sh -c "\"$electsim\" list >/dev/full"
