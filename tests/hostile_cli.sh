@@ -68,6 +68,25 @@ expect 2 'range 1s..87601h:1h: expected at most 10000 values' -- \
 expect 2 'the limit on runs per sweep' -- \
   "$electsim" sweep "$sweep_file" --seeds 1..100000001 -q
 
+# ---- Grids and fault lists: work in proportion to the input. A range is counted before any value
+# is made, and stepped by index (a step added to the last value near the largest duration would
+# overflow and never pass the end); a large fault list validates in linear time.
+expect 2 'at /protocol/ttl' -- \
+  "$electsim" sweep "$sweep_file" --grid protocol.ttl=0s..2562047h:1500000h --seeds 1 -q
+expect 2 'range 1s..2562047h:1ns: expected at most 10000 values on an axis (the limit on grid values)' -- \
+  "$electsim" sweep "$sweep_file" --grid protocol.ttl=1s..2562047h:1ns --seeds 1 -q
+expect 2 'range 0..999999999999999:0.00000000000001: expected numbers that, written with the step'"'"'s 14 decimals, fit 64 bits' -- \
+  "$electsim" sweep "$sweep_file" --grid protocol.ttl=0..999999999999999:0.00000000000001 --seeds 1 -q
+expect 2 'the limit on runs per sweep' -- "$electsim" sweep "$sweep_file" --seeds 1 -q \
+  --grid protocol.ttl=1s..10000s:1s --grid nodes=1..9999 --grid seed=1..9999 \
+  --grid duration=1s..10000s:1s --grid network.latency=1ms..10000ms:1ms
+variant_of many-faults '
+d["faults"] = [{"at": f"{1 + i % 25}s", "kind": "pause", "target": i % 5, "duration": "1ms"}
+               for i in range(100000)]
+d["variants"] = {f"v{k}": {"set": {"seed": k}} for k in range(10)}'
+expect 0 'many-faults.json: ok (lease, 5 nodes, 100000 faults, 10 variants)' -- \
+  timeout 20 "$electsim" validate many-faults.json
+
 # ---- Nesting: deep JSON is an error with a position, not a stack overflow.
 /usr/bin/python3 -c 'print("[" * 300000 + "]" * 300000)' >deep.json
 expect 2 'nest deeper than 100 levels' -- "$electsim" run deep.json
