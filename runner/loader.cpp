@@ -176,6 +176,7 @@ std::optional<Scenario> Loader::load(const json& document,
   database_ = s.services.postgres.has_value() || get(document, "postgres") != nullptr ||
               (running != nullptr && running->uses_database);
   if (s.prepared.leader_key) s.services.store.leader_key = *s.prepared.leader_key;
+  store_keeps_record_ = !s.services.store.leader_key.empty();
   if (const json* faults = get(document, "faults")) s.world.faults = read_faults(*faults);
   if (const json* random = get(document, "random_faults")) {
     s.random_faults = read_random_faults(*random, get(document, "faults"));

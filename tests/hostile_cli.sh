@@ -282,6 +282,29 @@ variant_of loose-search 'd["search"] = {"intensity": {"loss": "+0.5"}}'
 expect 2 'loose-search.json: at /search/intensity: expected loss: a probability from 0.05 to 1 written as a plain decimal' -- \
   "$electsim" search loose-search.json -q
 
+# ---- A fault kind acts only on the targets that obey it; any other target is exit 2 naming the
+# kind and the target, never a fault that silently does nothing.
+variant_of step-down-member 'd["store"] = {"members": 3}
+d["faults"].append({"at": "1s", "kind": "step_down", "target": "store:1"})'
+expect 2 'step-down-member.json: at /faults/1/target: expected a target that a "step_down" fault acts on: an election node, found "store:1", a store member, on which step_down does nothing' -- \
+  "$electsim" validate step-down-member.json
+variant_of campaign-redis 'd["redis"] = {"masters": 3}
+d["faults"].append({"at": "1s", "kind": "campaign", "target": "redis:1"})'
+expect 2 'at /faults/1/target: expected a target that a "campaign" fault acts on: an election node or a store member, found "redis:1", a Redis master, on which campaign does nothing' -- \
+  "$electsim" validate campaign-redis.json
+variant_of stall-database 'd["postgres"] = {}
+d["faults"].append({"at": "1s", "kind": "disk_stall", "target": "postgres", "duration": "1s"})'
+expect 2 'at /faults/1/target: expected a target that a "disk_stall" fault acts on: an election node or a store member, found "postgres", the database, on which disk_stall does nothing' -- \
+  "$electsim" validate stall-database.json
+variant_of clear-raft 'd["protocol"] = {"name": "raft"}
+d["faults"] = [{"at": "1s", "kind": "operator_clear", "target": "store"}]'
+expect 2 'at /faults/0/target: expected a server that keeps a leadership record to clear: "store" with a protocol that keeps a leader key in it, found "store", where this scenario'"'"'s protocol keeps no key' -- \
+  "$electsim" validate clear-raft.json
+variant_of random-step-down 'd["store"] = {"members": 3}
+d["random_faults"] = [{"every": "5s", "kind": "step_down", "target": "store_leader"}]'
+expect 2 'at /random_faults/0/target: expected a target that a "step_down" fault acts on: an election node' -- \
+  "$electsim" validate random-step-down.json
+
 # ---- Server timers have the protocols' lower bound; a derived default is checked as a given
 # value would be; a key that would change nothing is refused.
 for key in expiry_scan_interval election_timeout heartbeat_interval request_timeout min_ttl; do
