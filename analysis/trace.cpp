@@ -25,6 +25,7 @@
 #include "sim/fault.hpp"
 #include "sim/protocol.hpp"
 #include "sim/store_types.hpp"
+#include "sim/wire.hpp"
 
 namespace electsim::analysis {
 
@@ -494,17 +495,27 @@ void TraceWriter::on_event(const sim::Event& event) {
 
 bool TraceWriter::close() {
   if (closed_) return ok();
-  closed_ = true;
-  if (!file_) return false;
-  flush_buffer();
-  if (!file_) return false;
-  if (!file_->commit()) {
-    error_ = file_->error();
-    file_.reset();
+  std::unique_ptr<io::TempFile> staged = close_staged();
+  if (!staged) return false;
+  if (!staged->commit()) {
+    error_ = staged->error();
     return false;
   }
-  file_.reset();
   return true;
+}
+
+std::unique_ptr<io::TempFile> TraceWriter::close_staged() {
+  if (closed_) return nullptr;
+  closed_ = true;
+  if (!file_) return nullptr;
+  flush_buffer();
+  if (!file_) return nullptr;
+  if (!file_->finish()) {
+    error_ = file_->error();
+    file_.reset();
+    return nullptr;
+  }
+  return std::move(file_);
 }
 
 std::string format_trace_event(const sim::Event& event,
@@ -516,9 +527,6 @@ std::string format_trace_event(const sim::Event& event,
 
 // ---- Reader
 
-// The longest line a trace reader accepts; the writer's longest is a few hundred bytes (a fault
-// with partition groups of 1000 nodes is about 5 KB).
-constexpr std::size_t kMaxTraceLine = 64 * 1024;
 // The largest trace read back: the most a run may write (runner's ceiling on limits.trace_bytes).
 constexpr std::uint64_t kMaxTraceBytes = 64ull << 30;
 
@@ -797,11 +805,12 @@ std::string read_header(const nlohmann::json& j, TraceHeader& h) {
 // that a damaged or hand-edited file is refused instead of analysed: one run_start first, naming
 // the header's nodes and seed; events only from endpoints that can emit them; no negative epoch,
 // token, revision, lease, request id or duration; store requests and revisions that only grow
-// (a duplicated line breaks them); crash, restart and resume in an order a node can live.
+// (a duplicated line breaks them); crash, restart and resume in an order a process can live;
+// servers the header's world has (store members below its store_members; the events of a
+// store's own Raft only with a replicated store) and operations the server knows.
 class StreamChecker {
  public:
-  explicit StreamChecker(const TraceHeader& h)
-      : header_(h), down_(h.node_count, false), paused_(h.node_count, false) {}
+  explicit StreamChecker(const TraceHeader& h) : header_(h), nodes_(h.node_count) {}
 
   std::string check(const sim::Event& e) {
     using K = sim::EventKind;
@@ -827,34 +836,38 @@ class StreamChecker {
           return "field \"leader\": not a node of this trace";
         return non_negative(e.a, "epoch");
       case K::crash:
-        if (is_server(e.node)) return {};
-        if (auto p = need_node(e.node, "node")) return *p;
-        if (down_[idx(e.node)]) return fmt::format("node {} crashes while it is down", e.node);
-        down_[idx(e.node)] = true;
-        paused_[idx(e.node)] = false;
+      case K::restart: {
+        if (auto p = need_process(e.node, "node")) return *p;
+        Life& life = life_of(e.node);
+        if (e.kind == K::crash) {
+          if (life.down) return fmt::format("{} crashes while it is down", process_name(e.node));
+          life.down = true;
+          life.paused = false;
+        } else {
+          if (!life.down) return fmt::format("{} restarts while it is up", process_name(e.node));
+          life.down = false;
+        }
         return {};
-      case K::restart:
-        if (is_server(e.node)) return {};
-        if (auto p = need_node(e.node, "node")) return *p;
-        if (!down_[idx(e.node)]) return fmt::format("node {} restarts while it is up", e.node);
-        down_[idx(e.node)] = false;
-        return {};
+      }
       case K::pause:
-      case K::resume:
+      case K::resume: {
+        if (auto p = need_process(e.node, "node")) return *p;
+        Life& life = life_of(e.node);
+        if (life.down) {
+          return fmt::format("{} pauses or resumes while down", process_name(e.node));
+        }
         if (is_server(e.node)) return non_negative(e.a, "duration_ns");
-        if (auto p = need_node(e.node, "node")) return *p;
-        if (down_[idx(e.node)]) return fmt::format("node {} pauses or resumes while down", e.node);
         if (e.kind == K::pause) {
           // A pause during a pause extends it; one resume ends both.
-          paused_[idx(e.node)] = true;
+          life.paused = true;
           return non_negative(e.a, "duration_ns");
         }
-        if (!paused_[idx(e.node)]) return fmt::format("node {} resumes while not paused", e.node);
-        paused_[idx(e.node)] = false;
+        if (!life.paused) return fmt::format("node {} resumes while not paused", e.node);
+        life.paused = false;
         return {};
+      }
       case K::clock_change:
-        if (is_server(e.node)) return {};
-        return need_node(e.node, "node").value_or("");
+        return need_process(e.node, "node").value_or("");
       case K::timer_fire:
       case K::store_reply:
       case K::watch_notify:
@@ -908,28 +921,29 @@ class StreamChecker {
         if (e.a < 0 || e.b < 0) return "a negative fault index or duration";
         return {};
       case K::server_role:
-        if (store_member(e.node) < 0) return "field \"member\": expected a store member";
-        if (e.b != sim::kNoNode && store_member(e.b) < 0) {
-          return "field \"leader\": expected a store member or null";
+        if (auto p = need_member(e.node, "member", e.kind)) return *p;
+        if (e.b != sim::kNoNode) {
+          if (auto p = need_member(e.b, "leader", e.kind)) return *p + " or null";
         }
         return non_negative(e.a, "term");
       case K::raft_commit:
-        if (store_member(e.node) < 0) return "field \"leader\": expected a store member";
+        if (auto p = need_member(e.node, "leader", e.kind)) return *p;
         if (e.a < 1) return "field \"index\": expected a log index from 1";
         return non_negative(e.b, "term");
       case K::lease_refresh:
-        if (store_member(e.node) < 0) return "field \"leader\": expected a store member";
+        if (auto p = need_member(e.node, "leader", e.kind)) return *p;
         if (e.a < 0) return "field \"leases\": expected a count from 0";
         return non_negative(e.b, "term");
       case K::client_failover:
         if (auto p = need_node(e.node, "node")) return *p;
-        if (store_member(e.peer) < 0) return "field \"member\": expected a store member";
+        if (auto p = need_member(e.peer, "member", e.kind)) return *p;
         return non_negative(e.a, "request");
       case K::server_request:
         if (auto p = need_node(e.node, "node")) return *p;
         if (e.peer != sim::kPostgresEndpoint && sim::redis_master_of(e.peer) < 0) {
           return "field \"server\": expected \"postgres\" or a Redis master";
         }
+        if (auto p = need_server_op(e.peer, e.text)) return *p;
         return non_negative(e.a, "request");
       case K::run_end:
       case K::store_resume:
@@ -949,6 +963,79 @@ class StreamChecker {
     return n == sim::kSinkEndpoint || n == sim::kPostgresEndpoint || store_member(n) >= 0 ||
            (n < 0 && sim::redis_master_of(n) >= 0);
   }
+
+  // Whether a process is down or paused, to check that crash, restart, pause and resume come in
+  // an order it can live: nodes by id, servers by address.
+  struct Life {
+    bool down = false;
+    bool paused = false;
+  };
+  Life& life_of(sim::NodeId n) {
+    return is_node(n) ? nodes_[idx(n)] : servers_[sim::server_slot(n)];
+  }
+  static std::string process_name(sim::NodeId n) {
+    return n >= 0 ? fmt::format("node {}", n) : "server " + sim::endpoint_name(n);
+  }
+  // A node of the header, or a server its world has: store member K only below the header's
+  // store_members (the single store is member 0).
+  std::optional<std::string> need_process(sim::NodeId n, const char* field) const {
+    if (is_node(n)) return std::nullopt;
+    if (!is_server(n)) return need_node(n, field);
+    const std::int32_t member = store_member(n);
+    if (member > 0 && static_cast<std::size_t>(member) >= header_.store_members) {
+      return member_problem(n, field);
+    }
+    return std::nullopt;
+  }
+  // A member of the replicated store the header names: events of a store's own Raft need one.
+  std::optional<std::string> need_member(sim::NodeId n, const char* field,
+                                         sim::EventKind kind) const {
+    const std::int32_t member = store_member(n);
+    if (header_.store_members <= 1) {
+      return fmt::format(
+          "a {} event, but the header names no replicated store (expected \"store_members\" "
+          "from 2 to {} in the header)",
+          sim::event_kind_name(kind), sim::kMaxStoreMembers);
+    }
+    if (member < 0 || static_cast<std::size_t>(member) >= header_.store_members) {
+      return member_problem(n, field);
+    }
+    return std::nullopt;
+  }
+  std::string member_problem(sim::NodeId n, const char* field) const {
+    if (header_.store_members <= 1) {
+      return fmt::format(
+          "field \"{}\": expected \"store\" (the header names no replicated store: no "
+          "\"store_members\"), found {}",
+          field, n == sim::kNoNode ? std::string("null") : "\"" + sim::endpoint_name(n) + "\"");
+    }
+    return fmt::format(
+        "field \"{}\": expected a store member of the header's {} (\"store\" or "
+        "\"store:1\" to \"store:{}\"), found {}",
+        field, header_.store_members, header_.store_members - 1,
+        n == sim::kNoNode ? std::string("null") : "\"" + sim::endpoint_name(n) + "\"");
+  }
+  // A server_request names an operation the server it went to knows.
+  static std::optional<std::string> need_server_op(sim::NodeId server, std::string_view op) {
+    std::vector<std::string> names;
+    if (server == sim::kPostgresEndpoint) {
+      for (int i = 0; i < sim::kDbOpCount; ++i) {
+        names.emplace_back(sim::db_op_name(static_cast<sim::DbOp>(i)));
+      }
+    } else {
+      for (int i = 0; i < sim::kRedisOpCount; ++i) {
+        names.emplace_back(sim::redis_op_name(static_cast<sim::RedisOp>(i)));
+      }
+    }
+    if (std::find(names.begin(), names.end(), op) != names.end()) return std::nullopt;
+    std::string list;
+    for (const std::string& name : names) list += (list.empty() ? "\"" : ", \"") + name + "\"";
+    std::string found;
+    append_json_string(found, op.substr(0, 64));
+    return fmt::format("field \"op\": expected an operation of {} ({}), found {}",
+                       server == sim::kPostgresEndpoint ? "the database" : "a Redis master", list,
+                       found);
+  }
   std::optional<std::string> need_node(sim::NodeId n, const char* field) const {
     if (is_node(n)) return std::nullopt;
     return fmt::format("field \"{}\": expected a node of this trace (0 to {}), found {}", field,
@@ -965,8 +1052,8 @@ class StreamChecker {
 
   const TraceHeader& header_;
   bool started_ = false;
-  std::vector<bool> down_;
-  std::vector<bool> paused_;
+  std::vector<Life> nodes_;
+  std::array<Life, sim::kMaxServers> servers_{};
   std::int64_t last_request_ = -1;
   std::int64_t last_revision_ = -1;
 };

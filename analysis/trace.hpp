@@ -20,6 +20,11 @@
 
 namespace electsim::analysis {
 
+// The longest line a trace reader accepts. The writer's longest is a few kilobytes: a fault with
+// partition groups of 1000 nodes is about 5 KB, and names and keys, which a scenario could make
+// long, are bounded where they are read (protocols::kMaxNameBytes) to keep within this.
+inline constexpr std::size_t kMaxTraceLine = 64 * 1024;
+
 inline constexpr int kTraceSchemaVersion = 1;
 
 // The first line of a trace: what an offline analysis needs to judge the events that follow.
@@ -75,6 +80,9 @@ class TraceWriter : public sim::Observer {
   void on_event(const sim::Event& event) override;
   // Flushes and renames. False (and error() says why) if anything failed; the file is then absent.
   bool close();
+  // Flushes and closes without renaming: the complete file under its temporary name, for the
+  // caller to commit with a run's other outputs. Null (and error() says why) if anything failed.
+  std::unique_ptr<io::TempFile> close_staged();
 
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }

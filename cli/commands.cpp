@@ -132,6 +132,14 @@ bool paths_distinct(const std::vector<std::string>& outputs, const std::vector<s
   return true;
 }
 
+// True when the command line asks `electsim run` for no file output.
+bool run_outputs_empty(const po::variables_map& vm) {
+  for (const drawing::OutputFormat& format : drawing::output_formats()) {
+    if (vm.count(format.flag) != 0) return false;
+  }
+  return true;
+}
+
 int cmd_run(const std::vector<std::string>& args, Streams io) {
   po::options_description options("electsim run [SCENARIO] [options]");
   // clang-format off
@@ -184,16 +192,14 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
   }
   const bool from_file = vm.count("scenario") != 0;
   const std::string file = from_file ? vm["scenario"].as<std::string>() : std::string();
+  const std::vector<std::string> inputs =
+      from_file ? std::vector<std::string>{file} : std::vector<std::string>{};
   {
     std::vector<std::string> outputs;
     for (const drawing::OutputFormat& format : drawing::output_formats()) {
       if (vm.count(format.flag) != 0) outputs.push_back(vm[format.flag].as<std::string>());
     }
-    if (!paths_distinct(outputs,
-                        from_file ? std::vector<std::string>{file} : std::vector<std::string>{},
-                        "run", io)) {
-      return kExitBadInput;
-    }
+    if (!paths_distinct(outputs, inputs, "run", io)) return kExitBadInput;
   }
   std::string text = runner::flagship_scenario_text();
   if (from_file) {
@@ -238,29 +244,59 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
   // One run writes exactly the paths given; several (--all-variants, or the flagship) add each
   // variant's name to them, and say every file they wrote.
   const bool several = variants.size() > 1;
+  auto requests_for = [&](const std::optional<std::string>& variant) {
+    const std::string suffix = several ? variant.value_or("") : std::string();
+    std::vector<runner::OutputRequest> requests;
+    for (const drawing::OutputFormat& format : drawing::output_formats()) {
+      if (vm.count(format.flag) != 0) {
+        requests.push_back({&format, with_suffix(vm[format.flag].as<std::string>(), suffix)});
+      }
+    }
+    return requests;
+  };
+  // Every file any of the runs will write is checked before the first run starts: a run must
+  // never end unable to write what it made.
+  {
+    std::vector<std::string> paths;
+    for (const auto& variant : variants) {
+      for (const runner::OutputRequest& r : requests_for(variant)) {
+        if (auto problem = io::unwritable_output(r.path)) {
+          io.err << fmt::format("electsim run: --{} {}: {}; nothing was run\n", r.format->flag,
+                                r.path, *problem);
+          return kExitBadInput;
+        }
+        paths.push_back(r.path);
+      }
+    }
+    if (!paths_distinct(paths, inputs, "run", io)) return kExitBadInput;
+  }
+  // Every output of every run, complete under a temporary name; renamed into place together
+  // after the last run, and only if no run ended in an error.
+  io::StagedFiles staged;
   std::vector<std::string> written;
   for (const auto& variant : variants) {
-    const std::string suffix = several ? variant.value_or("") : std::string();
     runner::LoadResult loaded = variant ? load_one(variant) : std::move(base);
     if (!loaded.scenario) {
       for (const std::string& m : loaded.messages()) io.err << m << "\n";
       return kExitBadInput;
     }
     runner::RunOptions run;
-    for (const drawing::OutputFormat& format : drawing::output_formats()) {
-      if (vm.count(format.flag) != 0) {
-        run.outputs.push_back({&format, with_suffix(vm[format.flag].as<std::string>(), suffix)});
-      }
-    }
+    run.outputs = requests_for(variant);
+    run.commit_streamed = false;
     runner::RunResult result = runner::run_scenario(*loaded.scenario, run);
-    // The pictures of one run are written together, whole or not at all.
-    if (auto error = io::write_files_whole(result.pictures)) {
-      result.errors.push_back(*error + "; no picture written");
-    } else {
-      for (const io::OutputFile& f : result.pictures) written.push_back(f.path);
+    for (auto& t : result.staged) {
+      written.push_back(t->final_path());
+      staged.push_back(std::move(t));
     }
-    for (const std::string& path : result.streamed) {
-      if (result.errors.empty()) written.push_back(path);
+    for (const io::OutputFile& f : result.pictures) {
+      std::string error;
+      staged.push_back(io::stage_file(f, error));
+      if (!staged.back()) {
+        staged.pop_back();
+        result.errors.push_back(error);
+      } else {
+        written.push_back(f.path);
+      }
     }
     if (json) {
       json_runs.push_back(analysis::summary_json(result.info, result.report, result.verdict));
@@ -277,10 +313,17 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
       exit_code = kExitExpectation;
     }
   }
-  if (json) io.out << (json_runs.size() == 1 ? json_runs[0] : json_runs).dump(2) << "\n";
-  if (several) {
+  if (exit_code == kExitBadInput) {
+    staged.clear();  // removes every temporary
+    if (!run_outputs_empty(vm))
+      io.err << "electsim run: no output written (the run ended in an error)\n";
+  } else if (auto error = io::commit_all(staged)) {
+    io.err << fmt::format("electsim run: {}\n", *error);
+    exit_code = kExitBadInput;
+  } else if (several) {
     for (const std::string& path : written) io.err << fmt::format("wrote {}\n", path);
   }
+  if (json) io.out << (json_runs.size() == 1 ? json_runs[0] : json_runs).dump(2) << "\n";
   return exit_code;
 }
 

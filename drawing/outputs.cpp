@@ -25,7 +25,9 @@ class Streamed final : public RunOutput {
       : writer_(path, s.header, s.max_trace_bytes), path_(path), what_(what) {}
   sim::Observer& observer() override { return writer_; }
   OutputDone finish(const RunOutcome&) override {
-    if (writer_.close()) return {};
+    if (std::unique_ptr<io::TempFile> staged = writer_.close_staged()) {
+      return {std::nullopt, "", std::move(staged)};
+    }
     return {std::nullopt, fmt::format("{} {} not written: {}", what_, path_, writer_.error())};
   }
 

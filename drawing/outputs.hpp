@@ -16,6 +16,7 @@
 #include "analysis/report.hpp"
 #include "analysis/summary.hpp"
 #include "analysis/trace.hpp"
+#include "io/output.hpp"
 #include "sim/event.hpp"
 #include "sim/kernel.hpp"
 
@@ -41,10 +42,13 @@ struct RunOutcome {
 };
 
 struct OutputDone {
-  // A picture's bytes, for the caller to write with the run's other pictures, whole or not at
-  // all; nullopt for a streamed file, already closed onto its path.
+  // A picture's bytes, for the caller to write with the run's other outputs, whole or not at
+  // all; nullopt for a streamed file.
   std::optional<std::string> content;
   std::string error;  // why nothing was written (a limit passed, a failed write); "" if fine
+  // A streamed file, complete under its temporary name, for the caller to rename with the
+  // run's other outputs (or to discard, if any of them failed).
+  std::unique_ptr<io::TempFile> staged = nullptr;
 };
 
 class RunOutput {

@@ -1207,22 +1207,35 @@ void PerfettoWriter::on_event(const sim::Event& event) {
 }
 
 bool PerfettoWriter::close() {
+  if (state_->closed) return ok();
+  std::unique_ptr<io::TempFile> staged = close_staged();
+  if (!staged) return false;
+  if (!staged->commit()) {
+    state_->error = fmt::format("Perfetto trace: {}", staged->error());
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<io::TempFile> PerfettoWriter::close_staged() {
   State& s = *state_;
-  if (s.closed) return ok();
+  if (s.closed) return nullptr;
   s.closed = true;
-  if (!s.file) return false;
+  if (!s.file) return nullptr;
   s.finish(s.now);
   s.write_trailer();
   if (s.bytes() > s.max_bytes) {
     s.fail_limit();
-    return false;
+    return nullptr;
   }
   s.flush_buffer();
-  if (!s.file) return false;
-  const bool committed = s.file->commit();
-  if (!committed) s.error = fmt::format("Perfetto trace: {}", s.file->error());
-  s.file.reset();
-  return committed;
+  if (!s.file) return nullptr;
+  if (!s.file->finish()) {
+    s.error = fmt::format("Perfetto trace: {}", s.file->error());
+    s.file.reset();
+    return nullptr;
+  }
+  return std::move(s.file);
 }
 
 bool PerfettoWriter::ok() const {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "analysis/trace.hpp"
+#include "io/output.hpp"
 #include "sim/event.hpp"
 
 namespace electsim::drawing {
@@ -38,6 +39,9 @@ class PerfettoWriter : public sim::Observer {
   // writes the closing metadata, flushes and renames. False (and error() says why) if anything
   // failed; the file is then absent.
   bool close();
+  // The same without the rename: the complete file under its temporary name, for the caller to
+  // commit with a run's other outputs. Null (and error() says why) if anything failed.
+  std::unique_ptr<io::TempFile> close_staged();
 
   bool ok() const;
   const std::string& error() const;

@@ -20,8 +20,10 @@ namespace electsim::io {
 namespace {
 
 // The temporaries alive now, for the signal handler: fixed storage, so the handler reads it
-// without allocating. A slot is claimed under the mutex and published by `live`.
-constexpr int kSlots = 128;
+// without allocating. A slot is claimed under the mutex and published by `live`. Enough for
+// every output of `electsim run --all-variants` (64 variants, five outputs each) held until the
+// last run ends.
+constexpr int kSlots = 384;
 constexpr std::size_t kPathMax = 4096;
 struct Slot {
   std::atomic<bool> live{false};
@@ -106,7 +108,8 @@ TempFile::~TempFile() {
   discard();
 }
 
-bool TempFile::commit() {
+bool TempFile::finish() {
+  if (finished_) return true;
   if (file_ == nullptr) {
     if (error_.empty()) error_ = fmt::format("cannot write {}", final_path_);
     discard();
@@ -122,6 +125,12 @@ bool TempFile::commit() {
     discard();
     return false;
   }
+  finished_ = true;
+  return true;
+}
+
+bool TempFile::commit() {
+  if (!finish()) return false;
   if (std::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
     error_ =
         fmt::format("cannot rename {} to {}: {}", temp_path_, final_path_, std::strerror(errno));
@@ -131,6 +140,7 @@ bool TempFile::commit() {
   release_slot(slot_);
   slot_ = -1;
   temp_path_.clear();
+  finished_ = false;
   return true;
 }
 
@@ -143,28 +153,60 @@ void TempFile::discard() {
     std::remove(temp_path_.c_str());
     temp_path_.clear();
   }
+  finished_ = false;
   release_slot(slot_);
   slot_ = -1;
 }
 
+std::unique_ptr<TempFile> stage_file(const OutputFile& file, std::string& error) {
+  auto t = std::make_unique<TempFile>(file.path);
+  if (t->file() == nullptr) {
+    error = t->error();
+    return nullptr;
+  }
+  if (std::fwrite(file.content.data(), 1, file.content.size(), t->file()) != file.content.size()) {
+    error = fmt::format("cannot write {}: {}", file.path, std::strerror(errno));
+    return nullptr;
+  }
+  if (!t->finish()) {
+    error = t->error();
+    return nullptr;
+  }
+  return t;
+}
+
+std::optional<std::string> commit_all(StagedFiles& files) {
+  for (auto& t : files) {
+    if (t && !t->commit()) {
+      std::string error = t->error();
+      files.clear();  // the rest are removed
+      return error;
+    }
+  }
+  files.clear();
+  return std::nullopt;
+}
+
+std::optional<std::string> unwritable_output(const std::string& path) {
+  if (path.empty()) return std::string("an empty path");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return fmt::format("cannot write {}: it is a directory", path);
+  }
+  TempFile probe(path);
+  if (probe.file() == nullptr) return probe.error();
+  return std::nullopt;  // the probe removes itself
+}
+
 std::optional<std::string> write_files_whole(const std::vector<OutputFile>& files) {
-  std::vector<std::unique_ptr<TempFile>> temps;
+  StagedFiles temps;
   for (const OutputFile& f : files) {
-    temps.push_back(std::make_unique<TempFile>(f.path));
-    TempFile& t = *temps.back();
-    if (t.file() == nullptr) return t.error();
-    if (std::fwrite(f.content.data(), 1, f.content.size(), t.file()) != f.content.size()) {
-      return fmt::format("cannot write {}: {}", f.path, std::strerror(errno));
-    }
-    if (std::fflush(t.file()) != 0) {
-      return fmt::format("cannot write {}: {}", f.path, std::strerror(errno));
-    }
+    std::string error;
+    temps.push_back(stage_file(f, error));
+    if (!temps.back()) return error;
   }
   // Every file is complete on disk; only the renames remain.
-  for (auto& t : temps) {
-    if (!t->commit()) return t->error();
-  }
-  return std::nullopt;
+  return commit_all(temps);
 }
 
 void install_signal_cleanup() {

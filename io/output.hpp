@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,10 +24,16 @@ class TempFile {
   ~TempFile();
 
   std::FILE* file() const { return file_; }
+  const std::string& final_path() const { return final_path_; }
   const std::string& temp_path() const { return temp_path_; }
   const std::string& error() const { return error_; }
 
-  // Flushes, closes and renames onto the destination; false (temporary removed) on any failure.
+  // Flushes and closes the temporary, which stays on disk under its temporary name until
+  // commit() or discard(): several outputs can be made complete first and renamed together.
+  // False (temporary removed) on any failure.
+  bool finish();
+  // Finishes (if not done yet) and renames onto the destination; false (temporary removed) on
+  // any failure.
   bool commit();
   // Closes and removes the temporary (also what the destructor does).
   void discard();
@@ -35,6 +42,7 @@ class TempFile {
   std::string final_path_;
   std::string temp_path_;
   std::FILE* file_ = nullptr;
+  bool finished_ = false;
   int slot_ = -1;  // in the registry the signal handler cleans up
   std::string error_;
 };
@@ -43,6 +51,22 @@ struct OutputFile {
   std::string path;
   std::string content;
 };
+
+// Files complete on disk under their temporary names, waiting to be renamed together.
+using StagedFiles = std::vector<std::unique_ptr<TempFile>>;
+
+// Writes `file` to a finished temporary beside its destination (not yet renamed); on failure
+// returns null and sets `error`.
+std::unique_ptr<TempFile> stage_file(const OutputFile& file, std::string& error);
+
+// Renames every staged file onto its destination, in order; on the first failure the rest are
+// removed and the message says which file failed and why.
+std::optional<std::string> commit_all(StagedFiles& files);
+
+// A problem when `path` cannot be written as an output: its folder is missing or not writable
+// (found by creating and removing a temporary there, as the real write will), or it names a
+// folder. Checked before a run so that a run never ends unable to write what it made.
+std::optional<std::string> unwritable_output(const std::string& path);
 
 // Writes every file, or none: each goes to its own temporary, and the renames happen only once
 // all are written. On failure the temporaries are removed and the message says which file failed

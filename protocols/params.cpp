@@ -692,11 +692,22 @@ std::string ParamReader::choice(std::string_view name) {
   return {};
 }
 
+std::string name_length_problem(std::string_view text) {
+  if (text.size() <= kMaxNameBytes) return {};
+  return fmt::format("a text of {} bytes", text.size());
+}
+
 std::string ParamReader::text(std::string_view name) {
   json storage;
   const json* v = value_or_default(name, storage);
   if (v == nullptr) return {};
-  if (v->is_string()) return v->get<std::string>();
+  if (v->is_string()) {
+    if (std::string found = name_length_problem(v->get_ref<const std::string&>()); !found.empty()) {
+      add_problem(problems_, pointer_of(name), kNameLengthExpected, found);
+      return {};
+    }
+    return v->get<std::string>();
+  }
   add_problem(problems_, pointer_of(name), expected_of(spec(name)), json_excerpt(*v));
   return {};
 }

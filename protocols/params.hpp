@@ -110,6 +110,16 @@ class ParamReader {
 // is tuned that fine.
 inline constexpr sim::Duration kShortestTimer = std::chrono::milliseconds(1);
 
+// The longest name or key a scenario may give (its name, a variant's, a store key or prefix), in
+// bytes. Each is written into trace lines, escaped (at most 6 bytes per byte); three of them fit
+// a trace line with room to spare, so whatever electsim writes, `electsim check` reads.
+inline constexpr std::size_t kMaxNameBytes = 1024;
+// What a scenario is told when a name or key is longer: "" when `text` is within the bound.
+std::string name_length_problem(std::string_view text);
+inline constexpr const char* kNameLengthExpected =
+    "a name or key of at most 1024 bytes (the limit on names and keys, which keeps every trace "
+    "line within what `electsim check` reads)";
+
 inline constexpr sim::Duration kLongestDuration = std::chrono::hours(24 * 365 * 10);
 
 std::optional<sim::Duration> read_duration(const nlohmann::json& value, const std::string& pointer,

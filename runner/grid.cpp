@@ -90,10 +90,32 @@ std::optional<Decimal> parse_decimal(std::string_view text) {
   return d;
 }
 
-std::int64_t rescale(const Decimal& d, int decimals) {
+// `d` in units of 10^-decimals, or nullopt when that does not fit 64 bits (as 15 digits
+// written with 14 decimals would not).
+std::optional<std::int64_t> rescale(const Decimal& d, int decimals) {
   std::int64_t v = d.scaled;
-  for (int i = d.decimals; i < decimals; ++i) v *= 10;
+  for (int i = d.decimals; i < decimals; ++i) {
+    if (__builtin_mul_overflow(v, 10, &v)) return std::nullopt;
+  }
   return v;
+}
+
+// How many values "from..to:step" holds (from <= to, step > 0), computed before any is made:
+// nullopt when it passes `room`. The difference is taken in unsigned 64 bits, where it is exact
+// for any two int64 values.
+std::optional<std::uint64_t> range_count(std::int64_t from, std::int64_t to, std::int64_t step,
+                                         std::uint64_t room) {
+  const std::uint64_t span = static_cast<std::uint64_t>(to) - static_cast<std::uint64_t>(from);
+  const std::uint64_t steps = span / static_cast<std::uint64_t>(step);
+  if (steps >= room) return std::nullopt;
+  return steps + 1;
+}
+
+// The i-th value of a range, from + i*step, which lies between from and to and so cannot
+// overflow; computed unsigned so that no intermediate can either.
+std::int64_t range_value(std::int64_t from, std::int64_t step, std::uint64_t i) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(from) +
+                                   i * static_cast<std::uint64_t>(step));
 }
 
 std::string format_decimal(std::int64_t scaled, int decimals) {
@@ -153,17 +175,25 @@ std::string expand_range(std::string_view element, std::vector<std::string>& out
       return fmt::format("range {}: a range of decimals needs a step, such as {}:0.1", shown,
                          shown);
     }
-    const std::int64_t from = rescale(*from_number, decimals);
-    const std::int64_t to = rescale(*to_number, decimals);
-    const std::int64_t by = rescale(step, decimals);
-    if (by <= 0) return fmt::format("range {}: expected a step above 0", shown);
-    if (from > to) return fmt::format("range {}: expected from <= to", shown);
-    if (static_cast<std::uint64_t>((to - from) / by) + out.size() >= kMaxGridValues) {
+    const auto from = rescale(*from_number, decimals);
+    const auto to = rescale(*to_number, decimals);
+    const auto by = rescale(step, decimals);
+    if (!from || !to || !by) {
+      return fmt::format(
+          "range {}: expected numbers that, written with the step's {} decimals, fit 64 bits",
+          shown, decimals);
+    }
+    if (*by <= 0) return fmt::format("range {}: expected a step above 0", shown);
+    if (*from > *to) return fmt::format("range {}: expected from <= to", shown);
+    const auto count = range_count(*from, *to, *by, kMaxGridValues - out.size());
+    if (!count) {
       return fmt::format(
           "range {}: expected at most {} values on an axis (the limit on grid values)", shown,
           kMaxGridValues);
     }
-    for (std::int64_t v = from; v <= to; v += by) out.push_back(format_decimal(v, decimals));
+    for (std::uint64_t i = 0; i < *count; ++i) {
+      out.push_back(format_decimal(range_value(*from, *by, i), decimals));
+    }
     return {};
   }
 
@@ -183,13 +213,17 @@ std::string expand_range(std::string_view element, std::vector<std::string>& out
   }
   if (step->count() <= 0) return fmt::format("range {}: expected a step above 0", shown);
   if (*from_duration > *to_duration) return fmt::format("range {}: expected from <= to", shown);
-  if (static_cast<std::uint64_t>((*to_duration - *from_duration) / *step) + out.size() >=
-      kMaxGridValues) {
+  const auto count = range_count(from_duration->count(), to_duration->count(), step->count(),
+                                 kMaxGridValues - out.size());
+  if (!count) {
     return fmt::format("range {}: expected at most {} values on an axis (the limit on grid values)",
                        shown, kMaxGridValues);
   }
-  for (sim::Duration v = *from_duration; v <= *to_duration; v += *step) {
-    out.push_back(sim::format_duration(v));
+  // By index, never by adding the step to the last value: near the largest duration that sum
+  // would overflow and wrap around below `to`, and the range would never end.
+  for (std::uint64_t i = 0; i < *count; ++i) {
+    out.push_back(
+        sim::format_duration(sim::Duration(range_value(from_duration->count(), step->count(), i))));
   }
   return {};
 }

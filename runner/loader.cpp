@@ -23,12 +23,18 @@
 #include <fmt/format.h>
 
 #include "analysis/expect.hpp"
+#include "analysis/trace.hpp"
 #include "io/input.hpp"
 #include "protocols/registry.hpp"
 #include "runner/loader_detail.hpp"
 #include "sim/fault.hpp"
 
 namespace electsim::runner {
+
+// The header line carries three names or keys (the scenario's, the variant's, the leader key),
+// escaped at most sixfold, beside a few kilobytes of fixed fields.
+static_assert(3 * 6 * protocols::kMaxNameBytes + 16 * 1024 <= analysis::kMaxTraceLine,
+              "every trace line electsim writes is one its reader accepts");
 
 namespace detail {
 
@@ -115,6 +121,9 @@ std::optional<Scenario> Loader::load(const json& document,
   if (const json* name = get(document, "name")) {
     if (auto text = read_string(*name, "/name")) {
       if (text->empty()) problem("/name", "a non-empty name", "\"\"");
+      if (std::string found = protocols::name_length_problem(*text); !found.empty()) {
+        problem("/name", protocols::kNameLengthExpected, found);
+      }
       s.name = *text;
     }
   } else {
@@ -167,6 +176,7 @@ std::optional<Scenario> Loader::load(const json& document,
   database_ = s.services.postgres.has_value() || get(document, "postgres") != nullptr ||
               (running != nullptr && running->uses_database);
   if (s.prepared.leader_key) s.services.store.leader_key = *s.prepared.leader_key;
+  store_keeps_record_ = !s.services.store.leader_key.empty();
   if (const json* faults = get(document, "faults")) s.world.faults = read_faults(*faults);
   if (const json* random = get(document, "random_faults")) {
     s.random_faults = read_random_faults(*random, get(document, "faults"));
@@ -222,38 +232,49 @@ using namespace detail;
 // ---- Duplicate keys -------------------------------------------------------------------------
 
 // nlohmann::json keeps the last of two equal keys without a word; a scenario with two "expect"
-// blocks would silently lose one. The parser callback sees every key, so we find them here.
-class DuplicateKeyFinder {
+// blocks would silently lose one. A SAX pass over the text sees every key, so we find them here.
+// It is a pass of its own, beside a plain parse: nlohmann's parser with a callback scans the
+// whole enclosing array each time an element ends (to drop discarded values), which made a file
+// of 100000 faults take seconds per parse.
+class DuplicateKeyFinder final : public json::json_sax_t {
  public:
   explicit DuplicateKeyFinder(Problems& problems) : problems_(problems) {}
 
-  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        start_element();
-        frames_.push_back(Frame{event == json::parse_event_t::object_start, {}, {}, 0});
-        break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!frames_.empty()) frames_.pop_back();
-        break;
-      case json::parse_event_t::key: {
-        if (frames_.empty() || !parsed.is_string()) break;
-        Frame& top = frames_.back();
-        const auto& key = parsed.get_ref<const std::string&>();
-        top.key = key;
-        if (!top.keys.insert(key).second) {
-          add(problems_, pointer_of_current(), "each key once in an object",
-              json_quoted(key) + " a second time (the later value would win)");
-        }
-        break;
-      }
-      case json::parse_event_t::value:
-        start_element();
-        break;
+  bool null() override { return value(); }
+  bool boolean(bool /*v*/) override { return value(); }
+  bool number_integer(json::number_integer_t /*v*/) override { return value(); }
+  bool number_unsigned(json::number_unsigned_t /*v*/) override { return value(); }
+  bool number_float(json::number_float_t /*v*/, const json::string_t& /*s*/) override {
+    return value();
+  }
+  bool string(json::string_t& /*v*/) override { return value(); }
+  bool binary(json::binary_t& /*v*/) override { return value(); }
+  bool start_object(std::size_t /*elements*/) override {
+    start_element();
+    frames_.push_back(Frame{true, {}, {}, 0});
+    return true;
+  }
+  bool key(json::string_t& key) override {
+    if (frames_.empty()) return true;
+    Frame& top = frames_.back();
+    top.key = key;
+    if (!top.keys.insert(key).second) {
+      add(problems_, pointer_of_current(), "each key once in an object",
+          json_quoted(key) + " a second time (the later value would win)");
     }
     return true;
+  }
+  bool end_object() override { return end(); }
+  bool start_array(std::size_t /*elements*/) override {
+    start_element();
+    frames_.push_back(Frame{false, {}, {}, 0});
+    return true;
+  }
+  bool end_array() override { return end(); }
+  // The plain parse before this pass has reported any syntax error already.
+  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
+                   const json::exception& /*ex*/) override {
+    return false;
   }
 
  private:
@@ -264,6 +285,14 @@ class DuplicateKeyFinder {
     std::size_t elements = 0;  // arrays: elements seen so far
   };
 
+  bool value() {
+    start_element();
+    return true;
+  }
+  bool end() {
+    if (!frames_.empty()) frames_.pop_back();
+    return true;
+  }
   void start_element() {
     if (!frames_.empty() && !frames_.back().object) ++frames_.back().elements;
   }
@@ -473,8 +502,9 @@ LoadResult load_scenario_text(std::string_view text, std::string source,
     return result;
   }
   try {
+    document = json::parse(text.begin(), text.end());
     DuplicateKeyFinder finder(duplicates);
-    document = json::parse(text.begin(), text.end(), std::ref(finder));
+    json::sax_parse(text.begin(), text.end(), &finder);
   } catch (const json::exception& e) {
     LoadResult result;
     result.source = std::move(source);

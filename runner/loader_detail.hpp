@@ -200,6 +200,9 @@ class Loader {
   std::size_t store_members_ = 1;     // known once /store is read
   bool database_ = false;  // the world has the database server: known before faults are read
   bool redis_ = false;     // the world has Redis masters: known before faults are read
+  // The single store keeps a leadership record (the protocol's leader key) that a person can
+  // clear: known before faults are read.
+  bool store_keeps_record_ = false;
   std::size_t redis_masters_ = servers::RedisConfig{}.masters;  // known once /redis is read
   std::optional<sim::Duration> duration_;                       // known once /duration is valid
   std::optional<std::size_t> cluster_size_;  // /nodes if it is a number from 1, even over the limit

@@ -95,6 +95,12 @@ std::optional<std::vector<analysis::Expectation>> Loader::read_variants(
     return selected;
   }
   for (const auto& [name, body] : v.items()) {
+    if (std::string found = protocols::name_length_problem(name); !found.empty()) {
+      // The pointer would carry the whole name; the message names its length instead.
+      problem("/variants", std::string(protocols::kNameLengthExpected) + " as a variant's name",
+              found);
+      continue;
+    }
     const std::string pointer = child("/variants", name);
     if (name.empty()) problem(pointer, "a non-empty variant name", "\"\"");
     if (!check_object(body, pointer, {"description", "set", "expect"}, "a variant")) continue;

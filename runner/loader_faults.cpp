@@ -125,7 +125,22 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
         const bool on_database =
             t->kind == sim::TargetKind::node && t->node == sim::kPostgresEndpoint;
         const bool on_store = t->kind == sim::TargetKind::store && store_members_ <= 1;
-        if (*kind == sim::FaultKind::operator_clear && !on_database && !on_store) {
+        const sim::TargetClasses obeyed_by = sim::fault_info(*kind).obeyed_by;
+        if (*kind != sim::FaultKind::operator_clear && !sim::obeys(*kind, *t)) {
+          // A target outside the kind's set would silently do nothing (sim/fault.hpp).
+          problem(child(pointer, "target"),
+                  fmt::format("a target that a {} fault acts on: {}", json_quoted(kind_name),
+                              sim::target_classes_text(obeyed_by)),
+                  fmt::format("{}, {}, on which {} does nothing", json_excerpt(*target),
+                              sim::target_class_name(sim::target_class(*t)), kind_name));
+        } else if (*kind == sim::FaultKind::operator_clear && on_store && !store_keeps_record_) {
+          problem(child(pointer, "target"),
+                  "a server that keeps a leadership record to clear: \"store\" with a protocol "
+                  "that keeps a leader key in it" +
+                      std::string(database_ ? ", or \"postgres\"" : ""),
+                  fmt::format("{}, where this scenario's protocol keeps no key",
+                              json_excerpt(*target)));
+        } else if (*kind == sim::FaultKind::operator_clear && !on_database && !on_store) {
           problem(child(pointer, "target"),
                   database_ ? "\"postgres\" or \"store\" (the server that keeps the "
                               "leadership record)"

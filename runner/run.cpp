@@ -194,14 +194,27 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       result.errors.push_back(std::move(done.error));
     } else if (done.content) {
       result.pictures.push_back({options.outputs[k].path, std::move(*done.content)});
-    } else {
+    } else if (done.staged) {
       result.streamed.push_back(options.outputs[k].path);
+      result.staged.push_back(std::move(done.staged));
     }
   }
   if (timeline && timeline->overflowed()) {
     result.errors.push_back(drawing::timeline_limit_message(options.timeline_items_max));
   } else if (timeline) {
     result.timeline = timeline->finish(result.report);
+  }
+  // A run that ends in an error writes none of its files, streamed or drawn.
+  if (!result.errors.empty()) {
+    result.staged.clear();
+    result.streamed.clear();
+    result.pictures.clear();
+  } else if (options.commit_streamed) {
+    if (auto error = io::commit_all(result.staged)) {
+      result.errors.push_back(*error);
+      result.streamed.clear();
+      result.pictures.clear();
+    }
   }
   return result;
 }

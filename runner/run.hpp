@@ -29,9 +29,13 @@ struct OutputRequest {
 
 struct RunOptions {
   // The files to write (the trace, the Perfetto trace, the timeline, the replay page, ...).
-  // Streamed ones are written whole or not at all during the run; pictures come back in
+  // Streamed ones are written to temporaries during the run; pictures come back in
   // RunResult::pictures for the caller to write.
   std::vector<OutputRequest> outputs;
+  // True: the streamed files are renamed into place at the end when the run has no error, and
+  // removed when it has one. False: they come back finished but not renamed, in
+  // RunResult::staged, for the caller to commit with the outputs of other runs.
+  bool commit_streamed = true;
   // Adds an output by its flag name ("trace", "svg", "html", "perfetto").
   RunOptions& output(std::string_view flag, std::string path);
   // Runs with this root seed instead of the scenario's. The run is then exactly the one
@@ -60,7 +64,8 @@ struct RunResult {
   std::vector<std::string> errors;            // trace could not be written, event limit hit, ...
   std::optional<drawing::Timeline> timeline;  // with RunOptions::timeline
   std::vector<io::OutputFile> pictures;       // the pictures asked for, to write
-  std::vector<std::string> streamed;          // the streamed files written
+  std::vector<std::string> streamed;          // the streamed files written (or staged)
+  io::StagedFiles staged;                     // with RunOptions::commit_streamed false
   bool ok() const { return errors.empty() && verdict.ok(); }
 };
 

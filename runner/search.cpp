@@ -155,43 +155,47 @@ class Nemesis {
     return json(rng_.below(world_.nodes));
   }
 
-  // The world's servers that a fault of this effect can hit, as groups of one kind of server:
-  // the replicated store's members, Redlock's Redis masters, the database server. A process fault
-  // (crash, pause, isolate) aims at a store member by the role it holds when the fault fires; a
-  // clock fault names a member, so that the healing phase can reset its drift. The single store
-  // takes clock faults only (store_pause is its stall; it does not crash).
-  enum class Hit : std::uint8_t { process, clock };
-  bool store_can_take(Hit hit) const {
-    return world_.store_members > 1 || (world_.store && hit == Hit::clock);
+  // The world's servers that a fault of `kind` can hit, as groups of one kind of server: the
+  // replicated store's members, Redlock's Redis masters, the database server; only those the
+  // fault catalogue says obey the kind (sim/fault.hpp), as the loader would refuse any other. A
+  // process fault (crash, pause, isolate) aims at a store member by the role it holds when the
+  // fault fires; a clock fault names a member, so that the healing phase can reset its drift.
+  // The single store obeys clock faults only (store_pause is its stall; it does not crash).
+  static bool obeyed(FaultKind kind, sim::TargetClasses c) {
+    return (sim::fault_info(kind).obeyed_by & c) != 0;
   }
-  std::size_t server_groups(Hit hit) const {
+  bool store_can_take(FaultKind kind) const {
+    return (world_.store_members > 1 && obeyed(kind, sim::kStoreMember)) ||
+           (world_.store && world_.store_members <= 1 && obeyed(kind, sim::kSingleStore));
+  }
+  std::size_t server_groups(FaultKind kind) const {
     std::size_t n = 0;
-    if (store_can_take(hit)) ++n;
-    if (world_.redis_masters > 0) ++n;
-    if (world_.postgres) ++n;
+    if (store_can_take(kind)) ++n;
+    if (world_.redis_masters > 0 && obeyed(kind, sim::kRedisMaster)) ++n;
+    if (world_.postgres && obeyed(kind, sim::kDatabase)) ++n;
     return n;
   }
-  json server_target(Hit hit) {
-    std::uint64_t group = rng_.below(server_groups(hit));
-    if (store_can_take(hit)) {
+  json server_target(FaultKind kind) {
+    std::uint64_t group = rng_.below(server_groups(kind));
+    if (store_can_take(kind)) {
       if (group == 0) {
         if (world_.store_members <= 1) return "store";
-        if (hit == Hit::clock) return fmt::format("store:{}", rng_.below(world_.store_members));
+        if (sim::fault_info(kind).effect == sim::FaultEffect::clock) {
+          return fmt::format("store:{}", rng_.below(world_.store_members));
+        }
         return rng_.below(2) == 0 ? "store_leader" : "store_follower";
       }
       --group;
     }
-    if (world_.redis_masters > 0) {
+    if (world_.redis_masters > 0 && obeyed(kind, sim::kRedisMaster)) {
       if (group == 0) return fmt::format("redis:{}", rng_.below(world_.redis_masters));
       --group;
     }
     return "postgres";
   }
-  // A node target, or one time in kServerOdds a server's.
-  json process_target() {
-    if (server_groups(Hit::process) > 0 && rng_.below(kServerOdds) == 0) {
-      return server_target(Hit::process);
-    }
+  // A node target, or one time in kServerOdds a server's that obeys `kind`.
+  json process_target(FaultKind kind) {
+    if (server_groups(kind) > 0 && rng_.below(kServerOdds) == 0) return server_target(kind);
     return node_target();
   }
 
@@ -260,19 +264,17 @@ class Nemesis {
       return std::move(g);
     };
     auto clock_target = [&]() -> json {
-      if (server_groups(Hit::clock) > 0 && rng_.below(kServerOdds) == 0) {
-        return server_target(Hit::clock);
-      }
+      if (server_groups(kind) > 0 && rng_.below(kServerOdds) == 0) return server_target(kind);
       return json(rng_.below(world_.nodes));
     };
     switch (kind) {
       case FaultKind::crash:
       case FaultKind::pause:
       case FaultKind::isolate:
-        f["target"] = process_target();
+        f["target"] = process_target(kind);
         return with_duration(std::move(f));
       case FaultKind::disk_stall:
-        f["target"] = world_.store_members > 1 && rng_.below(2) == 0
+        f["target"] = store_can_take(kind) && rng_.below(2) == 0
                           ? json(rng_.below(2) == 0 ? "store_leader" : "store_follower")
                           : node_target();
         return with_duration(std::move(f));
@@ -339,9 +341,10 @@ class Nemesis {
       case FaultKind::operator_clear:
         // A person clears the record the coordinator keeps: the database's row and locks, or
         // the single store's leader key (a replicated store cannot be cleared that way).
-        if (world_.postgres) {
+        if (world_.postgres && obeyed(kind, sim::kDatabase)) {
           f["target"] = "postgres";
-        } else if (world_.store && world_.store_members <= 1) {
+        } else if (world_.store && world_.store_members <= 1 && world_.store_keeps_record &&
+                   store_can_take(kind)) {
           f["target"] = "store";
         } else {
           return nullptr;
@@ -1206,6 +1209,7 @@ SearchWorld search_world(const Scenario& scenario) {
   w.nodes = scenario.world.node_count;
   w.store = scenario.prepared.uses_store;
   w.store_members = w.store ? scenario.services.replication.members : 1;
+  w.store_keeps_record = w.store && !scenario.services.store.leader_key.empty();
   w.redis_masters = scenario.prepared.uses_redis && scenario.services.redis
                         ? scenario.services.redis->masters
                         : 0;

@@ -197,10 +197,11 @@ SearchOutcome run_search(const nlohmann::json& document, const std::string& sour
 // What the nemesis can aim at: the nodes and the servers the protocol depends on.
 struct SearchWorld {
   std::size_t nodes = 0;
-  bool store = false;             // the protocol uses the store
-  std::size_t store_members = 1;  // above 1: a replicated store, "store:0" to "store:N-1"
-  std::size_t redis_masters = 0;  // Redlock's masters, "redis:0" to "redis:N-1"
-  bool postgres = false;          // the database server, "postgres"
+  bool store = false;               // the protocol uses the store
+  std::size_t store_members = 1;    // above 1: a replicated store, "store:0" to "store:N-1"
+  std::size_t redis_masters = 0;    // Redlock's masters, "redis:0" to "redis:N-1"
+  bool postgres = false;            // the database server, "postgres"
+  bool store_keeps_record = false;  // the single store holds a leader key operator_clear clears
 };
 SearchWorld search_world(const Scenario& scenario);
 

@@ -12,6 +12,7 @@
 #include <exception>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -106,8 +107,14 @@ std::string override_text(const Override& o) {
 // ---- Definition ----------------------------------------------------------------------------
 
 std::uint64_t SweepDefinition::point_count() const {
+  // Saturates instead of wrapping: eight axes of 10000 values are 10^32 points, which must be
+  // refused by the limit on runs, never wrap to a small count that would pass it.
   std::uint64_t n = 1;
-  for (const GridAxis& a : axes) n *= a.values.size();
+  for (const GridAxis& a : axes) {
+    if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(a.values.size()), &n)) {
+      return std::numeric_limits<std::uint64_t>::max();
+    }
+  }
   return n;
 }
 

@@ -1,6 +1,9 @@
 // The fault catalogue (sim/fault.hpp): every fault kind's keys, effect and meaning in one table.
 #include "sim/fault.hpp"
 
+#include <string>
+#include <vector>
+
 #include "sim/assert.hpp"
 
 namespace electsim::sim {
@@ -12,49 +15,73 @@ using N = FaultNeed;
 using E = FaultEffect;
 
 // In FaultKind's order. Columns: kind, name, label, target, store_target, duration, keys, effect,
-// takes_leader_away, meaning.
+// takes_leader_away, meaning, obeyed_by. Who obeys what, from what each process does with it:
+// step_down is handled by election nodes only, campaign by store members too (etcd's MsgHup), and
+// stop by any process (the kernel shuts it down once it has released); a disk stall delays only
+// processes that reply after a durable write (election nodes and store members; the database and
+// Redis reply first and write after); a person clears the record that the single store or the
+// database keeps.
 // clang-format off
 constexpr FaultKindInfo kCatalogue[] = {
   {K::crash, "crash", "crash", N::required, false, N::optional, {}, E::process, true,
-   "the target crashes: volatile state lost; with a duration it restarts after it"},
+   "the target crashes: volatile state lost; with a duration it restarts after it",
+   kAnyProcess},
   {K::restart, "restart", "restart", N::required, false, N::no, {}, E::process, false,
-   "a crashed target comes back with its durable state"},
+   "a crashed target comes back with its durable state",
+   kAnyProcess},
   {K::pause, "pause", "pause", N::required, false, N::required, {}, E::process, true,
-   "a GC or VM stall: nothing runs for the duration, the clock keeps running"},
+   "a GC or VM stall: nothing runs for the duration, the clock keeps running",
+   kAnyProcess},
   {K::partition, "partition", "partition", N::no, false, N::optional, {"groups"}, E::links, false,
-   "endpoints in different groups cannot talk; with a duration it heals after it"},
+   "endpoints in different groups cannot talk; with a duration it heals after it",
+   0},
   {K::cut, "cut", "cut", N::no, false, N::optional, {"from", "to"}, E::links, false,
-   "one way: `from` cannot reach `to`; with a duration it heals after it"},
+   "one way: `from` cannot reach `to`; with a duration it heals after it",
+   0},
   {K::isolate, "isolate", "isolate", N::required, false, N::optional, {}, E::links, true,
-   "the target reaches nobody, servers included; with a duration it heals after it"},
+   "the target reaches nobody, servers included; with a duration it heals after it",
+   kAnyProcess},
   {K::heal, "heal", "heal", N::no, false, N::no, {}, E::links, false,
-   "every partition, cut and isolation ends"},
+   "every partition, cut and isolation ends",
+   0},
   {K::loss, "loss", "loss", N::no, false, N::required, {"probability"}, E::window, false,
-   "extra message loss for the duration"},
+   "extra message loss for the duration",
+   0},
   {K::duplicate, "duplicate", "duplicate", N::no, false, N::required, {"probability"}, E::window,
-   false, "extra message duplication for the duration"},
+   false, "extra message duplication for the duration",
+   0},
   {K::latency_spike, "latency_spike", "latency spike", N::no, false, N::required, {"extra"},
-   E::window, false, "extra latency, drawn per message, for the duration"},
+   E::window, false, "extra latency, drawn per message, for the duration",
+   0},
   {K::clock_offset, "clock_offset", "clock offset", N::required, true, N::no, {"offset"}, E::clock,
-   false, "the target's clock jumps to read true time plus the offset"},
+   false, "the target's clock jumps to read true time plus the offset",
+   kAnyProcess | kSingleStore},
   {K::clock_drift, "clock_drift", "clock drift", N::required, true, N::no, {"drift_ppm"}, E::clock,
-   false, "the target's clock runs at a new rate"},
+   false, "the target's clock runs at a new rate",
+   kAnyProcess | kSingleStore},
   {K::clock_step, "clock_step", "clock step", N::required, true, N::no, {"by"}, E::clock, false,
-   "the target's clock jumps by a signed amount (an NTP step)"},
+   "the target's clock jumps by a signed amount (an NTP step)",
+   kAnyProcess | kSingleStore},
   {K::store_pause, "store_pause", "store pause", N::no, false, N::required, {}, E::server, false,
-   "the store stalls for the duration; requests are answered late"},
+   "the store stalls for the duration; requests are answered late",
+   0},
   {K::step_down, "step_down", "step down", N::required, false, N::no, {}, E::command, true,
-   "the target gives up leadership (a voluntary release)"},
+   "the target gives up leadership (a voluntary release)",
+   kElectionNode},
   {K::stop, "stop", "stop", N::required, false, N::no, {}, E::command, true,
-   "the target releases and shuts down gracefully; restart brings it back"},
+   "the target releases and shuts down gracefully; restart brings it back",
+   kAnyProcess},
   {K::disk_stall, "disk_stall", "disk stall", N::required, false, N::required, {}, E::process,
-   false, "the target's disk finishes no fsync until the duration has passed"},
+   false, "the target's disk finishes no fsync until the duration has passed",
+   kElectionNode | kStoreMember},
   {K::campaign, "campaign", "campaign", N::required, false, N::no, {}, E::command, false,
-   "the target starts an election now, as if its timer had fired (etcd's MsgHup)"},
+   "the target starts an election now, as if its timer had fired (etcd's MsgHup)",
+   kElectionNode | kStoreMember},
   {K::operator_clear, "operator_clear", "operator clear", N::required, true, N::no, {},
    E::command, false,
    "a person clears the leadership record on the target server: \"postgres\" (the flag row set "
-   "to NULL, or the lock holder's backend terminated) or \"store\" (the leader key deleted)"},
+   "to NULL, or the lock holder's backend terminated) or \"store\" (the leader key deleted)",
+   kSingleStore | kDatabase},
 };
 // clang-format on
 static_assert(std::size(kCatalogue) == kFaultKindCount, "one catalogue row per fault kind");
@@ -77,6 +104,65 @@ const FaultKindInfo& fault_info(FaultKind kind) {
 
 std::span<const FaultKindInfo> fault_catalogue() {
   return kCatalogue;
+}
+
+TargetClasses target_class(const Target& target) {
+  switch (target.kind) {
+    case TargetKind::none:
+      return 0;
+    case TargetKind::leader:
+    case TargetKind::follower:
+    case TargetKind::random:
+      return kElectionNode;
+    case TargetKind::store:
+      return kSingleStore;
+    case TargetKind::group_leader:
+    case TargetKind::group_follower:
+      return kStoreMember;
+    case TargetKind::node:
+      if (target.node >= 0) return kElectionNode;
+      if (target.node == kPostgresEndpoint) return kDatabase;
+      if (redis_master_of(target.node) >= 0) return kRedisMaster;
+      if (store_member_of(target.node) >= 0) return kStoreMember;
+      return 0;
+  }
+  return 0;
+}
+
+const char* target_class_name(TargetClasses one_class) {
+  switch (one_class) {
+    case kElectionNode:
+      return "an election node";
+    case kSingleStore:
+      return "the single store";
+    case kStoreMember:
+      return "a store member";
+    case kRedisMaster:
+      return "a Redis master";
+    case kDatabase:
+      return "the database";
+    default:
+      return "no target";
+  }
+}
+
+std::string target_classes_text(TargetClasses set) {
+  std::vector<std::string> names;
+  for (const TargetClasses c :
+       {kElectionNode, kSingleStore, kStoreMember, kRedisMaster, kDatabase}) {
+    if ((set & c) != 0) names.emplace_back(target_class_name(c));
+  }
+  if (names.empty()) return "no target";
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+bool obeys(FaultKind kind, const Target& target) {
+  return (fault_info(kind).obeyed_by & target_class(target)) != 0;
 }
 
 const char* fault_kind_name(FaultKind kind) {

@@ -52,6 +52,20 @@ enum class FaultEffect : std::uint8_t {
   clock,    // a clock's offset, drift or steps
   server,   // a server's own fault: the store's pause
 };
+// The kinds of target a fault may name, as bits of a set: which ones a fault kind obeys is a
+// column of the catalogue. A fault aimed at a target outside its kind's set would do nothing, so
+// the loader refuses it and the search's nemesis never draws it.
+enum TargetClass : std::uint8_t {
+  kElectionNode = 1 << 0,  // a node id, "leader", "follower", "random"
+  kSingleStore = 1 << 1,   // "store": the single store (or the store's own clock)
+  kStoreMember = 1 << 2,   // a replicated store's member: "store:K", "store_leader", ...
+  kRedisMaster = 1 << 3,   // "redis:K"
+  kDatabase = 1 << 4,      // "postgres"
+};
+using TargetClasses = std::uint8_t;
+inline constexpr TargetClasses kAnyProcess =
+    kElectionNode | kStoreMember | kRedisMaster | kDatabase;
+
 struct FaultKindInfo {
   FaultKind kind;
   const char* name;   // in scenario files and traces
@@ -61,8 +75,9 @@ struct FaultKindInfo {
   FaultNeed duration;
   std::array<const char*, 2> keys;  // kind-specific keys, each required; nullptr: none
   FaultEffect effect;
-  bool takes_leader_away;  // when it hits the leader, a failover is measured from it
-  const char* meaning;     // one line for `electsim list faults`
+  bool takes_leader_away;   // when it hits the leader, a failover is measured from it
+  const char* meaning;      // one line for `electsim list faults`
+  TargetClasses obeyed_by;  // the targets it acts on (0 for a kind without a target)
 };
 const FaultKindInfo& fault_info(FaultKind kind);
 std::span<const FaultKindInfo> fault_catalogue();
@@ -84,6 +99,15 @@ struct Target {
   NodeId node = kNoNode;  // kind == node
   std::string group;      // kind == group_leader, group_follower
 };
+
+// The class of a target, from what it names; 0 for none.
+TargetClasses target_class(const Target& target);
+// "an election node", "the single store", "a store member", "a Redis master", "the database".
+const char* target_class_name(TargetClasses one_class);
+// The classes in `set`, named and joined: "an election node or a store member".
+std::string target_classes_text(TargetClasses set);
+// Whether a fault of `kind` acts on `target`.
+bool obeys(FaultKind kind, const Target& target);
 
 struct FaultSpec {
   Time at;

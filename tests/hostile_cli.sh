@@ -68,6 +68,25 @@ expect 2 'range 1s..87601h:1h: expected at most 10000 values' -- \
 expect 2 'the limit on runs per sweep' -- \
   "$electsim" sweep "$sweep_file" --seeds 1..100000001 -q
 
+# ---- Grids and fault lists: work in proportion to the input. A range is counted before any value
+# is made, and stepped by index (a step added to the last value near the largest duration would
+# overflow and never pass the end); a large fault list validates in linear time.
+expect 2 'at /protocol/ttl' -- \
+  "$electsim" sweep "$sweep_file" --grid protocol.ttl=0s..2562047h:1500000h --seeds 1 -q
+expect 2 'range 1s..2562047h:1ns: expected at most 10000 values on an axis (the limit on grid values)' -- \
+  "$electsim" sweep "$sweep_file" --grid protocol.ttl=1s..2562047h:1ns --seeds 1 -q
+expect 2 'range 0..999999999999999:0.00000000000001: expected numbers that, written with the step'"'"'s 14 decimals, fit 64 bits' -- \
+  "$electsim" sweep "$sweep_file" --grid protocol.ttl=0..999999999999999:0.00000000000001 --seeds 1 -q
+expect 2 'the limit on runs per sweep' -- "$electsim" sweep "$sweep_file" --seeds 1 -q \
+  --grid protocol.ttl=1s..10000s:1s --grid nodes=1..9999 --grid seed=1..9999 \
+  --grid duration=1s..10000s:1s --grid network.latency=1ms..10000ms:1ms
+variant_of many-faults '
+d["faults"] = [{"at": f"{1 + i % 25}s", "kind": "pause", "target": i % 5, "duration": "1ms"}
+               for i in range(100000)]
+d["variants"] = {f"v{k}": {"set": {"seed": k}} for k in range(10)}'
+expect 0 'many-faults.json: ok (lease, 5 nodes, 100000 faults, 10 variants)' -- \
+  timeout 20 "$electsim" validate many-faults.json
+
 # ---- Nesting: deep JSON is an error with a position, not a stack overflow.
 /usr/bin/python3 -c 'print("[" * 300000 + "]" * 300000)' >deep.json
 expect 2 'nest deeper than 100 levels' -- "$electsim" run deep.json
@@ -93,7 +112,72 @@ cp "$flagship" input.json
 expect 2 'the output input.json is also an input' -- "$electsim" run input.json --trace input.json
 expect 2 'two outputs name the same file' -- "$electsim" run input.json --svg x.svg --html ./x.svg
 expect 2 'is also an input' -- "$electsim" sweep input.json --seeds 1 --plot input.json -q
-expect 2 'cannot write' -- "$electsim" run input.json --trace no-such-dir/t.jsonl
+expect 2 'electsim run: --trace no-such-dir/t.jsonl: cannot write no-such-dir/t.jsonl: No such file or directory; nothing was run' -- \
+  "$electsim" run input.json --trace no-such-dir/t.jsonl
+# Every output is checked before the run and written only when the whole run succeeds: a run
+# that refuses one output at its end (--history needs a replicated store) writes none of them.
+absent() {  # DESCRIPTION FILE...: none of the files exists
+  local what=$1 left=()
+  shift
+  for f in "$@"; do [[ -e $f ]] && left+=("$f"); done
+  if [[ ${#left[@]} -eq 0 ]]; then
+    passed=$((passed + 1))
+    echo "ok - $what"
+  else
+    failed=$((failed + 1))
+    echo "not ok - $what: left ${left[*]}"
+  fi
+}
+expect 2 'a history of operations needs a replicated store' -- "$electsim" run input.json \
+  --trace all.jsonl --svg all.svg --html all.html --perfetto all.json --history all.hist
+expect 2 'no output written (the run ended in an error)' -- "$electsim" run input.json \
+  --trace all.jsonl --svg all.svg --html all.html --perfetto all.json --history all.hist
+absent "a run refusing --history at its end writes no other output" \
+  all.jsonl all.svg all.html all.json all.hist
+mkdir -p a-folder
+expect 2 'electsim run: --svg a-folder: cannot write a-folder: it is a directory; nothing was run' -- \
+  "$electsim" run input.json --trace before.jsonl --svg a-folder
+touch not-a-folder
+expect 2 'electsim run: --perfetto not-a-folder/p.json: cannot write not-a-folder/p.json: Not a directory' -- \
+  "$electsim" run input.json --perfetto not-a-folder/p.json
+mkdir -p read-only && chmod a-w read-only
+if [[ -w read-only ]]; then  # root writes anywhere: nothing to test
+  passed=$((passed + 1))
+  echo "ok - (skipped: a read-only folder is writable to this user)"
+else
+  expect 2 'electsim run: --trace read-only/t.jsonl: cannot write read-only/t.jsonl: Permission denied; nothing was run' -- \
+    "$electsim" run input.json --trace read-only/t.jsonl
+fi
+chmod u+w read-only
+# With --all-variants each variant's files get its name; those names must not clash either.
+expect 2 'two outputs name the same file x-no-fencing.jsonl' -- "$electsim" run input.json \
+  --all-variants --trace x.jsonl --svg x-no-fencing.jsonl
+absent "a refused run writes nothing before it starts" before.jsonl x.jsonl x-no-fencing.jsonl
+expect 0 'wrote ok-careless.jsonl' -- "$electsim" run input.json --all-variants --trace ok.jsonl
+expect 1 'trace hash' -- "$electsim" check ok-careless.jsonl  # 1: the careless variant's split-brain
+
+# Whatever electsim writes, `check` reads back: names and keys are bounded where they are read,
+# so no trace line can pass the reader's limit.
+variant_of long-key 'd["protocol"]["key"] = "k" * 70000'
+expect 2 'long-key.json: at /protocol/key: expected a name or key of at most 1024 bytes (the limit on names and keys, which keeps every trace line within what `electsim check` reads), found a text of 70000 bytes' -- \
+  "$electsim" validate long-key.json
+expect 2 'at /protocol/key: expected a name or key of at most 1024 bytes' -- \
+  "$electsim" run long-key.json --trace long-key.jsonl
+variant_of long-name 'd["name"] = "n" * 70000'
+expect 2 'long-name.json: at /name: expected a name or key of at most 1024 bytes' -- \
+  "$electsim" validate long-name.json
+variant_of long-variant 'd["variants"]["v" * 70000] = {"set": {}}'
+expect 2 'at /variants: expected a name or key of at most 1024 bytes (the limit on names and keys, which keeps every trace line within what `electsim check` reads) as a variant'"'"'s name, found a text of 70000 bytes' -- \
+  "$electsim" validate long-variant.json
+expect 2 'at /protocol/key: expected a name or key of at most 1024 bytes' -- \
+  "$electsim" run input.json --set "protocol.key=$(printf 'k%.0s' $(seq 1025))"
+# The longest names allowed, each byte escaped sixfold, still make lines `check` reads.
+variant_of longest 'd["name"] = "\x01" * 1024; d["protocol"]["key"] = "\x02" * 1024
+d["variants"] = {"\x03" * 1024: {"set": {}}}'
+expect 0 'trace hash' -- "$electsim" run longest.json --trace longest.jsonl \
+  --variant "$(/usr/bin/python3 -c 'print("\x03" * 1024, end="")')"
+expect 1 'trace hash' -- "$electsim" check longest.jsonl  # 1: the flagship's split-brain
+
 mkfifo fifo.json
 (cat "$flagship" >fifo.json &)
 expect 0 'fifo.json: ok (lease' -- "$electsim" validate fifo.json
@@ -222,6 +306,29 @@ variant_of loose-search 'd["search"] = {"intensity": {"loss": "+0.5"}}'
 expect 2 'loose-search.json: at /search/intensity: expected loss: a probability from 0.05 to 1 written as a plain decimal' -- \
   "$electsim" search loose-search.json -q
 
+# ---- A fault kind acts only on the targets that obey it; any other target is exit 2 naming the
+# kind and the target, never a fault that silently does nothing.
+variant_of step-down-member 'd["store"] = {"members": 3}
+d["faults"].append({"at": "1s", "kind": "step_down", "target": "store:1"})'
+expect 2 'step-down-member.json: at /faults/1/target: expected a target that a "step_down" fault acts on: an election node, found "store:1", a store member, on which step_down does nothing' -- \
+  "$electsim" validate step-down-member.json
+variant_of campaign-redis 'd["redis"] = {"masters": 3}
+d["faults"].append({"at": "1s", "kind": "campaign", "target": "redis:1"})'
+expect 2 'at /faults/1/target: expected a target that a "campaign" fault acts on: an election node or a store member, found "redis:1", a Redis master, on which campaign does nothing' -- \
+  "$electsim" validate campaign-redis.json
+variant_of stall-database 'd["postgres"] = {}
+d["faults"].append({"at": "1s", "kind": "disk_stall", "target": "postgres", "duration": "1s"})'
+expect 2 'at /faults/1/target: expected a target that a "disk_stall" fault acts on: an election node or a store member, found "postgres", the database, on which disk_stall does nothing' -- \
+  "$electsim" validate stall-database.json
+variant_of clear-raft 'd["protocol"] = {"name": "raft"}
+d["faults"] = [{"at": "1s", "kind": "operator_clear", "target": "store"}]'
+expect 2 'at /faults/0/target: expected a server that keeps a leadership record to clear: "store" with a protocol that keeps a leader key in it, found "store", where this scenario'"'"'s protocol keeps no key' -- \
+  "$electsim" validate clear-raft.json
+variant_of random-step-down 'd["store"] = {"members": 3}
+d["random_faults"] = [{"every": "5s", "kind": "step_down", "target": "store_leader"}]'
+expect 2 'at /random_faults/0/target: expected a target that a "step_down" fault acts on: an election node' -- \
+  "$electsim" validate random-step-down.json
+
 # ---- Server timers have the protocols' lower bound; a derived default is checked as a given
 # value would be; a key that would change nothing is refused.
 for key in expiry_scan_interval election_timeout heartbeat_interval request_timeout min_ttl; do
@@ -250,6 +357,51 @@ expect 2 'at /store/check_quorum_lease: expected one of the keys of the store se
 variant_of lease-without-cq 'd["protocol"] = {"name": "raft", "check_quorum_lease": "400ms"}; d["faults"] = []'
 expect 2 'at /protocol/check_quorum_lease: expected no check_quorum_lease without "check_quorum": true' -- \
   "$electsim" validate lease-without-cq.json
+
+# ---- Traces: server, member and client events are checked against the header's world as
+# strictly as node events; each refusal names the line and what was expected.
+regressions="$source_dir/fuzz/regressions/trace"
+expect 2 'line 3: a server_role event, but the header names no replicated store (expected "store_members" from 2 to 7 in the header)' -- \
+  "$electsim" check "$regressions/member-event-without-store-members.jsonl"
+expect 2 'line 3: field "node": expected "store" (the header names no replicated store: no "store_members"), found "store:2"' -- \
+  "$electsim" check "$regressions/member-crash-without-store-members.jsonl"
+expect 2 'line 3: field "member": expected a store member of the header'"'"'s 3 ("store" or "store:1" to "store:2"), found "store:5"' -- \
+  "$electsim" check "$regressions/client-failover-to-missing-member.jsonl"
+expect 2 'line 3: field "op": expected an operation of the database ("try_advisory_lock",' -- \
+  "$electsim" check "$regressions/server-request-unknown-op.jsonl"
+expect 2 'line 4: server store:2 crashes while it is down' -- \
+  "$electsim" check "$regressions/server-crashes-while-down.jsonl"
+# The same damage done to real traces: each real trace is read whole first.
+damage() {  # TRACE OUT PYTHON: rewrites the lines of TRACE (a list of dicts `lines`) into OUT
+  /usr/bin/python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+exec(sys.argv[3])
+with open(sys.argv[2], "w") as out:
+    for l in lines:
+        out.write(json.dumps(l, separators=(",", ":")) + "\n")
+PY
+}
+"$electsim" run "$source_dir/scenarios/store-quorum-loss.json" --trace members.jsonl >/dev/null 2>&1
+"$electsim" run "$source_dir/scenarios/redlock-gc-pause.json" --trace redlock.jsonl >/dev/null 2>&1
+expect 0 'trace hash' -- "$electsim" check members.jsonl
+expect 1 'trace hash' -- "$electsim" check redlock.jsonl  # 1: its split-brain and overwrite
+damage members.jsonl no-members.jsonl 'del lines[0]["store_members"]'
+expect 2 'but the header names no replicated store' -- "$electsim" check no-members.jsonl
+damage members.jsonl far-member.jsonl '
+i = next(i for i, l in enumerate(lines) if l.get("ev") == "client_failover")
+lines[i]["member"] = "store:6"'
+expect 2 'field "member": expected a store member of the header'"'"'s 3 ("store" or "store:1" to "store:2"), found "store:6"' -- \
+  "$electsim" check far-member.jsonl
+damage redlock.jsonl bad-op.jsonl '
+i = next(i for i, l in enumerate(lines) if l.get("ev") == "server_request")
+lines[i]["op"] = "flushall"'
+expect 2 'field "op": expected an operation of a Redis master ("set_nx_px", "release", "extend", "incr"), found "flushall"' -- \
+  "$electsim" check bad-op.jsonl
+damage members.jsonl twice-down.jsonl '
+i = next(i for i, l in enumerate(lines) if l.get("ev") == "crash" and isinstance(l["node"], str))
+lines.insert(i + 1, dict(lines[i]))'
+expect 2 'crashes while it is down' -- "$electsim" check twice-down.jsonl
 
 # ---- Outputs: a full disk is an error, never success with the output cut short.
 expect 2 'cannot write to standard output' -- sh -c "\"$electsim\" run --json >/dev/full"

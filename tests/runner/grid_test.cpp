@@ -49,6 +49,16 @@ TEST_CASE("grid: lists and ranges expand to the values a user means") {
            "clocks.default.offset",
            {"-1s", "0s", "1s"},
            runner::AxisKind::duration},
+          // Near the largest duration: stepping from the last value would overflow and wrap
+          // below the end, and the range would never end.
+          {"protocol.ttl=0s..2562047h:1500000h",
+           "protocol.ttl",
+           {"0s", "1500000h"},
+           runner::AxisKind::duration},
+          {"nodes=-922337203685477..922337203685477:922337203685477",
+           "nodes",
+           {"-922337203685477", "0", "922337203685477"},
+           runner::AxisKind::number},
       }));
   INFO(text);
   const auto parsed = runner::parse_grid_axis(text);
@@ -79,6 +89,8 @@ TEST_CASE("grid: malformed axes are refused with what was expected") {
       {"network.loss=0.1..0.5", "needs a step"},
       {"nodes=a..b:1", "two durations"},
       {"protocol.ttl=1ns..1s:1ns", "the limit on grid values"},
+      {"protocol.ttl=1s..2562047h:1ns", "the limit on grid values"},
+      {"protocol.ttl=0..999999999999999:0.00000000000001", "fit 64 bits"},
   }));
   INFO(text);
   const auto parsed = runner::parse_grid_axis(text);
