@@ -371,6 +371,7 @@ struct Probe {
   Coverage coverage;
   sim::Duration threat{0};   // the longest a fault of this run could silence a leader
   bool healed = false;       // the run had faults, healed at the end of its safety phase
+  bool incomplete = false;   // the limit on events cut it short
   sim::Duration outage{0};   // the run's longest service outage
   bool never_again = false;  // its service never wrote again
 };
@@ -454,6 +455,14 @@ Probe probe(const json& document, const std::string& source, const LoadOptions& 
   }
   const RunResult& r = *result;
   p.violated = violations(r, config);
+  // A run cut short by the limit on events never reached its healing phase's end: what it saw
+  // of safety stands, but nothing it did not get to can be judged.
+  if (r.stats.hit_event_limit) {
+    p.incomplete = true;
+    for (const Property q : {Property::no_recovery, Property::failover, Property::expect}) {
+      p.violated &= ~(1u << static_cast<unsigned>(q));
+    }
+  }
   p.healed = r.report.last_heal_at.has_value();
   p.outage = r.report.outage_max.value_or(sim::Duration(0));
   p.never_again = r.report.outages_unresolved > 0;
@@ -1297,6 +1306,7 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
     std::size_t faults = 0;
     sim::Duration threat{0};
     bool healed = false;
+    bool incomplete = false;
     sim::Duration outage{0};
     bool never_again = false;
   };
@@ -1353,6 +1363,7 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       slot.violated = p.violated;
       slot.threat = p.threat;
       slot.healed = p.healed;
+      slot.incomplete = p.incomplete;
       slot.outage = p.outage;
       slot.never_again = p.never_again;
       slot.coverage.merge(p.coverage);
@@ -1410,6 +1421,7 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       result.coverage.merge(s.coverage);
       result.longest_threat = std::max(result.longest_threat, s.threat);
       result.runs_healed += s.healed ? 1 : 0;
+      result.runs_incomplete += s.incomplete ? 1 : 0;
       result.runs_never_wrote_again += s.never_again ? 1 : 0;
       if (s.outage > result.longest_outage) {
         result.longest_outage = s.outage;
@@ -1579,6 +1591,12 @@ std::string format_search_report(const SearchResult& r, const SearchConfig& conf
       verdict = "held in every run";
     }
     fmt::format_to(it, "  {:<13} {}{}\n", property_name(prop), verdict, first);
+  }
+  if (r.runs_incomplete > 0) {
+    fmt::format_to(it,
+                   "\n{} of {} runs hit the limit on events (limits.events): their recovery, "
+                   "failover and expect block were not judged, only what they saw of safety\n",
+                   r.runs_incomplete, r.runs_done);
   }
   if (r.longest_outage.count() > 0) {
     fmt::format_to(it,

@@ -176,6 +176,8 @@ struct SearchResult {
   std::string silent_hold_what;
   sim::Duration longest_threat{0};
   std::uint64_t runs_healed = 0;  // runs with faults healed at the end of the safety phase
+  // Runs the limit on events cut short: their recovery, failover and expect block are not judged.
+  std::uint64_t runs_incomplete = 0;
   // What the service lived through over the runs: the longest outage, the run it happened in,
   // and the runs whose service never wrote again.
   sim::Duration longest_outage{0};

@@ -554,3 +554,14 @@ TEST_CASE("search: honest reports: untested properties, inapplicable kinds, the 
     }
   }
 }
+
+TEST_CASE("search: a run cut short by the limit on events breaks no liveness property") {
+  runner::LoadOptions load;
+  load.overrides.push_back({"limits.events", "2000"});
+  runner::SearchConfig c = only(Property::no_recovery, 10);
+  const runner::SearchResult r = search("lease-leader-crash.json", load, c, 1);
+  CHECK(r.runs_incomplete == 10);
+  CHECK(r.violations[static_cast<std::size_t>(Property::no_recovery)] == 0);
+  CHECK_THAT(runner::format_search_report(r, c),
+             Catch::Contains("10 of 10 runs hit the limit on events"));
+}
