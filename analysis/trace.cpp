@@ -130,7 +130,8 @@ const std::array<KindSchema, sim::kEventKindCount>& schema() {
                                       {S::a, "revision", F::integer},
                                       {S::b, "succeeded", F::boolean},
                                       {S::c, "lease", F::integer},
-                                      {S::d, "request", F::integer}});
+                                      {S::d, "request", F::integer},
+                                      {S::text, "negotiated_timeout", F::text, true}});
     set(sim::EventKind::store_change, {{S::text, "key", F::text},
                                        {S::code, "change", F::change},
                                        {S::a, "revision", F::integer},

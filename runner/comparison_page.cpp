@@ -136,15 +136,21 @@ std::string timing_cell(const std::string& text, const std::string& source,
   }
   std::string cell;
   for (const std::string& name : info->detection.timing_params) {
-    const bool server = name.rfind("postgres.", 0) == 0;
-    const std::string key = server ? name.substr(std::string("postgres.").size()) : name;
-    const nlohmann::json& holder =
-        server ? (doc.contains("postgres") ? doc["postgres"] : nlohmann::json::object()) : params;
+    // A server's setting ("postgres.tcp_keepalives_idle", "store.tick_time") lives in the
+    // server's own section of the file.
+    std::string section;
+    for (const char* s : {"postgres", "store"}) {
+      if (name.rfind(std::string(s) + ".", 0) == 0) section = s;
+    }
+    const bool server = !section.empty();
+    const std::string key = server ? name.substr(section.size() + 1) : name;
+    const nlohmann::json empty = nlohmann::json::object();
+    const nlohmann::json& holder = server ? (doc.contains(section) ? doc[section] : empty) : params;
     std::string value;
     if (holder.is_object() && holder.contains(key)) {
       value = holder[key].is_string() ? holder[key].get<std::string>() : holder[key].dump();
     } else if (server) {
-      value = "(Linux default)";
+      value = section == "postgres" ? "(Linux default)" : "(2s)";
     } else {
       const auto spec = std::find_if(info->params.begin(), info->params.end(),
                                      [&](const protocols::ParamSpec& s) { return s.name == key; });

@@ -327,17 +327,21 @@ void Loader::read_clocks(const json& v, Scenario& s) {
 void Loader::read_store(const json& v, servers::Services& services) {
   servers::StoreConfig& store = services.store;
   servers::ReplicationConfig& r = services.replication;
-  if (!check_object(
-          v, "/store",
-          {"min_ttl", "expiry_scan_interval", "members", "election_timeout", "heartbeat_interval",
-           "pre_vote", "check_quorum", "lease_checkpoint", "request_timeout", "clients", "ticks"},
-          "the store section")) {
+  if (!check_object(v, "/store",
+                    {"min_ttl", "expiry_scan_interval", "members", "election_timeout",
+                     "heartbeat_interval", "pre_vote", "check_quorum", "lease_checkpoint",
+                     "request_timeout", "clients", "ticks", "tick_time"},
+                    "the store section")) {
     return;
   }
   // Every duration of the store is a timer of its own (min_ttl bounds the lease timers), so each
   // has the protocols' lower bound.
   if (const json* min_ttl = get(v, "min_ttl")) {
     if (auto d = read_server_timer(*min_ttl, "/store/min_ttl", "no minimum")) store.min_ttl = *d;
+  }
+  if (const json* value = get(v, "tick_time")) {
+    // ZooKeeper's tickTime: what the zookeeper protocol's sessions are negotiated and expired in.
+    if (auto d = read_positive_duration(*value, "/store/tick_time")) store.tick_time = *d;
   }
   if (const json* members = get(v, "members")) {
     const auto n = as_unsigned(*members);

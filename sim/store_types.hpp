@@ -70,6 +70,10 @@ struct StoreRequest {
   // `release_keys` leaves them in place, unheld, instead of deleting them (Behavior release).
   Duration lock_delay{0};
   bool release_keys = false;
+  // lease_grant, a ZooKeeper session (the zookeeper protocol's connect): `ttl` is the timeout the
+  // client asks for; the store negotiates it into [2, 20] x store.tick_time, answers the
+  // negotiated one in StoreReply::ttl, and expires the session on tick boundaries.
+  bool session = false;
   // txn, Consul's PUT ?acquire=: refused (succeeded false, lock_delayed true, nothing run) while
   // a key a success put attaches to a lease is under lock-delay; each such put that moves the
   // key to a new lease increments its lock_index.
@@ -108,7 +112,7 @@ struct StoreReply {
   std::optional<KeyValue> kv;  // get: the key if present
   std::vector<std::optional<KeyValue>> responses;  // txn: one per op run; gets carry the key
   LeaseId lease = kNoLease;                        // lease_grant / keepalive / revoke
-  Duration ttl{0};            // lease_grant / keepalive: granted TTL (after min_ttl)
+  Duration ttl{0};  // lease_grant / keepalive: granted TTL (after min_ttl; a session's negotiated)
   std::int64_t watch_id = 0;  // watch: the id of the new watch
   // A replicated store: the Raft term of the log entry that applied the request (ZooKeeper's
   // epoch of a zxid). 0 from the single store and on replies no entry applied.

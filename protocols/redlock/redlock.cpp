@@ -224,7 +224,7 @@ void RedlockNode::on_redis_reply(sim::Context& ctx, const sim::RedisReply& reply
   if (round_ == Round::none || reply.master < 0 ||
       static_cast<std::size_t>(reply.master) >= config_->masters ||
       ids_[static_cast<std::size_t>(reply.master)] != reply.id) {
-    return;  // a release's answer, or a round already decided
+    return;  // a stale answer: a round already decided, or an Unlock's release
   }
   ids_[static_cast<std::size_t>(reply.master)] = 0;
   ++answered_;
@@ -244,6 +244,10 @@ void RedlockNode::end_round(sim::Context& ctx) {
   const bool majority = ok_ >= config_->quorum();
   switch (kind) {
     case Round::none:
+      return;
+    case Round::release:
+      // Every master answered the release, or the round's timeout passed.
+      schedule_retry(ctx);
       return;
     case Round::acquire:
     case Round::incr: {
@@ -287,16 +291,27 @@ void RedlockNode::end_round(sim::Context& ctx) {
 }
 
 void RedlockNode::failed_attempt(sim::Context& ctx) {
-  // redsync Lock: on failure, release everywhere, then wait a random delay before the next try.
-  release_all(ctx);
+  // redsync mutex.go, lockContext: a failed attempt releases on every master under a context of
+  // its own with the same timeout as the SET round (expiry * timeout_factor), and
+  // actOnPoolsAsync waits for every master's answer or that timeout; only then does the loop
+  // come round to the random delay. With masters that never answer, each attempt costs two
+  // request timeouts plus the delay.
+  state_ = State::releasing;
+  cancel(ctx, retry_timer_);
+  start_round(ctx, Round::release, sim::RedisOp::release);
+}
+
+void RedlockNode::schedule_retry(sim::Context& ctx) {
   state_ = State::idle;
   cancel(ctx, retry_timer_);
   if (attempts_ >= config_->tries) {
+    // redsync returns ErrFailed after the last attempt's release round; the caller calls Lock
+    // again later.
     attempts_ = 0;
     retry_timer_ = ctx.set_timer(config_->relock_interval, kRetryTag);
     return;
   }
-  // rand.Intn(max - min) + min, in whole milliseconds as redsync draws it.
+  // redsync's default delayFunc: rand.Intn(max - min) + min, in whole milliseconds.
   const std::int64_t min_ms = config_->retry_delay_min.count() / 1'000'000;
   const std::int64_t max_ms = config_->retry_delay_max.count() / 1'000'000;
   const std::int64_t ms = max_ms > min_ms ? ctx.rng().between(min_ms, max_ms - 1) : min_ms;
@@ -329,7 +344,6 @@ void RedlockNode::step_down(sim::Context& ctx) {
   cancel(ctx, round_timer_);
   round_ = Round::none;
   ids_.fill(0);
-  release_all(ctx);
   state_ = State::idle;
   ctx.announce(sim::Belief::follower(sim::kNoNode, 0));
 }
@@ -362,7 +376,8 @@ void RedlockNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag
     case kValidityTag:
       if (id != validity_timer_) return;
       validity_timer_ = sim::kNoTimer;
-      // The validity time ran out on this node's clock without a successful extension.
+      // The validity time ran out on this node's clock without a successful extension: release
+      // the lock's value everywhere as a failed attempt does, then compete again.
       if (state_ != State::leading) return;
       step_down(ctx);
       failed_attempt(ctx);
@@ -374,7 +389,11 @@ void RedlockNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag
 
 void RedlockNode::on_command(sim::Context& ctx, sim::Command command) {
   if (state_ == State::stopped) return;
-  if (state_ == State::leading) step_down(ctx);
+  if (state_ == State::leading) {
+    // redsync's Unlock: the release script on every master; nothing waits for its answers here.
+    step_down(ctx);
+    release_all(ctx);
+  }
   cancel(ctx, retry_timer_);
   cancel(ctx, round_timer_);
   round_ = Round::none;

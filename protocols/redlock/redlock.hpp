@@ -8,8 +8,10 @@
 //      expiry - elapsed - drift is still positive, drift = expiry * drift_factor + 2 ms (the
 //      Redis docs' formula; redsync leaves out the 2 ms). The lock is good until
 //      start + expiry - drift on the node's clock;
-//   4. otherwise release on every master (the check-and-delete script) and retry after a random
-//      delay, up to `tries` attempts (redsync's Lock); then wait relock_interval and try again.
+//   4. otherwise run the release script on every master as a round of its own, bounded like the
+//      SET round by expiry * timeout_factor, and only when every master answered or that timeout
+//      passed wait a random delay and retry, up to `tries` attempts (redsync's lockContext); then
+//      wait relock_interval and try again.
 // The holder leads. It extends at renew_interval with the check-and-pexpire script on every master
 // and keeps the lock when a majority extended in time (redsync's Extend); when the validity time
 // runs out on its own clock without a successful extension, it steps down.
@@ -98,8 +100,8 @@ class RedlockNode final : public sim::Protocol {
   static constexpr sim::TimerTag kValidityTag = 4;  // the holder's validity time runs out
 
  private:
-  enum class State : std::uint8_t { idle, acquiring, fencing, leading, stopped };
-  enum class Round : std::uint8_t { none, acquire, incr, extend };
+  enum class State : std::uint8_t { idle, acquiring, fencing, releasing, leading, stopped };
+  enum class Round : std::uint8_t { none, acquire, incr, extend, release };
 
   // One request to every master; the round ends when every master answered or the request
   // timeout passed (redsync's actOnPoolsAsync under a context with that timeout).
@@ -107,6 +109,7 @@ class RedlockNode final : public sim::Protocol {
   void end_round(sim::Context& ctx);
   void attempt(sim::Context& ctx);
   void failed_attempt(sim::Context& ctx);
+  void schedule_retry(sim::Context& ctx);
   void release_all(sim::Context& ctx);
   void become_leader(sim::Context& ctx);
   void step_down(sim::Context& ctx);

@@ -3,8 +3,9 @@
 //   guid-n_ with EPHEMERAL|SEQUENCE, getChildren, the lowest leads, otherwise exists() with a
 //   watch on the next lower node only, "to avoid the herd effect"), and Curator's LeaderLatch;
 // - sessions: ZooKeeper's ClientCnxn (pings at readTimeout / 2 of idleness, readTimeout =
-//   2/3 of the session timeout) and the server's SessionTracker (expiry after the timeout
-//   without a ping, then the session's ephemeral nodes are deleted);
+//   2/3 of the negotiated session timeout) and the server's ZooKeeperServer and SessionTracker
+//   (negotiation into [2, 20] ticks, expiry on the first tick after the timeout without a ping,
+//   then the session's ephemeral nodes are deleted; servers/store);
 // - connection states: Curator's ConnectionState (SUSPENDED, RECONNECTED, LOST) and its
 //   ConnectionStateErrorPolicy (Standard: stop at SUSPENDED; Session: stop only at LOST).
 #include "protocols/zookeeper/zookeeper.hpp"
@@ -25,12 +26,12 @@ const std::vector<ParamSpec>& specs() {
   static const std::vector<ParamSpec> table = {
       {"session_timeout",
        ParamType::duration,
-       "40s",
+       "60s",
        "duration",
-       "the negotiated session timeout: the ensemble's leader expires a session after this long "
-       "without a ping (Curator asks 60s; tickTime 2000ms caps it at 20 ticks, 40s); the client "
-       "pings as ZooKeeper's does (a third of it less 1s, at most 10s) and is SUSPENDED after "
-       "two thirds of it without an answer",
+       "the session timeout the client asks for (Curator's 60s); the ensemble grants it within "
+       "[2, 20] x store.tick_time (40s with the 2s tick) and expires a session on the first tick "
+       "after the granted timeout without a ping; the idle client pings every third of the "
+       "granted timeout and is SUSPENDED after two thirds of it without an answer",
        {},
        false},
       {"on_suspended",
@@ -108,8 +109,8 @@ std::optional<ZookeeperConfig> read_config(const nlohmann::json& params, const s
 }
 
 ZookeeperNode::ZookeeperNode(std::shared_ptr<const ZookeeperConfig> config)
-    : config_(std::move(config)), writer_(config_->workload) {
-  ELECTSIM_ASSERT(config_->ping_interval().count() > 0, "the ping interval is positive");
+    : config_(std::move(config)), writer_(config_->workload), timeout_(config_->session_timeout) {
+  ELECTSIM_ASSERT(ping_interval(timeout_).count() > 0, "the ping interval is positive");
 }
 
 // ---- Inputs -----------------------------------------------------------------------------------
@@ -124,10 +125,12 @@ void ZookeeperNode::on_start(sim::Context& ctx) {
   }
   become_follower(ctx, sim::kNoNode, 0);
   // ClientCnxn measures idleness with Time.currentElapsedTime (System.nanoTime): monotonic.
+  // A new process asks for its timeout again; the negotiated one comes with the session.
   last_heard_ = ctx.monotonic_now();
+  timeout_ = config_->session_timeout;
   reconnect_timer_ = sim::kNoTimer;  // a restart starts without the old process's timers
-  ping_timer_ = ctx.set_timer(config_->ping_interval(), kPingTag);
-  arm_suspend(ctx, config_->read_timeout());
+  ping_timer_ = ctx.set_timer(ping_interval(timeout_), kPingTag);
+  arm_suspend(ctx, read_timeout(timeout_));
   send_session(ctx);
 }
 
@@ -144,12 +147,12 @@ void ZookeeperNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag t
   switch (tag) {
     case kPingTag: {
       if (id != ping_timer_) return;
-      ping_timer_ = ctx.set_timer(config_->ping_interval(), kPingTag);
+      ping_timer_ = ctx.set_timer(ping_interval(timeout_), kPingTag);
       if (session_ != sim::kNoLease) send_ping(ctx);
       // A step unanswered for a ping interval is taken as lost and sent again; a client with no
       // session or no node starts over from there.
       const bool stale =
-          pending_ != Pending::none && now - pending_sent_at_ >= config_->ping_interval();
+          pending_ != Pending::none && now - pending_sent_at_ >= ping_interval(timeout_);
       if (pending_ == Pending::none || stale) {
         if (session_ == sim::kNoLease) {
           send_session(ctx);
@@ -159,15 +162,15 @@ void ZookeeperNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag t
           send_children(ctx);
         }
       }
-      if (pending_ == Pending::none) watch_.retry_if_unanswered(ctx, config_->ping_interval());
+      if (pending_ == Pending::none) watch_.retry_if_unanswered(ctx, ping_interval(timeout_));
       return;
     }
     case kSuspendTag: {
       if (id != suspend_timer_) return;
       suspend_timer_ = sim::kNoTimer;
       const Duration quiet = now - last_heard_;
-      if (quiet < config_->read_timeout()) {
-        arm_suspend(ctx, config_->read_timeout() - quiet);
+      if (quiet < read_timeout(timeout_)) {
+        arm_suspend(ctx, read_timeout(timeout_) - quiet);
         return;
       }
       // ClientCnxn: "Client session timed out, have not heard from server in ...ms": the
@@ -229,6 +232,15 @@ void ZookeeperNode::on_store_reply(sim::Context& ctx, const sim::StoreReply& rep
   switch (step) {
     case Pending::session:
       session_ = reply.lease;
+      if (reply.ttl.count() > 0 && reply.ttl != timeout_) {
+        // ClientCnxn.onConnected: readTimeout follows the negotiated timeout, and the send
+        // thread's next wait is computed from it (the request just sent counts as the last send).
+        timeout_ = reply.ttl;
+        ctx.cancel_timer(ping_timer_);
+        ping_timer_ = ctx.set_timer(ping_interval(timeout_), kPingTag);
+        if (suspend_timer_ != sim::kNoTimer) ctx.cancel_timer(suspend_timer_);
+        arm_suspend(ctx, read_timeout(timeout_));
+      }
       send_create(ctx);
       return;
     case Pending::create: {
@@ -334,7 +346,8 @@ void ZookeeperNode::begin(sim::Context& ctx, Pending step, sim::RequestId id) {
 void ZookeeperNode::send_session(sim::Context& ctx) {
   sim::StoreRequest grant;
   grant.op = sim::StoreOp::lease_grant;
-  grant.ttl = config_->session_timeout;
+  grant.ttl = config_->session_timeout;  // asked; the store answers the negotiated one
+  grant.session = true;
   begin(ctx, Pending::session, ctx.store(std::move(grant)));
 }
 
@@ -453,7 +466,7 @@ void ZookeeperNode::heard(sim::Context& ctx) {
     suspended_ = false;
     if (pending_ == Pending::none) send_children(ctx);
   }
-  if (suspend_timer_ == sim::kNoTimer) arm_suspend(ctx, config_->read_timeout());
+  if (suspend_timer_ == sim::kNoTimer) arm_suspend(ctx, read_timeout(timeout_));
 }
 
 void ZookeeperNode::session_lost(sim::Context& ctx) {
@@ -525,11 +538,15 @@ ProtocolInfo protocol_info() {
     prepared.factory = shared_config_factory<ZookeeperNode>(std::move(*config));
     return prepared;
   };
-  // A silent holder's ephemeral node goes when the ensemble expires its session.
-  info.detection.what = "the session timeout";
-  info.detection.timing_params = {"session_timeout"};
+  // A silent holder's ephemeral node goes when the ensemble expires its session, on the first
+  // tick after the negotiated timeout. The ensemble grants at most 20 ticks, so the knob sets the
+  // finest tick that grants d (d/20, rounded up): expiry then comes less than d/20 after d.
+  info.detection.what = "the session timeout (expired on the ensemble's next tick)";
+  info.detection.timing_params = {"session_timeout", "store.tick_time"};
   info.detection.sets = [](sim::Duration d, std::string&) -> std::optional<std::vector<KnobSet>> {
-    return std::vector<KnobSet>{{"protocol.session_timeout", knob_duration(d)}};
+    const sim::Duration tick = (d + sim::Duration(19)) / 20;
+    return std::vector<KnobSet>{{"protocol.session_timeout", knob_duration(d)},
+                                {"store.tick_time", knob_duration(tick)}};
   };
   return info;
 }

@@ -3,7 +3,8 @@
 // the lowest sequence number leads, and every other candidate watches only its predecessor, so a
 // holder's death wakes one watcher, not a herd. The ensemble is electsim's store (single or
 // replicated): a ZooKeeper session is a store lease with TTL = session timeout, kept alive by the
-// client's pings and expired by the store's leader, which deletes the session's ephemeral nodes.
+// client's pings and expired by the store's leader, which deletes the session's ephemeral nodes;
+// the store negotiates the timeout and expires sessions on ZooKeeper's ticks (store.tick_time).
 #pragma once
 
 #include <algorithm>
@@ -36,32 +37,34 @@ enum class OnSuspended : std::uint8_t {
 };
 
 struct ZookeeperConfig {
-  // The negotiated session timeout. Curator asks for 60s (CuratorFrameworkFactory's
-  // DEFAULT_SESSION_TIMEOUT_MS); a server with ZooKeeper's default tickTime of 2000ms grants at
-  // most maxSessionTimeout = 20 * tickTime = 40s (and at least 2 * tickTime = 4s), so 40s.
-  sim::Duration session_timeout = std::chrono::seconds(40);
+  // The session timeout the client asks for (the ZooKeeper constructor's sessionTimeout): Curator
+  // asks for 60s (CuratorFrameworkFactory's DEFAULT_SESSION_TIMEOUT_MS). The ensemble negotiates
+  // it into [2, 20] x its tickTime (store.tick_time; 40s with a 2s tick) and answers the
+  // negotiated timeout, which the client then times itself by.
+  sim::Duration session_timeout = std::chrono::seconds(60);
   OnSuspended on_suspended = OnSuspended::stop;
   bool fencing = true;
   // The election's parent znode; candidate i's node is prefix + i.
   std::string prefix = "/electsim/election/";
   WorkloadConfig workload;  // the cluster's, copied in by the registry
-
-  // ZooKeeper's ClientCnxn (SendThread.run): readTimeout = sessionTimeout * 2 / 3, and a ping
-  // goes out when timeToNextPing = readTimeout / 2 - idleSend - (idleSend > 1s ? 1s : 0) reaches
-  // zero, or when nothing was sent for MAX_SEND_PING_INTERVAL = 10s. So a third of the timeout
-  // up to 1s, then 1s up to a third of 2s, then a third less one second, at most 10s: the second
-  // off is there so that a ping lost on the way leaves time for the next.
-  sim::Duration ping_interval() const {
-    using namespace std::chrono_literals;
-    const sim::Duration third = session_timeout / 3;
-    if (third <= sim::Duration(1s)) return third;
-    if (third <= sim::Duration(2s)) return 1s;
-    return std::min<sim::Duration>(third - sim::Duration(1s), 10s);
-  }
-  // The client calls itself disconnected after this long without hearing from the ensemble
-  // ("Client session timed out, have not heard from server in ...ms"): Curator's SUSPENDED.
-  sim::Duration read_timeout() const { return session_timeout * 2 / 3; }
 };
+
+// ZooKeeper's ClientCnxn.onConnected: readTimeout = negotiatedSessionTimeout * 2 / 3. The client
+// calls itself disconnected after this long without hearing from the ensemble ("Client session
+// timed out, have not heard from server in ...ms"): Curator's SUSPENDED.
+inline sim::Duration read_timeout(sim::Duration session_timeout) {
+  return session_timeout * 2 / 3;
+}
+
+// ClientCnxn.SendThread.run pings when timeToNextPing = readTimeout / 2 - idleSend
+// - (idleSend > 1s ? 1s : 0) reaches zero, or when idleSend passes MAX_SEND_PING_INTERVAL (10s).
+// Both terms are looked at only when the send thread wakes, and an idle client's thread sleeps
+// until readTimeout / 2 - idleSend (woken earlier only by the previous ping's answer, within
+// the first second): so an idle client pings every readTimeout / 2, a third of the timeout,
+// whatever its length.
+inline sim::Duration ping_interval(sim::Duration session_timeout) {
+  return read_timeout(session_timeout) / 2;
+}
 
 std::span<const ParamSpec> zookeeper_params();
 std::optional<ZookeeperConfig> read_config(const nlohmann::json& params, const std::string& pointer,
@@ -92,6 +95,8 @@ class ZookeeperNode final : public sim::Protocol {
   bool suspended() const { return suspended_; }
   sim::Token token() const { return token_; }
   sim::LeaseId session() const { return session_; }
+  // The session timeout the ensemble granted (the asked one until a session is granted).
+  sim::Duration session_timeout() const { return timeout_; }
   sim::Revision node_revision() const { return node_revision_; }
   const std::string& watched_key() const { return watched_key_; }
 
@@ -140,6 +145,9 @@ class ZookeeperNode final : public sim::Protocol {
   sim::Epoch known_epoch_ = 0;
 
   sim::LeaseId session_ = sim::kNoLease;
+  // What the pings and SUSPENDED are timed by: the asked timeout until the ensemble answers a
+  // session request, then the negotiated one (ClientCnxn.onConnected).
+  sim::Duration timeout_{0};
   sim::Revision node_revision_ = 0;  // our node's create_revision (the sequence number)
   sim::Token node_czxid_ = 0;        // and its czxid: the term that created it, the revision
 

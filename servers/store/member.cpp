@@ -2,6 +2,7 @@
 #include "servers/store/member.hpp"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 #include <variant>
 
@@ -44,6 +45,8 @@ void StoreMember::on_start(sim::ProcessContext& ctx) {
   promoted_ = false;
   revoking_.clear();
   pending_.clear();
+  touched_.clear();
+  touch_timer_armed_ = false;
   appended_at_.clear();
   core_.start(self_, config_->members.size());
   ctx.set_timer(config_->store.expiry_scan_interval, kScanTag);
@@ -98,6 +101,11 @@ void StoreMember::on_timer(sim::ProcessContext& ctx, sim::TimerId id, sim::Timer
     ctx.set_timer(config_->store.expiry_scan_interval, kScanTag);
     return;
   }
+  if (tag == kTouchTag) {
+    touch_timer_armed_ = false;
+    flush_touches();
+    return;
+  }
   const bool core_timer = core_.on_timer(id, tag);
   ELECTSIM_ASSERT(core_timer, "a timer tag of the store member");
 }
@@ -124,6 +132,7 @@ void StoreMember::take_request(sim::Endpoint client, std::uint32_t incarnation,
     }
     return;
   }
+  if (touch_session(client, incarnation, request)) return;
   StoreCommand command;
   command.kind = StoreCommand::Kind::request;
   command.client = client;
@@ -151,6 +160,70 @@ void StoreMember::take_request(sim::Endpoint client, std::uint32_t incarnation,
   reply.succeeded = false;
   reply.revision = disk_->store->revision();
   ctx().reply(client, incarnation, sim::Payload(std::move(reply)));
+}
+
+bool StoreMember::touch_session(sim::Endpoint client, std::uint32_t incarnation,
+                                const StoreRequest& request) {
+  // ZooKeeper: a client's ping to a follower is answered by the follower
+  // (FinalRequestProcessor's ping case), whose LearnerSessionTracker.touchSession only notes the
+  // session in its touchTable. The leader pings its learners every tickTime / 2 (Leader.lead)
+  // and each answers with its touchTable (Learner.ping); only then does the leader touch the
+  // sessions (LearnerHandler's PING case, SessionTrackerImpl.touchSession). So a session whose
+  // client talks to a follower is touched on the leader up to half a tick late.
+  // Simplified: the follower's flushes stand for the leader's pings, on a grid of tickTime / 2
+  // of the follower's clock, and the touches then commit through the log as etcd's keepalives
+  // do. The leader's own clients touch at once.
+  if (request.op != StoreOp::lease_keepalive || core_.state() == raft::State::leader ||
+      core_.leader() == raft::kNoMember) {
+    return false;
+  }
+  const std::optional<Duration> ttl = disk_->store->session_ttl(request.lease);
+  if (!ttl) return false;
+  StoreReply reply;
+  reply.id = request.id;
+  reply.op = request.op;
+  reply.lease = request.lease;
+  reply.ttl = *ttl;
+  reply.revision = disk_->store->revision();
+  const bool known = std::any_of(touched_.begin(), touched_.end(),
+                                 [&](const auto& t) { return t.first == request.lease; });
+  if (!known) touched_.emplace_back(request.lease, client);
+  if (!touch_timer_armed_) {
+    const Duration half = std::max(config_->store.tick_time / 2, Duration(1));
+    touch_timer_armed_ = true;
+    ctx().set_timer(round_to_next_tick(now(), half) - now(), kTouchTag);
+  }
+  if (ctx().traced()) {
+    StoreCommand command;
+    command.client = client;
+    command.request = request;
+    trace_apply(command, reply);
+  }
+  ctx().reply(client, incarnation, sim::Payload(std::move(reply)));
+  return true;
+}
+
+void StoreMember::flush_touches() {
+  std::vector<std::pair<LeaseId, sim::Endpoint>> touched;
+  touched.swap(touched_);
+  // A learner that lost its leader has no ping to answer: its touches are lost with it (a new
+  // leader gives every session a fresh timeout anyway).
+  if (core_.leader() == raft::kNoMember) return;
+  for (const auto& [lease, client] : touched) {
+    StoreCommand command;
+    command.kind = StoreCommand::Kind::request;
+    command.client = client;
+    command.member = config_->members[static_cast<std::size_t>(self_)];
+    command.request.op = StoreOp::lease_keepalive;
+    command.request.lease = lease;
+    // Nobody waits for its answer: the client had it from this member already.
+    if (core_.state() == raft::State::leader) {
+      propose(std::move(command));
+    } else {
+      ctx().send(config_->members[static_cast<std::size_t>(core_.leader())],
+                 sim::Payload(sim::ForwardedProposal{std::move(command)}));
+    }
+  }
 }
 
 void StoreMember::propose(StoreCommand&& command) {
@@ -415,6 +488,8 @@ void StoreMember::trace_apply(const StoreCommand& command, const StoreReply& rep
   ev.b = reply.succeeded && reply.error == StoreError::none ? 1 : 0;
   ev.c = reply.lease;
   ev.d = static_cast<std::int64_t>(command.request.id);
+  const std::string negotiated = negotiated_timeout_text(command.request, reply);
+  ev.text = negotiated;
   ctx().trace(ev);
 }
 

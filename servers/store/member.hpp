@@ -76,6 +76,8 @@ class StoreMember final : public sim::Process, private raft::Host {
 
   // Timer tags besides the core's.
   static constexpr sim::TimerTag kScanTag = 10;
+  // A follower hands the ZooKeeper sessions its clients touched to the leader (the leader's ping).
+  static constexpr sim::TimerTag kTouchTag = 11;
 
   static constexpr const char* kLogLengthKey = "log_length";
   static constexpr const char* kLogWritesKey = "log_writes";
@@ -110,6 +112,9 @@ class StoreMember final : public sim::Process, private raft::Host {
   void respond(raft::Member to, const raft::AppendEntriesResponse& m);
   void publish(std::int64_t index);
   void check_expiry();
+  // ZooKeeper's follower side of a session ping: answered here, the touch kept for the leader.
+  bool touch_session(sim::Endpoint client, std::uint32_t incarnation, const StoreRequest& request);
+  void flush_touches();
   void log_changed();
   void note_sync();  // at each input: what the disk holds for sure
   void trace_role();
@@ -149,6 +154,10 @@ class StoreMember final : public sim::Process, private raft::Host {
   // Leader: when each entry of its term was appended, by index, for the commit latency.
   std::vector<std::pair<std::int64_t, sim::LocalTime>> appended_at_;
   std::vector<LeaseId> due_;
+  // Follower: the sessions touched since the last flush, in the order first touched
+  // (LearnerSessionTracker's touchTable), and whether the flush timer is armed.
+  std::vector<std::pair<LeaseId, sim::Endpoint>> touched_;
+  bool touch_timer_armed_ = false;
   StoreOutput out_;
 };
 

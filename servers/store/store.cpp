@@ -184,7 +184,33 @@ NodeId owner_of(const StoreChange& change, std::size_t cluster_size) {
   return static_cast<NodeId>(owner);
 }
 
+Duration negotiate_session_timeout(Duration requested, Duration tick_time) {
+  return std::clamp(requested, 2 * tick_time, 20 * tick_time);
+}
+
+LocalTime round_to_next_tick(LocalTime t, Duration tick_time) {
+  const std::int64_t tick = tick_time.count();
+  // Java's long division truncates toward zero; ZooKeeper's elapsed-time clock is never
+  // negative. A store clock set behind the run's start can be: floor it, so that the boundary
+  // still comes after t.
+  std::int64_t q = t.ns / tick;
+  if (t.ns % tick < 0) --q;
+  return LocalTime((q + 1) * tick);
+}
+
+std::string negotiated_timeout_text(const StoreRequest& request, const StoreReply& reply) {
+  if (request.op != StoreOp::lease_grant || !request.session || reply.error != StoreError::none) {
+    return {};
+  }
+  return format_duration(reply.ttl);
+}
+
 Store::Store(StoreConfig config) : config_(config) {}
+
+LocalTime Store::deadline_after(const Lease& lease, LocalTime now, Duration remaining) const {
+  if (!lease.session) return now + remaining;
+  return round_to_next_tick(now + remaining, config_.tick_time);
+}
 
 std::optional<KeyValue> Store::peek(const std::string& key) const {
   const auto it = keys_.find(key);
@@ -196,6 +222,12 @@ std::optional<LocalTime> Store::lease_deadline(LeaseId lease) const {
   const auto it = leases_.find(lease);
   if (it == leases_.end()) return std::nullopt;
   return it->second.deadline;
+}
+
+std::optional<Duration> Store::session_ttl(LeaseId lease) const {
+  const auto it = leases_.find(lease);
+  if (it == leases_.end() || !it->second.session) return std::nullopt;
+  return it->second.ttl;
 }
 
 std::optional<LocalTime> Store::next_lease_deadline() const {
@@ -368,9 +400,17 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
         fail(StoreError::resource_exhausted);
         break;
       }
-      const Duration ttl = std::max(request.ttl, config_.min_ttl);
+      // A ZooKeeper session: ZooKeeperServer.processConnectRequest negotiates the asked timeout
+      // into [minSessionTimeout, maxSessionTimeout] and answers the negotiated one, which the
+      // client then times its pings by (ClientCnxn.onConnected); SessionTrackerImpl files the
+      // session under its next tick (ExpiryQueue.update).
+      const Duration ttl = request.session
+                               ? negotiate_session_timeout(request.ttl, config_.tick_time)
+                               : std::max(request.ttl, config_.min_ttl);
       const LeaseId id = next_lease_++;
-      leases_.emplace(id, Lease{ttl, now + ttl, {}, request.lock_delay, request.release_keys});
+      Lease lease{ttl, now, {}, request.lock_delay, request.release_keys, request.session};
+      lease.deadline = deadline_after(lease, now, ttl);
+      leases_.emplace(id, std::move(lease));
       reply.lease = id;
       reply.ttl = ttl;
       break;
@@ -387,7 +427,7 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
         fail(StoreError::lease_not_found);
         break;
       }
-      it->second.deadline = now + it->second.ttl;
+      it->second.deadline = deadline_after(it->second, now, it->second.ttl);
       reply.ttl = it->second.ttl;
       break;
     }
@@ -481,7 +521,10 @@ std::size_t Store::refresh_leases(LocalTime now, Duration extend, bool keep_rema
     if (keep_remaining) {
       remaining = std::clamp(lease.deadline - now, Duration(0), lease.ttl);
     }
-    lease.deadline = now + extend + remaining;
+    // A ZooKeeper session lands on a tick boundary, as every touch of it does (simplified: a new
+    // ZooKeeper leader re-adds each session with a full timeout from now, and no election
+    // timeout is added).
+    lease.deadline = deadline_after(lease, now + extend, remaining);
   }
   return leases_.size();
 }

@@ -26,6 +26,12 @@ struct StoreConfig {
   // 0: a lease expires exactly at its deadline. > 0: expiry is only noticed at scans every
   // `expiry_scan_interval` of store-local time (etcd's leader checks every 500ms).
   Duration expiry_scan_interval{0};
+  // ZooKeeper's tickTime, for the leases that stand for ZooKeeper sessions (a lease_grant with
+  // StoreRequest::session, the zookeeper protocol): the asked session timeout is negotiated into
+  // [2, 20] x tick_time and the session expires on tick boundaries. Other leases ignore it.
+  // 2000ms is zoo_sample.cfg's value, which most deployments keep; ZooKeeperServer's own
+  // DEFAULT_TICK_TIME is 3000ms, and a zoo.cfg must set tickTime itself.
+  Duration tick_time = std::chrono::milliseconds(2000);
   std::size_t max_keys = 100'000;
   std::size_t max_leases = 100'000;
   std::size_t max_watches = 100'000;
@@ -84,6 +90,20 @@ struct StoreOutput {
   }
 };
 
+// ZooKeeperServer.processConnectRequest with minSessionTimeout and maxSessionTimeout unset
+// (QuorumPeerConfig: 2 x tickTime and 20 x tickTime): the timeout a session is granted.
+Duration negotiate_session_timeout(Duration requested, Duration tick_time);
+
+// ZooKeeper's ExpiryQueue.roundToNextInterval: (t / tick + 1) * tick, the first tick boundary
+// strictly after `t` on the server's clock. A session touched at `t` with timeout T expires at
+// round_to_next_tick(t + T), never before t + T and less than one tick after it.
+LocalTime round_to_next_tick(LocalTime t, Duration tick_time);
+
+// The store_apply trace's `negotiated_timeout` ("40s"): ZooKeeper's server logs "Established
+// session 0x... with negotiated timeout 40000 for client". Empty for anything but a granted
+// session.
+std::string negotiated_timeout_text(const StoreRequest& request, const StoreReply& reply);
+
 class Store {
  public:
   explicit Store(StoreConfig config = {});
@@ -125,6 +145,8 @@ class Store {
   Revision revision() const { return revision_; }
   std::optional<KeyValue> peek(const std::string& key) const;
   std::optional<LocalTime> lease_deadline(LeaseId lease) const;
+  // The granted timeout of a live ZooKeeper session (a lease granted with `session`).
+  std::optional<Duration> session_ttl(LeaseId lease) const;
   const StoreConfig& config() const { return config_; }
 
  private:
@@ -134,7 +156,11 @@ class Store {
     std::vector<std::string> keys;  // sorted: deletion order is deterministic
     Duration lock_delay{0};
     bool release_keys = false;
+    bool session = false;  // a ZooKeeper session: deadlines on tick boundaries
   };
+  // A lease's deadline when touched at `now`: now + ttl, or for a session the tick boundary
+  // after it (ExpiryQueue.update).
+  LocalTime deadline_after(const Lease& lease, LocalTime now, Duration remaining) const;
   struct Watch {
     NodeId node = kNoNode;
     std::string key;

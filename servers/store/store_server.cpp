@@ -1,6 +1,7 @@
 // The store's process: see servers/store/store_server.hpp.
 #include "servers/store/store_server.hpp"
 
+#include <string>
 #include <utility>
 #include <variant>
 
@@ -34,6 +35,8 @@ void StoreServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
     ev.b = reply.succeeded && reply.error == StoreError::none ? 1 : 0;
     ev.c = reply.lease;
     ev.d = static_cast<std::int64_t>(request->id);
+    const std::string negotiated = negotiated_timeout_text(*request, reply);
+    ev.text = negotiated;
     ctx.trace(ev);
   }
   publish(ctx);

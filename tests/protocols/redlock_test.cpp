@@ -1,7 +1,8 @@
 // Tests of the redlock protocol (protocols/redlock/) against the fake context, with real
 // servers::Redis masters answering by hand: one SET NX PX per master, a majority within the
 // validity time wins (expiry - elapsed - expiry*drift_factor - 2 ms), a minority or a late
-// majority releases everywhere and retries after 50 to 250 ms, the holder extends at expiry/3
+// majority releases everywhere, waits for that round (every answer or its timeout) and retries
+// after 50 to 250 ms, the holder extends at expiry/3
 // and steps down when the validity time runs out on its clock, and the fencing counter's token
 // is the largest value a majority returned.
 #include <catch2/catch.hpp>
@@ -9,6 +10,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -107,7 +109,7 @@ TEST_CASE("redlock: SET NX PX on every master, and a majority in time makes a le
   CHECK(b.calls_of(sim::RedisOp::release) == 0);
 }
 
-TEST_CASE("redlock: a minority releases everywhere and retries after 50 to 250 ms") {
+TEST_CASE("redlock: a minority releases everywhere, waits for the release round, then 50-250 ms") {
   Bench b;
   b.node.on_start(b.ctx);
   b.ctx.advance(5ms);
@@ -117,18 +119,78 @@ TEST_CASE("redlock: a minority releases everywhere and retries after 50 to 250 m
   CHECK(b.ctx.now() == sim::LocalTime(400ms));
   CHECK_FALSE(b.node.leads());
   CHECK(b.calls_of(sim::RedisOp::release) == 5);
+  // redsync's lockContext waits for the release round before its delay: no retry yet.
+  CHECK(b.ctx.armed(RedlockNode::kRetryTag).empty());
+  // The release script leaves masters 0 and 1 free again once it runs.
+  b.ctx.advance(5ms);
+  b.answer({0, 1});
+  CHECK_FALSE(b.masters[0].lock_live(b.ctx.now()));
+  CHECK(b.ctx.armed(RedlockNode::kRetryTag).empty());
+  b.ctx.fire_tag(b.node, RedlockNode::kRoundTag);  // the release round's own 400 ms timeout
+  CHECK(b.ctx.now() == sim::LocalTime(800ms));
   const auto retry = b.ctx.armed(RedlockNode::kRetryTag);
   REQUIRE(retry.size() == 1);
   CHECK(retry[0].due - b.ctx.now() >= 50ms);
   CHECK(retry[0].due - b.ctx.now() < 250ms);
-  // The release script leaves masters 0 and 1 free again once it runs.
-  b.answer({0, 1});
-  CHECK_FALSE(b.masters[0].lock_live(b.ctx.now()));
   const std::size_t before = b.ctx.redis_calls.size();
   b.ctx.fire_tag(b.node, RedlockNode::kRetryTag);
   CHECK(b.calls_of(sim::RedisOp::set_nx_px, before) == 5);
   // A fresh random value for the new attempt.
   CHECK(b.ctx.redis_calls[before].request.value != b.ctx.redis_calls[0].request.value);
+}
+
+TEST_CASE("redlock: a release round every master answers starts the delay at its last answer") {
+  Bench b;
+  for (std::size_t k = 1; k < 4; ++k) {
+    b.masters[k].execute({0, sim::RedisOp::set_nx_px, 1, 1h}, sim::LocalTime{});
+  }
+  b.node.on_start(b.ctx);
+  b.ctx.advance(5ms);
+  b.answer({0, 1, 2, 3, 4});  // two of five: a minority, decided at once
+  CHECK(b.calls_of(sim::RedisOp::release) == 5);
+  b.ctx.advance(7ms);
+  b.answer({0, 1, 2, 3, 4});
+  const auto retry = b.ctx.armed(RedlockNode::kRetryTag);
+  REQUIRE(retry.size() == 1);
+  CHECK(retry[0].set_at == sim::LocalTime(12ms));
+}
+
+TEST_CASE("redlock: with two of five masters unreachable an attempt comes every ~0.95 s") {
+  // redsync's lockContext with its defaults: the SET round waits out its 400 ms timeout for the
+  // two silent masters, the release round waits out its own 400 ms, then a delay of 50 to
+  // 250 ms. Another client holds the three reachable masters, so every attempt fails.
+  Bench b;
+  for (std::size_t k = 0; k < 3; ++k) {
+    b.masters[k].execute({0, sim::RedisOp::set_nx_px, 1, 1h}, sim::LocalTime{});
+  }
+  b.node.on_start(b.ctx);
+  std::vector<sim::LocalTime> starts;
+  std::size_t seen = 0;
+  for (int step = 0; step < 100 && starts.size() < 11; ++step) {
+    for (; seen < b.ctx.redis_calls.size(); ++seen) {
+      if (b.ctx.redis_calls[seen].request.op == sim::RedisOp::set_nx_px &&
+          b.ctx.redis_calls[seen].master == 0) {
+        starts.push_back(b.ctx.redis_calls[seen].at);
+      }
+    }
+    b.ctx.advance(1ms);  // the reachable masters answer after a millisecond
+    b.answer({0, 1, 2});
+    REQUIRE(b.ctx.fire_next(b.node));
+  }
+  REQUIRE(starts.size() == 11);
+  CHECK_FALSE(b.node.leads());
+  sim::Duration total{0};
+  for (std::size_t i = 1; i < starts.size(); ++i) {
+    const sim::Duration period = starts[i] - starts[i - 1];
+    INFO("attempt " << i << " period_ns=" << period.count());
+    CHECK(period >= 850ms);  // 400 + 400 + 50
+    CHECK(period < 1050ms);  // 400 + 400 + 250
+    total += period;
+  }
+  const sim::Duration mean = total / 10;
+  INFO("mean_ns=" << mean.count());
+  CHECK(mean > 890ms);
+  CHECK(mean < 1010ms);
 }
 
 TEST_CASE("redlock: a majority that answers after the validity time is no lock") {

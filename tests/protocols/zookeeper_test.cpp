@@ -1,7 +1,8 @@
 // Tests of the zookeeper protocol (protocols/zookeeper/) as state machines on fake contexts, with
 // one real sim::Store answering every candidate's requests by hand: the recipe (the lowest
-// sequence leads, each other candidate watches only its predecessor), the czxid token, session
-// expiry, SUSPENDED for careful and careless clients, and the parameter table's checks.
+// sequence leads, each other candidate watches only its predecessor), the czxid token, the
+// negotiated session timeout and its pings, session expiry on the ensemble's ticks, SUSPENDED
+// for careful and careless clients, and the parameter table's checks.
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -44,11 +45,20 @@ ZookeeperConfig config_of(json params) {
 // n candidates on fake contexts sharing one store; the test decides whose requests arrive.
 using Ensemble = electsim::testing::StoreBench<ZookeeperNode, ZookeeperConfig>;
 
+// The ensemble's tickTime (store.tick_time): 1s lets the 3s and 6s sessions below be granted as
+// asked, with expiry on the first whole second after the timeout.
+void set_tick(Ensemble& e, Duration tick) {
+  electsim::servers::StoreConfig config;
+  config.tick_time = tick;
+  e.store = electsim::servers::Store(config);
+}
+
 }  // namespace
 
 TEST_CASE(
     "zookeeper: the lowest sequence leads and every other candidate watches its predecessor") {
   Ensemble e(config_of(json{{"session_timeout", "3s"}}), 5);
+  set_tick(e, 1s);
   e.start();
   REQUIRE(e.nodes[0]->leads());
   CHECK(e.leaders() == 1);
@@ -71,6 +81,7 @@ TEST_CASE(
 
 TEST_CASE("zookeeper: pings every third of the session timeout keep every session alive") {
   Ensemble e(config_of(json{{"session_timeout", "3s"}}), 3);
+  set_tick(e, 1s);
   e.start();
   const std::size_t pings_before = e.ctxs[1]->store_calls_of(StoreOp::lease_keepalive).size();
   e.run_for(10s);
@@ -85,6 +96,7 @@ TEST_CASE("zookeeper: the holder's death wakes exactly one watcher, its successo
   const std::size_t n = GENERATE(3u, 5u, 7u);
   INFO("candidates=" << n);
   Ensemble e(config_of(json{{"session_timeout", "3s"}}), n);
+  set_tick(e, 1s);
   e.start();
   REQUIRE(e.nodes[0]->leads());
   const sim::Token old_token = e.nodes[0]->token();
@@ -102,6 +114,7 @@ TEST_CASE("zookeeper: the holder's death wakes exactly one watcher, its successo
 
 TEST_CASE("zookeeper: a middle candidate's death moves one watch, and leadership stays put") {
   Ensemble e(config_of(json{{"session_timeout", "3s"}}), 5);
+  set_tick(e, 1s);
   e.start();
   e.alive[2] = false;
   e.watch_events = 0;
@@ -119,6 +132,7 @@ TEST_CASE(
       GENERATE(table<std::string, bool>({{"stop", false}, {"keep_acting", true}}));
   INFO("on_suspended=" << policy);
   Ensemble e(config_of(json{{"session_timeout", "6s"}, {"on_suspended", policy}}), 3);
+  set_tick(e, 1s);
   e.start();
   REQUIRE(e.nodes[0]->leads());
   e.run_for(3900ms, {0});
@@ -127,9 +141,11 @@ TEST_CASE(
   e.run_for(200ms, {0});
   CHECK(e.nodes[0]->suspended());
   CHECK(e.nodes[0]->leads() == acting);
-  // The store expires the session 6s after the last ping it had (the grant at 0); candidate 1
-  // leads with a higher czxid.
-  e.run_for(2900ms, {0});
+  // The store expires the session on the first tick after 6s from the last ping it had (the
+  // grant at 0): at 7s. Candidate 1 then leads with a higher czxid.
+  e.run_for(2890ms, {0});
+  CHECK_FALSE(e.nodes[1]->leads());
+  e.run_for(10ms, {0});
   CHECK(e.nodes[1]->leads());
   CHECK(e.nodes[1]->token() > e.nodes[0]->token());
   CHECK(e.nodes[0]->leads() == acting);  // two leaders for the careless client
@@ -143,6 +159,7 @@ TEST_CASE(
 
 TEST_CASE("zookeeper: a lost watch request is asked again, so the successor still leads") {
   Ensemble e(config_of(json{{"session_timeout", "3s"}}), 3);
+  set_tick(e, 1s);
   e.start();
   REQUIRE(e.nodes[0]->leads());
   REQUIRE(e.nodes[2]->watched_key() == "/electsim/election/1");
@@ -159,35 +176,98 @@ TEST_CASE("zookeeper: a lost watch request is asked again, so the successor stil
   e.run_for(2s);  // a ping interval (1 s with a 3 s session) without an answer: asked again
   // Now the leader dies: the watch that was asked again reports it, and candidate 2 leads.
   e.crash(0);
-  e.run_for(4s);
+  e.run_for(5s);  // the timeout, and up to a tick more
   CHECK(e.nodes[2]->leads());
   CHECK(e.leaders() == 1);
 }
 
 TEST_CASE("zookeeper: a careful leader reconnected within the session timeout leads again") {
   Ensemble e(config_of(json{{"session_timeout", "6s"}}), 3);
+  set_tick(e, 1s);
   e.start();
   const sim::Token token = e.nodes[0]->token();
   e.run_for(4500ms, {0});
   CHECK(e.nodes[0]->suspended());
   CHECK_FALSE(e.nodes[0]->leads());
   CHECK(e.leaders() == 0);
-  e.run_for(1s);  // a ping at 5s reaches the ensemble before the session's 6s are up
+  // Pings every 2s (a third of 6s): the one at 6s reaches the ensemble before the session's
+  // expiry at 7s (the first tick after 0 + 6s).
+  e.run_for(1s);
+  CHECK_FALSE(e.nodes[0]->leads());
+  e.run_for(1s);
   CHECK(e.nodes[0]->leads());
   CHECK(e.nodes[0]->token() == token);
   CHECK(e.leaders() == 1);
 }
 
-TEST_CASE("zookeeper: pings follow ClientCnxn's schedule for each session timeout") {
-  const auto [timeout, ping] = GENERATE(table<std::string, Duration>({
-      {"1500ms", 500ms},  // a third, up to 1s
-      {"3s", 1s},
-      {"6s", 1s},    // a third of 2s or less: 1s
-      {"12s", 3s},   // a third less one second
-      {"40s", 10s},  // at most MAX_SEND_PING_INTERVAL
+TEST_CASE("zookeeper: an idle client pings every readTimeout / 2, a third of the timeout") {
+  // ClientCnxn.SendThread.run: readTimeout = timeout * 2 / 3; the idle send thread sleeps until
+  // readTimeout / 2 - idleSend, so neither the 1 s subtraction nor MAX_SEND_PING_INTERVAL comes
+  // into play.
+  const auto [timeout, ping] = GENERATE(table<Duration, Duration>({
+      {1500ms, 500ms},
+      {3s, 1s},
+      {6s, 2s},
+      {12s, 4s},
+      {40s, Duration(13'333'333'333)},  // above MAX_SEND_PING_INTERVAL (10 s)
   }));
-  INFO("session_timeout=" << timeout);
-  CHECK(config_of(json{{"session_timeout", timeout}}).ping_interval() == ping);
+  INFO("session_timeout=" << timeout.count());
+  CHECK(electsim::protocols::zookeeper::read_timeout(timeout) == timeout * 2 / 3);
+  CHECK(electsim::protocols::zookeeper::ping_interval(timeout) == ping);
+}
+
+TEST_CASE("zookeeper: the client asks for its timeout and times itself by the negotiated one") {
+  // Curator asks 60s; zoo_sample.cfg's tickTime of 2s grants at most 20 ticks, 40s.
+  Ensemble e(config_of(json::object()), 2);
+  e.start();
+  const auto grants = e.ctxs[0]->store_calls_of(StoreOp::lease_grant);
+  REQUIRE(grants.size() == 1);
+  CHECK(grants[0].request.ttl == 60s);
+  CHECK(grants[0].request.session);
+  CHECK(e.nodes[0]->session_timeout() == 40s);
+  REQUIRE(e.nodes[0]->leads());
+  // Pings every 40s / 3 from the grant on: three in 45 s, and the sessions live on.
+  const std::size_t before = e.ctxs[0]->store_calls_of(StoreOp::lease_keepalive).size();
+  e.run_for(45s);
+  const auto pings = e.ctxs[0]->store_calls_of(StoreOp::lease_keepalive);
+  CHECK(pings.size() - before == 3);
+  // Due at 13.333s; the bench fires timers on its 10ms steps.
+  CHECK(pings[before].at == sim::LocalTime(Duration(13'340ms)));
+  CHECK(e.store.lease_count() == 2);
+  CHECK(e.nodes[0]->leads());
+}
+
+TEST_CASE("zookeeper: a crashed holder's session expires on the first tick after its timeout") {
+  // The timing model from ZooKeeper's SessionTrackerImpl and ExpiryQueue.roundToNextInterval:
+  // a session last touched at t with timeout T goes at (floor((t + T) / tick) + 1) x tick.
+  const auto [tick, asked, crash_at] = GENERATE(table<Duration, Duration, Duration>({
+      {2s, 4s, 10s},
+      {2s, 6s, 10'500ms},
+      {2s, 60s, 30s},  // negotiated 40s
+      {3s, 10s, 7s},
+  }));
+  INFO("tick=" << tick.count() << " asked=" << asked.count() << " crash=" << crash_at.count());
+  Ensemble e(config_of(json{{"session_timeout", electsim::sim::format_duration(asked)}}), 3);
+  set_tick(e, tick);
+  sim::LocalTime last_touch{0};
+  e.on_apply = [&](std::size_t node, const StoreRequest& r, const StoreReply&) {
+    if (node == 0 && (r.op == StoreOp::lease_keepalive || r.op == StoreOp::lease_grant)) {
+      last_touch = e.store_now;
+    }
+  };
+  e.start();
+  REQUIRE(e.nodes[0]->leads());
+  e.run_for(crash_at);
+  e.crash(0);
+  const Duration timeout = electsim::servers::negotiate_session_timeout(asked, tick);
+  const std::int64_t due = (last_touch + timeout).ns;
+  const sim::LocalTime expiry((due / tick.count() + 1) * tick.count());
+  INFO("last_touch=" << last_touch.ns << " expiry=" << expiry.ns);
+  e.run_for(expiry - e.store_now - 10ms);
+  CHECK_FALSE(e.nodes[1]->leads());
+  e.run_for(10ms);
+  CHECK(e.store_now == expiry);
+  CHECK(e.nodes[1]->leads());
 }
 
 TEST_CASE("zookeeper: parameters are range-checked at their JSON pointers") {
@@ -210,9 +290,8 @@ TEST_CASE("zookeeper: parameters are range-checked at their JSON pointers") {
 
 TEST_CASE("zookeeper: the defaults are ZooKeeper's and Curator's") {
   const ZookeeperConfig c = config_of(json::object());
-  CHECK(c.session_timeout == 40s);
-  CHECK(c.ping_interval() == 10s);
-  CHECK(c.read_timeout() == Duration(40s) * 2 / 3);
+  CHECK(c.session_timeout == 60s);  // asked: Curator's DEFAULT_SESSION_TIMEOUT_MS
+  CHECK(electsim::servers::StoreConfig{}.tick_time == 2s);  // zoo_sample.cfg
   CHECK(c.on_suspended == OnSuspended::stop);
   CHECK(c.fencing);
   const auto* info = electsim::protocols::find_protocol("zookeeper");

@@ -97,6 +97,7 @@ TEST_CASE("loader: a minimal scenario loads with the documented defaults") {
   CHECK(s.world.network.in_flight == electsim::sim::InFlightPolicy::drop_if_cut_on_arrival);
   CHECK(s.services.store.min_ttl == Duration(0));
   CHECK(s.services.store.expiry_scan_interval == Duration(0));
+  CHECK(s.services.store.tick_time == Duration(2s));  // zoo_sample.cfg's tickTime
   CHECK(s.services.sink.fencing == true);
   CHECK(s.world.faults.empty());
   CHECK(s.workload.enabled == true);
@@ -123,7 +124,7 @@ TEST_CASE("loader: every section is converted to the kernel's types") {
     "clocks": {"default": {"drift_ppm": 20.5},
                "nodes": {"1": {"offset": "-1s"}, "3": {"drift_ppm": -50, "steps": [{"at": "10s", "by": "-500ms"}]}},
                "store": {"offset": "2s"}},
-    "store": {"min_ttl": "2s", "expiry_scan_interval": "500ms"},
+    "store": {"min_ttl": "2s", "expiry_scan_interval": "500ms", "tick_time": "3s"},
     "sink": {"fencing": false},
     "workload": {"enabled": false, "interval": "250ms", "work": "5ms"},
     "faults": [
@@ -166,6 +167,7 @@ TEST_CASE("loader: every section is converted to the kernel's types") {
   CHECK(r.scenario->services.store_clock.drift_ppb == 0);
   CHECK(r.scenario->services.store.min_ttl == 2s);
   CHECK(r.scenario->services.store.expiry_scan_interval == 500ms);
+  CHECK(r.scenario->services.store.tick_time == 3s);
   CHECK(r.scenario->services.sink.fencing == false);
   CHECK(r.scenario->workload.enabled == false);
   CHECK(r.scenario->workload.interval == 250ms);
@@ -278,6 +280,7 @@ TEST_CASE("loader: each kind of bad input is one problem at its pointer") {
       {R"({"clocks": {"default": {"ofset": "1s"}}})", "/clocks/default/ofset",
        "did you mean \"offset\"?"},
       {R"({"store": {"min_ttl": "-1s"}})", "/store/min_ttl", "non-negative"},
+      {R"({"store": {"tick_time": "0s"}})", "/store/tick_time", "above 0"},
       {R"({"store": {"members": 0}})", "/store/members", "from 1 to 7 (etcd runs 3 or 5)"},
       {R"({"store": {"members": 8}})", "/store/members", "from 1 to 7"},
       {R"({"store": {"members": 3, "clients": [0, 1]}})", "/store/clients",

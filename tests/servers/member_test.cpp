@@ -784,3 +784,53 @@ TEST_CASE(
     CHECK(c.up(k).store().peek("lock")->lock_index == 2);
   }
 }
+
+TEST_CASE(
+    "store members: a follower answers a ZooKeeper session's ping itself and hands the touch to "
+    "the leader only at its next half tick") {
+  // ZooKeeper: LearnerSessionTracker.touchSession on the follower, the touchTable sent in the
+  // answer to the leader's ping every tickTime / 2 (Leader.lead, Learner.ping), the leader's
+  // SessionTrackerImpl.touchSession then (LearnerHandler). tick_time is 2s here: hand-overs on
+  // whole seconds of the follower's clock, expiry on even seconds.
+  StoreCluster c(StoreSetup{});
+  const std::size_t leader = c.run_until_leader();
+  const std::size_t follower = c.others(leader).front();
+  sim::StoreRequest grant;
+  grant.op = sim::StoreOp::lease_grant;
+  grant.ttl = 4s;
+  grant.session = true;
+  c.send(follower, grant);
+  c.run_for(100ms);
+  REQUIRE(c.replies(follower).size() == 1);
+  const sim::LeaseId lease = c.replies(follower)[0].lease;
+  CHECK(c.replies(follower)[0].ttl == 4s);
+  const auto granted = c.up(leader).store().lease_deadline(lease);
+  REQUIRE(granted.has_value());
+  CHECK(granted->ns % sim::Duration(2s).count() == 0);
+  // A ping a quarter of a second after an odd second S of the follower's clock: touched at once
+  // it would expire at S + 5; handed over at S + 1 it expires at S + 7.
+  const std::int64_t second = sim::Duration(1s).count();
+  std::int64_t s = c.kernel().now().ns / second + 2;
+  if (s % 2 == 0) ++s;
+  const sim::Time ping_at(s * second + second / 4);
+  c.run_for(ping_at - c.kernel().now());
+  sim::StoreRequest ping;
+  ping.op = sim::StoreOp::lease_keepalive;
+  ping.lease = lease;
+  c.send(follower, ping);
+  c.run_for(20ms);
+  // Answered by the follower at once, without a round through the log...
+  REQUIRE(c.replies(follower).size() == 2);
+  CHECK(c.replies(follower)[1].error == sim::StoreError::none);
+  CHECK(c.replies(follower)[1].ttl == 4s);
+  // ...and not yet a touch on the leader.
+  CHECK(c.up(leader).store().lease_deadline(lease) == granted);
+  // At the next whole second the follower hands it over: the session is touched then, and
+  // expires on the first even second after that touch + 4s.
+  const sim::Time handed_over((ping_at.ns / second + 1) * second);
+  c.run_for(handed_over + 50ms - c.kernel().now());
+  const auto touched = c.up(leader).store().lease_deadline(lease);
+  REQUIRE(touched.has_value());
+  CHECK(*touched == servers::round_to_next_tick(sim::LocalTime(handed_over.ns) + 4s + 10ms, 2s));
+  CHECK(*touched == sim::LocalTime((s + 7) * second));
+}

@@ -332,6 +332,102 @@ TEST_CASE("store: lease_grant raises TTLs shorter than min_ttl") {
   CHECK(*c.store.lease_deadline(reply.lease) == c.now + granted);
 }
 
+// ZooKeeper sessions (the zookeeper protocol's lease_grant with `session`), against a timing
+// model written from ZooKeeper's source: ZooKeeperServer.processConnectRequest clamps the asked
+// timeout to [minSessionTimeout, maxSessionTimeout] = [2, 20] x tickTime, and SessionTrackerImpl
+// files a session touched at t under ExpiryQueue.roundToNextInterval(t + timeout) =
+// (floor((t + timeout) / tick) + 1) x tick, where SessionTrackerImpl.run expires it.
+namespace {
+
+StoreRequest session(Duration asked) {
+  StoreRequest r = grant(asked);
+  r.session = true;
+  return r;
+}
+
+Duration model_negotiated(Duration asked, Duration tick) {
+  if (asked < 2 * tick) return 2 * tick;
+  if (asked > 20 * tick) return 20 * tick;
+  return asked;
+}
+
+LocalTime model_expiry(LocalTime touch, Duration timeout, Duration tick) {
+  const std::int64_t t = (touch + timeout).ns;
+  return LocalTime((t / tick.count() + 1) * tick.count());
+}
+
+}  // namespace
+
+TEST_CASE("store: a ZooKeeper session's timeout is negotiated into [2, 20] ticks") {
+  auto [tick, asked, granted] = GENERATE(table<Duration, Duration, Duration>({
+      {Duration(2s), Duration(60s), Duration(40s)},  // Curator's 60s under zoo_sample.cfg's tick
+      {Duration(2s), Duration(40s), Duration(40s)},
+      {Duration(2s), Duration(6s), Duration(6s)},
+      {Duration(2s), Duration(3s), Duration(4s)},
+      {Duration(2s), Duration(1s), Duration(4s)},
+      {Duration(3s), Duration(60s), Duration(60s)},  // ZooKeeperServer's DEFAULT_TICK_TIME
+      {Duration(3s), Duration(90s), Duration(60s)},
+      {Duration(500ms), Duration(3s), Duration(3s)},
+  }));
+  INFO("tick=" << tick.count() << " asked=" << asked.count());
+  CHECK(negotiate_session_timeout(asked, tick) == granted);
+  CHECK(model_negotiated(asked, tick) == granted);
+  StoreConfig config;
+  config.tick_time = tick;
+  config.min_ttl = 10s;  // etcd's raise does not apply to sessions
+  Client c(config);
+  const StoreReply reply = c.send(session(asked));
+  CHECK(reply.error == StoreError::none);
+  CHECK(reply.ttl == granted);
+  // The store_apply trace names the negotiated timeout, as ZooKeeper's server logs it.
+  CHECK(negotiated_timeout_text(session(asked), reply) == format_duration(granted));
+  CHECK(negotiated_timeout_text(grant(asked), reply).empty());
+}
+
+TEST_CASE("store: a ZooKeeper session expires on the first tick after its timeout") {
+  auto [tick, asked, touches] = GENERATE(table<Duration, Duration, std::vector<Duration>>({
+      {Duration(2s), Duration(60s), {Duration(0), Duration(13333ms), Duration(26666ms)}},
+      {Duration(2s), Duration(4s), {Duration(1ms), Duration(1333ms), Duration(2667ms)}},
+      {Duration(2s), Duration(6s), {Duration(750ms), Duration(2750ms), Duration(4000ms)}},
+      {Duration(3s), Duration(10s), {Duration(2999ms), Duration(6s)}},
+  }));
+  INFO("tick=" << tick.count() << " asked=" << asked.count());
+  StoreConfig config;
+  config.tick_time = tick;
+  Client c(config);
+  const Duration timeout = model_negotiated(asked, tick);
+  c.now = LocalTime(touches.front());
+  const LeaseId lease = c.send(session(asked)).lease;
+  LocalTime expiry = model_expiry(c.now, timeout, tick);
+  REQUIRE(c.store.lease_deadline(lease) == expiry);
+  for (std::size_t i = 1; i < touches.size(); ++i) {
+    c.now = LocalTime(touches[i]);
+    REQUIRE(c.send(keepalive(lease)).error == StoreError::none);
+    expiry = model_expiry(c.now, timeout, tick);
+    CHECK(c.store.lease_deadline(lease) == expiry);
+  }
+  // Never before touch + timeout, and less than one tick after it, on a tick boundary.
+  CHECK(expiry > c.now + timeout);
+  CHECK(expiry <= c.now + timeout + tick);
+  CHECK(expiry.ns % tick.count() == 0);
+  c.now = expiry - Duration(1);
+  c.expire();
+  CHECK(c.out.expired_leases.empty());
+  c.now = expiry;
+  c.expire();
+  CHECK(c.out.expired_leases == std::vector<LeaseId>{lease});
+}
+
+TEST_CASE("store: a session touched exactly at a boundary goes to the next tick, as in ZooKeeper") {
+  // roundToNextInterval is (t / tick + 1) * tick: strictly after, even on a boundary.
+  CHECK(round_to_next_tick(LocalTime(Duration(4s)), 2s) == LocalTime(Duration(6s)));
+  CHECK(round_to_next_tick(LocalTime(Duration(4s) - Duration(1)), 2s) == LocalTime(Duration(4s)));
+  CHECK(round_to_next_tick(LocalTime(Duration(0)), 2s) == LocalTime(Duration(2s)));
+  // A store clock behind the run's start still rounds forward.
+  CHECK(round_to_next_tick(LocalTime(Duration(-1s)), 2s) == LocalTime(Duration(0)));
+  CHECK(round_to_next_tick(LocalTime(Duration(-2s)), 2s) == LocalTime(Duration(0)));
+}
+
 TEST_CASE("store: lease ids count up from 1") {
   Client c;
   CHECK(c.send(grant(1s)).lease == 1);
