@@ -518,41 +518,32 @@ Verdict check(const Report& report, std::span<const Expectation> expectations) {
     message += when(report, e.metric);
     verdict.breaches.push_back({e, actual, std::move(message)});
   }
-  // An overwrite is corruption: it fails every verdict, unless the scenario states a bound on it
-  // (a lab that shows corruption on purpose says how much it expects).
-  const bool bounded = std::any_of(expectations.begin(), expectations.end(), [](const auto& e) {
-    return e.metric == "stale_writes_overwriting";
-  });
-  if (report.stale_writes_overwriting > 0 && !bounded) {
+  // Harm that damages data fails every verdict unless the scenario states a bound on it (a lab
+  // that shows it on purpose says how much it expects): an overwrite is corruption, and two
+  // leaders interleaving writes under one token damage data the same way, where fencing cannot
+  // tell them apart.
+  struct UnboundedHarm {
+    const char* metric;
+    std::uint64_t count;
+    const char* what;
+  };
+  for (const UnboundedHarm& h :
+       {UnboundedHarm{"stale_writes_overwriting", report.stale_writes_overwriting,
+                      "a deposed leader's write overwrote newer data (corruption)"},
+        UnboundedHarm{"equal_token_writes", report.equal_token_writes,
+                      "two leaders' writes with the same token were both accepted, interleaved "
+                      "(fencing cannot separate them)"}}) {
+    const bool bounded = std::any_of(expectations.begin(), expectations.end(),
+                                     [&](const auto& e) { return e.metric == h.metric; });
+    if (h.count == 0 || bounded) continue;
     Expectation rule;
-    rule.metric = "stale_writes_overwriting";
+    rule.metric = h.metric;
     rule.max = 0;
-    const auto n = report.stale_writes_overwriting;
-    std::string message = fmt::format(
-        "stale_writes_overwriting = {}: a deposed leader's write overwrote newer data "
-        "(corruption), which fails any run whose expect block does not bound "
-        "stale_writes_overwriting",
-        n);
+    std::string message =
+        fmt::format("{} = {}: {}, which fails any run whose expect block does not bound {}",
+                    h.metric, h.count, h.what, h.metric);
     message += when(report, rule.metric);
-    verdict.breaches.push_back({rule, static_cast<double>(n), std::move(message)});
-  }
-  // Two leaders interleaving writes under one token damage data as an overwrite does; fencing
-  // cannot tell them apart, so this too fails every verdict that does not bound it.
-  const bool equal_bounded =
-      std::any_of(expectations.begin(), expectations.end(),
-                  [](const auto& e) { return e.metric == "equal_token_writes"; });
-  if (report.equal_token_writes > 0 && !equal_bounded) {
-    Expectation rule;
-    rule.metric = "equal_token_writes";
-    rule.max = 0;
-    const auto n = report.equal_token_writes;
-    std::string message = fmt::format(
-        "equal_token_writes = {}: two leaders' writes with the same token were both accepted, "
-        "interleaved (fencing cannot separate them), which fails any run whose expect block does "
-        "not bound equal_token_writes",
-        n);
-    message += when(report, rule.metric);
-    verdict.breaches.push_back({rule, static_cast<double>(n), std::move(message)});
+    verdict.breaches.push_back({rule, static_cast<double>(h.count), std::move(message)});
   }
   // The store's own Raft broke its safety: that is a bug in the simulated coordinator, never a
   // finding about the protocol, and no expect block can excuse it.

@@ -305,17 +305,11 @@ void append_value(std::string& out, const sim::Event& e, Slot slot, Format forma
     case Format::endpoint:
       if (v == sim::kNoNode) {
         out += "null";
-      } else if (v == sim::kStoreEndpoint) {
-        out += "\"store\"";
-      } else if (v == sim::kSinkEndpoint) {
-        out += "\"sink\"";
-      } else if (v == sim::kPostgresEndpoint) {
-        out += "\"postgres\"";
-      } else if (v < 0 && sim::store_member_of(static_cast<sim::Endpoint>(v)) > 0) {
-        fmt::format_to(it, "\"store:{}\"", sim::store_member_of(static_cast<sim::Endpoint>(v)));
-      } else if (v < 0 && v >= INT32_MIN &&
-                 sim::redis_master_of(static_cast<sim::Endpoint>(v)) >= 0) {
-        fmt::format_to(it, "\"redis:{}\"", sim::redis_master_of(static_cast<sim::Endpoint>(v)));
+      } else if (v < 0 && v >= INT32_MIN && sim::is_server_address(static_cast<sim::Endpoint>(v))) {
+        // One naming of endpoints for traces and reports (sim/names.cpp).
+        out += '"';
+        out += sim::endpoint_name(static_cast<sim::Endpoint>(v));
+        out += '"';
       } else {
         fmt::format_to(it, "{}", v);
       }

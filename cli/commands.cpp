@@ -55,9 +55,11 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  run [SCENARIO]     run a scenario file (no file: the built-in flagship, with and without\n"
-    "                     fencing) and print who led when, the safety findings, failover and cost\n"
+    "                     fencing) and print who led when, the safety findings, failover, the\n"
+    "                     service's outages whatever their cause, and cost\n"
     "  compare SCENARIO   run a scenario under every protocol with the same seed and faults,\n"
-    "                     and print them side by side\n"
+    "                     and print them side by side (--set detection=20s: one silent-leader\n"
+    "                     time for every design)\n"
     "  sweep SCENARIO     run a grid of parameter values x seeds (x protocols) in parallel and\n"
     "                     summarise each point: failover percentiles, split-brain and stale-write\n"
     "                     probability, cost; CSV, JSON and an SVG plot\n"
@@ -67,7 +69,8 @@ constexpr const char* kUsage =
     "  comparison         write the measured comparison page (docs/comparison.md)\n"
     "  validate FILE...   check scenario files without running them\n"
     "  list [WHAT]        protocols and their parameters, metrics, fault kinds\n"
-    "  check TRACE        analyse a saved JSON Lines trace offline\n"
+    "  check TRACE        analyse a saved JSON Lines trace offline; without --scenario it names\n"
+    "                     the harm found and exits 1 on any, never PASS\n"
     "\n"
     "`electsim <command> --help` describes each command's options.\n"
     "exit codes: 0 fine, 1 an expectation of the scenario broke (search: a property broke),\n"
@@ -387,9 +390,13 @@ int cmd_compare(const std::vector<std::string>& args, Streams io) {
         << options << "\n"
         << "Runs the scenario once per protocol with the same seed and the same fault schedule\n"
         << "(a fault aimed at the leader hits each protocol's own leader), and prints failover,\n"
-        << "write outage, leaderless time, split-brain, stale writes and messages per election\n"
-        << "side by side. Per-protocol parameters come from the file's `protocols` section and\n"
-        << "per-protocol bounds from `expect_by_protocol`. Exit 1 if any protocol broke one.\n";
+        << "write and service outages, leaderless time, stall, split-brain, stale writes,\n"
+        << "overwrites, equal-token writes, messages per election and coordinator load side by\n"
+        << "side. Per-protocol parameters come from the file's `protocols` section. The file's\n"
+        << "protocol is judged by its `expect` block, another only by `expect_by_protocol`\n"
+        << "(else \"no bounds\"). `--set detection=D` sets how long a silent leader keeps the\n"
+        << "others out to D in every design (`electsim list` says what it sets). Exit 1 if any\n"
+        << "protocol broke a bound.\n";
     return vm.count("help") != 0 ? kExitOk : kExitBadInput;
   }
   if (vm.count("json") != 0 && vm.count("csv") != 0) {
