@@ -37,6 +37,13 @@ void StoreMember::on_start(sim::ProcessContext& ctx) {
   }
   // The WAL holds what was synced; watches lived on connections that are gone.
   const std::int64_t synced = ctx.durable().get(kLogLengthKey, 0);
+  const std::int64_t synced_writes = ctx.durable().get(kLogWritesKey, 0);
+  for (auto it = disk_->overwritten.rbegin(); it != disk_->overwritten.rend(); ++it) {
+    if (it->write <= synced_writes) break;  // on the disk, and so is every older one
+    log().truncate(it->from - 1);
+    for (const sim::LogEntry& entry : it->entries) log().append(entry);
+  }
+  disk_->overwritten.clear();
   ELECTSIM_ASSERT(synced <= log().last_index(), "the synced log is on the disk");
   log().truncate(synced);
   durable_ = synced;
@@ -329,6 +336,7 @@ void StoreMember::on_append(raft::Member from, const raft::AppendEntries& m) {
                                               std::min(l.last_index(), m.prev_index - 1)});
     return;
   }
+  keep_overwritten(m.prev_index, *incoming_);
   const std::int64_t first_written = l.merge(m.prev_index, *incoming_, commit_);
   if (first_written > 0) {
     log_changed();
@@ -587,7 +595,27 @@ void StoreMember::wait_for(sim::Endpoint client, RequestId id) {
 }
 
 void StoreMember::note_sync() {
-  if (ctx().synced()) durable_ = log().last_index();
+  if (!ctx().synced()) return;
+  durable_ = log().last_index();
+  disk_->overwritten.clear();  // every write is on the disk: nothing left to undo
+}
+
+void StoreMember::keep_overwritten(std::int64_t prev_index,
+                                   std::span<const sim::LogEntry> entries) {
+  const raft::Log l = log();
+  std::int64_t index = prev_index;
+  for (const sim::LogEntry& entry : entries) {
+    if (++index > l.last_index()) return;  // appends only: nothing overwritten
+    if (l.term_at(index) == entry.term) continue;
+    // merge() deletes from `index` on, in the write log_changed() is about to count.
+    MemberDisk::Overwritten undo;
+    undo.write = ctx().durable().get(kLogWritesKey, 0) + 1;
+    undo.from = index;
+    const auto first = disk_->log.begin() + (index - 1);
+    undo.entries.assign(first, disk_->log.end());
+    disk_->overwritten.push_back(std::move(undo));
+    return;
+  }
 }
 
 void StoreMember::log_changed() {

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "raft/core.hpp"
@@ -48,6 +49,16 @@ struct MemberDisk {
   std::vector<sim::LogEntry> log;
   std::optional<Store> store;
   std::int64_t applied = 0;
+  // What conflicting appends overwrote while they may not be on the disk yet: the entries from
+  // `from` on, and the WAL write (the count under kLogWritesKey) that overwrote them. A restart
+  // undoes, newest first, the ones its disk never saw: replaying etcd's WAL gives back the
+  // entries it synced, whatever an unsynced write meant to put in their place.
+  struct Overwritten {
+    std::int64_t write = 0;
+    std::int64_t from = 0;
+    std::vector<sim::LogEntry> entries;
+  };
+  std::vector<Overwritten> overwritten;
 };
 
 class StoreMember final : public sim::Process, private raft::Host {
@@ -116,6 +127,8 @@ class StoreMember final : public sim::Process, private raft::Host {
   bool touch_session(sim::Endpoint client, std::uint32_t incarnation, const StoreRequest& request);
   void flush_touches();
   void log_changed();
+  // Before an append from a leader: keeps what it is about to overwrite (MemberDisk::overwritten).
+  void keep_overwritten(std::int64_t prev_index, std::span<const sim::LogEntry> entries);
   void note_sync();  // at each input: what the disk holds for sure
   void trace_role();
   raft::Member member_of(sim::Endpoint endpoint) const;

@@ -648,6 +648,46 @@ TEST_CASE("store members: a follower acknowledges only entries that are on its d
 }
 
 TEST_CASE(
+    "store members: a conflicting append lost to a crash before its fsync gives back the entries "
+    "the disk held") {
+  // etcd's WAL is append-only: a follower that truncates its log for a new leader writes the new
+  // entries after the old ones, and a crash before the fsync replays the old ones. A member that
+  // came back with the unsynced new entries would answer for entries it never promised.
+  StoreCluster c({5, 1, 1us});
+  const std::size_t l = c.run_until_leader();
+  c.run_for(500ms);
+  const std::size_t follower = c.others(l)[0];
+  std::vector<std::size_t> majority = c.others(l);
+  majority.erase(majority.begin());
+  c.partition({{l, follower}, majority});
+  c.put(l, "k", "old");  // reaches the follower's disk, never a majority
+  c.run_for(100ms);
+  const std::int64_t index = static_cast<std::int64_t>(c.up(follower).entries().size());
+  REQUIRE(put_of(c.up(follower).entries().back()) ==
+          std::make_pair(std::string("k"), std::string("old")));
+  c.run_for(1s);
+  const std::size_t next = c.run_until_leader();
+  REQUIRE(next != l);
+  c.put(next, "k", "new");
+  c.run_for(200ms);
+  // The follower's disk stalls; the new leader's entries replace the old ones in its memory.
+  c.disk_stall(follower, 5s);
+  c.heal();
+  const sim::Time until = c.kernel().now() + 3s;
+  const auto old_entry_held = [&] {
+    const std::vector<LogEntry>& log = c.up(follower).entries();
+    return static_cast<std::int64_t>(log.size()) >= index &&
+           put_of(log[static_cast<std::size_t>(index - 1)]).second == "old";
+  };
+  while (old_entry_held() && c.kernel().now() < until) c.run_for(1ms);
+  REQUIRE_FALSE(old_entry_held());
+  c.crash(follower);
+  c.restart(follower);
+  // Back from its disk: the synced log, the old entry included.
+  CHECK(old_entry_held());
+}
+
+TEST_CASE(
     "store members: a leader counts itself towards a commit only once its entry is on its disk") {
   // Raft dissertation §10.2.1: the leader may write to its disk in parallel with its followers,
   // but counts itself in the majority only once it has written. A leader with a stalled disk
