@@ -330,7 +330,7 @@ void Loader::read_store(const json& v, servers::Services& services) {
   if (!check_object(v, "/store",
                     {"min_ttl", "expiry_scan_interval", "members", "election_timeout",
                      "heartbeat_interval", "pre_vote", "check_quorum", "lease_checkpoint",
-                     "request_timeout", "clients", "ticks", "tick_time"},
+                     "request_timeout", "clients", "ticks", "tick_time", "expiry_scan_phase"},
                     "the store section")) {
     return;
   }
@@ -371,6 +371,18 @@ void Loader::read_store(const json& v, servers::Services& services) {
   if (scan) store.expiry_scan_interval = *scan;
   if (replicated && !get(v, "expiry_scan_interval")) {
     store.expiry_scan_interval = std::chrono::milliseconds(500);  // etcd's lessor
+  }
+  if (const json* phase = get(v, "expiry_scan_phase")) {
+    // "random": each (re)start draws its first scan from (0, interval], as a real server's loop
+    // starts whenever its process did; "start": one interval after the (re)start, pinned.
+    const std::vector<std::string> phases = {"random", "start"};
+    const std::string text = phase->is_string() ? phase->get<std::string>() : std::string();
+    if (text == "random" || text == "start") {
+      store.random_scan_phase = text == "random";
+    } else {
+      problem("/store/expiry_scan_phase", "one of " + joined(phases, true), json_excerpt(*phase),
+              phase->is_string() ? did_you_mean(text, phases) : std::string());
+    }
   }
   r.raft.election_timeout_min = std::chrono::milliseconds(1000);
   r.raft.heartbeat_interval = std::chrono::milliseconds(100);

@@ -1487,28 +1487,6 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
                         {"faults_before", s.faults_before},
                         {"faults_after", s.faults_after},
                         {"shrink_runs", s.runs}};
-      // A fault the real coordinator cannot have: a step of a clock its lease or session timers
-      // ignore (etcd's lessor, ZooKeeper's session tracker and Consul's session timers measure
-      // elapsed time on monotonic clocks). electsim models the step; the finding says so.
-      if (world.store) {
-        for (const json& fault : small["faults"]) {
-          const std::string kind = fault.value("kind", "");
-          const json target = fault.value("target", json());
-          const bool store_clock =
-              target.is_string() && target.get<std::string>().rfind("store", 0) == 0;
-          if (store_clock && (kind == "clock_step" || kind == "clock_offset")) {
-            s.modelling_note =
-                "it needs a step of the store's clock, which a real etcd, ZooKeeper or Consul "
-                "server's lease and session timers (monotonic clocks) do not follow: a modelling "
-                "choice of electsim's, not a failure the real system can show";
-            break;
-          }
-        }
-      }
-      if (!s.modelling_note.empty()) {
-        small["description"] =
-            small["description"].get<std::string>() + " Note: " + s.modelling_note + ".";
-      }
       // The saved file must break its own expect block when run as `electsim run` runs it.
       {
         LoadOptions plain;
@@ -1613,9 +1591,6 @@ std::string format_search_report(const SearchResult& r, const SearchConfig& conf
                      s.reproduced ? ""
                                   : "; its file does not break its expect block when run, so "
                                     "it is not saved");
-      if (!s.modelling_note.empty()) {
-        fmt::format_to(it, "                {}\n", s.modelling_note);
-      }
     }
   }
   out += "\ncoverage (what \"no violation\" covers)\n";

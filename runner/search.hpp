@@ -125,9 +125,6 @@ struct Shrunk {
   // The saved file, run as `electsim run` runs it, breaks its expect block (or the invariant):
   // a finding that does not is reported as such and never saved.
   bool reproduced = true;
-  // Set when the finding needs a fault the real system cannot have (a step of a coordinator's
-  // clock that the real server's monotonic timers ignore): said in the report and the file.
-  std::string modelling_note;
 };
 
 struct SearchProgress {

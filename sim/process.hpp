@@ -39,8 +39,8 @@ class ProcessContext {
   // Whether armed timer `id` fires no later than a timer set now for `after_local` would, like
   // comparing two timerfd deadlines. False for a timer that is not armed.
   virtual bool timer_fires_by(TimerId id, Duration after_local) const = 0;
-  virtual Rng& rng() = 0;               // this process's own stream
-  virtual Rng& workload_rng() = 0;      // a second stream (an election node's write workload)
+  virtual Rng& rng() = 0;           // this process's own stream
+  virtual Rng& workload_rng() = 0;  // a second stream: a node's write workload, a server's phases
   virtual DurableState& durable() = 0;  // survives crash and restart
   // Whether everything this process wrote to durable state is on its disk now (always, when disks
   // take no time). A write in the current handler is not, until its fsync is done.

@@ -21,6 +21,16 @@ void PostgresServer::on_start(sim::ProcessContext& ctx) {
   db_ = Database(durable);
 }
 
+LocalTime PostgresServer::clock(const sim::ProcessContext& ctx) {
+  // The server's timers read the monotonic clock: Linux's TCP keepalive timer counts jiffies
+  // (net/ipv4/tcp_timer.c, tcp_keepalive_timer), so a wall-clock step neither fires nor holds it.
+  // Simplified: PostgreSQL's idle_in_transaction_session_timeout arms setitimer for the time left
+  // and, when the alarm rings, compares GetCurrentTimestamp (the wall clock) with the timeout's end
+  // (utils/misc/timeout.c, handle_sig_alarm). A forward step so changes nothing, as here; a step
+  // back holds a real timeout by the step, where here it does not.
+  return ctx.monotonic_now();
+}
+
 void PostgresServer::on_message(sim::ProcessContext& /*ctx*/, sim::Endpoint /*from*/,
                                 const sim::Message& /*message*/) {
   ELECTSIM_ASSERT(false, "the database speaks only its statement payloads");
@@ -32,9 +42,9 @@ void PostgresServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
     Session* s = db_.find(ack->connection);
     if (s == nullptr || s->client != from) return;  // a session already ended
     if (ack->reset) {
-      deliver(ctx, db_.end_session(s->pid, SessionEnd::reset, ctx.now()));
+      deliver(ctx, db_.end_session(s->pid, SessionEnd::reset, clock(ctx)));
     } else {
-      s->last_heard = ctx.now();
+      s->last_heard = clock(ctx);
       s->probes_unanswered = 0;
     }
     persist(ctx);
@@ -44,8 +54,8 @@ void PostgresServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
   const auto* request = std::get_if<DbRequest>(&payload);
   ELECTSIM_ASSERT(request != nullptr, "the database receives statements and probe answers");
   ELECTSIM_ASSERT(from >= 0, "database clients are election nodes");
-  Session& session = db_.session_of(from, from_incarnation, ctx.now());
-  const DbOutcome outcome = db_.execute(session, *request, ctx.now());
+  Session& session = db_.session_of(from, from_incarnation, clock(ctx));
+  const DbOutcome outcome = db_.execute(session, *request, clock(ctx));
   if (outcome.wrote && ctx.traced()) {
     // The database is the sink here: its decisions are the sink's events, for the same checkers.
     Event ev;
@@ -72,7 +82,7 @@ void PostgresServer::deliver(sim::ProcessContext& ctx, const DbOutcome& outcome)
 
 void PostgresServer::on_command(sim::ProcessContext& ctx, sim::Command command) {
   if (command != sim::Command::operator_clear) return;
-  deliver(ctx, db_.operator_clear(ctx.now()));
+  deliver(ctx, db_.operator_clear(clock(ctx)));
   persist(ctx);
   schedule(ctx);
 }
@@ -87,7 +97,7 @@ LocalTime PostgresServer::deadline_of(const Session& s) const {
 
 void PostgresServer::on_timer(sim::ProcessContext& ctx, sim::TimerId id, sim::TimerTag /*tag*/) {
   if (id == timer_) timer_ = sim::kNoTimer;
-  const LocalTime now = ctx.now();
+  const LocalTime now = clock(ctx);
   const Duration idle = config_.idle_in_transaction_session_timeout;
   due_.clear();
   for (Session& s : db_.sessions()) {
@@ -126,7 +136,7 @@ void PostgresServer::schedule(sim::ProcessContext& ctx) {
   if (db_.sessions().empty()) return;
   LocalTime earliest = deadline_of(db_.sessions().front());
   for (const Session& s : db_.sessions()) earliest = std::min(earliest, deadline_of(s));
-  const LocalTime now = ctx.now();
+  const LocalTime now = clock(ctx);
   const Duration wait = earliest > now ? earliest - now : Duration(0);
   if (ctx.timer_fires_by(timer_, wait)) return;
   timer_ = ctx.set_timer(wait, kDeadline);

@@ -36,6 +36,9 @@ class PostgresServer final : public sim::Process {
  private:
   static constexpr sim::TimerTag kDeadline = 1;
 
+  // The clock the server's timers read (the monotonic one; see postgres_server.cpp).
+  static LocalTime clock(const sim::ProcessContext& ctx);
+
   void deliver(sim::ProcessContext& ctx, const DbOutcome& outcome);
   void persist(sim::ProcessContext& ctx);
   void schedule(sim::ProcessContext& ctx);

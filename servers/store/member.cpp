@@ -56,7 +56,7 @@ void StoreMember::on_start(sim::ProcessContext& ctx) {
   touch_timer_armed_ = false;
   appended_at_.clear();
   core_.start(self_, config_->members.size());
-  ctx.set_timer(config_->store.expiry_scan_interval, kScanTag);
+  ctx.set_timer(first_scan_after(config_->store, ctx.workload_rng()), kScanTag);
 }
 
 void StoreMember::on_command(sim::ProcessContext& /*ctx*/, sim::Command command) {
@@ -638,7 +638,10 @@ sim::ProcessContext& StoreMember::ctx() const {
 }
 
 sim::LocalTime StoreMember::now() const {
-  return ctx().now();
+  // Everything a member times runs on its monotonic clock: etcd's raft ticks and lessor (Go's
+  // monotonic time.Now readings), ZooKeeper's session tracker (System.nanoTime since
+  // ZOOKEEPER-1366), Consul's session timers and lock-delays. See StoreServer::clock.
+  return ctx().monotonic_now();
 }
 
 sim::TimerId StoreMember::set_timer(sim::Duration after_local, sim::TimerTag tag) {

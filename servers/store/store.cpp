@@ -198,6 +198,13 @@ LocalTime round_to_next_tick(LocalTime t, Duration tick_time) {
   return LocalTime((q + 1) * tick);
 }
 
+Duration first_scan_after(const StoreConfig& config, Rng& rng) {
+  const Duration interval = config.expiry_scan_interval;
+  ELECTSIM_ASSERT(interval.count() > 0, "scans only with a positive interval");
+  if (!config.random_scan_phase) return interval;
+  return Duration(rng.between(1, interval.count()));
+}
+
 std::string negotiated_timeout_text(const StoreRequest& request, const StoreReply& reply) {
   if (request.op != StoreOp::lease_grant || !request.session || reply.error != StoreError::none) {
     return {};

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/ids.hpp"
+#include "sim/rng.hpp"
 #include "sim/store_types.hpp"
 #include "sim/time.hpp"
 
@@ -26,6 +27,10 @@ struct StoreConfig {
   // 0: a lease expires exactly at its deadline. > 0: expiry is only noticed at scans every
   // `expiry_scan_interval` of store-local time (etcd's leader checks every 500ms).
   Duration expiry_scan_interval{0};
+  // Where the scans fall: true, the first scan after each (re)start comes after a uniform draw from
+  // (0, expiry_scan_interval], from the server's second stream, as a real lessor's loop starts
+  // whenever its process did; false, exactly one interval after the (re)start (pinned).
+  bool random_scan_phase = true;
   // ZooKeeper's tickTime, for the leases that stand for ZooKeeper sessions (a lease_grant with
   // StoreRequest::session, the zookeeper protocol): the asked session timeout is negotiated into
   // [2, 20] x tick_time and the session expires on tick boundaries. Other leases ignore it.
@@ -98,6 +103,12 @@ Duration negotiate_session_timeout(Duration requested, Duration tick_time);
 // strictly after `t` on the server's clock. A session touched at `t` with timeout T expires at
 // round_to_next_tick(t + T), never before t + T and less than one tick after it.
 LocalTime round_to_next_tick(LocalTime t, Duration tick_time);
+
+// How long after a (re)start the first expiry scan comes: one interval, or with
+// `random_scan_phase` a uniform draw from (0, interval] on `rng`, the server's own second stream.
+// etcd's lessor loop (runLoop) scans every 500ms from whenever the process started, which in a
+// real cluster has nothing to do with when a fault struck. expiry_scan_interval > 0.
+Duration first_scan_after(const StoreConfig& config, Rng& rng);
 
 // The store_apply trace's `negotiated_timeout` ("40s"): ZooKeeper's server logs "Established
 // session 0x... with negotiated timeout 40000 for client". Empty for anything but a granted

@@ -10,8 +10,19 @@
 namespace electsim::servers {
 
 void StoreServer::on_start(sim::ProcessContext& ctx) {
-  const Duration scan = store_.config().expiry_scan_interval;
-  if (scan.count() > 0) ctx.set_timer(scan, kScan);
+  const StoreConfig& config = store_.config();
+  if (config.expiry_scan_interval.count() > 0) {
+    ctx.set_timer(first_scan_after(config, ctx.workload_rng()), kScan);
+  }
+}
+
+LocalTime StoreServer::clock(const sim::ProcessContext& ctx) {
+  // etcd's lessor (lease/lessor.go: time.Now() values compared with time.Now(), which Go compares
+  // on their monotonic readings), ZooKeeper's SessionTrackerImpl and ExpiryQueue
+  // (Time.currentElapsedTime, System.nanoTime, since ZOOKEEPER-1366) and Consul's session timers
+  // and lock-delay (time.AfterFunc, time.Now().Add) all time on the monotonic clock: drift moves
+  // them, a wall-clock step does not.
+  return ctx.monotonic_now();
 }
 
 void StoreServer::on_message(sim::ProcessContext& /*ctx*/, sim::Endpoint /*from*/,
@@ -25,7 +36,7 @@ void StoreServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
   ELECTSIM_ASSERT(request != nullptr, "the store receives store requests");
   ELECTSIM_ASSERT(from >= 0, "store clients are election nodes");
   out_.clear();
-  StoreReply reply = store_.apply(from, *request, ctx.now(), out_);
+  StoreReply reply = store_.apply(from, *request, clock(ctx), out_);
   if (ctx.traced()) {
     Event ev;
     ev.kind = EventKind::store_apply;
@@ -67,21 +78,22 @@ void StoreServer::on_command(sim::ProcessContext& ctx, sim::Command command) {
   request.op = StoreOp::del;
   request.key = store_.config().leader_key;
   out_.clear();
-  store_.apply(kNoNode, request, ctx.now(), out_);
+  store_.apply(kNoNode, request, clock(ctx), out_);
   publish(ctx);
   schedule_expiry(ctx);
 }
 
 void StoreServer::on_clock_change(sim::ProcessContext& ctx) {
-  // Expiry is judged on this clock's reading: look again, now, that the reading moved (with scans
-  // too). The timer armed for the old reading still fires, and finds nothing or something due.
+  // Expiry is judged on the monotonic reading, which a step leaves alone but a drift change bends:
+  // look again now (with scans too). The timer armed before still fires, and finds nothing or
+  // something due.
   expiry_timer_ = sim::kNoTimer;
   ctx.set_timer(Duration(0), kExpiry);
 }
 
 void StoreServer::expire(sim::ProcessContext& ctx) {
   out_.clear();
-  store_.expire_leases(ctx.now(), out_);
+  store_.expire_leases(clock(ctx), out_);
   publish(ctx);
 }
 
@@ -115,7 +127,7 @@ void StoreServer::schedule_expiry(sim::ProcessContext& ctx) {
   if (store_.config().expiry_scan_interval.count() > 0) return;  // scans find expiries
   const std::optional<LocalTime> deadline = store_.next_lease_deadline();
   if (!deadline) return;
-  const LocalTime now = ctx.now();
+  const LocalTime now = clock(ctx);
   const Duration wait = *deadline > now ? *deadline - now : Duration(0);
   if (ctx.timer_fires_by(expiry_timer_, wait)) return;
   expiry_timer_ = ctx.set_timer(wait, kExpiry);

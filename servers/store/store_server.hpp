@@ -34,6 +34,8 @@ class StoreServer final : public sim::Process {
   static constexpr sim::TimerTag kExpiry = 1;
   static constexpr sim::TimerTag kScan = 2;
 
+  // The clock the store's timers read: see on_start's neighbour in store_server.cpp.
+  static LocalTime clock(const sim::ProcessContext& ctx);
   void expire(sim::ProcessContext& ctx);
   void publish(sim::ProcessContext& ctx);  // traces out_ and sends its watch notifications
   void schedule_expiry(sim::ProcessContext& ctx);

@@ -2,6 +2,8 @@
 // the lab's own command (scenario file and --set values) and checks the figure the sheet quotes.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -311,22 +313,32 @@ TEST_CASE(
 TEST_CASE(
     "lab 9: a store leader change stretches the failover, lease checkpoints give back the "
     "store's election") {
-  const auto both = run("store-leader-change-stretches-lease.json", {});
-  const auto checkpoint =
-      run("store-leader-change-stretches-lease.json", {{"store.lease_checkpoint", "true"}});
-  const auto holder = run("store-leader-change-stretches-lease.json",
-                          {{"faults", R"([{"at": "10s", "kind": "crash", "target": "leader",
-                                           "duration": "30s"}])"}});
   const auto failover = [](const analysis::Report& r) {
     REQUIRE(r.failovers.size() == 1);
     REQUIRE(r.failovers[0].failover);
     return r.failovers[0].failover->count();
   };
+  // Each store member's expiry scans fall at a phase of their own, so one run's failover carries
+  // up to one scan interval (500ms) of chance: the lab compares medians over nine seeds.
+  const auto median = [&](std::vector<runner::Override> sets) {
+    std::vector<std::int64_t> failovers;
+    for (int seed = 1; seed <= 9; ++seed) {
+      std::vector<runner::Override> with_seed = sets;
+      with_seed.push_back({"seed", std::to_string(seed)});
+      failovers.push_back(failover(run("store-leader-change-stretches-lease.json", with_seed)));
+    }
+    std::sort(failovers.begin(), failovers.end());
+    return failovers[failovers.size() / 2];
+  };
+  const std::int64_t both = median({});
+  const std::int64_t checkpoint = median({{"store.lease_checkpoint", "true"}});
+  const std::int64_t holder = median({{"faults", R"([{"at": "10s", "kind": "crash",
+                                                      "target": "leader", "duration": "30s"}])"}});
   // The store's election (about one to two election timeouts) comes on top with a full refresh...
-  CHECK(failover(both) > failover(checkpoint) + 1'000'000'000);
+  CHECK(both > checkpoint + 1'000'000'000);
   // ...and the promotion's extension (one election timeout, 1s) even with checkpoints.
-  CHECK(failover(checkpoint) > failover(holder) + 900'000'000);
-  CHECK(failover(checkpoint) < failover(holder) + 1'200'000'000);
+  CHECK(checkpoint > holder + 800'000'000);
+  CHECK(checkpoint < holder + 1'300'000'000);
 }
 
 namespace {

@@ -167,6 +167,7 @@ TEST_CASE("loader: every section is converted to the kernel's types") {
   CHECK(r.scenario->services.store_clock.drift_ppb == 0);
   CHECK(r.scenario->services.store.min_ttl == 2s);
   CHECK(r.scenario->services.store.expiry_scan_interval == 500ms);
+  CHECK(r.scenario->services.store.random_scan_phase);
   CHECK(r.scenario->services.store.tick_time == 3s);
   CHECK(r.scenario->services.sink.fencing == false);
   CHECK(r.scenario->workload.enabled == false);
@@ -414,6 +415,8 @@ TEST_CASE("loader: each kind of bad input is one problem at its pointer") {
       {R"({"store": {"expiry_scan_interval": "3ns"}})", "/store/expiry_scan_interval",
        "expected \"0s\" (a lease expires exactly at its deadline) or a duration of at least "
        "\"1ms\" (the shortest server timer), found \"3ns\""},
+      {R"({"store": {"members": 3, "expiry_scan_phase": "randm"}})", "/store/expiry_scan_phase",
+       "expected one of \"random\", \"start\", found \"randm\""},
       {R"({"store": {"min_ttl": "999us"}})", "/store/min_ttl",
        "\"0s\" (no minimum) or a duration of at least \"1ms\""},
       // A derived default is refused where the same value given would be.
