@@ -181,6 +181,8 @@ const std::array<KindSchema, sim::kEventKindCount>& schema() {
                                          {S::peer, "server", F::endpoint},
                                          {S::a, "request", F::integer},
                                          {S::text, "op", F::text}});
+    set(sim::EventKind::conn_break,
+        {{S::node, "node", F::endpoint}, {S::peer, "peer", F::endpoint}});
     set(sim::EventKind::client_failover, {{S::node, "node", F::endpoint},
                                           {S::peer, "member", F::endpoint},
                                           {S::code, "reason", F::failover_reason},
@@ -940,6 +942,13 @@ class StreamChecker {
         }
         if (auto p = need_server_op(e.peer, e.text)) return *p;
         return non_negative(e.a, "request");
+      case K::conn_break: {
+        const auto end = [&](sim::NodeId n) { return is_node(n) || is_server(n); };
+        if (!end(e.node) || !end(e.peer) || e.node == e.peer) {
+          return "fields \"node\" and \"peer\": expected the two ends of a connection";
+        }
+        return {};
+      }
       case K::run_end:
       case K::store_resume:
       case K::network_change:

@@ -94,6 +94,7 @@ const std::array<std::vector<std::string_view>, sim::kEventKindCount>& kind_fiel
     set(K::lease_refresh, {"leader", "leases", "term"});
     set(K::client_failover, {"node", "member", "reason", "request"});
     set(K::server_request, {"node", "server", "request"});
+    set(K::conn_break, {"node", "peer"});
     return t;
   }();
   return table;
@@ -550,6 +551,9 @@ void append_event_fields(std::string& out, const ReplayEvent& r) {
       return;
     case K::server_request:
       fmt::format_to(it, ",{},{},{}", r.node, r.peer, r.x);
+      return;
+    case K::conn_break:
+      fmt::format_to(it, ",{},{}", r.node, r.peer);
       return;
   }
 }

@@ -151,6 +151,7 @@ class Loader {
   std::optional<std::string> read_string(const json& v, const std::string& pointer);
   std::optional<bool> read_bool(const json& v, const std::string& pointer);
   std::optional<sim::Duration> read_positive_duration(const json& v, const std::string& pointer);
+  void read_tcp(const json& v, sim::TcpConfig& tcp);
   // A server's timer: from protocols::kShortestTimer up, or "0s" where `zero_means` says what 0
   // does (nullptr: 0 is refused too).
   std::optional<sim::Duration> read_server_timer(const json& v, const std::string& pointer,

@@ -57,8 +57,10 @@ void Loader::read_duration(const json& document) {
 
 sim::NetworkConfig Loader::read_network(const json& v) {
   sim::NetworkConfig network;
-  if (!check_object(v, "/network", {"latency", "links", "loss", "duplicate", "in_flight"},
-                    "the network section")) {
+  if (!check_object(
+          v, "/network",
+          {"latency", "links", "loss", "duplicate", "in_flight", "clients", "peers", "tcp"},
+          "the network section")) {
     return network;
   }
   if (const json* latency = get(v, "latency")) {
@@ -137,7 +139,68 @@ sim::NetworkConfig Loader::read_network(const json& v) {
                   : std::string());
     }
   }
+  // The transport of client-server links (TCP, as every real client library's) and of peer
+  // links (datagrams, as electsim's peer protocols assume, unless a scenario asks for TCP).
+  const auto transport = [&](const char* key, sim::Transport& out) {
+    const json* value = get(v, key);
+    if (value == nullptr) return;
+    const std::vector<std::string> choices = {"tcp", "datagram"};
+    const std::string text = value->is_string() ? value->get<std::string>() : std::string();
+    if (text == "tcp" || text == "datagram") {
+      out = text == "tcp" ? sim::Transport::tcp : sim::Transport::datagram;
+    } else {
+      problem(std::string("/network/") + key, "one of " + joined(choices, true),
+              json_excerpt(*value), value->is_string() ? did_you_mean(text, choices) : "");
+    }
+  };
+  transport("clients", network.clients);
+  transport("peers", network.peers);
+  if (const json* tcp = get(v, "tcp")) read_tcp(*tcp, network.tcp);
   return network;
+}
+
+// Linux's retransmission settings: TCP_RTO_MIN, TCP_RTO_MAX (net.ipv4.tcp_rto_max_ms since Linux
+// 6.15, at most 120s there) and net.ipv4.tcp_retries2.
+void Loader::read_tcp(const json& v, sim::TcpConfig& tcp) {
+  if (!check_object(v, "/network/tcp", {"rto_min", "rto_max", "retries2"}, "the tcp section")) {
+    return;
+  }
+  if (const json* value = get(v, "rto_min")) {
+    if (auto d = read_server_timer(*value, "/network/tcp/rto_min")) {
+      if (*d > std::chrono::seconds(120)) {
+        problem("/network/tcp/rto_min", "a duration from \"1ms\" to \"120s\" (Linux: \"200ms\")",
+                json_excerpt(*value));
+      } else {
+        tcp.rto_min = *d;
+      }
+    }
+  }
+  if (const json* value = get(v, "rto_max")) {
+    if (auto d = read_server_timer(*value, "/network/tcp/rto_max")) {
+      if (*d > std::chrono::hours(1)) {
+        problem("/network/tcp/rto_max", "a duration from rto_min to \"1h\" (Linux: \"120s\")",
+                json_excerpt(*value));
+      } else {
+        tcp.rto_max = *d;
+      }
+    }
+  }
+  if (tcp.rto_max < tcp.rto_min) {
+    problem(
+        "/network/tcp/rto_max",
+        fmt::format("a duration of at least rto_min (\"{}\")", sim::format_duration(tcp.rto_min)),
+        fmt::format("\"{}\"", sim::format_duration(tcp.rto_max)));
+  }
+  if (const json* value = get(v, "retries2")) {
+    const auto n = as_unsigned(*value);
+    if (!n || *n == 0 || *n > 100) {
+      problem("/network/tcp/retries2",
+              "a whole number of retransmissions from 1 to 100 (Linux's tcp_retries2: 15)",
+              json_excerpt(*value));
+    } else {
+      tcp.retries2 = static_cast<std::uint32_t>(*n);
+    }
+  }
 }
 
 // {"min": a, "max": b} for a clock's drift (numbers in ppm, to whole ppb) or offset (durations,

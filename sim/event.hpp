@@ -49,8 +49,11 @@ enum class EventKind : std::uint8_t {
   // A request to a coordinator other than the store (counted when sent, like store_request):
   server_request,  // node: sender, peer: the server (postgres, redis:K), a: request id,
                    // text: the statement or command (db_op_name, redis_op_name)
+  // A connection between a client and a server (network.clients "tcp") was given up: node, the end
+  // whose retransmissions ran out (tcp.retries2), peer: the other end.
+  conn_break,
 };
-inline constexpr int kEventKindCount = 30;
+inline constexpr int kEventKindCount = 31;
 const char* event_kind_name(EventKind kind);
 
 enum class DropReason : std::uint8_t {

@@ -57,7 +57,35 @@ struct Kernel::Entry {
   std::uint32_t body = kNoBody;   // index into bodies_ for payloads
   std::int64_t queued_at = 0;     // the time it is queued for
   Message msg;
+  // On a connection (Transport::tcp): its stream, the stream's life it was sent in, its place in
+  // the stream, and the sending of this try (retransmissions so far, when it left).
+  std::uint32_t stream = kNoStream;
+  std::uint32_t stream_generation = 0;
+  std::uint64_t seq = 0;
+  std::int64_t sent_at = 0;
+  std::uint32_t retransmissions = 0;
+  bool retransmit = false;  // queued for its retransmission timer, not for its arrival
+  // Where it is in its stream: on its way; released (it had arrived early, and the segment before
+  // it has now been delivered: it follows at once); or admitted (counted in order: a pause that
+  // parks it does not count it twice).
+  enum class StreamStep : std::uint8_t { travelling, released, admitted };
+  StreamStep step = StreamStep::travelling;
   static constexpr std::uint32_t kNoBody = UINT32_MAX;
+  static constexpr std::uint32_t kNoStream = UINT32_MAX;
+};
+
+// One direction of a connection between two processes' current lives: the sender numbers its
+// segments, the receiver takes them in that order and holds those that overtook a missing one.
+struct Kernel::Stream {
+  Endpoint from = kNoNode;
+  Endpoint to = kNoNode;
+  std::uint32_t from_incarnation = 0;
+  std::uint32_t to_incarnation = 0;
+  std::uint32_t generation = 0;  // a new connection (or a broken one) ends the segments of the old
+  std::uint64_t next_seq = 0;
+  std::uint64_t expected = 0;
+  bool established = false;  // a segment got through: the handshake is done
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> early;  // (seq, slot), sorted by seq
 };
 
 struct Kernel::Body {
@@ -343,6 +371,9 @@ std::uint32_t Kernel::new_entry(EntryKind kind, Endpoint owner) {
   e.counts_in_flight = false;
   e.session = false;
   e.payload = 0;
+  e.stream = Entry::kNoStream;
+  e.retransmit = false;
+  e.step = Entry::StreamStep::travelling;
   return slot;
 }
 
@@ -556,6 +587,10 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
     answer_probe(slot, e);
     return;
   }
+  if (e.kind == EntryKind::deliver && e.stream != Entry::kNoStream &&
+      e.step != Entry::StreamStep::admitted && !stream_arrival(slot, e)) {
+    return;
+  }
   Proc& p = proc(e.node);
   const bool session_bound = e.kind != EntryKind::deliver || e.session;
   if (!p.up || (session_bound && e.incarnation != p.incarnation)) {
@@ -593,7 +628,7 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
       return;
     }
   }
-  if (e.kind == EntryKind::deliver &&
+  if (e.kind == EntryKind::deliver && e.stream == Entry::kNoStream &&
       network_.in_flight() == InFlightPolicy::drop_if_cut_on_arrival &&
       !network_.link_up(e.peer, e.node)) {
     emit_drop(e, e.peer, e.node, DropReason::cut_on_arrival);
@@ -903,8 +938,172 @@ bool Kernel::timer_fires_by(const Proc& p, TimerId id, Duration after_local) con
 // ---- Traffic
 // -------------------------------------------------------------------------------------
 
+bool Kernel::rides_stream(const Entry& e, Endpoint from, Endpoint to) const {
+  // A connection to a process's current life only: traffic for an earlier life dies on arrival.
+  if (e.incarnation != proc(to).incarnation) return false;
+  if (e.body == Entry::kNoBody)
+    return from >= 0 && to >= 0 && config_.network.peers == Transport::tcp;
+  // Keepalive probes and their answers are the TCP stacks' own segments, never retransmitted.
+  const Payload& payload = bodies_[e.body]->value;
+  if (std::holds_alternative<TcpProbe>(payload) || std::holds_alternative<TcpProbeAck>(payload)) {
+    return false;
+  }
+  // Between an election node and a server: the clients' connections. Store members' Raft traffic
+  // keeps its datagrams (etcd's rafthttp drops what its streams cannot carry).
+  return (from >= 0) != (to >= 0) && config_.network.clients == Transport::tcp;
+}
+
+std::uint32_t Kernel::stream_for(Endpoint from, Endpoint to, std::uint32_t to_incarnation) {
+  const auto [it, created] =
+      stream_index_.try_emplace({from, to}, static_cast<std::uint32_t>(streams_.size()));
+  if (created) {
+    streams_.emplace_back();
+    streams_.back().from = from;
+    streams_.back().to = to;
+  }
+  Stream& s = streams_[it->second];
+  const std::uint32_t from_incarnation = proc(from).incarnation;
+  if (created || s.from_incarnation != from_incarnation || s.to_incarnation != to_incarnation) {
+    end_stream(it->second);  // a new connection between new lives
+    s.from_incarnation = from_incarnation;
+    s.to_incarnation = to_incarnation;
+  }
+  return it->second;
+}
+
+void Kernel::end_stream(std::uint32_t index) {
+  Stream& s = streams_[index];
+  ++s.generation;  // segments still queued find out when they surface
+  s.next_seq = 0;
+  s.expected = 0;
+  s.established = false;
+  for (const auto& held : s.early) free_entry(held.second);
+  s.early.clear();
+}
+
+bool Kernel::route_stream(Endpoint from, Endpoint to, std::uint32_t slot) {
+  const std::uint32_t index = stream_for(from, to, entries_[slot].incarnation);
+  Stream& s = streams_[index];
+  Entry& e = entries_[slot];
+  e.session = true;  // a connection ends with either end's life
+  e.stream = index;
+  e.stream_generation = s.generation;
+  e.seq = s.next_seq++;
+  e.retransmissions = 0;
+  if (!e.counts_in_flight) {
+    if (in_flight_ >= config_.limits.max_in_flight) {
+      // The simulator's memory bound: the connection is reset rather than left with a hole.
+      free_entry(slot);
+      break_stream(index);
+      return false;
+    }
+    e.counts_in_flight = true;
+    ++in_flight_;
+  }
+  transmit(slot);
+  return true;
+}
+
+void Kernel::transmit(std::uint32_t slot) {
+  Entry& e = entries_[slot];
+  const Stream& s = streams_[e.stream];
+  e.sent_at = now_.ns;
+  if (!network_.link_up(s.from, s.to) || network_.draw_loss(network_rng_)) {
+    e.retransmit = true;
+    push(now_ + config_.network.tcp.rto(e.retransmissions, s.established), slot);
+    return;
+  }
+  e.retransmit = false;
+  push(now_ + network_.sample_latency(s.from, s.to, network_rng_), slot);
+}
+
+bool Kernel::stream_arrival(std::uint32_t slot, Entry& e) {
+  Stream& s = streams_[e.stream];
+  if (e.stream_generation != s.generation) {  // its connection is gone
+    free_entry(slot);
+    return false;
+  }
+  const Proc& receiver = proc(s.to);
+  if (receiver.incarnation != s.to_incarnation ||
+      (e.retransmit && proc(s.from).incarnation != s.from_incarnation)) {
+    // The receiver's life this connection reached has ended (its segments die with it), or the
+    // sender crashed with the segment still in its socket buffer.
+    free_entry(slot);
+    return false;
+  }
+  if (e.step == Entry::StreamStep::released) return admit(s, e);
+  if (e.retransmit) {
+    // The retransmission timer of a lost segment: send it again, or give the connection up.
+    if (e.retransmissions >= config_.network.tcp.retries(s.established)) {
+      const std::uint32_t index = e.stream;
+      free_entry(slot);
+      break_stream(index);
+      return false;
+    }
+    ++e.retransmissions;
+    ++stats_.retransmissions;
+    transmit(slot);
+    return false;
+  }
+  if (!receiver.up || (network_.in_flight() == InFlightPolicy::drop_if_cut_on_arrival &&
+                       !network_.link_up(s.from, s.to))) {
+    // Lost on the way, or its host is down (a connection to a crashed server's next life waits
+    // for it to come up): the sender's timer, armed when it left, sends it again.
+    e.retransmit = true;
+    const Duration rto = config_.network.tcp.rto(e.retransmissions, s.established);
+    push(std::max(now_, Time(e.sent_at) + rto), slot);
+    return false;
+  }
+  if (e.seq != s.expected) {
+    // It overtook a segment still on its way: the receiver holds it until that one is in.
+    const auto at =
+        std::lower_bound(s.early.begin(), s.early.end(), std::make_pair(e.seq, std::uint32_t{0}));
+    s.early.insert(at, {e.seq, slot});
+    return false;
+  }
+  return admit(s, e);
+}
+
+bool Kernel::admit(Stream& s, Entry& e) {
+  ++s.expected;
+  s.established = true;
+  e.step = Entry::StreamStep::admitted;
+  // The segment that waited behind this one follows at once, and in turn releases the next: a
+  // segment arriving meanwhile finds its place taken and waits too.
+  if (!s.early.empty() && s.early.front().first == s.expected) {
+    const std::uint32_t next = s.early.front().second;
+    s.early.erase(s.early.begin());
+    entries_[next].step = Entry::StreamStep::released;
+    push(now_, next);
+  }
+  return true;
+}
+
+void Kernel::break_stream(std::uint32_t index) {
+  const Stream& s = streams_[index];
+  const Endpoint from = s.from;
+  const Endpoint to = s.to;
+  const std::uint32_t from_incarnation = s.from_incarnation;
+  ++stats_.connections_broken;
+  // Both directions of the connection end; the next send opens a new one (client libraries
+  // reconnect by themselves).
+  end_stream(index);
+  if (const auto back = stream_index_.find({to, from}); back != stream_index_.end()) {
+    end_stream(back->second);
+  }
+  emit_message(EventKind::conn_break, from, to, 0);
+  // The sender's TCP gives up (ETIMEDOUT): its process learns the connection is gone, as it
+  // learns of a reset. The other end learns nothing until it hears from the network again.
+  Proc& p = proc(from);
+  if (!p.up || p.incarnation != from_incarnation) return;
+  begin_handler(p);
+  p.process->on_disconnect(p.ctx, to);
+  end_handler(p);
+}
+
 bool Kernel::route(Endpoint from, Endpoint to, std::uint32_t slot) {
   Entry& e = entries_[slot];
+  if (rides_stream(e, from, to)) return route_stream(from, to, slot);
   DropReason reason{};
   bool dropped = false;
   if (!network_.link_up(from, to)) {

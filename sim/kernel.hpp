@@ -12,6 +12,7 @@
 #include <deque>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -84,6 +85,8 @@ struct RunStats {
   std::uint64_t messages_sent = 0;
   std::uint64_t messages_delivered = 0;
   std::uint64_t timers_fired = 0;
+  std::uint64_t retransmissions = 0;     // segments of connections sent again (Transport::tcp)
+  std::uint64_t connections_broken = 0;  // connections given up after tcp.retries2
   bool hit_event_limit = false;
   bool cancelled = false;
 };
@@ -130,6 +133,7 @@ class Kernel {
   struct Proc;
   struct Entry;
   struct Body;
+  struct Stream;
   // A queued event's place in the total order: true time, then insertion sequence (FIFO ties).
   // The sequence number takes the high 40 bits of `order` and the entry's slot the low 24, so a
   // key is 16 bytes and four children of the 4-ary heap share a cache line.
@@ -188,6 +192,18 @@ class Kernel {
   std::optional<std::uint32_t> hold(Proc& from, Time at, Endpoint to);
   // Routes an entry over the network from `from` to `to`; false if it was lost at send.
   bool route(Endpoint from, Endpoint to, std::uint32_t slot);
+  // Connections (Transport::tcp): whether an entry rides one, the stream of (from, to) between
+  // the two current lives (a new one when either restarted), and the segment's way along it.
+  bool rides_stream(const Entry& entry, Endpoint from, Endpoint to) const;
+  std::uint32_t stream_for(Endpoint from, Endpoint to, std::uint32_t to_incarnation);
+  bool route_stream(Endpoint from, Endpoint to, std::uint32_t slot);
+  void transmit(std::uint32_t slot);
+  // A stream's segment surfaced: whether to deliver it now (false: it was retransmitted, held
+  // until an earlier one arrives, or died with its connection).
+  bool stream_arrival(std::uint32_t slot, Entry& entry);
+  bool admit(Stream& stream, Entry& entry);  // delivers `entry` in order: true
+  void end_stream(std::uint32_t index);
+  void break_stream(std::uint32_t index);
   TimerId arm_timer(Proc& p, Duration after_local, TimerTag tag);
   void cancel_timer(Proc& p, TimerId id);
   bool timer_fires_by(const Proc& p, TimerId id, Duration after_local) const;
@@ -214,6 +230,8 @@ class Kernel {
   // Payloads of server traffic, apart from the small entries that carry peer messages.
   // Each body is allocated once and reused: a payload stays put while its receiver handles it.
   std::vector<std::unique_ptr<Body>> bodies_;
+  std::vector<Stream> streams_;
+  std::map<std::pair<Endpoint, Endpoint>, std::uint32_t> stream_index_;
   std::vector<std::uint32_t> free_bodies_;
   template <typename T>
   void set_body(std::uint32_t slot, T&& value);

@@ -138,6 +138,8 @@ const char* event_kind_name(EventKind kind) {
       return "client_failover";
     case EventKind::server_request:
       return "server_request";
+    case EventKind::conn_break:
+      return "conn_break";
   }
   return "?";
 }

@@ -4,6 +4,7 @@
 // (sim/ids.hpp): the store's and the sink's at least.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -30,12 +31,56 @@ struct LinkLatency {
   Distribution latency;
 };
 
+// How traffic on a link behaves: datagrams (each lost, cut, duplicated and delayed on its own) or
+// a connection, as TCP is: delivered in order, exactly once, a lost or cut segment sent again.
+enum class Transport : std::uint8_t { datagram, tcp };
+
+// TCP's retransmission timing, after Linux: a lost segment is sent again after the retransmission
+// timeout, which starts at TCP_RTO_MIN (200ms; on a LAN the smoothed RTT adds next to nothing) and
+// doubles with every retransmission up to TCP_RTO_MAX (120s). After net.ipv4.tcp_retries2 (15)
+// retransmissions go unanswered the connection is broken (ETIMEDOUT): with the defaults 924.6s
+// after the segment was first sent (net/ipv4/tcp_timer.c, tcp_write_timeout and
+// retransmits_timed_out).
+// A new connection first has to be set up: its SYN is sent again after TCP_TIMEOUT_INIT (1s,
+// RFC 6298), doubling, and the attempt fails after net.ipv4.tcp_syn_retries (6) retries, 127s.
+// electsim sends the handshake with the connection's first segment.
+struct TcpConfig {
+  Duration rto_min = std::chrono::milliseconds(200);
+  Duration rto_max = std::chrono::seconds(120);
+  std::uint32_t retries2 = 15;
+  Duration syn_rto = std::chrono::seconds(1);
+  std::uint32_t syn_retries = 6;
+
+  // The timeout before retransmission number `attempt` + 1, on an established connection or of a
+  // connection's opening segment.
+  Duration rto(std::uint32_t attempt, bool established = true) const {
+    Duration d = established ? rto_min : syn_rto;
+    for (std::uint32_t i = 0; i < attempt && d < rto_max; ++i) d *= 2;
+    return d < rto_max ? d : rto_max;
+  }
+  std::uint32_t retries(bool established = true) const {
+    return established ? retries2 : syn_retries;
+  }
+  // From a segment's first sending to the connection's break, if no retransmission gets through.
+  Duration budget(bool established = true) const {
+    Duration total{0};
+    for (std::uint32_t i = 0; i <= retries(established); ++i) total += rto(i, established);
+    return total;
+  }
+};
+
 struct NetworkConfig {
   Distribution latency = Distribution::constant_of(Duration(1'000'000));
   std::vector<LinkLatency> links;  // later entries win
   Ppm loss = 0;
   Ppm duplicate = 0;
   InFlightPolicy in_flight = InFlightPolicy::drop_if_cut_on_arrival;
+  // Between an election node and a server (the store, its members, the sink, the database, a
+  // Redis master): clients reach real coordinators over TCP.
+  Transport clients = Transport::tcp;
+  // Between election nodes (Bully, Ring and Raft messages): datagrams unless a scenario asks.
+  Transport peers = Transport::datagram;
+  TcpConfig tcp;
 };
 
 class Network {

@@ -393,7 +393,7 @@ TEST_CASE("lab 10: a dead client's PostgreSQL lock lasts as long as TCP keepaliv
 
 TEST_CASE("lab 10: Redlock overwrites once after a GC pause and 44 times after a clock jump") {
   const analysis::Report pause = run_variant("redlock-gc-pause.json", std::nullopt);
-  CHECK(ms_of(pause.split_brain_time) == 4387);
+  CHECK(ms_of(pause.split_brain_time) == 4262);
   CHECK(pause.stale_writes_accepted == 1);
   CHECK(pause.stale_writes_overwriting == 1);
   const analysis::Report fenced = run_variant("redlock-gc-pause.json", "fencing");
@@ -417,15 +417,15 @@ TEST_CASE("lab 10: Consul's lock-delay lengthens failover and keeps a paused hol
   const analysis::Report crash = run_variant("consul-lock-delay.json", std::nullopt);
   REQUIRE(crash.failovers.size() == 1);
   REQUIRE(crash.failovers[0].failover);
-  CHECK(ms_of(*crash.failovers[0].failover) == 42562);
+  CHECK(ms_of(*crash.failovers[0].failover) == 42569);
   const analysis::Report no_delay = run_variant("consul-lock-delay.json", "no-lock-delay");
   REQUIRE(no_delay.failovers.size() == 1);
   REQUIRE(no_delay.failovers[0].failover);
-  CHECK(ms_of(*no_delay.failovers[0].failover) == 27507);
+  CHECK(ms_of(*no_delay.failovers[0].failover) == 27508);
   const analysis::Report paused = run_variant("consul-lock-delay.json", "pause");
   CHECK(paused.split_brain_time == sim::Duration(0));
   const analysis::Report unprotected = run_variant("consul-lock-delay.json", "pause-no-lock-delay");
-  CHECK(ms_of(unprotected.split_brain_time) == 7538);
+  CHECK(ms_of(unprotected.split_brain_time) == 7537);
   CHECK(unprotected.stale_writes_overwriting == 1);
 }
 
