@@ -524,3 +524,62 @@ TEST_CASE(
   // A candidate whose RequestVote waits 7ms for its own fsync splits the vote far more often.
   CHECK(seconds(point_where(r, points, {"155ms", "7ms"}).failover_heard_p50_ns) > 0.5);
 }
+
+TEST_CASE(
+    "sweep: Consul's failover is uniform between 1.5 and 2 TTLs plus the lock-delay, as the "
+    "servers' session timers give it") {
+  // docs/references.md: with TTL 15s and lock-delay 15s the model's median is 41.26s, its p99
+  // 44.93s, and nothing comes before 37.5s or (but for network time) after 45s.
+  const runner::SweepResult r =
+      sweep(shipped("consul-failover.json", {axis("protocol.ttl=15s")}, 8), 2);
+  const auto points = runner::summarise(r);
+  const auto& p = point_where(r, points, {"15s"});
+  REQUIRE(p.failovers > 300);
+  CHECK(seconds(p.failover_p50_ns) == Approx(41.26).epsilon(0.02));
+  CHECK(seconds(p.failover_p99_ns) == Approx(44.93).epsilon(0.01));
+  CHECK(seconds(p.failover_max_ns) < 45.1);
+  for (const auto& run : r.records) {
+    for (const std::int64_t f : run.failovers_ns) CHECK(f > 37'500'000'000);
+  }
+  CHECK(p.split_brain_probability == 0.0);
+}
+
+TEST_CASE(
+    "sweep: a PostgreSQL lock goes idle + count x interval after the dead holder last spoke, "
+    "and a waiter takes it at its next retry") {
+  // docs/references.md: keepalives 5s / 1s / 3 release the lock a uniform (7s, 8s] after the
+  // crash (the holder writes every second); waiters retry every second.
+  const runner::SweepResult r =
+      sweep(shipped("postgres-failover.json", {axis("postgres.tcp_keepalives_idle=5s")}, 8), 2);
+  const auto points = runner::summarise(r);
+  const auto& p = point_where(r, points, {"5s"});
+  REQUIRE(p.failovers > 500);
+  for (const auto& run : r.records) {
+    for (const std::int64_t f : run.failovers_ns) {
+      CHECK(f > 7'000'000'000);
+      CHECK(f < 9'100'000'000);
+    }
+  }
+  CHECK(seconds(p.failover_p50_ns) > 7.4);
+  CHECK(seconds(p.failover_p50_ns) < 8.0);
+}
+
+TEST_CASE(
+    "sweep: a ZooKeeper session goes on the first tick after its last ping plus its timeout, as "
+    "the timing model computed on its own gives it") {
+  // docs/references.md: a 4s session on 2s ticks, pinged every 4/3s: model median 4.332s, p99
+  // 5.770s, never before 4 - 4/3 s nor after 4 + 2 s.
+  const runner::SweepResult r =
+      sweep(shipped("zookeeper-failover.json", {axis("protocol.session_timeout=4s")}, 8), 2);
+  const auto points = runner::summarise(r);
+  const auto& p = point_where(r, points, {"4s"});
+  REQUIRE(p.failovers > 1000);
+  CHECK(seconds(p.failover_p50_ns) == Approx(4.332).epsilon(0.02));
+  CHECK(seconds(p.failover_p99_ns) == Approx(5.770).epsilon(0.02));
+  for (const auto& run : r.records) {
+    for (const std::int64_t f : run.failovers_ns) {
+      CHECK(f > 2'666'000'000);
+      CHECK(f < 6'050'000'000);
+    }
+  }
+}
