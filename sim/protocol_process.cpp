@@ -48,13 +48,9 @@ void ProtocolProcess::deliver(ProcessContext& ctx, const StoreReply& reply) {
 void ProtocolProcess::on_payload(ProcessContext& ctx, Endpoint from,
                                  std::uint32_t /*from_incarnation*/, Payload&& payload) {
   if (auto* reply = std::get_if<StoreReply>(&payload)) {
-    if (client_.replicated()) {
-      if (std::optional<StoreReply> given = client_.on_reply(ctx, std::move(*reply))) {
-        deliver(ctx, *given);
-      }
-      return;
+    if (std::optional<StoreReply> given = client_.on_reply(ctx, std::move(*reply))) {
+      deliver(ctx, *given);
     }
-    deliver(ctx, *reply);
   } else if (auto* watch = std::get_if<WatchEvent>(&payload)) {
     if (!client_.on_watch(from, *watch)) return;
     if (ctx.traced()) {

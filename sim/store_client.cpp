@@ -21,10 +21,6 @@ void StoreClient::start(ProcessContext& ctx) {
 }
 
 void StoreClient::send(ProcessContext& ctx, StoreRequest request) {
-  if (!replicated()) {
-    ctx.send(kStoreEndpoint, Payload(std::move(request)));
-    return;
-  }
   if (request.op == StoreOp::unwatch) {
     // The protocol names its watch by the id it knows; the member by its own.
     const auto it = std::find_if(watches_.begin(), watches_.end(),
@@ -51,13 +47,12 @@ void StoreClient::transmit(ProcessContext& ctx, Outstanding&& o, Endpoint to) {
 }
 
 std::optional<StoreReply> StoreClient::on_reply(ProcessContext& ctx, StoreReply&& reply) {
-  if (!replicated()) return std::move(reply);
   const auto it = std::find_if(outstanding_.begin(), outstanding_.end(),
                                [&](const Outstanding& o) { return o.request.id == reply.id; });
   if (it == outstanding_.end()) return std::nullopt;  // given up on already
   Outstanding o = std::move(*it);
   outstanding_.erase(it);
-  if (reply.error == StoreError::no_leader && !o.retried) {
+  if (reply.error == StoreError::no_leader && !o.retried && replicated()) {
     // Retried once on the next member; the connection stays where it is (a member that lost its
     // leader usually has one again soon, and a client does not give up a live connection).
     const Endpoint other = config_->members[(current_ + 1) % config_->members.size()];
@@ -94,7 +89,6 @@ std::optional<StoreReply> StoreClient::on_reply(ProcessContext& ctx, StoreReply&
 }
 
 bool StoreClient::on_watch(Endpoint from, WatchEvent& event) {
-  if (!replicated()) return true;
   const auto it = std::find_if(watches_.begin(), watches_.end(), [&](const Watch& w) {
     return w.member == from && w.member_id == event.watch_id && w.member_id != 0;
   });
@@ -150,10 +144,12 @@ void StoreClient::on_timer(ProcessContext& ctx, TimerId id, std::vector<StoreRep
 }
 
 void StoreClient::on_disconnect(ProcessContext& ctx, Endpoint peer) {
-  if (!replicated()) return;
-  if (std::find(config_->members.begin(), config_->members.end(), peer) == config_->members.end()) {
-    return;
-  }
+  // A member's crash, or the connection given up: with a single store the client reconnects to
+  // it, fails what was in flight and re-creates its watches there.
+  const bool ours = replicated() ? std::find(config_->members.begin(), config_->members.end(),
+                                             peer) != config_->members.end()
+                                 : peer == kStoreEndpoint;
+  if (!ours) return;
   for (auto it = outstanding_.begin(); it != outstanding_.end();) {
     if (it->sent_to != peer) {
       ++it;
@@ -166,8 +162,9 @@ void StoreClient::on_disconnect(ProcessContext& ctx, Endpoint peer) {
 }
 
 void StoreClient::move_on(ProcessContext& ctx, FailoverReason reason, RequestId id) {
-  current_ = (current_ + 1) % config_->members.size();
-  if (ctx.traced()) {
+  // With one store there is no other member: the client stays, and only reconnects.
+  if (replicated()) current_ = (current_ + 1) % config_->members.size();
+  if (ctx.traced() && replicated()) {
     Event ev;
     ev.kind = EventKind::client_failover;
     ev.node = ctx.self();

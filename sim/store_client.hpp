@@ -6,7 +6,9 @@
 // reaching a leader), without moving the client; a member's crash (a reset connection) fails what
 // was sent to it and moves the client. On every move its watches are re-created on the new member
 // from the revision after the last event seen, so no event is lost or doubled. With a single store
-// none of this runs: requests go to it directly and are never timed out, as before.
+// the client keeps the same books, never times a request out, and after a reset or a broken
+// connection reconnects to the store: what was in flight fails, and its watches are re-created
+// from the revision after the last event seen, as clientv3's watch stream resumes.
 #pragma once
 
 #include <cstdint>

@@ -50,9 +50,13 @@ void StoreServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
     ev.text = negotiated;
     ctx.trace(ev);
   }
+  // The reply belongs to the connection of the incarnation that sent the request. A watch's
+  // answer (etcd's Created response) comes before the changes it resumes from its start
+  // revision, as on a store member.
+  const bool watch = request->op == StoreOp::watch || request->op == StoreOp::unwatch;
+  if (watch) ctx.reply(from, from_incarnation, sim::Payload(std::move(reply)));
   publish(ctx);
-  // The reply belongs to the connection of the incarnation that sent the request.
-  ctx.reply(from, from_incarnation, sim::Payload(std::move(reply)));
+  if (!watch) ctx.reply(from, from_incarnation, sim::Payload(std::move(reply)));
   schedule_expiry(ctx);
 }
 

@@ -15,7 +15,14 @@ namespace electsim::servers {
 
 class StoreServer final : public sim::Process {
  public:
-  explicit StoreServer(StoreConfig config) : store_(config) {}
+  explicit StoreServer(StoreConfig config) : store_(config) {
+    // etcd keeps its MVCC history until a compaction: a client whose connection broke resumes
+    // its watches from the revision after the last event it saw (sim/store_client.hpp).
+    ReplicaMode mode;
+    mode.history_limit = kHistoryKept;
+    store_.set_replica_mode(mode);
+  }
+  static constexpr std::size_t kHistoryKept = 10'000;
 
   const Store& store() const { return store_; }
 

@@ -770,10 +770,12 @@ TEST_CASE("kernel: a connection whose retransmissions all fail breaks after tcp_
   }
   CHECK(breaks == std::vector<Time>{Time(Duration(1300ms))});
   CHECK(f.kernel->stats().connections_broken == 1);
-  // The request of 200ms died with its connection; the one of 3s is answered at 3.02s.
-  REQUIRE(f.log->lines(0) ==
-          std::vector<std::string>{"start:0", "reply_put:1", "timer:1", "timer:2", "reply_put:2"});
-  CHECK(f.log->entries[4].at == Time(Duration(3020ms)));
+  // The request of 200ms died with its connection: the store client fails it when it learns
+  // (clientv3's Unavailable), and reconnects; the request of 3s is answered at 3.02s.
+  REQUIRE(f.log->lines(0) == std::vector<std::string>{"start:0", "reply_put:1", "timer:1",
+                                                      "reply_put:0", "timer:2", "reply_put:2"});
+  CHECK(f.log->entries[3].at == Time(Duration(1300ms)));
+  CHECK(f.log->entries[5].at == Time(Duration(3020ms)));
 }
 
 TEST_CASE("kernel: peers exchange datagrams unless the scenario asks for connections") {
@@ -801,4 +803,51 @@ TEST_CASE("kernel: peers exchange datagrams unless the scenario asks for connect
     for (int i = 0; i < 20; ++i) in_order.push_back("msg1<0:" + std::to_string(i));
     CHECK(got == in_order);
   }
+}
+
+TEST_CASE("kernel: after a broken connection the store client reconnects and resumes its watch") {
+  // Node 0 watches k, then is cut off from the store from 100ms to 3.1s; node 1 puts k at 500ms.
+  // Node 0's own put of 200ms runs out of retransmissions at 1.3s: its store client fails it,
+  // reconnects, and asks for k's watch again from the revision after the last it saw. That
+  // request opens a new connection, whose SYN timer (1s) is capped by rto_max here: tries at 1.3s,
+  // 1.7s, ..., 3.3s, the first past the heal; it gets the put it missed from the store's history.
+  WorldConfig c = world(2, 10ms);
+  c.network.tcp.rto_min = 100ms;
+  c.network.tcp.rto_max = 400ms;
+  c.network.tcp.retries2 = 3;
+  FaultSpec part;
+  part.at = Time(Duration(100ms));
+  part.kind = FaultKind::partition;
+  part.groups = {{0}, {1, kStoreEndpoint}};
+  part.duration = 3s;
+  c.faults = {part};
+  Fixture f(c);
+  f.script->start = [](Context& ctx) {
+    if (ctx.self() == 0) {
+      StoreRequest watch;
+      watch.op = StoreOp::watch;
+      watch.key = "k";
+      ctx.store(watch);
+      ctx.set_timer(200ms, 1);
+    } else {
+      ctx.set_timer(500ms, 1);
+    }
+  };
+  f.script->timer = [](Context& ctx, TimerTag) {
+    StoreRequest put;
+    put.op = StoreOp::put;
+    put.key = ctx.self() == 0 ? "x" : "k";
+    put.value = "1";
+    ctx.store(put);
+  };
+  f.kernel->start();
+  f.run_until(10s);
+  REQUIRE(f.log->lines(0) == std::vector<std::string>{"start:0", "reply_watch:0", "timer:1",
+                                                      "reply_put:0", "watch_put:1"});
+  std::vector<Time> at;
+  for (const auto& e : f.log->entries) {
+    if (e.node == 0) at.push_back(e.at);
+  }
+  CHECK(at[3] == Time(Duration(1300ms)));
+  CHECK(at[4] == Time(Duration(3320ms)));
 }
