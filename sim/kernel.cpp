@@ -955,7 +955,7 @@ bool Kernel::rides_stream(const Entry& e, Endpoint from, Endpoint to) const {
 
 std::uint32_t Kernel::stream_for(Endpoint from, Endpoint to, std::uint32_t to_incarnation) {
   const auto [it, created] =
-      stream_index_.try_emplace({from, to}, static_cast<std::uint32_t>(streams_.size()));
+      stream_index_.try_emplace(stream_key(from, to), static_cast<std::uint32_t>(streams_.size()));
   if (created) {
     streams_.emplace_back();
     streams_.back().from = from;
@@ -1088,7 +1088,7 @@ void Kernel::break_stream(std::uint32_t index) {
   // Both directions of the connection end; the next send opens a new one (client libraries
   // reconnect by themselves).
   end_stream(index);
-  if (const auto back = stream_index_.find({to, from}); back != stream_index_.end()) {
+  if (const auto back = stream_index_.find(stream_key(to, from)); back != stream_index_.end()) {
     end_stream(back->second);
   }
   emit_message(EventKind::conn_break, from, to, 0);

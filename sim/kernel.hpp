@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/clock.hpp"
@@ -231,7 +232,13 @@ class Kernel {
   // Each body is allocated once and reused: a payload stays put while its receiver handles it.
   std::vector<std::unique_ptr<Body>> bodies_;
   std::vector<Stream> streams_;
-  std::map<std::pair<Endpoint, Endpoint>, std::uint32_t> stream_index_;
+  // (from, to) -> index into streams_. Only ever looked up, never iterated: its order cannot
+  // change an outcome.
+  std::unordered_map<std::uint64_t, std::uint32_t> stream_index_;
+  static std::uint64_t stream_key(Endpoint from, Endpoint to) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
+           static_cast<std::uint32_t>(to);
+  }
   std::vector<std::uint32_t> free_bodies_;
   template <typename T>
   void set_body(std::uint32_t slot, T&& value);
