@@ -947,24 +947,10 @@ std::optional<std::string> parse_properties(std::string_view text, SearchConfig&
 
 SearchConfig SearchConfig::defaults() {
   SearchConfig c;
-  auto w = [&c](FaultKind k, std::uint32_t weight) {
-    c.weights[static_cast<std::size_t>(k)] = weight;
-  };
-  w(FaultKind::crash, 3);
-  w(FaultKind::pause, 3);
-  w(FaultKind::partition, 2);
-  w(FaultKind::cut, 1);
-  w(FaultKind::isolate, 1);
-  w(FaultKind::loss, 1);
-  w(FaultKind::duplicate, 1);
-  w(FaultKind::latency_spike, 1);
-  w(FaultKind::clock_offset, 1);
-  w(FaultKind::clock_drift, 1);
-  w(FaultKind::clock_step, 1);
-  w(FaultKind::store_pause, 1);
-  w(FaultKind::disk_stall, 1);
-  w(FaultKind::campaign, 1);
-  w(FaultKind::step_down, 1);
+  // The catalogue's weights: a new fault kind is drawn once its row gives it one.
+  for (const sim::FaultKindInfo& info : sim::fault_catalogue()) {
+    c.weights[static_cast<std::size_t>(info.kind)] = info.nemesis_weight;
+  }
   for (Property p :
        {Property::stale_write, Property::overwrite, Property::same_epoch, Property::no_recovery,
         Property::store_safety, Property::stale_action, Property::invariant}) {

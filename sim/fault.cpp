@@ -15,73 +15,75 @@ using N = FaultNeed;
 using E = FaultEffect;
 
 // In FaultKind's order. Columns: kind, name, label, target, store_target, duration, keys, effect,
-// takes_leader_away, meaning, obeyed_by. Who obeys what, from what each process does with it:
-// step_down is handled by election nodes only, campaign by store members too (etcd's MsgHup), and
-// stop by any process (the kernel shuts it down once it has released); a disk stall delays only
-// processes that reply after a durable write (election nodes and store members; the database and
-// Redis reply first and write after); a person clears the record that the single store or the
-// database keeps.
+// takes_leader_away, meaning, obeyed_by, nemesis_weight. Who obeys what, from what each process
+// does with it: step_down is handled by election nodes only, campaign by store members too (etcd's
+// MsgHup), and stop by any process (the kernel shuts it down once it has released); a disk stall
+// delays only processes that reply after a durable write (election nodes and store members; the
+// database and Redis reply first and write after); a person clears the record that the single store
+// or the database keeps. The search's nemesis draws the faults that model failures (crashes and
+// pauses most often); restart, heal and stop only undo or end what it drew, and a person clearing a
+// record is an operator's act, asked for by name (--kinds operator_clear=1).
 // clang-format off
 constexpr FaultKindInfo kCatalogue[] = {
   {K::crash, "crash", "crash", N::required, false, N::optional, {}, E::process, true,
    "the target crashes: volatile state lost; with a duration it restarts after it",
-   kAnyProcess},
+   kAnyProcess, 3},
   {K::restart, "restart", "restart", N::required, false, N::no, {}, E::process, false,
    "a crashed target comes back with its durable state",
-   kAnyProcess},
+   kAnyProcess, 0},
   {K::pause, "pause", "pause", N::required, false, N::required, {}, E::process, true,
    "a GC or VM stall: nothing runs for the duration, the clock keeps running",
-   kAnyProcess},
+   kAnyProcess, 3},
   {K::partition, "partition", "partition", N::no, false, N::optional, {"groups"}, E::links, false,
    "endpoints in different groups cannot talk; with a duration it heals after it",
-   0},
+   0, 2},
   {K::cut, "cut", "cut", N::no, false, N::optional, {"from", "to"}, E::links, false,
    "one way: `from` cannot reach `to`; with a duration it heals after it",
-   0},
+   0, 1},
   {K::isolate, "isolate", "isolate", N::required, false, N::optional, {}, E::links, true,
    "the target reaches nobody, servers included; with a duration it heals after it",
-   kAnyProcess},
+   kAnyProcess, 1},
   {K::heal, "heal", "heal", N::no, false, N::no, {}, E::links, false,
    "every partition, cut and isolation ends",
-   0},
+   0, 0},
   {K::loss, "loss", "loss", N::no, false, N::required, {"probability"}, E::window, false,
    "extra message loss for the duration",
-   0},
+   0, 1},
   {K::duplicate, "duplicate", "duplicate", N::no, false, N::required, {"probability"}, E::window,
    false, "extra message duplication for the duration",
-   0},
+   0, 1},
   {K::latency_spike, "latency_spike", "latency spike", N::no, false, N::required, {"extra"},
    E::window, false, "extra latency, drawn per message, for the duration",
-   0},
+   0, 1},
   {K::clock_offset, "clock_offset", "clock offset", N::required, true, N::no, {"offset"}, E::clock,
    false, "the target's clock jumps to read true time plus the offset",
-   kAnyProcess | kSingleStore},
+   kAnyProcess | kSingleStore, 1},
   {K::clock_drift, "clock_drift", "clock drift", N::required, true, N::no, {"drift_ppm"}, E::clock,
    false, "the target's clock runs at a new rate",
-   kAnyProcess | kSingleStore},
+   kAnyProcess | kSingleStore, 1},
   {K::clock_step, "clock_step", "clock step", N::required, true, N::no, {"by"}, E::clock, false,
    "the target's clock jumps by a signed amount (an NTP step)",
-   kAnyProcess | kSingleStore},
+   kAnyProcess | kSingleStore, 1},
   {K::store_pause, "store_pause", "store pause", N::no, false, N::required, {}, E::server, false,
    "the store stalls for the duration; requests are answered late",
-   0},
+   0, 1},
   {K::step_down, "step_down", "step down", N::required, false, N::no, {}, E::command, true,
    "the target gives up leadership (a voluntary release)",
-   kElectionNode},
+   kElectionNode, 1},
   {K::stop, "stop", "stop", N::required, false, N::no, {}, E::command, true,
    "the target releases and shuts down gracefully; restart brings it back",
-   kAnyProcess},
+   kAnyProcess, 0},
   {K::disk_stall, "disk_stall", "disk stall", N::required, false, N::required, {}, E::process,
    false, "the target's disk finishes no fsync until the duration has passed",
-   kElectionNode | kStoreMember},
+   kElectionNode | kStoreMember, 1},
   {K::campaign, "campaign", "campaign", N::required, false, N::no, {}, E::command, false,
    "the target starts an election now, as if its timer had fired (etcd's MsgHup)",
-   kElectionNode | kStoreMember},
+   kElectionNode | kStoreMember, 1},
   {K::operator_clear, "operator_clear", "operator clear", N::required, true, N::no, {},
    E::command, false,
    "a person clears the leadership record on the target server: \"postgres\" (the flag row set "
    "to NULL, or the lock holder's backend terminated) or \"store\" (the leader key deleted)",
-   kSingleStore | kDatabase},
+   kSingleStore | kDatabase, 0},
 };
 // clang-format on
 static_assert(std::size(kCatalogue) == kFaultKindCount, "one catalogue row per fault kind");

@@ -40,9 +40,10 @@ inline constexpr int kFaultKindCount = 19;
 const char* fault_kind_name(FaultKind kind);
 
 // The fault catalogue: one row per kind, read by the loader (which keys a fault takes), the
-// analysis (whether it starts a failover), the pictures (labels, windows) and `electsim list
-// faults`. Adding a kind is a row here and its effect in the kernel's apply_fault; nothing else
-// switches on the kind, except where a kind-specific key needs its own reader (runner/).
+// analysis (whether it starts a failover), the pictures (labels, windows), the search's nemesis
+// (its default weight) and `electsim list faults`. Adding a kind is a row here and its effect in
+// the kernel's apply_fault; nothing else switches on the kind, except where a kind-specific key
+// needs its own reader (runner/).
 enum class FaultNeed : std::uint8_t { no, optional, required };
 enum class FaultEffect : std::uint8_t {
   process,  // on one process: crash, restart, pause
@@ -78,6 +79,9 @@ struct FaultKindInfo {
   bool takes_leader_away;   // when it hits the leader, a failover is measured from it
   const char* meaning;      // one line for `electsim list faults`
   TargetClasses obeyed_by;  // the targets it acts on (0 for a kind without a target)
+  // How often `electsim search` draws it unless --kinds says otherwise, relative to the others;
+  // 0: only when asked for.
+  std::uint32_t nemesis_weight;
 };
 const FaultKindInfo& fault_info(FaultKind kind);
 std::span<const FaultKindInfo> fault_catalogue();

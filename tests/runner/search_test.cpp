@@ -565,3 +565,25 @@ TEST_CASE("search: a run cut short by the limit on events breaks no liveness pro
   CHECK_THAT(runner::format_search_report(r, c),
              Catch::Contains("10 of 10 runs hit the limit on events"));
 }
+
+TEST_CASE("search: the nemesis's default weights are the fault catalogue's, and each is drawn") {
+  const runner::SearchConfig config = runner::SearchConfig::defaults();
+  for (const sim::FaultKindInfo& info : sim::fault_catalogue()) {
+    CHECK(config.weights[static_cast<std::size_t>(info.kind)] == info.nemesis_weight);
+  }
+  // On a world where every kind can apply (a replicated store, so disk stalls and campaigns have
+  // members to hit), a search with the defaults draws every kind the catalogue weighs.
+  runner::LoadOptions load;
+  load.overrides.push_back({"store.members", "3"});
+  runner::SearchConfig c = config;
+  c.runs = 60;
+  c.shrink = false;
+  c.safety = std::chrono::seconds(10);
+  c.heal_bound = std::chrono::seconds(5);
+  const runner::SearchResult r = search("lease-leader-crash.json", load, c, 2);
+  for (const sim::FaultKindInfo& info : sim::fault_catalogue()) {
+    if (info.nemesis_weight == 0) continue;
+    INFO(info.name);
+    CHECK(((r.coverage.fault_kinds >> static_cast<unsigned>(info.kind)) & 1u) == 1u);
+  }
+}
