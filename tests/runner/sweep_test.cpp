@@ -583,3 +583,21 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE(
+    "sweep: a crashed Redlock holder's keys go the expiry after its last extension, and a waiter "
+    "takes a majority at its next attempt") {
+  // docs/references.md: expiry 8s extended every 8/3 s, attempts 50 to 250ms apart: model median
+  // 6.754s, p99 8.083s; nothing before 8 - 8/3 s.
+  const runner::SweepResult r =
+      sweep(shipped("redlock-failover.json", {axis("protocol.expiry=8s")}, 6), 2);
+  const auto points = runner::summarise(r);
+  const auto& p = point_where(r, points, {"8s"});
+  REQUIRE(p.failovers > 300);
+  CHECK(seconds(p.failover_p50_ns) == Approx(6.754).epsilon(0.03));
+  CHECK(seconds(p.failover_p99_ns) == Approx(8.083).epsilon(0.03));
+  for (const auto& run : r.records) {
+    for (const std::int64_t f : run.failovers_ns) CHECK(f > 5'333'000'000);
+  }
+  CHECK(p.split_brain_probability == 0.0);
+}
