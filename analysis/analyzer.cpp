@@ -890,7 +890,23 @@ void Analyzer::on_event(const sim::Event& event) {
       ++s.report.server_requests_total;
       s.on_coordinator_request(event.time);
       break;
-    default:
+    case sim::EventKind::pause:
+    case sim::EventKind::resume:
+    case sim::EventKind::clock_change:
+    case sim::EventKind::timer_fire:
+    case sim::EventKind::store_apply:
+    case sim::EventKind::lease_expire:
+    case sim::EventKind::store_reply:
+    case sim::EventKind::watch_notify:
+    case sim::EventKind::sink_reply:
+    case sim::EventKind::store_pause:
+    case sim::EventKind::store_resume:
+    case sim::EventKind::network_change:
+    case sim::EventKind::server_role:
+    case sim::EventKind::raft_commit:
+    case sim::EventKind::lease_refresh:
+    case sim::EventKind::client_failover:
+    case sim::EventKind::conn_break:
       break;
   }
 }

@@ -136,7 +136,25 @@ void CoordinatorWatch::apply(const sim::Event& e) {
       highest_returned_ = std::max(highest_returned_, e.a);
       return;
     }
-    default:
+    case K::run_start:
+    case K::run_end:
+    case K::fault:
+    case K::belief:
+    case K::clock_change:
+    case K::timer_fire:
+    case K::msg_send:
+    case K::msg_deliver:
+    case K::msg_drop:
+    case K::store_apply:
+    case K::store_change:
+    case K::lease_expire:
+    case K::watch_notify:
+    case K::sink_write:
+    case K::sink_reply:
+    case K::network_change:
+    case K::sink_send:
+    case K::server_request:
+    case K::conn_break:
       return;
   }
 }

@@ -1133,8 +1133,18 @@ struct PerfettoWriter::State {
       case sim::EventKind::network_change:
         on_network_change(e);
         break;
-      default:
-        break;  // timers, store internals and replies would only clutter the picture
+      // Timers, store internals and replies would only clutter the picture.
+      case sim::EventKind::run_start:
+      case sim::EventKind::timer_fire:
+      case sim::EventKind::store_apply:
+      case sim::EventKind::store_reply:
+      case sim::EventKind::watch_notify:
+      case sim::EventKind::sink_reply:
+      case sim::EventKind::sink_send:
+      case sim::EventKind::raft_commit:
+      case sim::EventKind::server_request:
+      case sim::EventKind::conn_break:
+        break;
     }
   }
 

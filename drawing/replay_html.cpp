@@ -288,7 +288,24 @@ void ReplayRecorder::on_event(const sim::Event& e) {
     case K::sink_send:
       r.z = e.c;  // send delay
       break;
-    default:
+    case K::run_start:
+    case K::run_end:
+    case K::restart:
+    case K::pause:
+    case K::resume:
+    case K::timer_fire:
+    case K::msg_send:
+    case K::msg_deliver:
+    case K::msg_drop:
+    case K::store_request:
+    case K::lease_expire:
+    case K::store_pause:
+    case K::store_resume:
+    case K::network_change:
+    case K::lease_refresh:
+    case K::client_failover:
+    case K::server_request:
+    case K::conn_break:
       if (!e.text.empty()) r.text = intern(e.text);
       break;
   }
@@ -368,7 +385,28 @@ void ReplayRecorder::pair(const sim::Event& e, std::uint32_t index) {
       if (it->second.empty()) sink_replies_.erase(it);
       return;
     }
-    default:
+    case K::run_start:
+    case K::run_end:
+    case K::fault:
+    case K::belief:
+    case K::crash:
+    case K::restart:
+    case K::pause:
+    case K::resume:
+    case K::clock_change:
+    case K::timer_fire:
+    case K::store_change:
+    case K::lease_expire:
+    case K::watch_notify:
+    case K::store_pause:
+    case K::store_resume:
+    case K::network_change:
+    case K::server_role:
+    case K::raft_commit:
+    case K::lease_refresh:
+    case K::client_failover:
+    case K::server_request:
+    case K::conn_break:
       return;
   }
 }

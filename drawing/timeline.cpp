@@ -754,7 +754,21 @@ void TimelineRecorder::on_event(const sim::Event& e) {
     case sim::EventKind::run_end:
       s.run_end = e.time;
       break;
-    default:
+    case sim::EventKind::run_start:
+    case sim::EventKind::timer_fire:
+    case sim::EventKind::msg_deliver:
+    case sim::EventKind::msg_drop:
+    case sim::EventKind::store_request:
+    case sim::EventKind::lease_expire:
+    case sim::EventKind::store_reply:
+    case sim::EventKind::watch_notify:
+    case sim::EventKind::sink_reply:
+    case sim::EventKind::sink_send:
+    case sim::EventKind::raft_commit:
+    case sim::EventKind::lease_refresh:
+    case sim::EventKind::client_failover:
+    case sim::EventKind::server_request:
+    case sim::EventKind::conn_break:
       break;
   }
 }
