@@ -24,11 +24,8 @@ Network::Network(std::size_t node_count, NetworkConfig config, std::size_t serve
 Duration Network::sample_latency(Endpoint from, Endpoint to, Rng& rng) const {
   const Distribution* d = latency_of_[index_of(from) * endpoints_ + index_of(to)];
   Duration latency = (d != nullptr ? *d : config_.latency).sample(rng);
-  if (live_spikes_ > 0) {
-    for (std::size_t i = 0; i < spikes_.size(); ++i) {
-      if (spike_live_[i]) latency += spikes_[i].sample(rng);
-    }
-  }
+  // Only the spikes in force, in the order they began: a run's ended spikes cost nothing.
+  for (const SpikeHandle live : live_spikes_) latency += spikes_[live].sample(rng);
   return latency;
 }
 
@@ -95,15 +92,16 @@ void Network::heal_all() {
 Network::SpikeHandle Network::add_spike(const Distribution& extra) {
   spikes_.push_back(extra);
   spike_live_.push_back(true);
-  ++live_spikes_;
-  return static_cast<SpikeHandle>(spikes_.size() - 1);
+  const auto handle = static_cast<SpikeHandle>(spikes_.size() - 1);
+  live_spikes_.push_back(handle);  // the newest handle: the list stays in handle order
+  return handle;
 }
 
 void Network::remove_spike(SpikeHandle handle) {
   ELECTSIM_ASSERT(handle < spike_live_.size(), "spike handle is known");
   if (!spike_live_[handle]) return;
   spike_live_[handle] = false;
-  --live_spikes_;
+  std::erase(live_spikes_, handle);
 }
 
 }  // namespace electsim::sim

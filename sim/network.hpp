@@ -145,7 +145,7 @@ class Network {
   Ppm extra_duplicate_ = 0;
   std::vector<Distribution> spikes_;
   std::vector<bool> spike_live_;
-  std::size_t live_spikes_ = 0;
+  std::vector<SpikeHandle> live_spikes_;  // the spikes in force, in handle order
 };
 
 }  // namespace electsim::sim
