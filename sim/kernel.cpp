@@ -939,18 +939,22 @@ bool Kernel::timer_fires_by(const Proc& p, TimerId id, Duration after_local) con
 // -------------------------------------------------------------------------------------
 
 bool Kernel::rides_stream(const Entry& e, Endpoint from, Endpoint to) const {
-  // A connection to a process's current life only: traffic for an earlier life dies on arrival.
-  if (e.incarnation != proc(to).incarnation) return false;
-  if (e.body == Entry::kNoBody)
-    return from >= 0 && to >= 0 && config_.network.peers == Transport::tcp;
-  // Keepalive probes and their answers are the TCP stacks' own segments, never retransmitted.
-  const Payload& payload = bodies_[e.body]->value;
-  if (std::holds_alternative<TcpProbe>(payload) || std::holds_alternative<TcpProbeAck>(payload)) {
-    return false;
+  if (e.body == Entry::kNoBody) {
+    // Peer messages: datagrams unless the scenario asks for connections (the common case costs
+    // one comparison).
+    if (config_.network.peers != Transport::tcp || from < 0 || to < 0) return false;
+  } else {
+    // Between an election node and a server: the clients' connections. Store members' Raft
+    // traffic keeps its datagrams (etcd's rafthttp drops what its streams cannot carry).
+    if (config_.network.clients != Transport::tcp || (from >= 0) == (to >= 0)) return false;
+    // Keepalive probes and their answers are the TCP stacks' own segments, never retransmitted.
+    const Payload& payload = bodies_[e.body]->value;
+    if (std::holds_alternative<TcpProbe>(payload) || std::holds_alternative<TcpProbeAck>(payload)) {
+      return false;
+    }
   }
-  // Between an election node and a server: the clients' connections. Store members' Raft traffic
-  // keeps its datagrams (etcd's rafthttp drops what its streams cannot carry).
-  return (from >= 0) != (to >= 0) && config_.network.clients == Transport::tcp;
+  // A connection to a process's current life only: traffic for an earlier life dies on arrival.
+  return e.incarnation == proc(to).incarnation;
 }
 
 std::uint32_t Kernel::stream_for(Endpoint from, Endpoint to, std::uint32_t to_incarnation) {

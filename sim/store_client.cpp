@@ -42,7 +42,20 @@ void StoreClient::transmit(ProcessContext& ctx, Outstanding&& o, Endpoint to) {
       deadline_timer_ = ctx.set_timer(config_->request_timeout, kTimeoutTag);
     }
   }
-  ctx.send(o.sent_to, Payload(StoreRequest(o.request)));
+  if (replicated()) {
+    ctx.send(o.sent_to, Payload(StoreRequest(o.request)));  // kept whole for a retry elsewhere
+  } else {
+    // With one store nothing is ever sent again: keep only what a failure reply names.
+    StoreRequest kept;
+    kept.id = o.request.id;
+    kept.op = o.request.op;
+    kept.lease = o.request.lease;
+    kept.watch_id = o.request.watch_id;
+    if (kept.op == StoreOp::watch)
+      kept.key = o.request.key;  // the watch it opens is resumed by key
+    ctx.send(o.sent_to, Payload(std::move(o.request)));
+    o.request = std::move(kept);
+  }
   outstanding_.push_back(std::move(o));
 }
 
