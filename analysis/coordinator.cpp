@@ -19,6 +19,7 @@ CoordinatorWatch::CoordinatorWatch(std::size_t members, sim::Endpoint single)
     m.leads = member_count_ == 1;
     members_.push_back(m);
   }
+  can_ = members_can_grant();
 }
 
 CoordinatorWatch::Member* CoordinatorWatch::member(sim::Endpoint endpoint) {
@@ -28,19 +29,22 @@ CoordinatorWatch::Member* CoordinatorWatch::member(sim::Endpoint endpoint) {
   return nullptr;
 }
 
-bool CoordinatorWatch::can_grant() const {
+bool CoordinatorWatch::members_can_grant() const {
   return std::any_of(members_.begin(), members_.end(),
                      [](const Member& m) { return m.up && !m.paused && m.leads; });
 }
 
 void CoordinatorWatch::account(Duration d) {
-  if (!can_grant()) report_.unavailable_time += d;
+  if (!can_) report_.unavailable_time += d;
 }
 
 void CoordinatorWatch::on_event(const sim::Event& e) {
-  const bool could = can_grant();
+  const bool could = can_;
   apply(e);
-  const bool can = can_grant();
+  // Only the events apply() acts on can change the answer; it is looked at once per event, and
+  // read from here by can_grant() and account() in between.
+  const bool can = members_can_grant();
+  can_ = can;
   // An outage starts when a store that could grant no longer can; the first election, before any
   // member has led, is not one.
   if (could && !can) outage_since_ = e.time;

@@ -27,7 +27,7 @@ class CoordinatorWatch {
 
   void on_event(const sim::Event& e);
   // Whether the store could grant a lease just before the current event.
-  bool can_grant() const;
+  bool can_grant() const { return can_; }
   void finish(Report& report);
   const CoordinatorReport& report() const { return report_; }
   // Adds `d` to the store's unavailable time if it cannot grant now.
@@ -43,6 +43,7 @@ class CoordinatorWatch {
   };
   Member* member(sim::Endpoint endpoint);
   void apply(const sim::Event& e);
+  bool members_can_grant() const;
 
   std::size_t member_count_;
   std::vector<Member> members_;
@@ -53,6 +54,7 @@ class CoordinatorWatch {
   std::map<std::pair<sim::NodeId, std::int64_t>, sim::Revision> floor_;
   sim::Revision highest_returned_ = 0;
   std::optional<Time> outage_since_;  // the store has been unable to grant since then
+  bool can_ = true;                   // whether it can grant, as of the last event
   std::vector<std::int64_t> commit_latency_ns_;
   CoordinatorReport report_;
 };
