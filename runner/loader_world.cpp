@@ -165,26 +165,24 @@ void Loader::read_tcp(const json& v, sim::TcpConfig& tcp) {
   if (!check_object(v, "/network/tcp", {"rto_min", "rto_max", "retries2"}, "the tcp section")) {
     return;
   }
-  if (const json* value = get(v, "rto_min")) {
-    if (auto d = read_server_timer(*value, "/network/tcp/rto_min")) {
-      if (*d > std::chrono::seconds(120)) {
-        problem("/network/tcp/rto_min", "a duration from \"1ms\" to \"120s\" (Linux: \"200ms\")",
-                json_excerpt(*value));
+  // A timer of at least 1ms and at most `most`, read into `out` when it is one.
+  const auto timer = [&](const char* key, sim::Duration most, const char* expected,
+                         sim::Duration& out) {
+    const json* value = get(v, key);
+    if (value == nullptr) return;
+    const std::string pointer = std::string("/network/tcp/") + key;
+    if (auto d = read_server_timer(*value, pointer)) {
+      if (*d > most) {
+        problem(pointer, expected, json_excerpt(*value));
       } else {
-        tcp.rto_min = *d;
+        out = *d;
       }
     }
-  }
-  if (const json* value = get(v, "rto_max")) {
-    if (auto d = read_server_timer(*value, "/network/tcp/rto_max")) {
-      if (*d > std::chrono::hours(1)) {
-        problem("/network/tcp/rto_max", "a duration from rto_min to \"1h\" (Linux: \"120s\")",
-                json_excerpt(*value));
-      } else {
-        tcp.rto_max = *d;
-      }
-    }
-  }
+  };
+  timer("rto_min", std::chrono::seconds(120),
+        "a duration from \"1ms\" to \"120s\" (Linux: \"200ms\")", tcp.rto_min);
+  timer("rto_max", std::chrono::hours(1), "a duration from rto_min to \"1h\" (Linux: \"120s\")",
+        tcp.rto_max);
   if (tcp.rto_max < tcp.rto_min) {
     problem(
         "/network/tcp/rto_max",

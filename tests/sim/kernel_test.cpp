@@ -656,6 +656,17 @@ void put_many(Context& ctx, int n) {
   }
 }
 
+// From `at`, for `duration`: node 0 on one side, the store (and `with_store`) on the other.
+FaultSpec store_cut_off(Duration at, Duration duration, std::vector<Endpoint> with_store = {}) {
+  FaultSpec part;
+  part.at = Time(at);
+  part.kind = FaultKind::partition;
+  with_store.push_back(kStoreEndpoint);
+  part.groups = {{0}, std::move(with_store)};
+  part.duration = duration;
+  return part;
+}
+
 }  // namespace
 
 TEST_CASE("kernel: on a lossy link a client's requests arrive late but each once and in order") {
@@ -698,12 +709,7 @@ TEST_CASE("kernel: a partition holds a client's request, sent again on TCP's dou
   // at 200ms is retransmitted at 400ms, 800ms and 1600ms (RTO 200ms, 400ms, 800ms); the last try
   // gets through: 10ms there, 10ms back.
   WorldConfig c = world(1, 10ms);
-  FaultSpec part;
-  part.at = Time(Duration(100ms));
-  part.kind = FaultKind::partition;
-  part.groups = {{0}, {kStoreEndpoint}};
-  part.duration = 1s;
-  c.faults = {part};
+  c.faults = {store_cut_off(100ms, 1s)};
   Fixture f(c);
   f.script->start = [](Context& ctx) {
     put_many(ctx, 1);
@@ -722,12 +728,7 @@ TEST_CASE("kernel: a new connection's first segment is sent again on the SYN tim
   // Cut from 0 to 1.5s: the connection's opening try at 0 is repeated at 1s and 3s
   // (TCP_TIMEOUT_INIT 1s, doubling).
   WorldConfig c = world(1, 10ms);
-  FaultSpec part;
-  part.at = Time(Duration(0));
-  part.kind = FaultKind::partition;
-  part.groups = {{0}, {kStoreEndpoint}};
-  part.duration = 1500ms;
-  c.faults = {part};
+  c.faults = {store_cut_off(0ms, 1500ms)};
   Fixture f(c);
   f.script->start = [](Context& ctx) { put_many(ctx, 1); };
   f.kernel->start();
@@ -745,12 +746,7 @@ TEST_CASE("kernel: a connection whose retransmissions all fail breaks after tcp_
   c.network.tcp.rto_max = 400ms;
   c.network.tcp.retries2 = 3;
   CHECK(c.network.tcp.budget() == 1100ms);
-  FaultSpec part;
-  part.at = Time(Duration(100ms));
-  part.kind = FaultKind::partition;
-  part.groups = {{0}, {kStoreEndpoint}};
-  part.duration = 2s;
-  c.faults = {part};
+  c.faults = {store_cut_off(100ms, 2s)};
   Fixture f(c);
   f.script->start = [](Context& ctx) {
     put_many(ctx, 1);
@@ -815,12 +811,7 @@ TEST_CASE("kernel: after a broken connection the store client reconnects and res
   c.network.tcp.rto_min = 100ms;
   c.network.tcp.rto_max = 400ms;
   c.network.tcp.retries2 = 3;
-  FaultSpec part;
-  part.at = Time(Duration(100ms));
-  part.kind = FaultKind::partition;
-  part.groups = {{0}, {1, kStoreEndpoint}};
-  part.duration = 3s;
-  c.faults = {part};
+  c.faults = {store_cut_off(100ms, 3s, {1})};
   Fixture f(c);
   f.script->start = [](Context& ctx) {
     if (ctx.self() == 0) {
