@@ -39,9 +39,9 @@ struct MemberConfig {
   // Promotion keeps each lease's remaining TTL (etcd's lease checkpointing, --experimental-
   // enable-lease-checkpoint) instead of granting a full one.
   bool lease_checkpoint = false;
-  Duration promote_extend{0};               // etcd: the election timeout
-  std::size_t max_entries_per_append = 64;  // etcd's MaxSizePerMsg, counted in entries
-  std::size_t history_limit = 10'000;       // changes kept for resuming watches
+  Duration promote_extend{0};                 // etcd: the election timeout
+  std::size_t max_entries_per_append = 64;    // etcd's MaxSizePerMsg, counted in entries
+  std::size_t history_limit = kWatchHistory;  // changes kept for resuming watches
 };
 
 // The durable part of a member: its log and its applied state machine.

@@ -59,6 +59,10 @@ struct ReplicaMode {
   std::size_t history_limit = 0;
 };
 
+// How many changes a store keeps for watches that resume from a revision, single or replicated
+// (etcd keeps its MVCC history until a compaction; a resumed watch older than this misses changes).
+inline constexpr std::size_t kWatchHistory = 10'000;
+
 // A committed change, for the trace and the analysis.
 struct StoreChange {
   Revision revision = 0;

@@ -19,10 +19,9 @@ class StoreServer final : public sim::Process {
     // etcd keeps its MVCC history until a compaction: a client whose connection broke resumes
     // its watches from the revision after the last event it saw (sim/store_client.hpp).
     ReplicaMode mode;
-    mode.history_limit = kHistoryKept;
+    mode.history_limit = kWatchHistory;
     store_.set_replica_mode(mode);
   }
-  static constexpr std::size_t kHistoryKept = 10'000;
 
   const Store& store() const { return store_; }
 
