@@ -906,7 +906,9 @@ void Analyzer::on_event(const sim::Event& event) {
     case sim::EventKind::raft_commit:
     case sim::EventKind::lease_refresh:
     case sim::EventKind::client_failover:
+      break;
     case sim::EventKind::conn_break:
+      ++s.report.connections_broken;
       break;
   }
 }

@@ -242,6 +242,9 @@ struct Report {
   double store_requests_per_second = 0;
   // Requests to the database server or a Redis master (server_request events).
   std::uint64_t server_requests_total = 0;
+  // Connections given up after TCP's retransmissions all failed (conn_break events): what was
+  // in flight on them was lost.
+  std::uint64_t connections_broken = 0;
   // Every request to any coordinator (store, database, Redis masters): store_requests_total +
   // server_requests_total, per simulated second.
   double coordinator_requests_per_second = 0;

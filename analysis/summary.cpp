@@ -328,6 +328,12 @@ void cost_section(std::string& out, const Report& r) {
   if (r.server_requests_total > 0) {
     fmt::format_to(it, "  database/Redis requests: {}\n", r.server_requests_total);
   }
+  if (r.connections_broken > 0) {
+    fmt::format_to(it,
+                   "  connections given up: {} (every retransmission failed; what was in flight on "
+                   "them was lost)\n",
+                   r.connections_broken);
+  }
   if (r.store_requests_total + r.server_requests_total > 0) {
     fmt::format_to(it, "  coordinator requests: {:.2f}/s with one leader",
                    r.steady_requests_per_second);
@@ -625,6 +631,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   cost["store_requests_total"] = r.store_requests_total;
   cost["store_requests_per_second"] = r.store_requests_per_second;
   cost["server_requests_total"] = r.server_requests_total;
+  cost["connections_broken"] = r.connections_broken;
   cost["coordinator_requests_per_second"] = r.coordinator_requests_per_second;
   cost["requests_before_first_leader"] = r.requests_before_first_leader;
   cost["coordinator_requests_steady_per_second"] =

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/summary.hpp"
 #include "analysis/trace.hpp"
 #include "drawing/outputs.hpp"
 #include "runner/loader.hpp"
@@ -262,4 +263,25 @@ TEST_CASE("run: a database outage costs the postgres protocol stall, never split
   CHECK(r.report.split_brain_time == sim::Duration(0));
   REQUIRE(r.report.intervals.size() == 2);
   CHECK(r.report.intervals[1].start >= sim::Time(sim::Duration(std::chrono::seconds(15)).count()));
+}
+
+TEST_CASE("run: a connection given up is counted and named in the summary") {
+  // The leader is cut off from everything for 5s; with retransmissions of 100ms doubling to at
+  // most 400ms, three of them, its TCP gives its connections up 1.1s after a segment first left.
+  const std::vector<runner::Override> isolate = {
+      {"faults", R"([{"at": "5s", "kind": "isolate", "target": "leader", "duration": "5s"}])"}};
+  std::vector<runner::Override> short_tcp = isolate;
+  short_tcp.push_back(
+      {"network.tcp", R"({"rto_min": "100ms", "rto_max": "400ms", "retries2": 3})"});
+  const runner::RunResult broken = runner::run_scenario(load(short_tcp), {});
+  CHECK(broken.report.connections_broken > 0);
+  CHECK(broken.stats.connections_broken == broken.report.connections_broken);
+  CHECK_THAT(analysis::format_summary(broken.info, broken.report, broken.verdict),
+             Catch::Contains("connections given up: "));
+  // With Linux's timers (924.6s) five seconds break nothing: the traffic only waits.
+  const runner::RunResult waited = runner::run_scenario(load(isolate), {});
+  CHECK(waited.report.connections_broken == 0);
+  CHECK(waited.stats.retransmissions > 0);
+  CHECK_THAT(analysis::format_summary(waited.info, waited.report, waited.verdict),
+             !Catch::Contains("connections given up"));
 }
