@@ -22,6 +22,7 @@
 
 #include "io/input.hpp"
 #include "sim/assert.hpp"
+#include "sim/event_schema.hpp"
 #include "sim/fault.hpp"
 #include "sim/protocol.hpp"
 #include "sim/store_types.hpp"
@@ -49,148 +50,13 @@ std::optional<sim::Endpoint> parse_redis_master(const std::string& name) {
 
 constexpr std::size_t kFlushBytes = 1 << 20;
 
-// ---- The schema: which Event slot each kind names, and how its value is written.
+// ---- The schema (sim/event_schema.hpp): which Event slot each kind names, and how its value is
+// written.
 
-enum class Slot : std::uint8_t { code, node, peer, a, b, c, d, text };
-inline constexpr int kSlotCount = 8;
-
-enum class Format : std::uint8_t {
-  integer,        // a JSON number
-  unsigned_bits,  // an int64 slot holding unsigned bits (the seed), written unsigned
-  boolean,        // true/false (a number if the slot holds anything but 0 or 1)
-  endpoint,       // node id; "store", "sink"; null for none
-  role,
-  fault,
-  store_op,
-  drop_reason,
-  failover_reason,
-  change,      // "put" / "delete"
-  clock_what,  // "drift" / "step" / "offset"
-  message_type,
-  text,
-};
-
-struct Field {
-  Slot slot;
-  const char* name;
-  Format format;
-  bool optional = false;  // written only when it differs from the slot's default
-};
-
-struct KindSchema {
-  std::vector<Field> fields;
-};
-
-const std::array<KindSchema, sim::kEventKindCount>& schema() {
-  using F = Format;
-  using S = Slot;
-  static const std::array<KindSchema, sim::kEventKindCount> table = [] {
-    std::array<KindSchema, sim::kEventKindCount> t{};
-    auto set = [&t](sim::EventKind kind, std::vector<Field> fields) {
-      t[static_cast<std::size_t>(kind)].fields = std::move(fields);
-    };
-    set(sim::EventKind::run_start, {{S::a, "nodes", F::integer}, {S::b, "seed", F::unsigned_bits}});
-    set(sim::EventKind::run_end, {});
-    set(sim::EventKind::fault, {{S::code, "fault", F::fault},
-                                {S::node, "node", F::endpoint},
-                                {S::peer, "peer", F::endpoint, true},
-                                {S::a, "index", F::integer},
-                                {S::b, "duration_ns", F::integer},
-                                {S::c, "skipped", F::boolean},
-                                {S::text, "groups", F::text, true}});
-    set(sim::EventKind::belief, {{S::node, "node", F::endpoint},
-                                 {S::code, "role", F::role},
-                                 {S::a, "epoch", F::integer},
-                                 {S::b, "leader", F::endpoint}});
-    set(sim::EventKind::crash, {{S::node, "node", F::endpoint}, {S::a, "graceful", F::boolean}});
-    set(sim::EventKind::restart, {{S::node, "node", F::endpoint}});
-    set(sim::EventKind::pause, {{S::node, "node", F::endpoint}, {S::a, "duration_ns", F::integer}});
-    set(sim::EventKind::resume, {{S::node, "node", F::endpoint}});
-    set(sim::EventKind::clock_change, {{S::node, "node", F::endpoint},
-                                       {S::code, "what", F::clock_what},
-                                       {S::a, "drift_ppb", F::integer},
-                                       {S::b, "amount_ns", F::integer}});
-    set(sim::EventKind::timer_fire, {{S::node, "node", F::endpoint}, {S::a, "tag", F::integer}});
-    set(sim::EventKind::msg_send, {{S::node, "from", F::endpoint},
-                                   {S::peer, "to", F::endpoint},
-                                   {S::code, "type", F::message_type}});
-    set(sim::EventKind::msg_deliver, {{S::node, "to", F::endpoint},
-                                      {S::peer, "from", F::endpoint},
-                                      {S::code, "type", F::message_type}});
-    set(sim::EventKind::msg_drop, {{S::node, "from", F::endpoint},
-                                   {S::peer, "to", F::endpoint},
-                                   {S::code, "type", F::message_type},
-                                   {S::a, "reason", F::drop_reason}});
-    set(sim::EventKind::store_request, {{S::node, "node", F::endpoint},
-                                        {S::code, "op", F::store_op},
-                                        {S::a, "request", F::integer},
-                                        {S::text, "key", F::text, true}});
-    set(sim::EventKind::store_apply, {{S::node, "node", F::endpoint},
-                                      {S::code, "op", F::store_op},
-                                      {S::a, "revision", F::integer},
-                                      {S::b, "succeeded", F::boolean},
-                                      {S::c, "lease", F::integer},
-                                      {S::d, "request", F::integer},
-                                      {S::text, "negotiated_timeout", F::text, true}});
-    set(sim::EventKind::store_change, {{S::text, "key", F::text},
-                                       {S::code, "change", F::change},
-                                       {S::a, "revision", F::integer},
-                                       {S::node, "owner", F::endpoint},
-                                       {S::b, "lease", F::integer},
-                                       {S::c, "expired", F::boolean}});
-    set(sim::EventKind::lease_expire, {{S::a, "lease", F::integer}});
-    set(sim::EventKind::store_reply, {{S::node, "node", F::endpoint},
-                                      {S::code, "op", F::store_op},
-                                      {S::a, "revision", F::integer},
-                                      {S::b, "succeeded", F::boolean},
-                                      {S::c, "error", F::integer},
-                                      {S::d, "request", F::integer, true}});
-    set(sim::EventKind::watch_notify, {{S::node, "node", F::endpoint},
-                                       {S::text, "key", F::text},
-                                       {S::code, "change", F::change},
-                                       {S::a, "revision", F::integer}});
-    set(sim::EventKind::sink_write, {{S::node, "writer", F::endpoint},
-                                     {S::a, "token", F::integer},
-                                     {S::b, "payload", F::integer},
-                                     {S::c, "accepted", F::boolean},
-                                     {S::d, "highest_before", F::integer}});
-    set(sim::EventKind::sink_reply, {{S::node, "node", F::endpoint},
-                                     {S::a, "token", F::integer},
-                                     {S::c, "accepted", F::boolean}});
-    set(sim::EventKind::store_pause, {{S::a, "duration_ns", F::integer}});
-    set(sim::EventKind::store_resume, {});
-    set(sim::EventKind::network_change,
-        {{S::code, "fault", F::fault}, {S::a, "index", F::integer}});
-    set(sim::EventKind::sink_send, {{S::node, "writer", F::endpoint},
-                                    {S::a, "token", F::integer},
-                                    {S::b, "payload", F::integer},
-                                    {S::c, "send_delay_ns", F::integer},
-                                    {S::d, "late_ns", F::integer, true}});
-    set(sim::EventKind::server_role, {{S::node, "member", F::endpoint},
-                                      {S::code, "role", F::role},
-                                      {S::a, "term", F::integer},
-                                      {S::b, "leader", F::endpoint}});
-    set(sim::EventKind::raft_commit, {{S::node, "leader", F::endpoint},
-                                      {S::a, "index", F::integer},
-                                      {S::b, "term", F::integer},
-                                      {S::c, "latency_ns", F::integer}});
-    set(sim::EventKind::lease_refresh, {{S::node, "leader", F::endpoint},
-                                        {S::a, "leases", F::integer},
-                                        {S::b, "term", F::integer}});
-    set(sim::EventKind::server_request, {{S::node, "node", F::endpoint},
-                                         {S::peer, "server", F::endpoint},
-                                         {S::a, "request", F::integer},
-                                         {S::text, "op", F::text}});
-    set(sim::EventKind::conn_break,
-        {{S::node, "node", F::endpoint}, {S::peer, "peer", F::endpoint}});
-    set(sim::EventKind::client_failover, {{S::node, "node", F::endpoint},
-                                          {S::peer, "member", F::endpoint},
-                                          {S::code, "reason", F::failover_reason},
-                                          {S::a, "request", F::integer}});
-    return t;
-  }();
-  return table;
-}
+using Slot = sim::Slot;
+using Format = sim::FieldFormat;
+using Field = sim::EventField;
+using sim::kSlotCount;
 
 // Slots a kind does not name are still written (under these names) when they are not at their
 // default, so that no field of an event is ever lost.
@@ -340,12 +206,11 @@ void append_value(std::string& out, const sim::Event& e, Slot slot, Format forma
 
 void append_event(std::string& out, const sim::Event& e,
                   const std::vector<std::string>& type_names) {
-  const auto kind = static_cast<std::size_t>(e.kind);
-  ELECTSIM_ASSERT(kind < schema().size(), "events have a known kind");
+  ELECTSIM_ASSERT(static_cast<int>(e.kind) < sim::kEventKindCount, "events have a known kind");
   fmt::format_to(std::back_inserter(out), "{{\"t\":{},\"ev\":\"{}\"", e.time.ns,
                  sim::event_kind_name(e.kind));
   std::array<bool, kSlotCount> named{};
-  for (const Field& f : schema()[kind].fields) {
+  for (const Field& f : sim::event_schema(e.kind).fields) {
     named[static_cast<std::size_t>(f.slot)] = true;
     if (f.optional && slot_is_default(e, f.slot)) continue;
     out += ",\"";
@@ -562,7 +427,7 @@ class LineDecoder {
     event.time = sim::Time(time);
     event.kind = kind->second;
     text.clear();
-    const KindSchema& ks = schema()[static_cast<std::size_t>(event.kind)];
+    const sim::EventKindSchema& ks = sim::event_schema(event.kind);
     for (const auto& [key, value] : j.items()) {
       if (key == "t" || key == "ev") continue;
       std::optional<FieldRef> ref;
@@ -735,13 +600,15 @@ std::optional<std::int64_t> header_integer(const nlohmann::json& v) {
 
 std::string read_header(const nlohmann::json& j, TraceHeader& h) {
   if (!j.is_object() || !j.contains("electsim_trace")) {
-    return "expected the trace header {\"electsim_trace\": 1, ...}";
+    return fmt::format("expected the trace header {{\"electsim_trace\": {}, ...}}",
+                       kTraceSchemaVersion);
   }
   try {
     const auto version = header_integer(j.at("electsim_trace"));
-    if (!version || *version != kTraceSchemaVersion) {
-      return fmt::format("trace schema version {} is not supported (this electsim reads {})",
-                         j.at("electsim_trace").dump(), kTraceSchemaVersion);
+    if (!version || *version < kOldestReadableTraceVersion || *version > kTraceSchemaVersion) {
+      return fmt::format(
+          "trace schema version {} is not supported (this electsim reads versions {} to {})",
+          j.at("electsim_trace").dump(), kOldestReadableTraceVersion, kTraceSchemaVersion);
     }
     h.schema_version = static_cast<int>(*version);
     h.scenario = j.value("scenario", std::string());

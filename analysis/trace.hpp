@@ -25,7 +25,10 @@ namespace electsim::analysis {
 // long, are bounded where they are read (protocols::kMaxNameBytes) to keep within this.
 inline constexpr std::size_t kMaxTraceLine = 64 * 1024;
 
-inline constexpr int kTraceSchemaVersion = 1;
+// Version 2 gave every msg_send, msg_deliver and msg_drop its message `id`. A version 1 trace
+// reads as it always did: its messages carry id 0, as its events hashed then.
+inline constexpr int kTraceSchemaVersion = 2;
+inline constexpr int kOldestReadableTraceVersion = 1;
 
 // The first line of a trace: what an offline analysis needs to judge the events that follow.
 struct TraceHeader {

@@ -39,6 +39,7 @@
 #include "runner/sweep.hpp"
 #include "runner/sweep_plot.hpp"
 #include "runner/validate.hpp"
+#include "sim/event_schema.hpp"
 #include "sim/fault.hpp"
 
 namespace electsim::cli {
@@ -1264,12 +1265,17 @@ void list_faults(std::ostream& out) {
          "that have it\n";
 }
 
+void list_events(std::ostream& out) {
+  out << "trace event kinds (docs/trace-format.md), with the fields each carries:\n"
+      << sim::event_table_markdown();
+}
+
 int cmd_list(const std::vector<std::string>& args, Streams io) {
-  po::options_description options("electsim list [protocols|metrics|faults]");
+  po::options_description options("electsim list [protocols|metrics|faults|events]");
   // clang-format off
   options.add_options()
     ("help,h", "describe this command")
-    ("what", po::value<std::string>(), "protocols, metrics or faults (default: all)");
+    ("what", po::value<std::string>(), "protocols, metrics, faults or events (default: all)");
   // clang-format on
   po::positional_options_description positional;
   positional.add("what", 1);
@@ -1279,13 +1285,16 @@ int cmd_list(const std::vector<std::string>& args, Streams io) {
     return kExitOk;
   }
   const std::string what = vm.count("what") != 0 ? vm["what"].as<std::string>() : "all";
-  if (what != "all" && what != "protocols" && what != "metrics" && what != "faults") {
-    io.err << fmt::format("electsim list: expected protocols, metrics or faults, found {}\n", what);
+  if (what != "all" && what != "protocols" && what != "metrics" && what != "faults" &&
+      what != "events") {
+    io.err << fmt::format(
+        "electsim list: expected protocols, metrics, faults or events, found {}\n", what);
     return kExitBadInput;
   }
   if (what == "all" || what == "protocols") list_protocols(io.out);
   if (what == "all" || what == "metrics") list_metrics(io.out);
   if (what == "all" || what == "faults") list_faults(io.out);
+  if (what == "all" || what == "events") list_events(io.out);
   return kExitOk;
 }
 

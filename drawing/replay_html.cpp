@@ -55,8 +55,9 @@ std::size_t kind_index(sim::EventKind kind) {
   return static_cast<std::size_t>(kind);
 }
 
-// The fields each kind carries in the page's data, in order (the script reads them by position).
-// timer_fire is listed for completeness; the recorder only counts timer fires.
+// The fields each kind carries in the page's data, in order (the script reads them by position):
+// fields of the trace schema, or derived (kDerivedFields). timer_fire is listed for completeness;
+// the recorder only counts timer fires.
 const std::array<std::vector<std::string_view>, sim::kEventKindCount>& kind_fields() {
   static const std::array<std::vector<std::string_view>, sim::kEventKindCount> table = [] {
     std::array<std::vector<std::string_view>, sim::kEventKindCount> t{};
@@ -100,6 +101,10 @@ const std::array<std::vector<std::string_view>, sim::kEventKindCount>& kind_fiel
   return table;
 }
 
+// What the page computes that no trace carries: a renewal's deadline in true time (store_apply),
+// and whether a write was stale by the analyzer's rule (sink_write).
+constexpr std::array<std::string_view, 2> kDerivedFields = {"lease_deadline_ns", "stale"};
+
 bool is_at_send_drop(std::int64_t reason) {
   return reason == static_cast<std::int64_t>(sim::DropReason::loss) ||
          reason == static_cast<std::int64_t>(sim::DropReason::cut_at_send) ||
@@ -107,6 +112,14 @@ bool is_at_send_drop(std::int64_t reason) {
 }
 
 }  // namespace
+
+const std::vector<std::string_view>& replay_fields(sim::EventKind kind) {
+  return kind_fields()[kind_index(kind)];
+}
+
+std::span<const std::string_view> replay_derived_fields() {
+  return kDerivedFields;
+}
 
 std::int64_t clock_segment_reading(const ClockSegment& segment, std::int64_t t_ns) {
   const std::int64_t elapsed = t_ns - segment.anchor_ns;
@@ -206,7 +219,7 @@ void ReplayRecorder::on_event(const sim::Event& e) {
     overflowed_ = true;
     std::vector<ReplayEvent>().swap(events_);
     std::vector<ReplayFlight>().swap(flights_);
-    channels_.clear();
+    std::vector<Message>().swap(messages_);
     requests_.clear();
     return;
   }
@@ -319,29 +332,36 @@ void ReplayRecorder::pair(const sim::Event& e, std::uint32_t index) {
   using K = sim::EventKind;
   using S = ReplayFlight::Status;
   switch (e.kind) {
-    case K::msg_send:
-      channels_[ChannelKey{e.node, e.peer, e.code}].pending.push_back(index);
+    case K::msg_send: {
+      // Ids count the run's sends from 1, so one never exceeds the events seen (which bounds
+      // this table); an id of 0 (a trace older than ids) pairs nothing.
+      if (e.b <= 0 || static_cast<std::uint64_t>(e.b) > events_seen_) return;
+      const auto slot = static_cast<std::size_t>(e.b - 1);
+      if (slot >= messages_.size()) messages_.resize(slot + 1);
+      messages_[slot] = Message{index, Message::State::travelling};
       return;
+    }
     case K::msg_deliver:
     case K::msg_drop: {
-      // msg_deliver names the receiver first; msg_drop the sender.
+      if (e.b <= 0 || static_cast<std::size_t>(e.b) > messages_.size()) return;
+      Message& m = messages_[static_cast<std::size_t>(e.b - 1)];
       const bool deliver = e.kind == K::msg_deliver;
-      const ChannelKey key =
-          deliver ? ChannelKey{e.peer, e.node, e.code} : ChannelKey{e.node, e.peer, e.code};
-      Channel& channel = channels_[key];
-      if (!deliver && is_at_send_drop(e.a)) {
-        // Dropped when sent: the kernel reports it right after its msg_send.
-        if (!channel.pending.empty()) channel.pending.pop_back();
-        return;
-      }
-      if (!channel.pending.empty()) {
-        const std::uint32_t start = channel.pending.front();
-        channel.pending.pop_front();
-        channel.last_matched = start;
-        flights_.push_back({start, index, deliver ? S::arrived : S::dropped});
-      } else if (channel.last_matched >= 0) {
-        flights_.push_back({static_cast<std::uint32_t>(channel.last_matched), index,
-                            deliver ? S::duplicate_arrived : S::duplicate_dropped});
+      switch (m.state) {
+        case Message::State::unsent:
+        case Message::State::dropped_at_send:
+          return;
+        case Message::State::travelling:
+          if (!deliver && is_at_send_drop(e.a)) {
+            m.state = Message::State::dropped_at_send;  // reported right after its msg_send
+            return;
+          }
+          m.state = Message::State::arrived;
+          flights_.push_back({m.start, index, deliver ? S::arrived : S::dropped});
+          return;
+        case Message::State::arrived:
+          flights_.push_back(
+              {m.start, index, deliver ? S::duplicate_arrived : S::duplicate_dropped});
+          return;
       }
       return;
     }
@@ -438,9 +458,9 @@ void ReplayRecorder::forget_replies_to(sim::NodeId node) {
 std::vector<ReplayFlight> ReplayRecorder::flights() const {
   std::vector<ReplayFlight> out = flights_;
   const auto end = static_cast<std::uint32_t>(events_.size());
-  for (const auto& [key, channel] : channels_) {
-    for (const std::uint32_t start : channel.pending) {
-      out.push_back({start, end, ReplayFlight::Status::travelling_at_end});
+  for (const Message& m : messages_) {
+    if (m.state == Message::State::travelling) {
+      out.push_back({m.start, end, ReplayFlight::Status::travelling_at_end});
     }
   }
   std::sort(out.begin(), out.end(), [](const ReplayFlight& a, const ReplayFlight& b) {

@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -43,6 +44,11 @@ struct ClockSegment {
 // A segment's reading at true time t (exact integer arithmetic, the formula the page evaluates).
 std::int64_t clock_segment_reading(const ClockSegment& segment, std::int64_t t_ns);
 
+// The fields the page's data carries for `kind`, in order: the trace schema's
+// (sim/event_schema.hpp), or derived by the page (replay_derived_fields()).
+const std::vector<std::string_view>& replay_fields(sim::EventKind kind);
+std::span<const std::string_view> replay_derived_fields();
+
 // One kept event, packed: which Event slot x, y, z and flags hold depends on the kind
 // (replay_html.cpp, pack()).
 struct ReplayEvent {
@@ -60,8 +66,8 @@ struct ReplayEvent {
 
 // Something on its way: a peer message, a request to the store, the store's reply, the sink's
 // reply. `start` and `end` index events(): the send (or the store's apply, or the sink's write)
-// and the arrival (delivery or drop). Sends are matched to arrivals per (from, to, type) in FIFO
-// order; a delivery with nothing left to match is a duplicate of the last message matched.
+// and the arrival (delivery or drop). A peer message's arrival names its send by the message id;
+// a second arrival of one id is a network duplicate.
 struct ReplayFlight {
   enum class Status : std::uint8_t {
     arrived,            // delivered
@@ -122,11 +128,12 @@ class ReplayRecorder : public sim::Observer {
     std::int64_t anchor_ns = 0;
     std::vector<std::int64_t> scheduled_steps_ns;  // from the world's config, sorted
   };
-  struct Channel {
-    std::deque<std::uint32_t> pending;  // sends not yet arrived, oldest first
-    std::int64_t last_matched = -1;     // the last send matched to an arrival
+  // A peer message, by its id (msg_send's `id`, from 1): its send event and how far it got.
+  struct Message {
+    enum class State : std::uint8_t { unsent, travelling, arrived, dropped_at_send };
+    std::uint32_t start = 0;
+    State state = State::unsent;
   };
-  using ChannelKey = std::tuple<std::int32_t, std::int32_t, std::uint16_t>;  // from, to, type
   // node, op, revision, succeeded: what a store reply shares with the store's apply.
   using ReplyKey = std::tuple<std::int32_t, std::uint16_t, std::int64_t, bool>;
   using SinkKey = std::tuple<std::int32_t, std::int64_t, bool>;  // node, token, accepted
@@ -160,8 +167,8 @@ class ReplayRecorder : public sim::Observer {
   std::vector<std::vector<ClockSegment>> node_segments_;
   std::vector<ClockSegment> store_segments_;
 
-  std::vector<ReplayFlight> flights_;  // arrived or dropped, in order of arrival
-  std::map<ChannelKey, Channel> channels_;
+  std::vector<ReplayFlight> flights_;               // arrived or dropped, in order of arrival
+  std::vector<Message> messages_;                   // index: id - 1
   std::map<std::int64_t, std::uint32_t> requests_;  // store request id -> its event
   std::map<ReplyKey, std::deque<std::uint32_t>> store_replies_;
   std::map<SinkKey, std::deque<std::uint32_t>> sink_replies_;

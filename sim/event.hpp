@@ -12,45 +12,42 @@
 
 namespace electsim::sim {
 
+// The kinds of event. What each carries, in which slot, and what it means is written once, in
+// sim/event_schema.cpp; build events with sim/events.hpp's typed emitters.
 enum class EventKind : std::uint8_t {
-  run_start,  // a: node count, b: seed (as bits)
-  run_end,    //
-  fault,      // code: FaultKind, node: resolved target (or kNoNode), a: fault index, b: duration ns
-  belief,     // node, code: Role, a: epoch, b: known leader
-  crash,      // node
-  restart,    // node
-  pause,      // node (kStoreEndpoint for the store), a: duration ns
-  resume,     // node
-  clock_change,   // node, a: new drift ppb, b: step ns, c: new offset ns (what changed: code 0/1/2)
-  timer_fire,     // node, a: tag
-  msg_send,       // node: from, peer: to, code: message type
-  msg_deliver,    // node: to, peer: from, code: message type
-  msg_drop,       // node: from, peer: to, code: message type, a: DropReason
-  store_request,  // node: sender, code: StoreOp (counted when sent)
-  store_apply,    // node: sender, code: StoreOp, a: revision after, b: succeeded, c: lease
-  store_change,   // a: revision, code: 0 put / 1 delete, b: lease, c: 1 if by lease expiry,
-                  // node: owner parsed from the value if it is a node id, text: key
-  lease_expire,   // a: lease id
-  store_reply,    // node: receiver, code: StoreOp, a: revision, b: succeeded, c: error
-  watch_notify,   // node: receiver, code: 0 put / 1 delete, a: revision, text: key
-  sink_write,     // node: writer, a: token, b: payload, c: accepted, d: highest token before
-  sink_reply,     // node: receiver, a: token, c: accepted
-  store_pause,    // a: duration ns
-  store_resume,   //
-  network_change,  // code: FaultKind of the partition/cut/heal/loss window that changed the links
-  sink_send,       // node: writer, a: token, b: payload, c: send delay ns on the writer's clock
+  run_start,
+  run_end,
+  fault,  // a scheduled fault fired
+  belief,
+  crash,
+  restart,
+  pause,
+  resume,
+  clock_change,
+  timer_fire,
+  msg_send,
+  msg_deliver,
+  msg_drop,
+  store_request,  // counted when sent
+  store_apply,
+  store_change,
+  lease_expire,
+  store_reply,
+  watch_notify,
+  sink_write,
+  sink_reply,
+  store_pause,
+  store_resume,
+  network_change,
+  sink_send,
   // A replicated store (store.members > 1):
-  server_role,      // node: member, code: Role, a: Raft term, b: the leader it knows (or kNoNode)
-  raft_commit,      // node: leader, a: log index, b: entry's term, c: ns from append (leader's
-                    // clock; -1 for an entry of an earlier term)
-  lease_refresh,    // node: new leader, a: leases refreshed on promotion, b: its term
-  client_failover,  // node: client, peer: the member it moves to (no_leader: retries on),
-                    // code: FailoverReason, a: the request that failed (0: none)
+  server_role,
+  raft_commit,
+  lease_refresh,
+  client_failover,
   // A request to a coordinator other than the store (counted when sent, like store_request):
-  server_request,  // node: sender, peer: the server (postgres, redis:K), a: request id,
-                   // text: the statement or command (db_op_name, redis_op_name)
-  // A connection between a client and a server (network.clients "tcp") was given up: node, the end
-  // whose retransmissions ran out (tcp.retries2), peer: the other end.
+  server_request,
+  // A connection between a client and a server was given up.
   conn_break,
 };
 inline constexpr int kEventKindCount = 31;

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "sim/assert.hpp"
+#include "sim/events.hpp"
 #include "sim/protocol_process.hpp"
 
 namespace electsim::sim {
@@ -57,6 +58,7 @@ struct Kernel::Entry {
   std::uint32_t body = kNoBody;   // index into bodies_ for payloads
   std::int64_t queued_at = 0;     // the time it is queued for
   Message msg;
+  std::uint64_t msg_id = 0;  // a peer message's id in the trace (its number among the sends)
   // On a connection (Transport::tcp): its stream, the stream's life it was sent in, its place in
   // the stream, and the sending of this try (retransmissions so far, when it left).
   std::uint32_t stream = kNoStream;
@@ -139,11 +141,11 @@ class Kernel::ProcContext final : public ProcessContext {
   void announce(const Belief& belief) override { kernel_.announce(proc_, belief); }
   bool traced() const override { return !kernel_.observers_.empty(); }
   bool synced() const override;
-  void trace(Event& event) override {
+  void trace(Event event) override {
     event.time = kernel_.now_;
     kernel_.emit(event);
   }
-  void trace_first(Event& event, std::int64_t key) override {
+  void trace_first(Event event, std::int64_t key) override {
     std::int64_t& last = kernel_.first_keys_[static_cast<std::size_t>(event.kind)];
     if (key <= last) return;
     last = key;
@@ -162,7 +164,7 @@ struct Kernel::Proc {
   std::uint32_t incarnation = 0;
   std::uint32_t pause_generation = 0;
   Time paused_until;
-  EventKind resume_kind = EventKind::resume;  // what the current pause's end is traced as
+  bool paused_as_store = false;  // the current pause is traced as store_pause / store_resume
   std::function<std::unique_ptr<Process>()> make;
   std::unique_ptr<Process> process;
   ProtocolProcess* node = nullptr;  // election nodes: the adapter of `process`
@@ -438,10 +440,6 @@ Kernel::QueueKey Kernel::pop_earliest() {
   return top;
 }
 
-void Kernel::emit_simple(EventKind kind, NodeId node, std::int64_t a, std::uint16_t code) {
-  emit_message(kind, node, kNoNode, code, a);
-}
-
 // ---- Running
 // -------------------------------------------------------------------------------------
 
@@ -449,12 +447,7 @@ void Kernel::start() {
   ELECTSIM_ASSERT(!started_, "a kernel starts once");
   started_ = true;
   if (!observers_.empty()) {
-    Event ev;
-    ev.time = now_;
-    ev.kind = EventKind::run_start;
-    ev.a = static_cast<std::int64_t>(config_.node_count);
-    ev.b = static_cast<std::int64_t>(config_.seed);
-    emit(ev);
+    emit_now(events::run_start(config_.node_count, config_.seed));
   }
   // Scheduled faults go in first, in list order, so equal-time faults keep the file's order.
   std::vector<std::size_t> order(faults_.size());
@@ -498,7 +491,7 @@ void Kernel::finish() {
   const Time end(config_.duration);
   if (now_ < end && !stats_.hit_event_limit && !stats_.cancelled) now_ = end;
   stats_.end = now_;
-  emit_simple(EventKind::run_end, kNoNode);
+  if (traced()) emit_now(events::run_end());
 }
 
 RunStats Kernel::run() {
@@ -563,22 +556,10 @@ void Kernel::dispatch(std::uint32_t slot) {
   }
 }
 
-void Kernel::emit_now(EventKind kind, Endpoint node, Endpoint peer, std::uint16_t code,
-                      std::int64_t a) {
-  Event ev;
-  ev.time = now_;
-  ev.kind = kind;
-  ev.node = node;
-  ev.peer = peer;
-  ev.code = code;
-  ev.a = a;
-  emit(ev);
-}
-
 void Kernel::emit_drop(const Entry& e, Endpoint from, Endpoint to, DropReason reason) {
   // Peer messages are traced by the kernel; payloads by the processes that send and receive them.
   if (e.body != Entry::kNoBody) return;
-  emit_message(EventKind::msg_drop, from, to, e.msg.type, static_cast<std::int64_t>(reason));
+  if (traced()) emit_now(events::msg_drop(from, to, e.msg.type, reason, e.msg_id));
 }
 
 void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
@@ -646,7 +627,7 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
       if (e.body == Entry::kNoBody) {
         ++stats_.messages_delivered;
         const Message msg = e.msg;
-        emit_message(EventKind::msg_deliver, p.id, from, msg.type);
+        if (traced()) emit_now(events::msg_deliver(p.id, from, msg.type, e.msg_id));
         free_entry(slot);
         begin_handler(p);
         process.on_message(p.ctx, from, msg);
@@ -828,32 +809,32 @@ void Kernel::crash_process(Proc& p, bool graceful) {
     other->process->on_disconnect(other->ctx, p.id);
     end_handler(*other);
   }
-  emit_simple(EventKind::crash, p.id, graceful ? 1 : 0);
+  if (traced()) emit_now(events::crash(p.id, graceful));
 }
 
 void Kernel::restart_process(Proc& p) {
   if (p.up) return;
-  emit_simple(EventKind::restart, p.id);
+  if (traced()) emit_now(events::restart(p.id));
   start_process(p);
 }
 
-void Kernel::pause_process(Proc& p, Duration d, EventKind pause_kind, EventKind resume_kind) {
+void Kernel::pause_process(Proc& p, Duration d, bool as_store) {
   if (!p.up) return;
   const Time until = now_ + d;
   if (p.paused && until <= p.paused_until) return;  // already frozen for longer
   p.paused = true;
   p.paused_until = until;
-  p.resume_kind = resume_kind;
+  p.paused_as_store = as_store;
   ++p.pause_generation;
   const std::uint32_t slot = new_entry(EntryKind::resume, p.id);
   entries_[slot].payload = p.pause_generation;
   push(until, slot);
-  emit_simple(pause_kind, p.id, d.count());
+  if (traced()) emit_now(as_store ? events::store_pause(p.id, d) : events::pause(p.id, d));
 }
 
 void Kernel::resume_process(Proc& p) {
   p.paused = false;
-  emit_simple(p.resume_kind, p.id);
+  if (traced()) emit_now(p.paused_as_store ? events::store_resume(p.id) : events::resume(p.id));
   // Everything that came due during the pause runs now, in the order it came due.
   std::deque<std::uint32_t> parked;
   parked.swap(p.parked);
@@ -865,15 +846,9 @@ void Kernel::announce(Proc& p, const Belief& belief) {
   p.has_belief = true;
   p.belief = belief;
   if (observers_.empty()) return;
-  Event ev;
-  ev.time = now_;
   // A server's role in its own group (a store member's Raft role) is no election belief.
-  ev.kind = p.id >= 0 ? EventKind::belief : EventKind::server_role;
-  ev.node = p.id;
-  ev.code = static_cast<std::uint16_t>(belief.role);
-  ev.a = belief.epoch;
-  ev.b = belief.known_leader;
-  emit(ev);
+  emit_now(p.id >= 0 ? events::belief(p.id, belief.role, belief.epoch, belief.known_leader)
+                     : events::server_role(p.id, belief.role, belief.epoch, belief.known_leader));
 }
 
 TimerId Kernel::arm_timer(Proc& p, Duration after_local, TimerTag tag) {
@@ -1095,7 +1070,7 @@ void Kernel::break_stream(std::uint32_t index) {
   if (const auto back = stream_index_.find(stream_key(to, from)); back != stream_index_.end()) {
     end_stream(back->second);
   }
-  emit_message(EventKind::conn_break, from, to, 0);
+  if (traced()) emit_now(events::conn_break(from, to));
   // The sender's TCP gives up (ETIMEDOUT): its process learns the connection is gone, as it
   // learns of a reset. The other end learns nothing until it hears from the network again.
   Proc& p = proc(from);
@@ -1141,6 +1116,7 @@ bool Kernel::route(Endpoint from, Endpoint to, std::uint32_t slot) {
     c.session = original.session;
     c.payload = original.payload;
     c.msg = original.msg;
+    c.msg_id = original.msg_id;
     if (original.body != Entry::kNoBody) {
       Body copied = *bodies_[original.body];
       set_body(copy, std::move(copied.value));
@@ -1198,10 +1174,11 @@ void Kernel::send_message(Proc& from, Endpoint to, const Message& message) {
       if (const auto slot = hold(from, at, to)) {
         entries_[*slot].msg = message;
       } else {
-        ++stats_.messages_sent;
-        emit_message(EventKind::msg_send, from.id, to, message.type);
-        emit_message(EventKind::msg_drop, from.id, to, message.type,
-                     static_cast<std::int64_t>(DropReason::overload));
+        const std::uint64_t id = ++stats_.messages_sent;
+        if (traced()) {
+          emit_now(events::msg_send(from.id, to, message.type, id));
+          emit_now(events::msg_drop(from.id, to, message.type, DropReason::overload, id));
+        }
       }
       return;
     }
@@ -1210,12 +1187,13 @@ void Kernel::send_message(Proc& from, Endpoint to, const Message& message) {
 }
 
 void Kernel::route_message(Proc& from, Endpoint to, const Message& message) {
-  ++stats_.messages_sent;
-  emit_message(EventKind::msg_send, from.id, to, message.type);
+  const std::uint64_t id = ++stats_.messages_sent;
+  if (traced()) emit_now(events::msg_send(from.id, to, message.type, id));
   const std::uint32_t slot = new_entry(EntryKind::deliver, to);
   Entry& e = entries_[slot];
   e.peer = from.id;
   e.msg = message;
+  e.msg_id = id;
   route(from.id, to, slot);
 }
 
@@ -1405,17 +1383,8 @@ void Kernel::apply_fault(std::size_t index) {
                        (f.kind == FaultKind::partition && !groups);
   fault_state_[index].target = target;
   if (!observers_.empty()) {
-    Event ev;
-    ev.time = now_;
-    ev.kind = EventKind::fault;
-    ev.code = static_cast<std::uint16_t>(f.kind);
-    ev.node = target.value_or(f.kind == FaultKind::cut ? f.from : kNoNode);
-    ev.peer = f.kind == FaultKind::cut ? f.to : kNoNode;
-    ev.a = static_cast<std::int64_t>(index);
-    ev.b = f.duration.count();
-    ev.c = skipped ? 1 : 0;
+    text_scratch_.clear();
     if (f.kind == FaultKind::partition && groups) {
-      text_scratch_.clear();
       for (std::size_t g = 0; g < groups->size(); ++g) {
         if (g > 0) text_scratch_ += '|';
         for (std::size_t i = 0; i < (*groups)[g].size(); ++i) {
@@ -1423,9 +1392,10 @@ void Kernel::apply_fault(std::size_t index) {
           append_endpoint(text_scratch_, (*groups)[g][i], config_.servers);
         }
       }
-      ev.text = text_scratch_;
     }
-    emit(ev);
+    emit_now(events::fault(f.kind, target.value_or(f.kind == FaultKind::cut ? f.from : kNoNode),
+                           f.kind == FaultKind::cut ? f.to : kNoNode, index, f.duration, skipped,
+                           text_scratch_));
   }
   if (skipped) return;
 
@@ -1436,8 +1406,7 @@ void Kernel::apply_fault(std::size_t index) {
     push(now_ + f.duration, slot);
   };
   auto emit_network_change = [&] {
-    emit_simple(EventKind::network_change, kNoNode, static_cast<std::int64_t>(index),
-                static_cast<std::uint16_t>(f.kind));
+    if (traced()) emit_now(events::network_change(f.kind, index));
   };
   switch (f.kind) {
     case FaultKind::crash:
@@ -1448,7 +1417,7 @@ void Kernel::apply_fault(std::size_t index) {
       restart_process(proc(*target));
       break;
     case FaultKind::pause:
-      pause_process(proc(*target), f.duration, EventKind::pause, EventKind::resume);
+      pause_process(proc(*target), f.duration, false);
       break;
     case FaultKind::partition:
       fault_state_[index].cut = network_.partition(*groups);
@@ -1486,26 +1455,17 @@ void Kernel::apply_fault(std::size_t index) {
     case FaultKind::clock_step: {
       Proc& p = proc(f.target.kind == TargetKind::store ? kStoreEndpoint : *target);
       ClockModel& clock = p.clock;
-      std::uint16_t what = 0;
+      events::ClockWhat what = events::ClockWhat::drift;
       if (f.kind == FaultKind::clock_drift) {
         clock.set_drift_at(now_, f.drift_ppb);
       } else if (f.kind == FaultKind::clock_step) {
         clock.add_step(now_, f.clock_amount);
-        what = 1;
+        what = events::ClockWhat::step;
       } else {
         clock.set_offset_at(now_, f.clock_amount);
-        what = 2;
+        what = events::ClockWhat::offset;
       }
-      if (!observers_.empty()) {
-        Event ev;
-        ev.time = now_;
-        ev.kind = EventKind::clock_change;
-        ev.node = p.id;
-        ev.code = what;
-        ev.a = f.drift_ppb;
-        ev.b = f.clock_amount.count();
-        emit(ev);
-      }
+      if (traced()) emit_now(events::clock_change(p.id, what, f.drift_ppb, f.clock_amount));
       // A process that judges deadlines on its reading looks again now that the reading moved.
       if (p.up) {
         begin_handler(p);
@@ -1520,8 +1480,7 @@ void Kernel::apply_fault(std::size_t index) {
       break;
     }
     case FaultKind::store_pause:
-      pause_process(proc(kStoreEndpoint), f.duration, EventKind::store_pause,
-                    EventKind::store_resume);
+      pause_process(proc(kStoreEndpoint), f.duration, true);
       break;
     case FaultKind::step_down:
     case FaultKind::stop:
@@ -1556,8 +1515,7 @@ void Kernel::end_fault(std::size_t index) {
     case FaultKind::cut:
     case FaultKind::isolate:
       network_.heal_one(fault_state_[index].cut);
-      emit_simple(EventKind::network_change, kNoNode, static_cast<std::int64_t>(index),
-                  static_cast<std::uint16_t>(FaultKind::heal));
+      if (traced()) emit_now(events::network_change(FaultKind::heal, index));
       break;
     case FaultKind::loss:
       network_.remove_loss(f.probability);

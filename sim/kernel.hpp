@@ -157,14 +157,13 @@ class Kernel {
   void emit(const Event& event) {
     for (Observer* o : observers_) o->on_event(event);
   }
-  void emit_simple(EventKind kind, NodeId node, std::int64_t a = 0, std::uint16_t code = 0);
-  // An event of the kernel's own: a peer message's msg_send, msg_deliver or msg_drop (code: the
-  // message type, a: the drop reason), or a process's crash, pause, resume, ...
-  void emit_message(EventKind kind, Endpoint node, Endpoint peer, std::uint16_t code,
-                    std::int64_t a = 0) {
-    if (!observers_.empty()) emit_now(kind, node, peer, code, a);
+  // Whether anyone watches the event stream: build no event otherwise.
+  bool traced() const { return !observers_.empty(); }
+  // An event of the kernel's own (built by sim/events.hpp), stamped with the current time.
+  void emit_now(Event event) {
+    event.time = now_;
+    emit(event);
   }
-  void emit_now(EventKind kind, Endpoint node, Endpoint peer, std::uint16_t code, std::int64_t a);
   void emit_drop(const Entry& entry, Endpoint from, Endpoint to, DropReason reason);
 
   // Processes: election nodes at 0..n-1, then the servers; an endpoint maps to its index.
@@ -174,7 +173,8 @@ class Kernel {
   void start_process(Proc& p);
   void crash_process(Proc& p, bool graceful);
   void restart_process(Proc& p);
-  void pause_process(Proc& p, Duration d, EventKind pause_kind, EventKind resume_kind);
+  // `as_store`: traced as store_pause / store_resume (the store_pause fault), else pause / resume.
+  void pause_process(Proc& p, Duration d, bool as_store);
   void resume_process(Proc& p);
   void announce(Proc& p, const Belief& belief);
   // The disk: around every handler, and at each send inside one (only while disks take time).

@@ -60,11 +60,11 @@ class ProcessContext {
   // The event stream: whether anyone listens (build no event otherwise), and one event, which
   // this stamps with the current time.
   virtual bool traced() const = 0;
-  virtual void trace(Event& event) = 0;
+  virtual void trace(Event event) = 0;
   // An observation several processes make of one fact (each store leader that applies a committed
   // entry sees its changes): the trace keeps the first, by `key`, which must grow with the fact
   // among events of the kind. This only thins the trace; no process learns anything from it.
-  virtual void trace_first(Event& event, std::int64_t key) = 0;
+  virtual void trace_first(Event event, std::int64_t key) = 0;
 };
 
 class Process {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/assert.hpp"
+#include "sim/events.hpp"
 
 namespace electsim::sim {
 
@@ -30,17 +31,10 @@ void ProtocolProcess::on_message(ProcessContext& /*ctx*/, Endpoint from, const M
 
 void ProtocolProcess::deliver(ProcessContext& ctx, const StoreReply& reply) {
   if (ctx.traced()) {
-    Event ev;
-    ev.kind = EventKind::store_reply;
-    ev.node = ctx.self();
-    ev.code = static_cast<std::uint16_t>(reply.op);
-    ev.a = reply.revision;
-    ev.b = reply.succeeded ? 1 : 0;
-    ev.c = static_cast<std::int64_t>(reply.error);
     // A replicated store's clients: which request this answers, for the history of operations
     // (a single store's trace stays as it always was).
-    if (client_.replicated()) ev.d = static_cast<std::int64_t>(reply.id);
-    ctx.trace(ev);
+    ctx.trace(events::store_reply(ctx.self(), reply.op, reply.revision, reply.succeeded,
+                                  reply.error, client_.replicated() ? reply.id : 0));
   }
   protocol_->on_store_reply(*this, reply);
 }
@@ -54,24 +48,14 @@ void ProtocolProcess::on_payload(ProcessContext& ctx, Endpoint from,
   } else if (auto* watch = std::get_if<WatchEvent>(&payload)) {
     if (!client_.on_watch(from, *watch)) return;
     if (ctx.traced()) {
-      Event ev;
-      ev.kind = EventKind::watch_notify;
-      ev.node = ctx.self();
-      ev.code = watch->kind == WatchEvent::Kind::put ? 0 : 1;
-      ev.a = watch->revision;
-      ev.text = watch->kv.key;
-      ctx.trace(ev);
+      ctx.trace(events::watch_notify(
+          ctx.self(), watch->kv.key,
+          watch->kind == WatchEvent::Kind::put ? events::Change::put : events::Change::del,
+          watch->revision));
     }
     protocol_->on_watch(*this, *watch);
   } else if (auto* sink = std::get_if<SinkReply>(&payload)) {
-    if (ctx.traced()) {
-      Event ev;
-      ev.kind = EventKind::sink_reply;
-      ev.node = ctx.self();
-      ev.a = sink->token;
-      ev.c = sink->accepted ? 1 : 0;
-      ctx.trace(ev);
-    }
+    if (ctx.traced()) ctx.trace(events::sink_reply(ctx.self(), sink->token, sink->accepted));
     protocol_->on_sink_reply(*this, *sink);
   } else if (auto* db = std::get_if<DbReply>(&payload)) {
     protocol_->on_db_reply(*this, *db);
@@ -89,13 +73,7 @@ void ProtocolProcess::on_timer(ProcessContext& ctx, TimerId id, TimerTag tag) {
     for (const StoreReply& reply : failed) deliver(ctx, reply);
     return;
   }
-  if (ctx.traced()) {
-    Event ev;
-    ev.kind = EventKind::timer_fire;
-    ev.node = ctx.self();
-    ev.a = static_cast<std::int64_t>(tag);
-    ctx.trace(ev);
-  }
+  if (ctx.traced()) ctx.trace(events::timer_fire(ctx.self(), tag));
   protocol_->on_timer(*this, id, tag);
 }
 
@@ -129,19 +107,15 @@ RequestId ProtocolProcess::store(StoreRequest request) {
   const RequestId id = ctx_->new_request_id();
   request.id = id;
   if (ctx_->traced()) {
-    Event ev;
-    ev.kind = EventKind::store_request;
-    ev.node = ctx_->self();
-    ev.a = static_cast<std::int64_t>(id);
-    ev.code = static_cast<std::uint16_t>(request.op);
     // A txn names its keys in its compares and ops: the history shows the first.
+    std::string_view key;
     if (client_.replicated()) {
-      ev.text = !request.key.empty()        ? std::string_view(request.key)
-                : !request.compares.empty() ? std::string_view(request.compares.front().key)
-                : !request.success.empty()  ? std::string_view(request.success.front().key)
-                                            : std::string_view();
+      key = !request.key.empty()        ? std::string_view(request.key)
+            : !request.compares.empty() ? std::string_view(request.compares.front().key)
+            : !request.success.empty()  ? std::string_view(request.success.front().key)
+                                        : std::string_view();
     }
-    ctx_->trace(ev);
+    ctx_->trace(events::store_request(ctx_->self(), request.op, id, key));
   }
   client_.send(*ctx_, std::move(request));
   return id;
@@ -151,17 +125,10 @@ RequestId ProtocolProcess::sink_write(Token token, std::int64_t payload, Duratio
   ELECTSIM_ASSERT(send_delay.count() >= 0, "a send delay is never negative");
   const RequestId id = ctx_->new_request_id();
   if (ctx_->traced()) {
-    Event ev;
-    ev.kind = EventKind::sink_send;
-    ev.node = ctx_->self();
-    ev.a = token;
-    ev.b = payload;
-    ev.c = send_delay.count();
     // Committed after the writer's own deadline: how late, on its clock.
-    if (deadline_ && ctx_->monotonic_now() > *deadline_) {
-      ev.d = (ctx_->monotonic_now() - *deadline_).count();
-    }
-    ctx_->trace(ev);
+    Duration late{0};
+    if (deadline_ && ctx_->monotonic_now() > *deadline_) late = ctx_->monotonic_now() - *deadline_;
+    ctx_->trace(events::sink_send(ctx_->self(), token, payload, send_delay, late));
   }
   if (send_delay.count() == 0) {
     ctx_->send(kSinkEndpoint, Payload(SinkWrite{id, token, payload}));
@@ -172,14 +139,7 @@ RequestId ProtocolProcess::sink_write(Token token, std::int64_t payload, Duratio
 }
 
 void ProtocolProcess::trace_server_request(Endpoint server, RequestId id, const char* op) {
-  if (!ctx_->traced()) return;
-  Event ev;
-  ev.kind = EventKind::server_request;
-  ev.node = ctx_->self();
-  ev.peer = server;
-  ev.a = static_cast<std::int64_t>(id);
-  ev.text = op;
-  ctx_->trace(ev);
+  if (ctx_->traced()) ctx_->trace(events::server_request(ctx_->self(), server, id, op));
 }
 
 RequestId ProtocolProcess::db(DbRequest request) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "sim/assert.hpp"
+#include "sim/events.hpp"
 
 namespace electsim::sim {
 
@@ -70,13 +71,8 @@ std::optional<StoreReply> StoreClient::on_reply(ProcessContext& ctx, StoreReply&
     // leader usually has one again soon, and a client does not give up a live connection).
     const Endpoint other = config_->members[(current_ + 1) % config_->members.size()];
     if (ctx.traced()) {
-      Event ev;
-      ev.kind = EventKind::client_failover;
-      ev.node = ctx.self();
-      ev.peer = other;
-      ev.code = static_cast<std::uint16_t>(FailoverReason::no_leader);
-      ev.a = static_cast<std::int64_t>(o.request.id);
-      ctx.trace(ev);
+      ctx.trace(
+          events::client_failover(ctx.self(), other, FailoverReason::no_leader, o.request.id));
     }
     o.retried = true;
     transmit(ctx, std::move(o), other);
@@ -178,13 +174,7 @@ void StoreClient::move_on(ProcessContext& ctx, FailoverReason reason, RequestId 
   // With one store there is no other member: the client stays, and only reconnects.
   if (replicated()) current_ = (current_ + 1) % config_->members.size();
   if (ctx.traced() && replicated()) {
-    Event ev;
-    ev.kind = EventKind::client_failover;
-    ev.node = ctx.self();
-    ev.peer = current();
-    ev.code = static_cast<std::uint16_t>(reason);
-    ev.a = static_cast<std::int64_t>(id);
-    ctx.trace(ev);
+    ctx.trace(events::client_failover(ctx.self(), current(), reason, id));
   }
   // clientv3's watch stream reconnects and resumes each watch after the last revision it saw.
   for (Watch& w : watches_) {

@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "sim/assert.hpp"
+#include "sim/events.hpp"
 
 namespace electsim::servers {
 
@@ -58,14 +59,8 @@ void PostgresServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
   const DbOutcome outcome = db_.execute(session, *request, clock(ctx));
   if (outcome.wrote && ctx.traced()) {
     // The database is the sink here: its decisions are the sink's events, for the same checkers.
-    Event ev;
-    ev.kind = EventKind::sink_write;
-    ev.node = from;
-    ev.a = request->token;
-    ev.b = request->payload;
-    ev.c = outcome.accepted ? 1 : 0;
-    ev.d = outcome.highest_before;
-    ctx.trace(ev);
+    ctx.trace(sim::events::sink_write(from, request->token, request->payload, outcome.accepted,
+                                      outcome.highest_before));
   }
   if (outcome.reply) ctx.reply(from, from_incarnation, sim::Payload(*outcome.reply));
   deliver(ctx, outcome);  // a row passed on (none for statements other than ROLLBACK)

@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "sim/assert.hpp"
+#include "sim/events.hpp"
 
 namespace electsim::servers {
 
@@ -21,14 +22,8 @@ void SinkServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
   const SinkReply reply =
       sink_.write(Time(ctx.now().ns), from, write->id, write->token, write->payload);
   if (ctx.traced()) {
-    Event ev;
-    ev.kind = EventKind::sink_write;
-    ev.node = from;
-    ev.a = write->token;
-    ev.b = write->payload;
-    ev.c = reply.accepted ? 1 : 0;
-    ev.d = highest_before;
-    ctx.trace(ev);
+    ctx.trace(sim::events::sink_write(from, write->token, write->payload, reply.accepted,
+                                      highest_before));
   }
   ctx.reply(from, from_incarnation, sim::Payload(reply));
 }

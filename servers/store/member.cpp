@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "sim/assert.hpp"
+#include "sim/events.hpp"
 
 namespace electsim::servers {
 
@@ -394,15 +395,11 @@ void StoreMember::commit_to(std::int64_t commit) {
   const bool leading = core_.state() == raft::State::leader;
   if (leading && ctx().traced()) {
     for (std::int64_t i = commit_ + 1; i <= commit; ++i) {
-      sim::Event ev;
-      ev.kind = sim::EventKind::raft_commit;
-      ev.node = ctx().self();
-      ev.a = i;
-      ev.b = log().term_at(i);
       const auto it = std::find_if(appended_at_.begin(), appended_at_.end(),
                                    [i](const auto& p) { return p.first == i; });
-      ev.c = it != appended_at_.end() ? (now() - it->second).count() : -1;
-      ctx().trace(ev);
+      ctx().trace(
+          sim::events::raft_commit(ctx().self(), i, log().term_at(i),
+                                   it != appended_at_.end() ? (now() - it->second).count() : -1));
     }
   }
   std::erase_if(appended_at_, [commit](const auto& p) { return p.first <= commit; });
@@ -427,12 +424,8 @@ void StoreMember::apply(const LogEntry& entry, std::int64_t index) {
       const std::size_t refreshed =
           disk_->store->refresh_leases(now(), config_->promote_extend, config_->lease_checkpoint);
       if (ctx().traced()) {
-        sim::Event ev;
-        ev.kind = sim::EventKind::lease_refresh;
-        ev.node = ctx().self();
-        ev.a = static_cast<std::int64_t>(refreshed);
-        ev.b = core_.term();
-        ctx().trace(ev);
+        ctx().trace(sim::events::lease_refresh(ctx().self(), static_cast<std::int64_t>(refreshed),
+                                               core_.term()));
       }
     }
     publish(index);
@@ -488,17 +481,8 @@ void StoreMember::answer(const StoreCommand& command, StoreReply&& reply) {
 }
 
 void StoreMember::trace_apply(const StoreCommand& command, const StoreReply& reply) {
-  sim::Event ev;
-  ev.kind = sim::EventKind::store_apply;
-  ev.node = command.client;
-  ev.code = static_cast<std::uint16_t>(command.request.op);
-  ev.a = reply.revision;
-  ev.b = reply.succeeded && reply.error == StoreError::none ? 1 : 0;
-  ev.c = reply.lease;
-  ev.d = static_cast<std::int64_t>(command.request.id);
   const std::string negotiated = negotiated_timeout_text(command.request, reply);
-  ev.text = negotiated;
-  ctx().trace(ev);
+  ctx().trace(apply_event(command.client, command.request, reply, negotiated));
 }
 
 void StoreMember::publish(std::int64_t index) {
@@ -508,21 +492,10 @@ void StoreMember::publish(std::int64_t index) {
     std::int64_t k = 0;
     const auto key = [&] { return index * 65536 + std::min<std::int64_t>(k++, 65535); };
     for (const StoreChange& change : out_.changes) {
-      sim::Event ev;
-      ev.kind = sim::EventKind::store_change;
-      ev.code = change.kind == WatchEvent::Kind::put ? 0 : 1;
-      ev.a = change.revision;
-      ev.b = change.lease;
-      ev.c = change.by_lease_expiry ? 1 : 0;
-      ev.text = change.key;
-      ev.node = owner_of(change, ctx().cluster_size());
-      ctx().trace_first(ev, key());
+      ctx().trace_first(change_event(change, ctx().cluster_size()), key());
     }
     for (LeaseId lease : out_.expired_leases) {
-      sim::Event ev;
-      ev.kind = sim::EventKind::lease_expire;
-      ev.a = lease;
-      ctx().trace_first(ev, key());
+      ctx().trace_first(sim::events::lease_expire(lease), key());
     }
   }
   for (WatchNotification& n : out_.notifications) {

@@ -13,6 +13,7 @@
 
 #include "servers/store/store.hpp"
 #include "sim/assert.hpp"
+#include "sim/events.hpp"
 
 namespace electsim::servers {
 
@@ -155,6 +156,21 @@ class Store::Batch {
   bool by_lease_expiry_;
   bool wrote_ = false;
 };
+
+sim::Event change_event(const StoreChange& change, std::size_t cluster_size) {
+  // The owner, for the checkers: a put whose value is a node id (the lease protocol's).
+  return sim::events::store_change(
+      change.key,
+      change.kind == WatchEvent::Kind::put ? sim::events::Change::put : sim::events::Change::del,
+      change.revision, owner_of(change, cluster_size), change.lease, change.by_lease_expiry);
+}
+
+sim::Event apply_event(NodeId client, const StoreRequest& request, const StoreReply& reply,
+                       std::string_view negotiated) {
+  return sim::events::store_apply(client, request.op, reply.revision,
+                                  reply.succeeded && reply.error == StoreError::none, reply.lease,
+                                  request.id, negotiated);
+}
 
 NodeId owner_of(const StoreChange& change, std::size_t cluster_size) {
   if (change.kind != WatchEvent::Kind::put || change.released) return kNoNode;

@@ -11,8 +11,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "sim/event.hpp"
 #include "sim/ids.hpp"
 #include "sim/rng.hpp"
 #include "sim/store_types.hpp"
@@ -118,6 +120,12 @@ Duration first_scan_after(const StoreConfig& config, Rng& rng);
 // session 0x... with negotiated timeout 40000 for client". Empty for anything but a granted
 // session.
 std::string negotiated_timeout_text(const StoreRequest& request, const StoreReply& reply);
+
+// What the single store and a leading member trace: a change, and a request applied for `client`
+// (`negotiated`: negotiated_timeout_text, which must outlive the event).
+sim::Event change_event(const StoreChange& change, std::size_t cluster_size);
+sim::Event apply_event(NodeId client, const StoreRequest& request, const StoreReply& reply,
+                       std::string_view negotiated);
 
 class Store {
  public:

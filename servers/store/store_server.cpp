@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "sim/assert.hpp"
+#include "sim/events.hpp"
 
 namespace electsim::servers {
 
@@ -38,17 +39,8 @@ void StoreServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
   out_.clear();
   StoreReply reply = store_.apply(from, *request, clock(ctx), out_);
   if (ctx.traced()) {
-    Event ev;
-    ev.kind = EventKind::store_apply;
-    ev.node = from;
-    ev.code = static_cast<std::uint16_t>(request->op);
-    ev.a = reply.revision;
-    ev.b = reply.succeeded && reply.error == StoreError::none ? 1 : 0;
-    ev.c = reply.lease;
-    ev.d = static_cast<std::int64_t>(request->id);
     const std::string negotiated = negotiated_timeout_text(*request, reply);
-    ev.text = negotiated;
-    ctx.trace(ev);
+    ctx.trace(apply_event(from, *request, reply, negotiated));
   }
   // The reply belongs to the connection of the incarnation that sent the request. A watch's
   // answer (etcd's Created response) comes before the changes it resumes from its start
@@ -103,24 +95,9 @@ void StoreServer::expire(sim::ProcessContext& ctx) {
 
 void StoreServer::publish(sim::ProcessContext& ctx) {
   if (ctx.traced()) {
-    for (const StoreChange& change : out_.changes) {
-      Event ev;
-      ev.kind = EventKind::store_change;
-      ev.code = change.kind == WatchEvent::Kind::put ? 0 : 1;
-      ev.a = change.revision;
-      ev.b = change.lease;
-      ev.c = change.by_lease_expiry ? 1 : 0;
-      ev.text = change.key;
-      // The owner, for the checkers: a put whose value is a node id (the lease protocol's).
-      ev.node = owner_of(change, ctx.cluster_size());
-      ctx.trace(ev);
-    }
-    for (LeaseId lease : out_.expired_leases) {
-      Event ev;
-      ev.kind = EventKind::lease_expire;
-      ev.a = lease;
-      ctx.trace(ev);
-    }
+    for (const StoreChange& change : out_.changes)
+      ctx.trace(change_event(change, ctx.cluster_size()));
+    for (LeaseId lease : out_.expired_leases) ctx.trace(sim::events::lease_expire(lease));
   }
   for (WatchNotification& n : out_.notifications) {
     ctx.send(n.to, sim::Payload(std::move(n.event)));

@@ -11,6 +11,7 @@
 
 #include "analysis/summary.hpp"
 #include "analysis/trace.hpp"
+#include "sim/events.hpp"
 #include "sim/fault.hpp"
 #include "sim/protocol.hpp"
 #include "sim/store_types.hpp"
@@ -29,6 +30,12 @@ Event make(EventKind kind, std::int64_t at_ms, sim::NodeId node = sim::kNoNode) 
   e.time = sim::Time(at_ms * 1'000'000);
   e.kind = kind;
   e.node = node;
+  return e;
+}
+
+// A typed event (sim/events.hpp) at `at_ms`.
+Event at(Event e, std::int64_t at_ms) {
+  e.time = sim::Time(at_ms * 1'000'000);
   return e;
 }
 
@@ -74,23 +81,10 @@ std::vector<Event> rich_stream() {
   e.b = 99;
   e.text = kKey;
   v.push_back(e);
-  e = make(EventKind::msg_send, 20, 0);
-  e.peer = 1;
-  e.code = 1;
-  v.push_back(e);
-  e = make(EventKind::msg_send, 20, 0);
-  e.peer = 2;
-  e.code = 9;  // not named by the protocol
-  v.push_back(e);
-  e = make(EventKind::msg_deliver, 25, 1);
-  e.peer = 0;
-  e.code = 1;
-  v.push_back(e);
-  e = make(EventKind::msg_drop, 26, 0);
-  e.peer = 2;
-  e.code = 9;
-  e.a = static_cast<std::int64_t>(sim::DropReason::cut_on_arrival);
-  v.push_back(e);
+  v.push_back(at(sim::events::msg_send(0, 1, 1, 1), 20));
+  v.push_back(at(sim::events::msg_send(0, 2, 9, 2), 20));  // type 9: not named by the protocol
+  v.push_back(at(sim::events::msg_deliver(1, 0, 1, 1), 25));
+  v.push_back(at(sim::events::msg_drop(0, 2, 9, sim::DropReason::cut_on_arrival, 2), 26));
   e = make(EventKind::timer_fire, 30, 2);
   e.a = 7;
   v.push_back(e);
@@ -261,10 +255,10 @@ TEST_CASE("trace: lines follow the documented schema") {
   CHECK(analysis::format_trace_event(v[1], types) ==
         R"({"t":10000000,"ev":"belief","node":0,"role":"leader","epoch":4,"leader":null})");
   CHECK(analysis::format_trace_event(v[5], types) ==
-        R"({"t":20000000,"ev":"msg_send","from":0,"to":2,"type":"type_9"})");
+        R"({"t":20000000,"ev":"msg_send","from":0,"to":2,"type":"type_9","id":2})");
   CHECK(
       analysis::format_trace_event(v[7], types) ==
-      R"({"t":26000000,"ev":"msg_drop","from":0,"to":2,"type":"type_9","reason":"cut_on_arrival"})");
+      R"({"t":26000000,"ev":"msg_drop","from":0,"to":2,"type":"type_9","reason":"cut_on_arrival","id":2})");
   CHECK(
       analysis::format_trace_event(v[13], types) ==
       R"({"t":40000000,"ev":"sink_write","writer":0,"token":4,"payload":-5,"accepted":true,"highest_before":3})");
@@ -434,9 +428,12 @@ TEST_CASE("trace: malformed traces are reported with their line number") {
   auto [text, expected] = GENERATE_REF(table<std::string, std::string>({
       {"", "line 1: empty trace"},
       {"{\"t\":0}\n", "line 1: expected the trace header"},
-      {R"({"electsim_trace":2,"seed":1,"nodes":3,"duration_ns":1})"
+      {R"({"electsim_trace":3,"seed":1,"nodes":3,"duration_ns":1})"
        "\n",
-       "line 1: trace schema version 2 is not supported"},
+       "line 1: trace schema version 3 is not supported (this electsim reads versions 1 to 2)"},
+      {R"({"electsim_trace":0,"seed":1,"nodes":3,"duration_ns":1})"
+       "\n",
+       "line 1: trace schema version 0 is not supported"},
       {head + start + "{not json\n" + end, "line 3: not a trace line"},
       {head + start + R"({"t":5,"ev":"coronation","node":1})" + "\n" + end,
        "line 3: unknown event kind \"coronation\""},

@@ -12,6 +12,8 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
+#include <span>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -27,6 +29,7 @@
 #include "drawing/timeline.hpp"
 #include "drawing/timeline_svg.hpp"
 #include "servers/world.hpp"
+#include "sim/event_schema.hpp"
 #include "sim/kernel.hpp"
 #include "sim/protocol.hpp"
 #include "tests/fault_specs.hpp"
@@ -687,4 +690,19 @@ TEST_CASE("replay: writes the page of a saved trace named by the environment", "
   std::ofstream file(out, std::ios::binary);
   file << html;
   REQUIRE(file.good());
+}
+
+TEST_CASE("replay: the page's fields are the trace schema's, or derived by the page") {
+  const std::span<const std::string_view> derived = drawing::replay_derived_fields();
+  for (int k = 0; k < sim::kEventKindCount; ++k) {
+    const auto kind = static_cast<EventKind>(k);
+    INFO(sim::event_kind_name(kind));
+    std::set<std::string_view> schema;
+    for (const sim::EventField& f : sim::event_schema(kind).fields) schema.insert(f.name);
+    for (const std::string_view field : drawing::replay_fields(kind)) {
+      INFO(field);
+      CHECK((schema.count(field) == 1 ||
+             std::find(derived.begin(), derived.end(), field) != derived.end()));
+    }
+  }
 }
