@@ -24,25 +24,6 @@ bool takes_node_away(sim::FaultKind kind) {
   return sim::fault_info(kind).takes_leader_away;
 }
 
-// Parses one endpoint of a partition's text ("3", "store", "store:2", "sink").
-std::optional<sim::Endpoint> parse_endpoint(std::string_view text) {
-  if (text == "store") return sim::kStoreEndpoint;
-  if (text == "sink") return sim::kSinkEndpoint;
-  if (text == "postgres") return sim::kPostgresEndpoint;
-  if (text.size() == 7 && text.substr(0, 6) == "store:" && text[6] >= '0' &&
-      static_cast<std::size_t>(text[6] - '0') < sim::kMaxStoreMembers) {
-    return sim::store_member_endpoint(static_cast<std::size_t>(text[6] - '0'));
-  }
-  if (text.size() == 7 && text.substr(0, 6) == "redis:" && text[6] >= '0' &&
-      static_cast<std::size_t>(text[6] - '0') < sim::kMaxRedisMasters) {
-    return sim::redis_endpoint(static_cast<std::size_t>(text[6] - '0'));
-  }
-  sim::Endpoint value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 }  // namespace
 
 struct Analyzer::State {
@@ -530,7 +511,7 @@ struct Analyzer::State {
       if (i < text.size() && text[i] != ',' && text[i] != '|') continue;
       const std::string_view token = text.substr(start, i - start);
       if (!token.empty()) {
-        if (const auto endpoint = parse_endpoint(token)) groups.back().push_back(*endpoint);
+        if (const auto endpoint = endpoint_of(token)) groups.back().push_back(*endpoint);
       }
       if (i < text.size() && text[i] == '|') groups.emplace_back();
       start = i + 1;
@@ -547,7 +528,7 @@ struct Analyzer::State {
         if (e == config.coordinator) store_group = g;
         if (e >= 0 && static_cast<std::size_t>(e) < node_count)
           grouped[static_cast<std::size_t>(e)] = true;
-        if (e < 0 && sim::store_member_of(e) >= 0) {
+        if (config.topology.kind_of(e) == "store") {
           ++members_grouped;
           ++members_in[g];
         }
@@ -611,12 +592,24 @@ struct Analyzer::State {
 
   // ---- Service outages
 
-  static bool names_coordinator(std::string_view groups) {
+  // An endpoint of a partition's groups: a server by its name, or a node by its number (the node
+  // count may be known only from run_start).
+  std::optional<sim::Endpoint> endpoint_of(std::string_view token) const {
+    if (const auto server = config.topology.find(token); server && *server < 0) return server;
+    sim::Endpoint value = 0;
+    const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+    if (ec != std::errc{} || ptr != token.data() + token.size() || value < 0) return std::nullopt;
+    return value;
+  }
+
+  // Whether a partition's groups name a coordinator: a server other than the sink.
+  bool names_coordinator(std::string_view groups) const {
     std::size_t start = 0;
     for (std::size_t i = 0; i <= groups.size(); ++i) {
       if (i < groups.size() && groups[i] != ',' && groups[i] != '|') continue;
-      const auto endpoint = parse_endpoint(groups.substr(start, i - start));
-      if (endpoint && sim::is_coordinator_address(*endpoint)) return true;
+      const auto endpoint = endpoint_of(groups.substr(start, i - start));
+      const std::string_view kind = endpoint ? config.topology.kind_of(*endpoint) : "";
+      if (!kind.empty() && kind != "sink") return true;
       start = i + 1;
     }
     return false;

@@ -10,6 +10,7 @@
 
 #include "analysis/report.hpp"
 #include "sim/event.hpp"
+#include "sim/topology.hpp"
 
 namespace electsim::analysis {
 
@@ -25,6 +26,8 @@ struct AnalysisConfig {
   std::optional<std::string> leader_key;
   bool uses_store = false;        // a partition cutting the leader from the store takes it away
   std::size_t store_members = 1;  // a replicated store's members (1: the single store)
+  // The world's servers by name, for the endpoints a partition's groups name.
+  sim::Topology topology;
   // The server leadership depends on when it is not the store: the database server.
   sim::Endpoint coordinator = sim::kStoreEndpoint;
   // The leaders' write interval (the workload's); service outages are measured only with one. A

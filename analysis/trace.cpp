@@ -17,6 +17,7 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -31,22 +32,6 @@
 namespace electsim::analysis {
 
 namespace {
-
-// "store:K", a replicated store's member K, as traces name it.
-std::optional<sim::Endpoint> parse_store_member(const std::string& name) {
-  if (name.rfind("store:", 0) != 0 || name.size() != 7) return std::nullopt;
-  const int k = name[6] - '0';
-  if (k < 0 || static_cast<std::size_t>(k) >= sim::kMaxStoreMembers) return std::nullopt;
-  return sim::store_member_endpoint(static_cast<std::size_t>(k));
-}
-
-// "redis:K", Redlock's Redis master K, as traces name it.
-std::optional<sim::Endpoint> parse_redis_master(const std::string& name) {
-  if (name.rfind("redis:", 0) != 0 || name.size() != 7) return std::nullopt;
-  const int k = name[6] - '0';
-  if (k < 0 || static_cast<std::size_t>(k) >= sim::kMaxRedisMasters) return std::nullopt;
-  return sim::redis_endpoint(static_cast<std::size_t>(k));
-}
 
 constexpr std::size_t kFlushBytes = 1 << 20;
 
@@ -149,7 +134,7 @@ std::vector<std::string> usable_type_names(const std::vector<std::string>& names
 }
 
 void append_value(std::string& out, const sim::Event& e, Slot slot, Format format,
-                  const std::vector<std::string>& type_names) {
+                  const std::vector<std::string>& type_names, const sim::Topology& topology) {
   if (slot == Slot::text) {
     append_json_string(out, e.text);
     return;
@@ -173,10 +158,12 @@ void append_value(std::string& out, const sim::Event& e, Slot slot, Format forma
     case Format::endpoint:
       if (v == sim::kNoNode) {
         out += "null";
-      } else if (v < 0 && v >= INT32_MIN && sim::is_server_address(static_cast<sim::Endpoint>(v))) {
-        // One naming of endpoints for traces and reports (sim/names.cpp).
+      } else if (const sim::NamedEndpoint* server =
+                     v < 0 && v >= INT32_MIN ? topology.server(static_cast<sim::Endpoint>(v))
+                                             : nullptr) {
+        // Servers by the names the world gave them (the header's topology).
         out += '"';
-        out += sim::endpoint_name(static_cast<sim::Endpoint>(v));
+        out += server->name;
         out += '"';
       } else {
         fmt::format_to(it, "{}", v);
@@ -204,8 +191,8 @@ void append_value(std::string& out, const sim::Event& e, Slot slot, Format forma
   }
 }
 
-void append_event(std::string& out, const sim::Event& e,
-                  const std::vector<std::string>& type_names) {
+void append_event(std::string& out, const sim::Event& e, const std::vector<std::string>& type_names,
+                  const sim::Topology& topology) {
   ELECTSIM_ASSERT(static_cast<int>(e.kind) < sim::kEventKindCount, "events have a known kind");
   fmt::format_to(std::back_inserter(out), "{{\"t\":{},\"ev\":\"{}\"", e.time.ns,
                  sim::event_kind_name(e.kind));
@@ -216,7 +203,7 @@ void append_event(std::string& out, const sim::Event& e,
     out += ",\"";
     out += f.name;
     out += "\":";
-    append_value(out, e, f.slot, f.format, type_names);
+    append_value(out, e, f.slot, f.format, type_names, topology);
   }
   for (int s = 0; s < kSlotCount; ++s) {
     const auto slot = static_cast<Slot>(s);
@@ -224,7 +211,7 @@ void append_event(std::string& out, const sim::Event& e,
     out += ",\"";
     out += kGenericNames[static_cast<std::size_t>(s)];
     out += "\":";
-    append_value(out, e, slot, kGenericFormats[static_cast<std::size_t>(s)], type_names);
+    append_value(out, e, slot, kGenericFormats[static_cast<std::size_t>(s)], type_names, topology);
   }
   out += '}';
 }
@@ -242,10 +229,33 @@ nlohmann::json header_json(const TraceHeader& h) {
   if (!h.election_message_types.empty()) j["election_message_types"] = h.election_message_types;
   j["leader_key"] = h.leader_key ? nlohmann::json(*h.leader_key) : nlohmann::json(nullptr);
   j["uses_store"] = h.uses_store;
-  if (h.store_members > 1) j["store_members"] = h.store_members;
   if (h.coordinator == sim::kPostgresEndpoint) j["coordinator"] = "postgres";
   if (h.write_interval) j["write_interval_ns"] = h.write_interval->count();
   if (!h.tokens_ordered) j["tokens_ordered"] = false;
+  nlohmann::json endpoints = nlohmann::json::array();
+  for (const sim::NamedEndpoint& s : h.topology.servers()) {
+    endpoints.push_back(
+        {{"address", s.address}, {"name", s.name}, {"kind", s.kind}, {"group", s.group}});
+  }
+  j["endpoints"] = std::move(endpoints);
+  nlohmann::json groups = nlohmann::json::array();
+  for (const sim::ElectionGroup& g : h.topology.groups()) {
+    // Nodes as rising runs, each a pair first, last ([0, 4, 7, 7]: nodes 0 to 4, and 7), so a
+    // group of many nodes stays short and the header shallow.
+    nlohmann::json runs = nlohmann::json::array();
+    for (std::size_t i = 0; i < g.nodes.size();) {
+      std::size_t k = i;
+      while (k + 1 < g.nodes.size() && g.nodes[k + 1] == g.nodes[k] + 1) ++k;
+      runs.push_back(g.nodes[i]);
+      runs.push_back(g.nodes[k]);
+      i = k + 1;
+    }
+    groups.push_back({{"name", g.name},
+                      {"protocol", g.protocol},
+                      {"nodes", std::move(runs)},
+                      {"key", g.key ? nlohmann::json(*g.key) : nlohmann::json(nullptr)}});
+  }
+  j["groups"] = std::move(groups);
   return j;
 }
 
@@ -257,6 +267,23 @@ void put_le(std::uint8_t*& p, std::uint64_t v, int bytes) {
 
 // ---- Header
 
+sim::Topology legacy_topology(std::size_t node_count, std::size_t store_members) {
+  std::vector<sim::NamedEndpoint> servers;
+  for (std::size_t k = 0; k < std::max<std::size_t>(store_members, 1); ++k) {
+    servers.push_back({sim::store_member_endpoint(k), k == 0 ? "store" : fmt::format("store:{}", k),
+                       "store", "store"});
+  }
+  servers.push_back({sim::kSinkEndpoint, "sink", "sink", ""});
+  servers.push_back({sim::kPostgresEndpoint, "postgres", "postgres", ""});
+  for (std::size_t k = 0; k < sim::kMaxRedisMasters; ++k) {
+    servers.push_back({sim::redis_endpoint(k), fmt::format("redis:{}", k), "redis", "redis"});
+  }
+  sim::ElectionGroup election{"election", "", {}, std::nullopt};
+  for (std::size_t n = 0; n < node_count; ++n)
+    election.nodes.push_back(static_cast<sim::NodeId>(n));
+  return sim::Topology(node_count, std::move(servers), {std::move(election)});
+}
+
 AnalysisConfig TraceHeader::analysis_config() const {
   AnalysisConfig config;
   config.node_count = node_count;
@@ -266,6 +293,7 @@ AnalysisConfig TraceHeader::analysis_config() const {
   config.leader_key = leader_key;
   config.uses_store = uses_store;
   config.store_members = store_members;
+  config.topology = topology;
   config.coordinator = coordinator;
   config.write_interval = write_interval;
   config.tokens_ordered = tokens_ordered;
@@ -306,7 +334,8 @@ TraceWriter::TraceWriter(std::string path, const TraceHeader& header, std::uint6
     : path_(std::move(path)),
       file_(std::make_unique<io::TempFile>(path_)),
       max_bytes_(max_bytes),
-      type_names_(usable_type_names(header.message_types)) {
+      type_names_(usable_type_names(header.message_types)),
+      topology_(header.topology) {
   if (file_->file() == nullptr) {
     error_ = fmt::format("cannot write trace: {}", file_->error());
     file_.reset();
@@ -344,7 +373,7 @@ void TraceWriter::flush_buffer() {
 void TraceWriter::on_event(const sim::Event& event) {
   if (!file_ || closed_) return;
   const std::size_t before = buffer_.size();
-  append_event(buffer_, event, type_names_);
+  append_event(buffer_, event, type_names_, topology_);
   buffer_ += '\n';
   const std::uint64_t line = buffer_.size() - before;
   if (bytes_ + line > max_bytes_) {
@@ -380,10 +409,9 @@ std::unique_ptr<io::TempFile> TraceWriter::close_staged() {
   return std::move(file_);
 }
 
-std::string format_trace_event(const sim::Event& event,
-                               const std::vector<std::string>& message_types) {
+std::string format_trace_event(const sim::Event& event, const TraceHeader& header) {
   std::string out;
-  append_event(out, event, usable_type_names(message_types));
+  append_event(out, event, usable_type_names(header.message_types), header.topology);
   return out;
 }
 
@@ -401,7 +429,7 @@ struct FieldRef {
 
 class LineDecoder {
  public:
-  explicit LineDecoder(const TraceHeader& header) : node_count_(header.node_count) {
+  explicit LineDecoder(const TraceHeader& header) : topology_(header.topology) {
     const std::vector<std::string> names = usable_type_names(header.message_types);
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (!names[i].empty()) type_codes_[names[i]] = static_cast<std::int64_t>(i);
@@ -493,22 +521,18 @@ class LineDecoder {
       case Format::endpoint:
         if (v.is_null()) {
           value = sim::kNoNode;
-        } else if (v.is_string() && v.get<std::string>() == "store") {
-          value = sim::kStoreEndpoint;
-        } else if (v.is_string() && v.get<std::string>() == "sink") {
-          value = sim::kSinkEndpoint;
-        } else if (v.is_string() && v.get<std::string>() == "postgres") {
-          value = sim::kPostgresEndpoint;
         } else if (v.is_string()) {
-          std::optional<sim::Endpoint> member = parse_store_member(v.get<std::string>());
-          if (!member) member = parse_redis_master(v.get<std::string>());
-          if (!member) {
-            return "expected a node id, \"store\", \"store:K\", \"sink\", \"postgres\", "
-                   "\"redis:K\" or null";
+          const std::optional<sim::Endpoint> server = topology_.find(v.get<std::string>());
+          if (!server || *server >= 0) {
+            return fmt::format(
+                "expected a node id, a server of the header's world ({}) or null, found {}",
+                server_names(), v.dump().substr(0, 80));
           }
-          value = *member;
+          value = *server;
         } else if (!as_int64(v, value)) {
-          return "expected a node id, \"store\", \"store:K\", \"sink\" or null";
+          return fmt::format(
+              "expected a node id, a server of the header's world ({}) or null, found {}",
+              server_names(), v.dump().substr(0, 80));
         }
         break;
       case Format::message_type:
@@ -554,13 +578,10 @@ class LineDecoder {
         break;
       case Slot::node:
       case Slot::peer:
-        if ((value < sim::kSinkEndpoint && value != sim::kPostgresEndpoint &&
-             (value < INT32_MIN ||
-              (sim::store_member_of(static_cast<sim::Endpoint>(value)) < 0 &&
-               sim::redis_master_of(static_cast<sim::Endpoint>(value)) < 0))) ||
-            value >= static_cast<std::int64_t>(node_count_)) {
+        if (value != sim::kNoNode && (value < INT32_MIN || value > INT32_MAX ||
+                                      !topology_.has(static_cast<sim::Endpoint>(value)))) {
           return fmt::format("{} is not a node of this trace's {} or an endpoint", value,
-                             node_count_);
+                             topology_.node_count());
         }
         (ref.slot == Slot::node ? e.node : e.peer) = static_cast<sim::NodeId>(value);
         break;
@@ -582,7 +603,16 @@ class LineDecoder {
     return {};
   }
 
-  std::size_t node_count_;
+  // The header world's servers by name, for an error message.
+  std::string server_names() const {
+    std::string out;
+    for (const sim::NamedEndpoint& server : topology_.servers()) {
+      out += (out.empty() ? "\"" : ", \"") + server.name + "\"";
+    }
+    return out.empty() ? "none" : out;
+  }
+
+  const sim::Topology& topology_;
   std::map<std::string, std::int64_t> type_codes_;
   std::map<std::string, sim::EventKind> kinds_;
 };
@@ -596,6 +626,85 @@ std::optional<std::int64_t> header_integer(const nlohmann::json& v) {
   }
   if (v.is_number_integer()) return v.get<std::int64_t>();
   return std::nullopt;
+}
+
+// A short string field of a header object ("" if it is not one).
+std::optional<std::string> header_name(const nlohmann::json& object, const char* key,
+                                       bool may_be_empty) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return std::nullopt;
+  std::string text = it->get<std::string>();
+  if ((!may_be_empty && text.empty()) || text.size() > 256) return std::nullopt;
+  return text;
+}
+
+// The header's "endpoints" and "groups" (version 2 on): the world's servers and election groups.
+std::string read_topology(const nlohmann::json& j, TraceHeader& h) {
+  const auto endpoints = j.find("endpoints");
+  if (endpoints == j.end() || !endpoints->is_array()) {
+    return "header field \"endpoints\" must be the list of the world's servers";
+  }
+  std::vector<sim::NamedEndpoint> servers;
+  std::set<std::int64_t> addresses;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < endpoints->size(); ++i) {
+    const nlohmann::json& e = (*endpoints)[i];
+    const auto problem = [&](const char* what) {
+      return fmt::format("header field \"endpoints\", entry {}: {}", i, what);
+    };
+    if (!e.is_object()) return problem("expected an object");
+    const auto address = e.contains("address") ? header_integer(e.at("address")) : std::nullopt;
+    if (!address || *address > sim::server_endpoint(0) || *address < -1'000'000) {
+      return problem("\"address\" must be a server address from -2 down to -1000000");
+    }
+    const auto name = header_name(e, "name", false);
+    const auto kind = header_name(e, "kind", false);
+    const auto group = header_name(e, "group", true);
+    if (!name || !kind || !group) {
+      return problem("expected \"name\" and \"kind\" (names) and \"group\" (a name or \"\")");
+    }
+    if (!addresses.insert(*address).second) return problem("a second server at one address");
+    if (!names.insert(*name).second) return problem("a second server of one name");
+    if (name->find_first_not_of("0123456789") == std::string::npos) {
+      return problem("a server's name is not a number (numbers name nodes)");
+    }
+    servers.push_back({static_cast<sim::Endpoint>(*address), *name, *kind, *group});
+  }
+  std::vector<sim::ElectionGroup> groups;
+  const auto listed = j.find("groups");
+  if (listed == j.end() || !listed->is_array()) {
+    return "header field \"groups\" must be the list of the world's election groups";
+  }
+  for (std::size_t i = 0; i < listed->size(); ++i) {
+    const nlohmann::json& g = (*listed)[i];
+    const auto problem = [&](const char* what) {
+      return fmt::format("header field \"groups\", entry {}: {}", i, what);
+    };
+    if (!g.is_object()) return problem("expected an object");
+    const auto name = header_name(g, "name", false);
+    const auto protocol = header_name(g, "protocol", true);
+    if (!name || !protocol) return problem("expected \"name\" and \"protocol\" (names)");
+    sim::ElectionGroup group{*name, *protocol, {}, std::nullopt};
+    if (g.contains("key") && g.at("key").is_string()) group.key = g.at("key").get<std::string>();
+    const auto runs = g.find("nodes");
+    if (runs == g.end() || !runs->is_array()) return problem("\"nodes\" must be a list");
+    const char* runs_problem =
+        "\"nodes\" must be rising runs of the header's nodes, each a pair first, last";
+    if (runs->size() % 2 != 0) return problem(runs_problem);
+    for (std::size_t r = 0; r < runs->size(); r += 2) {
+      const std::int64_t first = header_integer((*runs)[r]).value_or(-1);
+      const std::int64_t last = header_integer((*runs)[r + 1]).value_or(-1);
+      if (first < 0 || last < first || last >= static_cast<std::int64_t>(h.node_count) ||
+          (!group.nodes.empty() && first <= group.nodes.back())) {
+        return problem(runs_problem);
+      }
+      for (std::int64_t n = first; n <= last; ++n)
+        group.nodes.push_back(static_cast<sim::NodeId>(n));
+    }
+    groups.push_back(std::move(group));
+  }
+  h.topology = sim::Topology(h.node_count, std::move(servers), std::move(groups));
+  return {};
 }
 
 std::string read_header(const nlohmann::json& j, TraceHeader& h) {
@@ -658,6 +767,17 @@ std::string read_header(const nlohmann::json& j, TraceHeader& h) {
         return "header field \"coordinator\" must be \"postgres\" when present";
       }
       h.coordinator = sim::kPostgresEndpoint;
+    }
+    if (h.schema_version >= 2) {
+      // The topology names the store's members; version 1 wrote their count apart.
+      if (std::string problem = read_topology(j, h); !problem.empty()) return problem;
+      h.store_members = std::max<std::size_t>(1, h.topology.group_size("store"));
+      if (h.store_members > sim::kMaxStoreMembers) {
+        return fmt::format("header field \"endpoints\": at most {} store members",
+                           sim::kMaxStoreMembers);
+      }
+    } else {
+      h.topology = legacy_topology(h.node_count, h.store_members);
     }
   } catch (const nlohmann::json::exception& e) {
     return fmt::format("bad trace header: {}", e.what());
@@ -804,7 +924,7 @@ class StreamChecker {
         return non_negative(e.a, "request");
       case K::server_request:
         if (auto p = need_node(e.node, "node")) return *p;
-        if (e.peer != sim::kPostgresEndpoint && sim::redis_master_of(e.peer) < 0) {
+        if (kind_of(e.peer) != "postgres" && kind_of(e.peer) != "redis") {
           return "field \"server\": expected \"postgres\" or a Redis master";
         }
         if (auto p = need_server_op(e.peer, e.text)) return *p;
@@ -829,11 +949,12 @@ class StreamChecker {
     return n >= 0 && static_cast<std::uint64_t>(n) < header_.node_count;
   }
   static std::size_t idx(sim::NodeId n) { return static_cast<std::size_t>(n); }
-  static std::int32_t store_member(sim::NodeId n) { return n < 0 ? sim::store_member_of(n) : -1; }
-  static bool is_server(sim::NodeId n) {
-    return n == sim::kSinkEndpoint || n == sim::kPostgresEndpoint || store_member(n) >= 0 ||
-           (n < 0 && sim::redis_master_of(n) >= 0);
+  std::string_view kind_of(sim::NodeId n) const { return header_.topology.kind_of(n); }
+  // A store member's index (the single store is member 0), or -1.
+  std::int32_t store_member(sim::NodeId n) const {
+    return kind_of(n) == "store" ? header_.topology.index_in_group(n) : -1;
   }
+  bool is_server(sim::NodeId n) const { return header_.topology.server(n) != nullptr; }
 
   // Whether a process is down or paused, to check that crash, restart, pause and resume come in
   // an order it can live: nodes by id, servers by address.
@@ -841,50 +962,33 @@ class StreamChecker {
     bool down = false;
     bool paused = false;
   };
-  Life& life_of(sim::NodeId n) {
-    return is_node(n) ? nodes_[idx(n)] : servers_[sim::server_slot(n)];
-  }
-  static std::string process_name(sim::NodeId n) {
-    return n >= 0 ? fmt::format("node {}", n) : "server " + sim::endpoint_name(n);
+  Life& life_of(sim::NodeId n) { return is_node(n) ? nodes_[idx(n)] : servers_[n]; }
+  std::string process_name(sim::NodeId n) const {
+    return n >= 0 ? fmt::format("node {}", n) : "server " + header_.topology.name_of(n);
   }
   // A node of the header, or a server its world has: store member K only below the header's
   // store_members (the single store is member 0).
   std::optional<std::string> need_process(sim::NodeId n, const char* field) const {
-    if (is_node(n)) return std::nullopt;
-    if (!is_server(n)) return need_node(n, field);
-    const std::int32_t member = store_member(n);
-    if (member > 0 && static_cast<std::size_t>(member) >= header_.store_members) {
-      return member_problem(n, field);
-    }
-    return std::nullopt;
+    if (is_node(n) || is_server(n)) return std::nullopt;
+    return need_node(n, field);
   }
   // A member of the replicated store the header names: events of a store's own Raft need one.
   std::optional<std::string> need_member(sim::NodeId n, const char* field,
                                          sim::EventKind kind) const {
-    const std::int32_t member = store_member(n);
     if (header_.store_members <= 1) {
       return fmt::format(
-          "a {} event, but the header names no replicated store (expected \"store_members\" "
-          "from 2 to {} in the header)",
-          sim::event_kind_name(kind), sim::kMaxStoreMembers);
+          "a {} event, but the header names no replicated store (its world has no more than "
+          "one server of kind \"store\")",
+          sim::event_kind_name(kind));
     }
-    if (member < 0 || static_cast<std::size_t>(member) >= header_.store_members) {
-      return member_problem(n, field);
-    }
-    return std::nullopt;
-  }
-  std::string member_problem(sim::NodeId n, const char* field) const {
-    if (header_.store_members <= 1) {
-      return fmt::format(
-          "field \"{}\": expected \"store\" (the header names no replicated store: no "
-          "\"store_members\"), found {}",
-          field, n == sim::kNoNode ? std::string("null") : "\"" + sim::endpoint_name(n) + "\"");
+    if (store_member(n) >= 0) return std::nullopt;
+    std::string members;
+    for (const sim::NamedEndpoint& s : header_.topology.servers()) {
+      if (s.kind == "store") members += (members.empty() ? "\"" : ", \"") + s.name + "\"";
     }
     return fmt::format(
-        "field \"{}\": expected a store member of the header's {} (\"store\" or "
-        "\"store:1\" to \"store:{}\"), found {}",
-        field, header_.store_members, header_.store_members - 1,
-        n == sim::kNoNode ? std::string("null") : "\"" + sim::endpoint_name(n) + "\"");
+        "field \"{}\": expected a member of the header's store ({}), found {}", field, members,
+        n == sim::kNoNode ? std::string("null") : "\"" + header_.topology.name_of(n) + "\"");
   }
   // A server_request names an operation the server it went to knows.
   static std::optional<std::string> need_server_op(sim::NodeId server, std::string_view op) {
@@ -924,7 +1028,7 @@ class StreamChecker {
   const TraceHeader& header_;
   bool started_ = false;
   std::vector<Life> nodes_;
-  std::array<Life, sim::kMaxServers> servers_{};
+  std::map<sim::NodeId, Life> servers_;  // by address, for the header's servers only
   std::int64_t last_request_ = -1;
   std::int64_t last_revision_ = -1;
 };

@@ -17,6 +17,7 @@
 #include "analysis/summary.hpp"
 #include "io/output.hpp"
 #include "sim/event.hpp"
+#include "sim/topology.hpp"
 
 namespace electsim::analysis {
 
@@ -25,8 +26,10 @@ namespace electsim::analysis {
 // long, are bounded where they are read (protocols::kMaxNameBytes) to keep within this.
 inline constexpr std::size_t kMaxTraceLine = 64 * 1024;
 
-// Version 2 gave every msg_send, msg_deliver and msg_drop its message `id`. A version 1 trace
-// reads as it always did: its messages carry id 0, as its events hashed then.
+// Version 2 gave every msg_send, msg_deliver and msg_drop its message `id`, and the header the
+// world's topology (its servers by name, kind and group, and its election groups). A version 1
+// trace reads as it always did: its messages carry id 0, as its events hashed then, and its
+// servers are those of the address plan it was written with (legacy_topology).
 inline constexpr int kTraceSchemaVersion = 2;
 inline constexpr int kOldestReadableTraceVersion = 1;
 
@@ -39,11 +42,15 @@ struct TraceHeader {
   std::uint64_t seed = 0;
   std::size_t node_count = 0;
   Duration duration{0};
+  // The world's nodes, servers and election groups: every reader names endpoints by it.
+  sim::Topology topology;
   std::vector<std::string> message_types;           // names by sim::MessageType
   std::vector<std::string> election_message_types;  // the election's own, of message_types
   std::optional<std::string> leader_key;
   bool uses_store = false;
-  std::size_t store_members = 1;  // written only when the store is replicated
+  // A replicated store's member count (1: a single store). Version 1 wrote it as
+  // "store_members"; from version 2 it is the topology's "store" group.
+  std::size_t store_members = 1;
   // The server leadership depends on; written only when it is not the store ("postgres").
   sim::Endpoint coordinator = sim::kStoreEndpoint;
   // The leaders' write interval; written only when the leaders write (a workload), so that
@@ -103,6 +110,7 @@ class TraceWriter : public sim::Observer {
   std::string error_;
   bool closed_ = false;
   std::vector<std::string> type_names_;  // message type names usable in the trace (unique)
+  sim::Topology topology_;
 };
 
 struct TraceReadResult {
@@ -119,7 +127,10 @@ TraceReadResult read_trace(std::istream& in, sim::Observer* also = nullptr);
 TraceReadResult read_trace_file(const std::string& path, sim::Observer* also = nullptr);
 
 // One event as its trace line (without the newline), for tools and tests.
-std::string format_trace_event(const sim::Event& event,
-                               const std::vector<std::string>& message_types);
+std::string format_trace_event(const sim::Event& event, const TraceHeader& header);
+
+// The servers a version 1 trace could name: the single store or `store_members` members, the
+// sink, the database server and nine Redis masters, at the addresses of that version's plan.
+sim::Topology legacy_topology(std::size_t node_count, std::size_t store_members);
 
 }  // namespace electsim::analysis

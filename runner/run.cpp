@@ -20,6 +20,7 @@
 #include "protocols/registry.hpp"
 #include "servers/world.hpp"
 #include "sim/assert.hpp"
+#include "sim/topology.hpp"
 
 namespace electsim::runner {
 
@@ -102,6 +103,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   header.seed = world.seed;
   header.node_count = scenario.world.node_count;
   header.duration = scenario.world.duration;
+  header.topology = sim::topology_of(world, scenario.protocol, scenario.prepared.leader_key);
   if (info != nullptr) {
     header.message_types = info->message_types;
     header.election_message_types = info->election_message_types;

@@ -91,6 +91,7 @@ class Process {
 struct ServerSpec {
   Endpoint endpoint = kNoNode;  // a server address (sim/ids.hpp), never a node id
   std::string name;             // as targets and traces name it: "store", "sink", "store:1"
+  std::string kind;             // what runs there: "store", "sink", "postgres", "redis", ...
   // Servers of one replicated service share a group ("store" for a store's members): targets
   // like `store_leader` pick among them by the roles they announce.
   std::string group;

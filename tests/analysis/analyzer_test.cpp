@@ -11,6 +11,7 @@
 
 #include "analysis/analyzer.hpp"
 #include "analysis/expect.hpp"
+#include "analysis/trace.hpp"
 #include "sim/fault.hpp"
 #include "sim/protocol.hpp"
 #include "sim/store_types.hpp"
@@ -108,6 +109,7 @@ AnalysisConfig config(std::size_t nodes = 3, std::int64_t duration_ms = 1000) {
   c.node_count = nodes;
   c.duration = dms(duration_ms);
   c.message_types = {"ping", "vote"};
+  c.topology = analysis::legacy_topology(nodes, 1);  // the store, the sink, postgres, redis:K
   return c;
 }
 
@@ -657,6 +659,7 @@ AnalysisConfig replicated() {
   AnalysisConfig c = config();
   c.uses_store = true;
   c.store_members = 3;
+  c.topology = analysis::legacy_topology(c.node_count, 3);
   return c;
 }
 

@@ -122,11 +122,15 @@ std::string source_file(const std::string& relative) {
 
 TEST_CASE("event schema: each typed emitter fills exactly the fields its kind names") {
   const std::vector<Expected> all = one_of_each();
+  analysis::TraceHeader header;
+  header.node_count = 5;
+  header.message_types = {"ping", "vote"};
+  header.topology = analysis::legacy_topology(5, 3);  // store, store:1, store:2, sink, ...
   std::set<EventKind> kinds;
   for (const Expected& x : all) {
     kinds.insert(x.event.kind);
     INFO(sim::event_kind_name(x.event.kind));
-    json line = json::parse(analysis::format_trace_event(x.event, {"ping", "vote"}));
+    json line = json::parse(analysis::format_trace_event(x.event, header));
     CHECK(line["ev"] == sim::event_kind_name(x.event.kind));
     line.erase("t");
     line.erase("ev");

@@ -50,6 +50,7 @@ TraceHeader header() {
   h.message_types = {"ping", "vote"};
   h.leader_key = "/election/\"leader\"";
   h.uses_store = true;
+  h.topology = analysis::legacy_topology(h.node_count, 1);
   return h;
 }
 
@@ -247,8 +248,88 @@ TEST_CASE("trace: a written trace read back gives the same report and the same h
   fs::remove_all(dir);
 }
 
+TEST_CASE("trace: the header carries the world's servers and election groups") {
+  TraceHeader h = header();
+  std::vector<sim::NamedEndpoint> servers = {
+      {sim::store_member_endpoint(0), "store:0", "store", "store"},
+      {sim::store_member_endpoint(1), "store:1", "store", "store"},
+      {sim::kSinkEndpoint, "sink", "sink", ""},
+      {sim::server_endpoint(12), "echo", "echo", ""}};
+  h.topology =
+      sim::Topology(3, servers, {{"election", "lease", {0, 1, 2}, "/k"}, {"b", "raft", {}, {}}});
+  std::stringstream text;
+  {
+    const fs::path dir = scratch_dir("topology");
+    const fs::path path = dir / "run.jsonl";
+    analysis::TraceWriter writer(path.string(), h);
+    Event start = make(EventKind::run_start, 0);
+    start.a = 3;
+    start.b = static_cast<std::int64_t>(h.seed);
+    writer.on_event(start);
+    writer.on_event(at(sim::events::conn_break(1, sim::server_endpoint(12)), 1));
+    writer.on_event(at(sim::events::client_failover(2, sim::store_member_endpoint(1),
+                                                    sim::FailoverReason::timeout, 0),
+                       2));
+    writer.on_event(make(EventKind::run_end, 2000));
+    REQUIRE(writer.close());
+    std::ifstream in(path);
+    text << in.rdbuf();
+    fs::remove_all(dir);
+  }
+  // Servers by the names the world gave them, even a kind no reader knows.
+  CHECK_THAT(text.str(), Catch::Contains(R"("node":1,"peer":"echo")"));
+  CHECK_THAT(text.str(), Catch::Contains(R"("member":"store:1")"));
+  const analysis::TraceReadResult read = analysis::read_trace(text);
+  REQUIRE(read.error == "");
+  REQUIRE(read.header.topology.servers().size() == servers.size());
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    const sim::NamedEndpoint& s = read.header.topology.servers()[i];
+    CHECK(s.address == servers[i].address);
+    CHECK(s.name == servers[i].name);
+    CHECK(s.kind == servers[i].kind);
+    CHECK(s.group == servers[i].group);
+  }
+  REQUIRE(read.header.topology.groups().size() == 2);
+  CHECK(read.header.topology.groups()[0].nodes == std::vector<sim::NodeId>{0, 1, 2});
+  CHECK(read.header.topology.groups()[0].key == std::optional<std::string>("/k"));
+  CHECK(read.header.topology.groups()[1].protocol == "raft");
+  CHECK(read.header.store_members == 2);  // from the store group
+}
+
+TEST_CASE("trace: a header whose topology is malformed is refused, saying what was expected") {
+  const std::string head =
+      R"({"electsim_trace":2,"seed":1,"nodes":3,"duration_ns":1000,"message_types":[],)";
+  const std::string group =
+      R"("groups":[{"name":"election","protocol":"raft","nodes":[0,2],"key":null}])";
+  auto [fields, expected] = GENERATE_REF(table<std::string, std::string>({
+      {group, "header field \"endpoints\" must be the list of the world's servers"},
+      {R"("endpoints":[{"address":3,"name":"x","kind":"x","group":""}],)" + group,
+       "entry 0: \"address\" must be a server address"},
+      {R"("endpoints":[{"address":-2,"name":"7","kind":"x","group":""}],)" + group,
+       "a server's name is not a number"},
+      {R"("endpoints":[{"address":-2,"name":"a","kind":"x","group":""},)"
+       R"({"address":-3,"name":"a","kind":"y","group":""}],)" +
+           group,
+       "entry 1: a second server of one name"},
+      {R"("endpoints":[{"address":-2,"name":"a","kind":"x","group":""},)"
+       R"({"address":-2,"name":"b","kind":"y","group":""}],)" +
+           group,
+       "entry 1: a second server at one address"},
+      {R"("endpoints":[],"groups":[{"name":"e","protocol":"raft","nodes":[0,5]}])",
+       "\"nodes\" must be rising runs of the header's nodes"},
+      {R"("endpoints":[],"groups":[{"name":"e","protocol":"raft","nodes":[2,2,1,1]}])",
+       "\"nodes\" must be rising runs of the header's nodes"},
+      {R"("endpoints":[])", "header field \"groups\" must be the list"},
+  }));
+  INFO(fields);
+  std::istringstream in(head + fields + "}\n" + R"({"t":0,"ev":"run_start","nodes":3,"seed":1})" +
+                        "\n");
+  const analysis::TraceReadResult read = analysis::read_trace(in);
+  CHECK_THAT(read.error, Catch::StartsWith("line 1: ") && Catch::Contains(expected));
+}
+
 TEST_CASE("trace: lines follow the documented schema") {
-  const std::vector<std::string> types = {"ping", "vote"};
+  const TraceHeader types = header();  // messages "ping" and "vote"
   const std::vector<Event> v = rich_stream();
   CHECK(analysis::format_trace_event(v[0], types) ==
         R"({"t":0,"ev":"run_start","nodes":3,"seed":17297745686452629517})");
@@ -336,7 +417,7 @@ TEST_CASE("trace: a trace that cannot be opened is an error, not a crash") {
 TEST_CASE("trace: past its byte limit a trace stops, fails with the limit and is absent") {
   const fs::path dir = scratch_dir("limit");
   const fs::path path = dir / "run.jsonl";
-  analysis::TraceWriter writer(path.string(), header(), 1000);
+  analysis::TraceWriter writer(path.string(), header(), 2000);
   std::size_t accepted_events = 0;
   for (const Event& e : rich_stream()) {
     writer.on_event(e);
@@ -344,9 +425,9 @@ TEST_CASE("trace: past its byte limit a trace stops, fails with the limit and is
   }
   CHECK(accepted_events > 0);
   CHECK(accepted_events < rich_stream().size());
-  CHECK(writer.bytes() <= 1000);
+  CHECK(writer.bytes() <= 2000);
   CHECK_FALSE(writer.ok());
-  CHECK_THAT(writer.error(), Catch::Contains("limit of 1000 bytes"));
+  CHECK_THAT(writer.error(), Catch::Contains("limit of 2000 bytes"));
   CHECK_FALSE(writer.close());
   CHECK_FALSE(fs::exists(path));
   CHECK_FALSE(electsim::testing::has_temporary(path));

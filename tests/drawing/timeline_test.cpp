@@ -142,6 +142,7 @@ TraceHeader header(std::size_t nodes, std::int64_t duration_ms, bool leader_key 
   h.duration = Duration(duration_ms * kMs);
   h.message_types = {"ping", "pong"};
   if (leader_key) h.leader_key = kKey;
+  h.topology = legacy_topology(nodes, 1);
   return h;
 }
 
@@ -680,7 +681,7 @@ TEST_CASE("timeline: a saved trace read back gives the timeline of the live run"
                       {"leader_key", *f.h.leader_key},
                       {"uses_store", f.h.uses_store}};
   std::string trace = h.dump() + "\n";
-  for (const sim::Event& e : f.fed) trace += format_trace_event(e, f.h.message_types) + "\n";
+  for (const sim::Event& e : f.fed) trace += format_trace_event(e, f.h) + "\n";
   std::istringstream in(trace);
   TimelineRecorder offline(f.h, Duration(2 * kS), true);
   const TraceReadResult read = read_trace(in, &offline);
@@ -795,7 +796,7 @@ TEST_CASE("timeline: a replicated store's saved trace read back gives the live p
                       {"uses_store", f.h.uses_store},
                       {"store_members", f.h.store_members}};
   std::string trace = h.dump() + "\n";
-  for (const sim::Event& e : f.fed) trace += format_trace_event(e, f.h.message_types) + "\n";
+  for (const sim::Event& e : f.fed) trace += format_trace_event(e, f.h) + "\n";
   std::istringstream in(trace);
   TimelineRecorder offline(f.h);
   const TraceReadResult read = read_trace(in, &offline);

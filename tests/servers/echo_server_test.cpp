@@ -54,7 +54,7 @@ struct EchoWorld {
     world.network.latency = Distribution::constant_of(5ms);
     world.faults = std::move(faults);
     world.servers.push_back(
-        ServerSpec{kEcho, "echo", "", {}, [] { return std::make_unique<EchoServer>(); }});
+        ServerSpec{kEcho, "echo", "echo", "", {}, [] { return std::make_unique<EchoServer>(); }});
     kernel = std::make_unique<Kernel>(electsim::servers::with_services(std::move(world)),
                                       [this](NodeId) { return std::make_unique<Pinger>(&echoes); });
     kernel->run();

@@ -1,0 +1,101 @@
+// The world's description (sim/topology.hpp).
+#include "sim/topology.hpp"
+
+#include <charconv>
+#include <utility>
+
+#include "sim/assert.hpp"
+#include "sim/kernel.hpp"
+
+namespace electsim::sim {
+
+namespace {
+
+// Servers listen at -2, -3, ...: their place in a dense index.
+std::optional<std::size_t> slot_of(Endpoint address) {
+  if (address > server_endpoint(0)) return std::nullopt;
+  return static_cast<std::size_t>(-2 - static_cast<std::int64_t>(address));
+}
+
+}  // namespace
+
+Topology::Topology(std::size_t node_count, std::vector<NamedEndpoint> servers,
+                   std::vector<ElectionGroup> groups)
+    : node_count_(node_count), servers_(std::move(servers)), groups_(std::move(groups)) {
+  for (std::size_t i = 0; i < servers_.size(); ++i) {
+    const auto slot = slot_of(servers_[i].address);
+    ELECTSIM_ASSERT(slot.has_value(), "servers listen at server addresses");
+    if (*slot >= by_slot_.size()) by_slot_.resize(*slot + 1, -1);
+    ELECTSIM_ASSERT(by_slot_[*slot] < 0, "one server per address");
+    by_slot_[*slot] = static_cast<std::int32_t>(i);
+  }
+}
+
+const NamedEndpoint* Topology::server(Endpoint address) const {
+  const auto slot = slot_of(address);
+  if (!slot || *slot >= by_slot_.size() || by_slot_[*slot] < 0) return nullptr;
+  return &servers_[static_cast<std::size_t>(by_slot_[*slot])];
+}
+
+std::string Topology::name_of(Endpoint e) const {
+  if (const NamedEndpoint* s = server(e)) return s->name;
+  return std::to_string(e);
+}
+
+std::optional<Endpoint> Topology::find(std::string_view name) const {
+  for (const NamedEndpoint& s : servers_) {
+    if (s.name == name) return s.address;
+  }
+  Endpoint value = 0;
+  const auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), value);
+  if (ec == std::errc{} && ptr == name.data() + name.size() && is_node(value)) return value;
+  return std::nullopt;
+}
+
+std::string_view Topology::kind_of(Endpoint e) const {
+  const NamedEndpoint* s = server(e);
+  return s != nullptr ? std::string_view(s->kind) : std::string_view();
+}
+
+std::int32_t Topology::index_in_group(Endpoint e) const {
+  const NamedEndpoint* s = server(e);
+  if (s == nullptr || s->group.empty()) return -1;
+  std::int32_t index = 0;
+  for (const NamedEndpoint& other : servers_) {
+    if (&other == s) return index;
+    if (other.group == s->group) ++index;
+  }
+  return -1;
+}
+
+std::size_t Topology::group_size(std::string_view group) const {
+  std::size_t n = 0;
+  for (const NamedEndpoint& s : servers_) n += !group.empty() && s.group == group ? 1 : 0;
+  return n;
+}
+
+Endpoint Topology::group_member(std::string_view group, std::size_t index) const {
+  for (const NamedEndpoint& s : servers_) {
+    if (group.empty() || s.group != group) continue;
+    if (index == 0) return s.address;
+    --index;
+  }
+  return kNoNode;
+}
+
+Topology topology_of(const WorldConfig& world, std::string protocol,
+                     std::optional<std::string> key) {
+  std::vector<NamedEndpoint> servers;
+  servers.reserve(world.servers.size());
+  for (const ServerSpec& spec : world.servers) {
+    servers.push_back(NamedEndpoint{spec.endpoint, spec.name, spec.kind, spec.group});
+  }
+  ElectionGroup election{"election", std::move(protocol), {}, std::move(key)};
+  election.nodes.reserve(world.node_count);
+  for (std::size_t n = 0; n < world.node_count; ++n) {
+    election.nodes.push_back(static_cast<NodeId>(n));
+  }
+  return Topology(world.node_count, std::move(servers), {std::move(election)});
+}
+
+}  // namespace electsim::sim
