@@ -68,38 +68,6 @@ void append_us(std::string& out, std::int64_t ns) {
   fmt::format_to(Out(out), "{}.{:03}", magnitude / 1000, magnitude % 1000);
 }
 
-// A node id, or the service's name ("store:K" for a replicated store's member K >= 1).
-void append_endpoint(std::string& out, sim::Endpoint endpoint) {
-  if (endpoint == sim::kStoreEndpoint) {
-    out += "store";
-  } else if (endpoint == sim::kSinkEndpoint) {
-    out += "sink";
-  } else if (endpoint == sim::kPostgresEndpoint) {
-    out += "postgres";
-  } else if (endpoint == sim::kNoNode) {
-    out += "none";
-  } else if (endpoint < 0 && sim::store_member_of(endpoint) > 0) {
-    fmt::format_to(Out(out), "store:{}", sim::store_member_of(endpoint));
-  } else if (endpoint < 0 && sim::redis_master_of(endpoint) >= 0) {
-    fmt::format_to(Out(out), "redis:{}", sim::redis_master_of(endpoint));
-  } else {
-    fmt::format_to(Out(out), "{}", endpoint);
-  }
-}
-
-// The same as a JSON value: a number, "store", "sink" or null.
-void append_endpoint_json(std::string& out, sim::Endpoint endpoint) {
-  if (endpoint >= 0) {
-    fmt::format_to(Out(out), "{}", endpoint);
-  } else if (endpoint == sim::kNoNode) {
-    out += "null";
-  } else {
-    out += '"';
-    append_endpoint(out, endpoint);
-    out += '"';
-  }
-}
-
 const char* fault_name(std::uint16_t code) {
   return code < sim::kFaultKindCount ? sim::fault_kind_name(static_cast<sim::FaultKind>(code))
                                      : "fault";
@@ -213,9 +181,47 @@ struct PerfettoWriter::State {
   // The member at `e` when the store is replicated.
   std::optional<std::size_t> member_at(sim::Endpoint e) const {
     if (!replicated || e >= 0) return std::nullopt;
-    const std::int32_t m = sim::store_member_of(e);
+    const std::int32_t m = member_index(e);
     if (m < 0) return std::nullopt;
     return static_cast<std::size_t>(m);
+  }
+  // A store member's index among the header's store servers (the single store is 0), or -1.
+  std::int32_t member_index(sim::Endpoint e) const {
+    return header.topology.kind_of(e) == "store" ? header.topology.index_in_group(e) : -1;
+  }
+
+  // Store member m's name: the topology's, or "store:m" for a member the header's world does not
+  // replicate (a trace whose server_role events name members its header leaves out).
+  std::string member_name(std::size_t m) const {
+    const sim::NamedEndpoint* server =
+        header.topology.group_size("store") > 1
+            ? header.topology.server(header.topology.group_member("store", m))
+            : nullptr;
+    return server != nullptr ? server->name : fmt::format("store:{}", m);
+  }
+
+  // A node id, or a server by the name the header's topology gives it.
+  void append_endpoint(std::string& out, sim::Endpoint endpoint) const {
+    if (endpoint == sim::kNoNode) {
+      out += "none";
+    } else if (const sim::NamedEndpoint* server = header.topology.server(endpoint)) {
+      out += server->name;
+    } else {
+      fmt::format_to(Out(out), "{}", endpoint);
+    }
+  }
+
+  // The same as a JSON value: a number, a server's name or null.
+  void append_endpoint_json(std::string& out, sim::Endpoint endpoint) const {
+    if (endpoint >= 0) {
+      fmt::format_to(Out(out), "{}", endpoint);
+    } else if (endpoint == sim::kNoNode) {
+      out += "null";
+    } else {
+      out += '"';
+      append_endpoint(out, endpoint);
+      out += '"';
+    }
   }
 
   // ---- Event text. Every event but the first begins with ",\n".
@@ -313,14 +319,14 @@ struct PerfettoWriter::State {
     }
     if (member_named[m]) return;
     member_named[m] = true;
-    thread_metadata(member_tid(m), fmt::format("store:{}", m), kStorePid, static_cast<int>(m));
+    thread_metadata(member_tid(m), member_name(m), kStorePid, static_cast<int>(m));
   }
 
   void ensure_member_pauses_track(std::size_t m) {
     NodeTrack& t = members[m];
     if (t.pauses_track) return;
     t.pauses_track = true;
-    thread_metadata(member_pauses_tid(m), fmt::format("store:{} · pauses", m), kStorePid,
+    thread_metadata(member_pauses_tid(m), member_name(m) + " · pauses", kStorePid,
                     static_cast<int>(sim::kMaxStoreMembers + m));
   }
 
@@ -546,17 +552,14 @@ struct PerfettoWriter::State {
     args_scratch.clear();
     fmt::format_to(Out(name_scratch), "{} t{}", sim::role_name(t.role), t.epoch);
     if (t.role == sim::Role::follower && t.known_leader != sim::kNoNode) {
-      fmt::format_to(Out(name_scratch), " of store:{}", sim::store_member_of(t.known_leader));
+      name_scratch += " of ";
+      append_endpoint(name_scratch, t.known_leader);
     }
     fmt::format_to(Out(args_scratch),
                    "\"role\":\"{}\",\"term\":{},\"leader\":", sim::role_name(t.role), t.epoch);
     const sim::Endpoint leader =
-        t.role == sim::Role::leader ? sim::store_member_endpoint(m) : t.known_leader;
-    if (leader == sim::kNoNode) {
-      args_scratch += "null";
-    } else {
-      fmt::format_to(Out(args_scratch), "\"store:{}\"", sim::store_member_of(leader));
-    }
+        t.role == sim::Role::leader ? header.topology.group_member("store", m) : t.known_leader;
+    append_endpoint_json(args_scratch, leader);
     complete(buffer, member_tid(m), "store", name_scratch, t.role_start, at, args_scratch);
     buffer += t.pending;
     t.pending.clear();
@@ -564,18 +567,18 @@ struct PerfettoWriter::State {
   }
 
   void on_server_role(const sim::Event& e) {
-    if (e.node >= 0 || sim::store_member_of(e.node) < 0 ||
+    if (e.node >= 0 || member_index(e.node) < 0 ||
         e.code > static_cast<std::uint16_t>(sim::Role::leader)) {
       return;
     }
     replicated = true;  // a stream whose header did not say so still shows its members
-    const auto m = static_cast<std::size_t>(sim::store_member_of(e.node));
+    const auto m = static_cast<std::size_t>(member_index(e.node));
     ensure_member_track(m);
     NodeTrack& t = members[m];
     const auto role = static_cast<sim::Role>(e.code);
     const auto known = static_cast<sim::Endpoint>(e.b);
     const sim::Endpoint leader =
-        role == sim::Role::follower && e.b != sim::kNoNode && sim::store_member_of(known) >= 0
+        role == sim::Role::follower && e.b != sim::kNoNode && member_index(known) >= 0
             ? known
             : sim::kNoNode;
     if (t.role_open && t.role == role && t.epoch == e.a && t.known_leader == leader) return;
@@ -663,20 +666,14 @@ struct PerfettoWriter::State {
     const char* reason = e.code <= static_cast<std::uint16_t>(sim::FailoverReason::disconnect)
                              ? sim::failover_reason_name(static_cast<sim::FailoverReason>(e.code))
                              : "unknown";
-    const std::int32_t member = e.peer < 0 ? sim::store_member_of(e.peer) : -1;
     // After a no_leader answer the client retries on another member without moving to it.
     const bool retry = e.code == static_cast<std::uint16_t>(sim::FailoverReason::no_leader);
     name_scratch.clear();
     name_scratch += retry ? "store retry on " : "store failover → ";
     args_scratch.clear();
     args_scratch += "\"member\":";
-    if (member >= 0) {
-      fmt::format_to(Out(name_scratch), "store:{}", member);
-      fmt::format_to(Out(args_scratch), "\"store:{}\"", member);
-    } else {
-      append_endpoint(name_scratch, e.peer);
-      append_endpoint_json(args_scratch, e.peer);
-    }
+    append_endpoint(name_scratch, e.peer);
+    append_endpoint_json(args_scratch, e.peer);
     fmt::format_to(Out(name_scratch), " ({})", reason);
     fmt::format_to(Out(args_scratch), ",\"reason\":\"{}\",\"request\":{}", reason, e.a);
     instant(buffer, node_tid(e.node), "store", name_scratch, e.time, args_scratch);

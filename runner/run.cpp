@@ -90,12 +90,8 @@ RunOptions& RunOptions::output(std::string_view flag, std::string path) {
   return *this;
 }
 
-RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
-  RunResult result;
-  sim::WorldConfig world = world_for_seed(scenario, options.seed.value_or(scenario.world.seed));
-  world.limits.cancel = options.cancel;
+analysis::TraceHeader trace_header(const Scenario& scenario, const sim::WorldConfig& world) {
   const protocols::ProtocolInfo* info = protocols::find_protocol(scenario.protocol);
-
   analysis::TraceHeader header;
   header.scenario = scenario.name;
   header.variant = scenario.variant;
@@ -114,6 +110,14 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   header.coordinator = scenario.prepared.coordinator;
   if (scenario.workload.enabled) header.write_interval = scenario.workload.interval;
   header.tokens_ordered = scenario.prepared.tokens_ordered;
+  return header;
+}
+
+RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
+  RunResult result;
+  sim::WorldConfig world = world_for_seed(scenario, options.seed.value_or(scenario.world.seed));
+  world.limits.cancel = options.cancel;
+  const analysis::TraceHeader header = trace_header(scenario, world);
 
   analysis::Analyzer analyzer(header.analysis_config());
   analysis::TraceHasher hasher;

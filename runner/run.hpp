@@ -71,4 +71,8 @@ struct RunResult {
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options);
 
+// The trace header of a run of `scenario` in `world` (world_for_seed's): what it ran, its world's
+// topology and what analysis needs to judge it alike live and from the trace.
+analysis::TraceHeader trace_header(const Scenario& scenario, const sim::WorldConfig& world);
+
 }  // namespace electsim::runner

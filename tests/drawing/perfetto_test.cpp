@@ -44,6 +44,7 @@ TraceHeader header() {
   h.message_types = {"vote", "ping"};
   h.leader_key = "/election/leader";
   h.uses_store = true;
+  h.topology = analysis::legacy_topology(h.node_count, 1);
   return h;
 }
 
@@ -130,6 +131,12 @@ std::vector<Event> replicated_store_events() {
 TraceHeader replicated_header() {
   TraceHeader h = header();
   h.store_members = 3;
+  h.topology = sim::Topology(h.node_count,
+                             {{sim::store_member_endpoint(0), "store:0", "store", "store"},
+                              {sim::store_member_endpoint(1), "store:1", "store", "store"},
+                              {sim::store_member_endpoint(2), "store:2", "store", "store"},
+                              {sim::kSinkEndpoint, "sink", "sink", ""}},
+                             {});
   return h;
 }
 
@@ -687,7 +694,9 @@ TEST_CASE("perfetto: server_role events name the store's tracks even when the he
   std::vector<Event> v = {server_role(0, 0, sim::Role::follower, 0),
                           server_role(10 * kMs, 1, sim::Role::leader, 1, 1),
                           make(EventKind::run_end, 100 * kMs)};
-  const json doc = parse(v, "members-late");
+  TraceHeader h = replicated_header();  // the members by name, but no store_members
+  h.store_members = 1;
+  const json doc = parse(v, "members-late", h);
   CHECK(tid_of(doc, "store:0") != tid_of(doc, "store:1"));
   CHECK(events_where(doc, "X", "leader t1").size() == 1);
   CHECK_FALSE(doc["metadata"].contains("store_members"));

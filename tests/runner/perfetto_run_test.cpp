@@ -48,16 +48,7 @@ Exported run_flagship(const std::string& variant, const std::string& file_name) 
   const protocols::ProtocolInfo* info = protocols::find_protocol(scenario.protocol);
   REQUIRE(info != nullptr);
 
-  analysis::TraceHeader header;
-  header.scenario = scenario.name;
-  header.variant = scenario.variant;
-  header.protocol = scenario.protocol;
-  header.seed = world.seed;
-  header.node_count = scenario.world.node_count;
-  header.duration = scenario.world.duration;
-  header.message_types = info->message_types;
-  header.leader_key = scenario.prepared.leader_key;
-  header.uses_store = scenario.prepared.uses_store;
+  const analysis::TraceHeader header = runner::trace_header(scenario, world);
 
   const std::string path =
       (std::filesystem::temp_directory_path() / ("electsim-perfetto-run-" + file_name)).string();

@@ -158,19 +158,7 @@ static_assert(std::is_trivially_copyable_v<Outcome>);
 // watch beside the analyzer.
 Outcome run_seed(const runner::Scenario& scenario, std::uint64_t seed) {
   const sim::WorldConfig world = runner::world_for_seed(scenario, seed);
-  analysis::TraceHeader header;
-  header.scenario = scenario.name;
-  header.protocol = scenario.protocol;
-  header.seed = seed;
-  header.node_count = scenario.world.node_count;
-  header.duration = scenario.world.duration;
-  if (const protocols::ProtocolInfo* info = protocols::find_protocol(scenario.protocol)) {
-    header.message_types = info->message_types;
-    header.election_message_types = info->election_message_types;
-  }
-  header.leader_key = scenario.prepared.leader_key;
-  header.uses_store = scenario.prepared.uses_store;
-  header.store_members = scenario.services.replication.members;
+  const analysis::TraceHeader header = runner::trace_header(scenario, world);
 
   analysis::Analyzer analyzer(header.analysis_config());
   LeaseOwners owners(scenario.prepared.leader_key.value_or(""));
