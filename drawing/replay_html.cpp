@@ -793,6 +793,20 @@ std::string data_json(const ReplayRecorder& recorder, const Report& report, cons
     out += ",\"failover_reasons\":";
     append_string_array(out, enum_names<sim::FailoverReason>(3, sim::failover_reason_name));
   }
+  // Servers by the names the world gave them, and a store's members in order (the header's
+  // topology): the page derives no name from an address.
+  out += ",\"endpoints\":";
+  append_array(out, h.topology.servers(), [&](const sim::NamedEndpoint& s) {
+    fmt::format_to(it, "[{},", s.address);
+    append_script_json_string(out, s.name);
+    out += ']';
+  });
+  out += ",\"members\":";
+  std::vector<sim::Endpoint> members;
+  for (const sim::NamedEndpoint& s : h.topology.servers()) {
+    if (s.kind == "store") members.push_back(s.address);
+  }
+  append_array(out, members, [&](sim::Endpoint e) { append_int(out, e); });
   out += ",\"types\":";
   append_string_array(out, h.message_types);
   out += ",\"texts\":";
