@@ -37,31 +37,9 @@ std::int64_t mul_div_floor(std::int64_t a, std::int64_t b, std::int64_t c) {
   return static_cast<std::int64_t>(q);
 }
 
-// "3", "store", "store:K", "sink" as the trace writes endpoints.
-std::optional<sim::Endpoint> parse_endpoint(std::string_view text) {
-  if (text == "store") return sim::kStoreEndpoint;
-  if (text == "sink") return sim::kSinkEndpoint;
-  if (text.size() == 7 && text.substr(0, 6) == "store:" && text[6] >= '0' &&
-      static_cast<std::size_t>(text[6] - '0') < sim::kMaxStoreMembers) {
-    return sim::store_member_endpoint(static_cast<std::size_t>(text[6] - '0'));
-  }
-  sim::Endpoint value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-// A node, the store, a store member or the sink as a written name. A replicated store's member 0
-// is "store:0", like its row.
-std::string endpoint_name(sim::Endpoint e, bool replicated) {
-  if (e == sim::kStoreEndpoint) return replicated ? "store:0" : "store";
-  if (e == sim::kSinkEndpoint) return "sink";
-  if (e < 0 && sim::store_member_of(e) > 0) return fmt::format("store:{}", sim::store_member_of(e));
-  return std::to_string(e);
-}
-
-// Members of one side, with runs of five or more consecutive node ids shortened ("0-4,7,store").
-std::string members_text(const std::vector<sim::Endpoint>& members, bool replicated) {
+// Members of one side, with runs of five or more consecutive node ids shortened ("0-4,7,store"),
+// servers by the names their world gave them.
+std::string members_text(const std::vector<sim::Endpoint>& members, const sim::Topology& topology) {
   std::string out;
   std::size_t i = 0;
   while (i < members.size()) {
@@ -74,7 +52,7 @@ std::string members_text(const std::vector<sim::Endpoint>& members, bool replica
       out += fmt::format("{}-{}", members[i], members[j]);
       i = j + 1;
     } else {
-      out += endpoint_name(members[i], replicated);
+      out += topology.name_of(members[i]);
       ++i;
     }
   }
@@ -431,7 +409,7 @@ struct TimelineRecorder::State {
         const std::string_view text = e.text;
         for (std::size_t i = 0; i <= text.size(); ++i) {
           if (i < text.size() && text[i] != ',' && text[i] != '|') continue;
-          if (const auto endpoint = parse_endpoint(text.substr(start, i - start))) {
+          if (const auto endpoint = tl.header.topology.find(text.substr(start, i - start))) {
             if (const auto index = endpoint_index(*endpoint)) cut.group_of[*index] = group;
           }
           if (i < text.size() && text[i] == '|') ++group;
@@ -482,7 +460,7 @@ struct TimelineRecorder::State {
         if (side_of[i] == static_cast<int>(s)) members.push_back(layout.endpoint_at(i));
       }
       if (s > 0) label += " | ";
-      label += members_text(members, replicated);
+      label += members_text(members, tl.header.topology);
     }
     return label;
   }

@@ -113,42 +113,39 @@ std::string time_text(Time t) {
   return sim::format_seconds(t.since_start());
 }
 
-// A replicated store's member by its row's name ("store:K"); with a single store the store is
-// "store".
-std::string member_name(sim::Endpoint e, bool replicated) {
-  if (e == sim::kStoreEndpoint && !replicated) return "store";
-  return fmt::format("store:{}", sim::store_member_of(e));
+// Servers by the names their world gave them (the trace header's topology): "store", "store:K",
+// "sink", "postgres", "redis:K", ...
+std::string server_name(const sim::Topology& topology, sim::Endpoint e) {
+  const sim::NamedEndpoint* server = topology.server(e);
+  return server != nullptr ? server->name : std::string();
 }
 
-bool is_member(sim::Endpoint e) {
-  return e < 0 && sim::store_member_of(e) >= 0;
+bool is_member(const sim::Topology& topology, sim::Endpoint e) {
+  return topology.kind_of(e) == "store";
 }
 
-std::string node_name(sim::Endpoint e, bool replicated = false) {
-  if (e == sim::kSinkEndpoint) return "sink";
-  if (is_member(e)) return member_name(e, replicated);
-  if (e < 0) return "-";
-  return fmt::format("node {}", e);
+std::string node_name(const sim::Topology& topology, sim::Endpoint e) {
+  if (e >= 0) return fmt::format("node {}", e);
+  const std::string name = server_name(topology, e);
+  return name.empty() ? "-" : name;
 }
 
-std::string short_endpoint(sim::Endpoint e, bool replicated) {
-  if (e == sim::kSinkEndpoint) return "sink";
-  if (is_member(e)) return member_name(e, replicated);
-  if (e < 0) return "";
-  return fmt::format("n{}", e);
+std::string short_endpoint(const sim::Topology& topology, sim::Endpoint e) {
+  if (e >= 0) return fmt::format("n{}", e);
+  return server_name(topology, e);
 }
 
 const char* fault_word(sim::FaultKind kind) {
   return sim::fault_info(kind).label;
 }
 
-std::string fault_label(const FaultMark& f, bool replicated) {
+std::string fault_label(const FaultMark& f, const sim::Topology& topology, bool replicated) {
   std::string text = fault_word(f.kind);
   if (f.kind == sim::FaultKind::cut) {
-    text += fmt::format(" {}\xE2\x86\x92{}", short_endpoint(f.target, replicated),
-                        short_endpoint(f.peer, replicated));
-  } else if (f.target >= 0 || (replicated && is_member(f.target))) {
-    text += " " + short_endpoint(f.target, replicated);
+    text += fmt::format(" {}\xE2\x86\x92{}", short_endpoint(topology, f.target),
+                        short_endpoint(topology, f.peer));
+  } else if (f.target >= 0 || (replicated && is_member(topology, f.target))) {
+    text += " " + short_endpoint(topology, f.target);
   }
   if (f.duration.count() > 0) text += " " + short_duration(f.duration);
   if (f.skipped) text += " (skipped)";
@@ -901,7 +898,7 @@ class PanelPainter {
           const PauseSpan& p = *spans[i];
           auto [x0, x1] = xs(p.start, p.end);
           x1 = std::max(x1, x0 + 1);
-          const std::string who = node_name(p.endpoint, tl_.replicated());
+          const std::string who = node_name(tl_.header.topology, p.endpoint);
           rect(out, c_, x0, top, x1, height, "#ffffff",
                " class=\"pause\" fill-opacity=\"0.45\" stroke=\"#333333\" stroke-width=\"0.8\" "
                "stroke-dasharray=\"3 2\"",
@@ -963,11 +960,11 @@ class PanelPainter {
       const PartitionSpan& p = tl_.partitions[piece.span];
       const SideStyle& s = side_style(piece.side);
       const std::string letter = side_letter(piece.side);
-      rect(
-          out, c_, piece.x0, y, x1, h, c_.pattern(fmt::format("side{}", piece.side % 6)),
-          fmt::format(" class=\"side\" data-side=\"{}\" stroke=\"{}\" stroke-width=\"0.6\"", letter,
-                      s.ink),
-          fmt::format("{}: side {} of {}", node_name(endpoint, tl_.replicated()), letter, p.label));
+      rect(out, c_, piece.x0, y, x1, h, c_.pattern(fmt::format("side{}", piece.side % 6)),
+           fmt::format(" class=\"side\" data-side=\"{}\" stroke=\"{}\" stroke-width=\"0.6\"",
+                       letter, s.ink),
+           fmt::format("{}: side {} of {}", node_name(tl_.header.topology, endpoint), letter,
+                       p.label));
       // The letter, repeated along long stretches so it is never far from the eye.
       const double font = std::min(9.0, h + 2);
       if (h >= 4 && x1 - piece.x0 >= 12) {
@@ -1228,17 +1225,18 @@ class PanelPainter {
       std::size_t j = i;
       while (j + 1 < marks.size() && g.x(marks[j + 1].at) - x < 3) ++j;
       const StoreLeaderMark& last = marks[j];  // the leader the cluster ends with
-      const std::string to = member_name(last.member, true);
+      const std::string to = server_name(tl_.header.topology, last.member);
       std::string tooltip;
       const std::size_t changes = j - i + 1;
       for (std::size_t k = i; k <= j && k < i + kTooltipLinesMax; ++k) {
         const StoreLeaderMark& mark = marks[k];
         if (!tooltip.empty()) tooltip += "\n";
-        tooltip += fmt::format("{}: store leader \xE2\x86\x92 {}, term {}{}", time_text(mark.at),
-                               member_name(mark.member, true), mark.term,
-                               mark.previous == sim::kNoNode
-                                   ? " (the first)"
-                                   : " (was " + member_name(mark.previous, true) + ")");
+        tooltip +=
+            fmt::format("{}: store leader \xE2\x86\x92 {}, term {}{}", time_text(mark.at),
+                        server_name(tl_.header.topology, mark.member), mark.term,
+                        mark.previous == sim::kNoNode
+                            ? " (the first)"
+                            : " (was " + server_name(tl_.header.topology, mark.previous) + ")");
       }
       if (changes > kTooltipLinesMax) {
         tooltip += fmt::format("\n\xE2\x80\xA6 and {} more", changes - kTooltipLinesMax);
@@ -1322,12 +1320,12 @@ class PanelPainter {
       double& last_mark = w.accepted ? last_stale : last_rejected;
       if (x - last_mark < 2) continue;  // one mark of a kind per couple of pixels
       last_mark = x;
-      const std::string tooltip =
-          fmt::format("{}: write by {} with token {} {}{}", time_text(w.at), node_name(w.writer),
-                      w.token, w.accepted ? "accepted" : "rejected",
-                      w.overwrite ? " over newer data: an overwrite, corruption"
-                      : w.stale   ? " (stale: a newer epoch had been announced)"
-                                  : "");
+      const std::string tooltip = fmt::format(
+          "{}: write by {} with token {} {}{}", time_text(w.at),
+          node_name(tl_.header.topology, w.writer), w.token, w.accepted ? "accepted" : "rejected",
+          w.overwrite ? " over newer data: an overwrite, corruption"
+          : w.stale   ? " (stale: a newer epoch had been announced)"
+                      : "");
       if (w.accepted) {
         c_.used.stale = true;
         fmt::format_to(std::back_inserter(out),
@@ -1556,8 +1554,9 @@ class PanelPainter {
     for (const FaultMark& f : tl_.faults) {
       const double x = g.x(f.at);
       const double x_end = f.duration.count() > 0 ? g.x(f.at + f.duration) : x;
-      const std::string tooltip = fmt::format("{}: fault #{} {}", time_text(f.at), f.index,
-                                              fault_label(f, tl_.replicated()));
+      const std::string tooltip =
+          fmt::format("{}: fault #{} {}", time_text(f.at), f.index,
+                      fault_label(f, tl_.header.topology, tl_.replicated()));
       if (!marks.empty() && x - marks.back().x < kMergePx * 2) {
         FaultDraw& m = marks.back();
         ++m.count;
@@ -1570,7 +1569,7 @@ class PanelPainter {
       FaultDraw d;
       d.x = x;
       d.x_end = x_end;
-      d.label = fault_label(f, tl_.replicated());
+      d.label = fault_label(f, tl_.header.topology, tl_.replicated());
       d.tooltip = tooltip;
       d.skipped = f.skipped;
       marks.push_back(std::move(d));
@@ -1846,12 +1845,12 @@ double paint_legend(std::string& out, const Context& c, double top,
   struct Listed {
     std::string panel;
     const PartitionSpan* span;
-    bool replicated;
+    const sim::Topology* topology;
   };
   std::vector<Listed> spans;
   for (std::size_t t = 0; t < timelines.size(); ++t) {
     for (const PartitionSpan& p : timelines[t]->partitions) {
-      spans.push_back({names[t], &p, timelines[t]->replicated()});
+      spans.push_back({names[t], &p, &timelines[t]->header.topology});
     }
   }
   if (!spans.empty()) y += 4;
@@ -1866,12 +1865,11 @@ double paint_legend(std::string& out, const Context& c, double top,
     lx += svg::text_width_estimate(line, 11) + 4;
     for (std::size_t s = 0; s < p.side_count && lx < width - kSide - 40; ++s) {
       std::vector<std::string> members;
-      const bool replicated = spans[i].replicated;
       for (const std::size_t e : legend_order(p)) {
         if (p.side_of[e] != static_cast<int>(s)) continue;
         const sim::Endpoint endpoint = p.endpoint_at(e);
         members.push_back(endpoint >= 0 ? std::to_string(endpoint)
-                                        : short_endpoint(endpoint, replicated));
+                                        : short_endpoint(*spans[i].topology, endpoint));
       }
       std::string who;
       for (const std::string& m : members) who += (who.empty() ? "" : ",") + m;

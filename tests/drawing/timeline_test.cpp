@@ -299,6 +299,12 @@ TraceHeader replicated_header(std::size_t nodes, std::int64_t duration_ms) {
   TraceHeader h = header(nodes, duration_ms, true);
   h.uses_store = true;
   h.store_members = 3;
+  h.topology = sim::Topology(nodes,
+                             {{sim::store_member_endpoint(0), "store:0", "store", "store"},
+                              {sim::store_member_endpoint(1), "store:1", "store", "store"},
+                              {sim::store_member_endpoint(2), "store:2", "store", "store"},
+                              {sim::kSinkEndpoint, "sink", "sink", ""}},
+                             {});
   return h;
 }
 
@@ -784,7 +790,12 @@ TEST_CASE("timeline: a replicated store's saved trace read back gives the live p
   Feed f(replicated_header(3, 12'000));
   replicated_store_events(f);
   const Timeline live = f.finish(12'000);
-  nlohmann::json h = {{"electsim_trace", 1},
+  nlohmann::json endpoints = nlohmann::json::array();
+  for (const sim::NamedEndpoint& s : f.h.topology.servers()) {
+    endpoints.push_back(
+        {{"address", s.address}, {"name", s.name}, {"kind", s.kind}, {"group", s.group}});
+  }
+  nlohmann::json h = {{"electsim_trace", analysis::kTraceSchemaVersion},
                       {"scenario", f.h.scenario},
                       {"variant", f.h.variant},
                       {"protocol", f.h.protocol},
@@ -794,7 +805,8 @@ TEST_CASE("timeline: a replicated store's saved trace read back gives the live p
                       {"message_types", f.h.message_types},
                       {"leader_key", *f.h.leader_key},
                       {"uses_store", f.h.uses_store},
-                      {"store_members", f.h.store_members}};
+                      {"endpoints", endpoints},
+                      {"groups", nlohmann::json::array()}};
   std::string trace = h.dump() + "\n";
   for (const sim::Event& e : f.fed) trace += format_trace_event(e, f.h) + "\n";
   std::istringstream in(trace);
