@@ -113,7 +113,7 @@ class Kernel::ProcContext final : public ProcessContext {
  public:
   ProcContext(Kernel& kernel, Proc& proc) : kernel_(kernel), proc_(proc) {}
   Endpoint self() const override;
-  std::span<const NodeId> peers() const override;
+  PeerSet peers() const override;
   std::size_t cluster_size() const override { return kernel_.config_.node_count; }
   LocalTime now() const override;
   LocalTime monotonic_now() const override;
@@ -175,7 +175,7 @@ struct Kernel::Proc {
   std::string group;  // servers: the group it belongs to (ServerSpec::group)
   Rng rng;
   Rng workload_rng;
-  std::vector<NodeId> peers;         // the election nodes other than this one
+  PeerSet peers;                     // the election nodes other than this one (of all_nodes_)
   std::deque<std::uint32_t> parked;  // entries that came due during a pause, in order
   std::size_t armed_timers = 0;
   // Queued entries of cancelled timers, with their queue times. Resetting a timer (cancel, then
@@ -227,7 +227,7 @@ inline void Kernel::end_handler(Proc& p) {
 Endpoint Kernel::ProcContext::self() const {
   return proc_.id;
 }
-std::span<const NodeId> Kernel::ProcContext::peers() const {
+PeerSet Kernel::ProcContext::peers() const {
   return proc_.peers;
 }
 LocalTime Kernel::ProcContext::now() const {
@@ -293,9 +293,8 @@ Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
                                     Rng(config_.seed, StreamPurpose::node, i),
                                     Rng(config_.seed, StreamPurpose::workload, i),
                                     Rng(config_.seed, StreamPurpose::disk, 2 * i));
-    for (NodeId other : all_nodes_) {
-      if (other != id) p->peers.push_back(other);
-    }
+    const std::span<const NodeId> all(all_nodes_);
+    p->peers = PeerSet(all.first(i), all.subspan(i + 1));
     procs_.push_back(std::move(p));
   }
   for (std::size_t k = 0; k < config_.servers.size(); ++k) {
@@ -314,7 +313,7 @@ Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
                                     Rng(config_.seed, StreamPurpose::disk, 2 * slot + 1));
     p->make = spec.make;
     p->group = spec.group;
-    p->peers = all_nodes_;
+    p->peers = PeerSet(all_nodes_);
     procs_.push_back(std::move(p));
   }
   fault_state_.resize(faults_.size());

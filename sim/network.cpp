@@ -1,5 +1,6 @@
-// Network model: latency per link, loss and duplication in ppm, and cuts kept as per-link counts so
-// that a partition healing does not undo an overlapping one-way cut.
+// Network model: latency per link, loss and duplication in ppm, and cuts kept as the faults gave
+// them, each healed on its own, so that a partition healing does not undo an overlapping one-way
+// cut.
 #include "sim/network.hpp"
 
 #include <algorithm>
@@ -11,78 +12,84 @@ namespace electsim::sim {
 Network::Network(std::size_t node_count, NetworkConfig config, std::size_t server_count)
     : nodes_(node_count), endpoints_(node_count + server_count), config_(std::move(config)) {
   ELECTSIM_ASSERT(server_count <= kMaxServers, "at most kMaxServers server addresses");
-  cut_count_.assign(endpoints_ * endpoints_, 0);
-  latency_of_.assign(endpoints_ * endpoints_, nullptr);
   for (const LinkLatency& link : config_.links) {
     const std::size_t from = index_of(link.from);
     const std::size_t to = index_of(link.to);
-    latency_of_[from * endpoints_ + to] = &link.latency;
-    if (link.both_ways) latency_of_[to * endpoints_ + from] = &link.latency;
+    latency_of_[link_key(from, to)] = &link.latency;  // later entries win
+    if (link.both_ways) latency_of_[link_key(to, from)] = &link.latency;
   }
 }
 
 Duration Network::sample_latency(Endpoint from, Endpoint to, Rng& rng) const {
-  const Distribution* d = latency_of_[index_of(from) * endpoints_ + index_of(to)];
+  const Distribution* d = nullptr;
+  if (!latency_of_.empty()) {
+    const auto it = latency_of_.find(link_key(index_of(from), index_of(to)));
+    if (it != latency_of_.end()) d = it->second;
+  }
   Duration latency = (d != nullptr ? *d : config_.latency).sample(rng);
   // Only the spikes in force, in the order they began: a run's ended spikes cost nothing.
   for (const SpikeHandle live : live_spikes_) latency += spikes_[live].sample(rng);
   return latency;
 }
 
-void Network::apply(CutHandle handle, int delta) {
-  for (std::uint32_t link : cut_links_[handle]) {
-    ELECTSIM_ASSERT(delta > 0 || cut_count_[link] > 0, "healing a link that is cut");
-    cut_count_[link] = static_cast<std::uint16_t>(cut_count_[link] + delta);
+bool Network::Cut::cuts(std::size_t a, std::size_t b) const {
+  switch (kind) {
+    case Kind::partition:
+      return group_of[a] >= 0 && group_of[b] >= 0 && group_of[a] != group_of[b];
+    case Kind::link:
+      return a == from && b == to;
+    case Kind::isolate:
+      return a != b && (a == from || b == from);
   }
+  return false;
+}
+
+bool Network::cut_by_any(std::size_t from, std::size_t to) const {
+  for (const CutHandle h : live_cuts_) {
+    if (cuts_[h].cuts(from, to)) return true;
+  }
+  return false;
+}
+
+Network::CutHandle Network::add_cut(Cut cut) {
+  cuts_.push_back(std::move(cut));
+  cut_live_.push_back(true);
+  const auto handle = static_cast<CutHandle>(cuts_.size() - 1);
+  live_cuts_.push_back(handle);  // the newest handle: the list stays in handle order
+  return handle;
 }
 
 Network::CutHandle Network::partition(const std::vector<std::vector<Endpoint>>& groups) {
-  std::vector<std::uint32_t> links;
+  Cut cut;
+  cut.kind = Cut::Kind::partition;
+  cut.group_of.assign(endpoints_, -1);
   for (std::size_t g = 0; g < groups.size(); ++g) {
-    for (std::size_t h = 0; h < groups.size(); ++h) {
-      if (g == h) continue;
-      for (Endpoint a : groups[g]) {
-        for (Endpoint b : groups[h]) {
-          links.push_back(static_cast<std::uint32_t>(index_of(a) * endpoints_ + index_of(b)));
-        }
-      }
-    }
+    for (const Endpoint e : groups[g]) cut.group_of[index_of(e)] = static_cast<std::int32_t>(g);
   }
-  cut_links_.push_back(std::move(links));
-  cut_live_.push_back(true);
-  const auto handle = static_cast<CutHandle>(cut_links_.size() - 1);
-  apply(handle, +1);
-  return handle;
+  return add_cut(std::move(cut));
 }
 
 Network::CutHandle Network::cut(Endpoint from, Endpoint to) {
-  cut_links_.push_back({static_cast<std::uint32_t>(index_of(from) * endpoints_ + index_of(to))});
-  cut_live_.push_back(true);
-  const auto handle = static_cast<CutHandle>(cut_links_.size() - 1);
-  apply(handle, +1);
-  return handle;
+  Cut cut;
+  cut.kind = Cut::Kind::link;
+  cut.from = index_of(from);
+  cut.to = index_of(to);
+  return add_cut(std::move(cut));
 }
 
 Network::CutHandle Network::isolate(Endpoint endpoint) {
-  const std::size_t e = index_of(endpoint);
-  std::vector<std::uint32_t> links;
-  for (std::size_t other = 0; other < endpoints_; ++other) {
-    if (other == e) continue;
-    links.push_back(static_cast<std::uint32_t>(e * endpoints_ + other));
-    links.push_back(static_cast<std::uint32_t>(other * endpoints_ + e));
-  }
-  cut_links_.push_back(std::move(links));
-  cut_live_.push_back(true);
-  const auto handle = static_cast<CutHandle>(cut_links_.size() - 1);
-  apply(handle, +1);
-  return handle;
+  Cut cut;
+  cut.kind = Cut::Kind::isolate;
+  cut.from = index_of(endpoint);
+  return add_cut(std::move(cut));
 }
 
 void Network::heal_one(CutHandle handle) {
   ELECTSIM_ASSERT(handle < cut_live_.size(), "cut handle is known");
   if (!cut_live_[handle]) return;  // already healed by heal_all
   cut_live_[handle] = false;
-  apply(handle, -1);
+  std::erase(live_cuts_, handle);
+  std::vector<std::int32_t>().swap(cuts_[handle].group_of);  // a healed cut keeps no memory
 }
 
 void Network::heal_all() {

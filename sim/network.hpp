@@ -1,12 +1,14 @@
 // The network model: per-message latency from a distribution (with per-link overrides), loss and
-// duplication as integer ppm, and link cuts (partitions, one-way cuts, isolation) kept as counts so
-// that overlapping faults heal independently. Endpoints are nodes 0..n-1 and the server addresses
+// duplication as integer ppm, and link cuts (partitions, one-way cuts, isolation) kept as the
+// faults gave them, so that overlapping faults heal independently and memory grows with the
+// endpoints, not with the links between them. Endpoints are nodes 0..n-1 and the server addresses
 // (sim/ids.hpp): the store's and the sink's at least.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/assert.hpp"
@@ -88,8 +90,10 @@ class Network {
   // `server_count` server addresses, server_endpoint(0) to server_endpoint(server_count - 1).
   Network(std::size_t node_count, NetworkConfig config, std::size_t server_count = 2);
 
+  // Whether no cut in force cuts the link: only the live cuts are asked, so a network without
+  // faults answers at once.
   bool link_up(Endpoint from, Endpoint to) const {
-    return cut_count_[index_of(from) * endpoints_ + index_of(to)] == 0;
+    return live_cuts_.empty() || !cut_by_any(index_of(from), index_of(to));
   }
   Duration sample_latency(Endpoint from, Endpoint to, Rng& rng) const;
   // One draw each only when the probability is not zero: a lossless network stays cheap.
@@ -132,15 +136,31 @@ class Network {
                     "endpoint is a node or a server address");
     return nodes_ + server_slot(e);
   }
-  void apply(CutHandle handle, int delta);
+  // A cut as the fault gave it, so memory grows with the endpoints it names, never with the
+  // square of the world: a partition's group per endpoint (-1: in no group, keeps its links),
+  // one link, or every link of one endpoint.
+  struct Cut {
+    enum class Kind : std::uint8_t { partition, link, isolate };
+    Kind kind = Kind::link;
+    std::size_t from = 0;                // link: its sender; isolate: the endpoint
+    std::size_t to = 0;                  // link: its receiver
+    std::vector<std::int32_t> group_of;  // partition: by endpoint index
+    bool cuts(std::size_t a, std::size_t b) const;
+  };
+  bool cut_by_any(std::size_t from, std::size_t to) const;
+  CutHandle add_cut(Cut cut);
+  static std::uint64_t link_key(std::size_t from, std::size_t to) {
+    return (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint64_t>(to);
+  }
 
   std::size_t nodes_;
   std::size_t endpoints_;
   NetworkConfig config_;
-  std::vector<std::uint16_t> cut_count_;               // [from * endpoints_ + to]
-  std::vector<std::vector<std::uint32_t>> cut_links_;  // per handle: the link indexes it cut
-  std::vector<bool> cut_live_;
-  std::vector<const Distribution*> latency_of_;  // per link: override or nullptr
+  std::vector<Cut> cuts_;             // by handle
+  std::vector<bool> cut_live_;        // by handle
+  std::vector<CutHandle> live_cuts_;  // the cuts in force, in handle order
+  // Per-link latency overrides (network.links), by link; only looked up, never iterated.
+  std::unordered_map<std::uint64_t, const Distribution*> latency_of_;
   Ppm extra_loss_ = 0;
   Ppm extra_duplicate_ = 0;
   std::vector<Distribution> spikes_;

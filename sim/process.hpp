@@ -29,10 +29,10 @@ class ProcessContext {
  public:
   virtual ~ProcessContext() = default;
   virtual Endpoint self() const = 0;
-  virtual std::span<const NodeId> peers() const = 0;  // the election nodes other than self, sorted
-  virtual std::size_t cluster_size() const = 0;       // configured election nodes
-  virtual LocalTime now() const = 0;                  // this process's clock
-  virtual LocalTime monotonic_now() const = 0;        // its oscillator, without steps
+  virtual PeerSet peers() const = 0;             // the election nodes other than self, sorted
+  virtual std::size_t cluster_size() const = 0;  // configured election nodes
+  virtual LocalTime now() const = 0;             // this process's clock
+  virtual LocalTime monotonic_now() const = 0;   // its oscillator, without steps
   // Timers run on this process's oscillator (drift applies, steps do not).
   virtual TimerId set_timer(Duration after_local, TimerTag tag) = 0;
   virtual void cancel_timer(TimerId id) = 0;

@@ -16,6 +16,7 @@
 
 #include "sim/ids.hpp"
 #include "sim/message.hpp"
+#include "sim/peers.hpp"
 #include "sim/rng.hpp"
 #include "sim/store_types.hpp"
 #include "sim/time.hpp"
@@ -84,9 +85,9 @@ class Context {
  public:
   virtual ~Context() = default;
   virtual NodeId self() const = 0;
-  virtual std::span<const NodeId> peers() const = 0;  // every other node, sorted
-  virtual std::size_t cluster_size() const = 0;       // configured nodes, including self
-  virtual LocalTime now() const = 0;                  // this node's clock
+  virtual PeerSet peers() const = 0;             // every other node, sorted
+  virtual std::size_t cluster_size() const = 0;  // configured nodes, including self
+  virtual LocalTime now() const = 0;             // this node's clock
   // The same machine's oscillator alone, without the steps now() takes (CLOCK_MONOTONIC, the
   // monotonic reading Go's time.Now carries): for measuring elapsed time that a wall-clock step
   // must not shorten or stretch. Only differences of two readings mean anything.

@@ -31,7 +31,7 @@ class ProtocolProcess final : public Process, private Context {
  private:
   // Context, for the protocol: each call forwards to the machine of the current input.
   NodeId self() const override { return ctx_->self(); }
-  std::span<const NodeId> peers() const override { return ctx_->peers(); }
+  PeerSet peers() const override { return ctx_->peers(); }
   std::size_t cluster_size() const override { return ctx_->cluster_size(); }
   LocalTime now() const override { return ctx_->now(); }
   LocalTime monotonic_now() const override { return ctx_->monotonic_now(); }

@@ -72,7 +72,7 @@ class FakeContext final : public sim::Context {
 
   // ---- sim::Context
   sim::NodeId self() const override { return self_; }
-  std::span<const sim::NodeId> peers() const override { return peers_; }
+  sim::PeerSet peers() const override { return sim::PeerSet(peers_); }
   std::size_t cluster_size() const override { return cluster_size_; }
   sim::LocalTime now() const override { return now_ + wall_step_; }
   sim::LocalTime monotonic_now() const override { return now_; }
