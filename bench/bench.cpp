@@ -25,6 +25,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
@@ -306,38 +309,76 @@ int bench_sweep(std::uint64_t runs, unsigned jobs) {
   return 0;
 }
 
-// Cost growth with the cluster: every protocol on 5, 50, 500 and 1000 nodes, 60 simulated
-// seconds each with its defaults (every node starts at once), and the events per simulated
-// second each needs. A run that hits the event limit prints where it stopped.
+// Cost growth with the cluster: every protocol on 5, 50, 500 and 1000 nodes with its defaults
+// (every node starts at once), for 60 simulated seconds x 1000 / nodes (1000 nodes: 60 s, 5 nodes:
+// 12000 s), so that small clusters run long enough for their speed to be measured, not their
+// setup. Each row runs in a process of its
+// own, so its peak memory (the child's maximum resident set) is that run's alone; the row prints
+// the events per simulated second each size needs, the events per wall second it runs at and that
+// peak. A run that hits the event limit prints where it stopped.
+std::string scale_row(const char* protocol, int nodes, std::uint64_t seed) {
+  const std::string text = fmt::format(
+      R"({{"name": "scale", "nodes": {}, "duration": "{}s", "protocol": {{"name": "{}"}},
+          "network": {{"latency": {{"dist": "uniform", "min": "1ms", "max": "10ms",
+                                     "step": "1ms"}}}},
+          "workload": {{"interval": "100ms"}}}})",
+      nodes, 60 * 1000 / nodes, protocol);
+  runner::LoadOptions options;
+  options.seed = seed;
+  const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench scale>", options);
+  if (!loaded.scenario) {
+    std::string out;
+    for (const auto& m : loaded.messages()) out += m + "\n";
+    return out;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const runner::RunResult r = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
+  const double wall = seconds_since(start);
+  const double simulated = static_cast<double>(r.stats.end.since_start().count()) / 1e9;
+  const double events = static_cast<double>(r.stats.events);
+  return fmt::format("{:<6} {:>6} {:>14} {:>14.0f} {:>14.0f} {:>8.2f} {:>12}{}", protocol, nodes,
+                     r.stats.events, events / std::max(simulated, 1e-9),
+                     events / std::max(wall, 1e-9), wall, r.report.messages_sent,
+                     r.stats.hit_event_limit ? fmt::format("  (event limit at {:.3f} s)", simulated)
+                                             : std::string());
+}
+
 int bench_scale(std::uint64_t seed) {
-  std::printf("%-6s %6s %14s %18s %10s %10s\n", "proto", "nodes", "events", "events/sim s",
-              "wall s", "messages");
+  std::printf("%-6s %6s %14s %14s %14s %8s %12s %8s\n", "proto", "nodes", "events", "events/sim s",
+              "events/wall s", "wall s", "messages", "peak MB");
+  std::fflush(stdout);
   for (const char* protocol : {"lease", "raft", "ring", "bully"}) {
     for (const int nodes : {5, 50, 500, 1000}) {
-      const std::string text = fmt::format(
-          R"({{"name": "scale", "nodes": {}, "duration": "60s", "protocol": {{"name": "{}"}},
-              "network": {{"latency": {{"dist": "uniform", "min": "1ms", "max": "10ms",
-                                         "step": "1ms"}}}},
-              "workload": {{"interval": "100ms"}}}})",
-          nodes, protocol);
-      runner::LoadOptions options;
-      options.seed = seed;
-      const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench scale>", options);
-      if (!loaded.scenario) {
-        for (const auto& m : loaded.messages()) std::fprintf(stderr, "%s\n", m.c_str());
+      int out[2];
+      if (pipe(out) != 0) return 2;
+      const pid_t child = fork();
+      if (child < 0) return 2;
+      if (child == 0) {
+        close(out[0]);
+        const std::string row = scale_row(protocol, nodes, seed);
+        const ssize_t written = write(out[1], row.data(), row.size());
+        _exit(written == static_cast<ssize_t>(row.size()) ? 0 : 1);
+      }
+      close(out[1]);
+      std::string row;
+      char buffer[4096];
+      for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) > 0;) {
+        row.append(buffer, static_cast<std::size_t>(n));
+      }
+      close(out[0]);
+      int status = 0;
+      rusage usage{};
+      if (wait4(child, &status, 0, &usage) != child || !WIFEXITED(status) ||
+          WEXITSTATUS(status) != 0) {
+        std::fprintf(stderr, "scale: the %s run on %d nodes failed\n", protocol, nodes);
         return 2;
       }
-      const auto start = std::chrono::steady_clock::now();
-      const runner::RunResult r = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
-      const double wall = seconds_since(start);
-      const double simulated = static_cast<double>(r.stats.end.since_start().count()) / 1e9;
-      std::printf("%-6s %6d %14llu %18.0f %10.2f %10llu%s\n", protocol, nodes,
-                  static_cast<unsigned long long>(r.stats.events),
-                  static_cast<double>(r.stats.events) / std::max(simulated, 1e-9), wall,
-                  static_cast<unsigned long long>(r.report.messages_sent),
-                  r.stats.hit_event_limit
-                      ? fmt::format("  (event limit at {:.3f} s)", simulated).c_str()
-                      : "");
+      // ru_maxrss is in kilobytes on Linux.
+      const std::size_t limit_note = row.find("  (event limit");
+      const std::string head = limit_note == std::string::npos ? row : row.substr(0, limit_note);
+      const std::string tail = limit_note == std::string::npos ? "" : row.substr(limit_note);
+      std::printf("%s %8.0f%s\n", head.c_str(), static_cast<double>(usage.ru_maxrss) / 1024.0,
+                  tail.c_str());
       std::fflush(stdout);
     }
   }
