@@ -216,6 +216,8 @@ std::optional<Scenario> Loader::load(const json& document,
   if (problems_.size() != before) return std::nullopt;
   s.world.duration = *duration_;
   s.world.node_count = *nodes_;
+  // Today's worlds are one election group: every node, running the protocol on its key.
+  s.world.groups = {sim::election_group(s.world.node_count, s.protocol, s.prepared.leader_key)};
   s.services.sink.fencing = sink_fencing.value_or(s.prepared.fencing.value_or(true));
   s.world.limits.max_events = limits.max_events;
   s.limits = limits;

@@ -99,7 +99,7 @@ analysis::TraceHeader trace_header(const Scenario& scenario, const sim::WorldCon
   header.seed = world.seed;
   header.node_count = scenario.world.node_count;
   header.duration = scenario.world.duration;
-  header.topology = sim::topology_of(world, scenario.protocol, scenario.prepared.leader_key);
+  header.topology = sim::topology_of(world);
   if (info != nullptr) {
     header.message_types = info->message_types;
     header.election_message_types = info->election_message_types;

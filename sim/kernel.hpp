@@ -30,6 +30,7 @@
 #include "sim/rng.hpp"
 #include "sim/store_client.hpp"
 #include "sim/time.hpp"
+#include "sim/topology.hpp"
 
 namespace electsim::sim {
 
@@ -64,6 +65,10 @@ struct WorldConfig {
   // The servers the nodes talk to (servers/world.hpp adds the store and the sink). A process
   // must listen at every address traffic is sent to.
   std::vector<ServerSpec> servers;
+  // The election groups: sets of nodes each running one protocol instance on its own key (the
+  // loader's; empty: one group of every node). The kernel runs every node alike; the groups
+  // travel to the trace header's topology (topology_of).
+  std::vector<ElectionGroup> groups;
   // How the election nodes reach the store when it is replicated (sim/store_client.hpp).
   StoreClientConfig store_client;
   std::vector<FaultSpec> faults;  // any order; applied in time order, ties in list order

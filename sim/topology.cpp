@@ -83,19 +83,23 @@ Endpoint Topology::group_member(std::string_view group, std::size_t index) const
   return kNoNode;
 }
 
-Topology topology_of(const WorldConfig& world, std::string protocol,
-                     std::optional<std::string> key) {
+ElectionGroup election_group(std::size_t node_count, std::string protocol,
+                             std::optional<std::string> key) {
+  ElectionGroup election{"election", std::move(protocol), {}, std::move(key)};
+  election.nodes.reserve(node_count);
+  for (std::size_t n = 0; n < node_count; ++n) election.nodes.push_back(static_cast<NodeId>(n));
+  return election;
+}
+
+Topology topology_of(const WorldConfig& world) {
   std::vector<NamedEndpoint> servers;
   servers.reserve(world.servers.size());
   for (const ServerSpec& spec : world.servers) {
     servers.push_back(NamedEndpoint{spec.endpoint, spec.name, spec.kind, spec.group});
   }
-  ElectionGroup election{"election", std::move(protocol), {}, std::move(key)};
-  election.nodes.reserve(world.node_count);
-  for (std::size_t n = 0; n < world.node_count; ++n) {
-    election.nodes.push_back(static_cast<NodeId>(n));
-  }
-  return Topology(world.node_count, std::move(servers), {std::move(election)});
+  std::vector<ElectionGroup> groups = world.groups;
+  if (groups.empty()) groups.push_back(election_group(world.node_count, {}, std::nullopt));
+  return Topology(world.node_count, std::move(servers), std::move(groups));
 }
 
 }  // namespace electsim::sim

@@ -70,9 +70,13 @@ class Topology {
   std::vector<std::int32_t> by_slot_;  // server address -2 - k -> index into servers_, or -1
 };
 
-// The topology of a configured world: its nodes and servers (WorldConfig::servers), and one
-// election group, "election", of every node, running `protocol` on `key`.
-Topology topology_of(const WorldConfig& world, std::string protocol = {},
-                     std::optional<std::string> key = std::nullopt);
+// The election group of today's worlds: "election", every one of `node_count` nodes, running
+// `protocol` on `key`.
+ElectionGroup election_group(std::size_t node_count, std::string protocol,
+                             std::optional<std::string> key);
+
+// The topology of a configured world: its nodes, its servers (WorldConfig::servers) and its
+// election groups (WorldConfig::groups, or one group of every node).
+Topology topology_of(const WorldConfig& world);
 
 }  // namespace electsim::sim

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "runner/loader.hpp"
+#include "runner/run.hpp"
 
 namespace {
 
@@ -112,6 +113,33 @@ TEST_CASE("loader: a minimal scenario loads with the documented defaults") {
   const LoadOptions defaults;
   CHECK(s.world.limits.max_events == defaults.limits.max_events);
   CHECK(s.limits.max_nodes == defaults.limits.max_nodes);
+}
+
+TEST_CASE("loader: the world's election group and servers reach the trace header's topology") {
+  const LoadResult r = electsim::runner::load_scenario_text(
+      R"({"name": "g", "duration": "10s", "nodes": 3, "protocol": {"name": "lease"},
+          "store": {"members": 3}})",
+      "g.json");
+  REQUIRE(r.scenario);
+  const electsim::runner::Scenario& s = *r.scenario;
+  REQUIRE(s.world.groups.size() == 1);
+  CHECK(s.world.groups[0].name == "election");
+  CHECK(s.world.groups[0].protocol == "lease");
+  CHECK(s.world.groups[0].nodes == std::vector<electsim::sim::NodeId>{0, 1, 2});
+  CHECK(s.world.groups[0].key == s.prepared.leader_key);
+  const electsim::sim::WorldConfig world = electsim::runner::world_for_seed(s, 1);
+  const electsim::analysis::TraceHeader header = electsim::runner::trace_header(s, world);
+  const electsim::sim::Topology& t = header.topology;
+  REQUIRE(t.groups().size() == 1);
+  CHECK(t.groups()[0].protocol == "lease");
+  CHECK(t.group_size("store") == 3);
+  CHECK(t.name_of(electsim::sim::store_member_endpoint(1)) == "store:1");
+  CHECK(t.kind_of(electsim::sim::kSinkEndpoint) == "sink");
+  CHECK(t.find("store:2") == electsim::sim::store_member_endpoint(2));
+  CHECK_FALSE(t.find("store:3").has_value());
+  CHECK(t.find("2") == 2);
+  CHECK_FALSE(t.find("3").has_value());
+  CHECK(header.store_members == 3);
 }
 
 TEST_CASE("loader: every section is converted to the kernel's types") {
