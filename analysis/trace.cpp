@@ -628,7 +628,8 @@ std::optional<std::int64_t> header_integer(const nlohmann::json& v) {
   return std::nullopt;
 }
 
-// A short string field of a header object ("" if it is not one).
+// A string field of a header object of at most 256 bytes (empty only if `may_be_empty`), or
+// nullopt.
 std::optional<std::string> header_name(const nlohmann::json& object, const char* key,
                                        bool may_be_empty) {
   const auto it = object.find(key);
