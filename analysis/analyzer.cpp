@@ -528,7 +528,7 @@ struct Analyzer::State {
         if (e == config.coordinator) store_group = g;
         if (e >= 0 && static_cast<std::size_t>(e) < node_count)
           grouped[static_cast<std::size_t>(e)] = true;
-        if (config.topology.kind_of(e) == "store") {
+        if (config.topology.store_member_index(e) >= 0) {
           ++members_grouped;
           ++members_in[g];
         }
@@ -609,7 +609,7 @@ struct Analyzer::State {
       if (i < groups.size() && groups[i] != ',' && groups[i] != '|') continue;
       const auto endpoint = endpoint_of(groups.substr(start, i - start));
       const std::string_view kind = endpoint ? config.topology.kind_of(*endpoint) : "";
-      if (!kind.empty() && kind != "sink") return true;
+      if (!kind.empty() && kind != sim::server_kind::sink) return true;
       start = i + 1;
     }
     return false;

@@ -268,20 +268,20 @@ void put_le(std::uint8_t*& p, std::uint64_t v, int bytes) {
 // ---- Header
 
 sim::Topology legacy_topology(std::size_t node_count, std::size_t store_members) {
+  namespace kind = sim::server_kind;
   std::vector<sim::NamedEndpoint> servers;
   for (std::size_t k = 0; k < std::max<std::size_t>(store_members, 1); ++k) {
     servers.push_back({sim::store_member_endpoint(k), k == 0 ? "store" : fmt::format("store:{}", k),
-                       "store", "store"});
+                       std::string(kind::store), "store"});
   }
-  servers.push_back({sim::kSinkEndpoint, "sink", "sink", ""});
-  servers.push_back({sim::kPostgresEndpoint, "postgres", "postgres", ""});
+  servers.push_back({sim::kSinkEndpoint, "sink", std::string(kind::sink), ""});
+  servers.push_back({sim::kPostgresEndpoint, "postgres", std::string(kind::postgres), ""});
   for (std::size_t k = 0; k < sim::kMaxRedisMasters; ++k) {
-    servers.push_back({sim::redis_endpoint(k), fmt::format("redis:{}", k), "redis", "redis"});
+    servers.push_back(
+        {sim::redis_endpoint(k), fmt::format("redis:{}", k), std::string(kind::redis), "redis"});
   }
-  sim::ElectionGroup election{"election", "", {}, std::nullopt};
-  for (std::size_t n = 0; n < node_count; ++n)
-    election.nodes.push_back(static_cast<sim::NodeId>(n));
-  return sim::Topology(node_count, std::move(servers), {std::move(election)});
+  return sim::Topology(node_count, std::move(servers),
+                       {sim::election_group(node_count, "", std::nullopt)});
 }
 
 AnalysisConfig TraceHeader::analysis_config() const {
@@ -772,7 +772,7 @@ std::string read_header(const nlohmann::json& j, TraceHeader& h) {
     if (h.schema_version >= 2) {
       // The topology names the store's members; version 1 wrote their count apart.
       if (std::string problem = read_topology(j, h); !problem.empty()) return problem;
-      h.store_members = std::max<std::size_t>(1, h.topology.group_size("store"));
+      h.store_members = std::max<std::size_t>(1, h.topology.store_members());
       if (h.store_members > sim::kMaxStoreMembers) {
         return fmt::format("header field \"endpoints\": at most {} store members",
                            sim::kMaxStoreMembers);
@@ -925,7 +925,8 @@ class StreamChecker {
         return non_negative(e.a, "request");
       case K::server_request:
         if (auto p = need_node(e.node, "node")) return *p;
-        if (kind_of(e.peer) != "postgres" && kind_of(e.peer) != "redis") {
+        if (kind_of(e.peer) != sim::server_kind::postgres &&
+            kind_of(e.peer) != sim::server_kind::redis) {
           return "field \"server\": expected \"postgres\" or a Redis master";
         }
         if (auto p = need_server_op(e.peer, e.text)) return *p;
@@ -952,9 +953,7 @@ class StreamChecker {
   static std::size_t idx(sim::NodeId n) { return static_cast<std::size_t>(n); }
   std::string_view kind_of(sim::NodeId n) const { return header_.topology.kind_of(n); }
   // A store member's index (the single store is member 0), or -1.
-  std::int32_t store_member(sim::NodeId n) const {
-    return kind_of(n) == "store" ? header_.topology.index_in_group(n) : -1;
-  }
+  std::int32_t store_member(sim::NodeId n) const { return header_.topology.store_member_index(n); }
   bool is_server(sim::NodeId n) const { return header_.topology.server(n) != nullptr; }
 
   // Whether a process is down or paused, to check that crash, restart, pause and resume come in
@@ -985,7 +984,9 @@ class StreamChecker {
     if (store_member(n) >= 0) return std::nullopt;
     std::string members;
     for (const sim::NamedEndpoint& s : header_.topology.servers()) {
-      if (s.kind == "store") members += (members.empty() ? "\"" : ", \"") + s.name + "\"";
+      if (s.kind == sim::server_kind::store) {
+        members += (members.empty() ? "\"" : ", \"") + s.name + "\"";
+      }
     }
     return fmt::format(
         "field \"{}\": expected a member of the header's store ({}), found {}", field, members,

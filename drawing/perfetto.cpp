@@ -186,17 +186,14 @@ struct PerfettoWriter::State {
     return static_cast<std::size_t>(m);
   }
   // A store member's index among the header's store servers (the single store is 0), or -1.
-  std::int32_t member_index(sim::Endpoint e) const {
-    return header.topology.kind_of(e) == "store" ? header.topology.index_in_group(e) : -1;
-  }
+  std::int32_t member_index(sim::Endpoint e) const { return header.topology.store_member_index(e); }
 
   // Store member m's name: the topology's, or "store:m" for a member the header's world does not
   // replicate (a trace whose server_role events name members its header leaves out).
   std::string member_name(std::size_t m) const {
-    const sim::NamedEndpoint* server =
-        header.topology.group_size("store") > 1
-            ? header.topology.server(header.topology.group_member("store", m))
-            : nullptr;
+    const sim::NamedEndpoint* server = header.topology.store_members() > 1
+                                           ? header.topology.server(header.topology.store_member(m))
+                                           : nullptr;
     return server != nullptr ? server->name : fmt::format("store:{}", m);
   }
 
@@ -558,7 +555,7 @@ struct PerfettoWriter::State {
     fmt::format_to(Out(args_scratch),
                    "\"role\":\"{}\",\"term\":{},\"leader\":", sim::role_name(t.role), t.epoch);
     const sim::Endpoint leader =
-        t.role == sim::Role::leader ? header.topology.group_member("store", m) : t.known_leader;
+        t.role == sim::Role::leader ? header.topology.store_member(m) : t.known_leader;
     append_endpoint_json(args_scratch, leader);
     complete(buffer, member_tid(m), "store", name_scratch, t.role_start, at, args_scratch);
     buffer += t.pending;

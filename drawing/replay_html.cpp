@@ -803,8 +803,8 @@ std::string data_json(const ReplayRecorder& recorder, const Report& report, cons
   });
   out += ",\"members\":";
   std::vector<sim::Endpoint> members;
-  for (const sim::NamedEndpoint& s : h.topology.servers()) {
-    if (s.kind == "store") members.push_back(s.address);
+  for (std::size_t m = 0; m < h.topology.store_members(); ++m) {
+    members.push_back(h.topology.store_member(m));
   }
   append_array(out, members, [&](sim::Endpoint e) { append_int(out, e); });
   out += ",\"types\":";

@@ -121,7 +121,7 @@ std::string server_name(const sim::Topology& topology, sim::Endpoint e) {
 }
 
 bool is_member(const sim::Topology& topology, sim::Endpoint e) {
-  return topology.kind_of(e) == "store";
+  return topology.store_member_index(e) >= 0;
 }
 
 std::string node_name(const sim::Topology& topology, sim::Endpoint e) {

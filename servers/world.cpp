@@ -17,7 +17,8 @@ void add_services(sim::WorldConfig& world, const Services& services) {
   const ReplicationConfig& r = services.replication;
   if (r.members <= 1) {
     world.servers.push_back(sim::ServerSpec{
-        sim::kStoreEndpoint, "store", "store", "store", services.store_clock,
+        sim::kStoreEndpoint, "store", std::string(sim::server_kind::store), "store",
+        services.store_clock,
         [config = services.store] { return std::make_unique<StoreServer>(config); }});
   } else {
     auto config = std::make_shared<MemberConfig>();
@@ -30,8 +31,8 @@ void add_services(sim::WorldConfig& world, const Services& services) {
       config->members.push_back(sim::store_member_endpoint(k));
     for (std::size_t k = 0; k < r.members; ++k) {
       world.servers.push_back(sim::ServerSpec{
-          sim::store_member_endpoint(k), "store:" + std::to_string(k), "store", "store",
-          services.store_clock, [config, k] {
+          sim::store_member_endpoint(k), "store:" + std::to_string(k),
+          std::string(sim::server_kind::store), "store", services.store_clock, [config, k] {
             return std::make_unique<StoreMember>(config, static_cast<raft::Member>(k));
           }});
     }
@@ -39,12 +40,13 @@ void add_services(sim::WorldConfig& world, const Services& services) {
     world.store_client.request_timeout = r.request_timeout;
     world.store_client.home = r.home;
   }
-  world.servers.push_back(
-      sim::ServerSpec{sim::kSinkEndpoint, "sink", "sink", "", sim::ClockConfig{},
-                      [config = services.sink] { return std::make_unique<SinkServer>(config); }});
+  world.servers.push_back(sim::ServerSpec{
+      sim::kSinkEndpoint, "sink", std::string(sim::server_kind::sink), "", sim::ClockConfig{},
+      [config = services.sink] { return std::make_unique<SinkServer>(config); }});
   if (services.postgres) {
     world.servers.push_back(sim::ServerSpec{
-        sim::kPostgresEndpoint, "postgres", "postgres", "", sim::ClockConfig{},
+        sim::kPostgresEndpoint, "postgres", std::string(sim::server_kind::postgres), "",
+        sim::ClockConfig{},
         [config = *services.postgres] { return std::make_unique<PostgresServer>(config); }});
   }
   if (services.redis) {
@@ -54,7 +56,8 @@ void add_services(sim::WorldConfig& world, const Services& services) {
       const sim::ClockConfig clock =
           k < services.redis_clocks.size() ? services.redis_clocks[k] : sim::ClockConfig{};
       world.servers.push_back(sim::ServerSpec{
-          sim::redis_endpoint(k), "redis:" + std::to_string(k), "redis", "redis", clock,
+          sim::redis_endpoint(k), "redis:" + std::to_string(k),
+          std::string(sim::server_kind::redis), "redis", clock,
           [config = *services.redis, k] { return std::make_unique<RedisServer>(config, k); }});
     }
   }

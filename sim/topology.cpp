@@ -83,6 +83,32 @@ Endpoint Topology::group_member(std::string_view group, std::size_t index) const
   return kNoNode;
 }
 
+std::size_t Topology::store_members() const {
+  std::size_t n = 0;
+  for (const NamedEndpoint& s : servers_) n += s.kind == server_kind::store ? 1 : 0;
+  return n;
+}
+
+Endpoint Topology::store_member(std::size_t m) const {
+  for (const NamedEndpoint& s : servers_) {
+    if (s.kind != server_kind::store) continue;
+    if (m == 0) return s.address;
+    --m;
+  }
+  return kNoNode;
+}
+
+std::int32_t Topology::store_member_index(Endpoint e) const {
+  const NamedEndpoint* member = server(e);
+  if (member == nullptr || member->kind != server_kind::store) return -1;
+  std::int32_t index = 0;
+  for (const NamedEndpoint& s : servers_) {
+    if (&s == member) return index;
+    if (s.kind == server_kind::store) ++index;
+  }
+  return -1;
+}
+
 ElectionGroup election_group(std::size_t node_count, std::string protocol,
                              std::optional<std::string> key) {
   ElectionGroup election{"election", std::move(protocol), {}, std::move(key)};

@@ -17,6 +17,16 @@ namespace electsim::sim {
 
 struct WorldConfig;
 
+// The kinds of server today's worlds have (servers/world.cpp gives them): readers ask the topology
+// for a kind by these names, never by a literal of their own.
+namespace server_kind {
+inline constexpr std::string_view store =
+    "store";  // the single store, or a replicated one's members
+inline constexpr std::string_view sink = "sink";
+inline constexpr std::string_view postgres = "postgres";
+inline constexpr std::string_view redis = "redis";
+}  // namespace server_kind
+
 // A server process of the world, as scenarios, traces and pictures name it.
 struct NamedEndpoint {
   Endpoint address = kNoNode;
@@ -62,6 +72,13 @@ class Topology {
   std::size_t group_size(std::string_view group) const;
   // The server at `index` in `group`, or kNoNode.
   Endpoint group_member(std::string_view group, std::size_t index) const;
+
+  // The store's members, its servers of kind "store" in the world's order (the single store is
+  // member 0): how many, member m's address (kNoNode past the last), and the index of the member
+  // at `e` (-1 for any other endpoint).
+  std::size_t store_members() const;
+  Endpoint store_member(std::size_t m) const;
+  std::int32_t store_member_index(Endpoint e) const;
 
  private:
   std::size_t node_count_ = 0;
