@@ -69,7 +69,7 @@ constexpr const char* kUsage =
     "  merge PART...      combine the parts of a sweep split with --shard\n"
     "  comparison         write the measured comparison page (docs/comparison.md)\n"
     "  validate FILE...   check scenario files without running them\n"
-    "  list [WHAT]        protocols and their parameters, metrics, fault kinds\n"
+    "  list [WHAT]        protocols and their parameters, metrics, fault kinds, trace events\n"
     "  check TRACE        analyse a saved JSON Lines trace offline; without --scenario it names\n"
     "                     the harm found and exits 1 on any, never PASS\n"
     "\n"

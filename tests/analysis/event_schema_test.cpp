@@ -141,6 +141,15 @@ TEST_CASE("event schema: each typed emitter fills exactly the fields its kind na
   CHECK(kinds.size() == static_cast<std::size_t>(sim::kEventKindCount));
 }
 
+TEST_CASE("event schema: the kind count counts the last kind") {
+  // Every kind has a name; the value one past the count has none, so a kind added after the last
+  // one counted is caught here.
+  for (int k = 0; k < sim::kEventKindCount; ++k) {
+    CHECK(std::string(sim::event_kind_name(static_cast<EventKind>(k))) != "?");
+  }
+  CHECK(std::string(sim::event_kind_name(static_cast<EventKind>(sim::kEventKindCount))) == "?");
+}
+
 TEST_CASE("event schema: within a kind, every field has its own name and its own slot") {
   for (int k = 0; k < sim::kEventKindCount; ++k) {
     const auto kind = static_cast<EventKind>(k);
