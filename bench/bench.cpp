@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <queue>
 #include <string>
 #include <thread>
@@ -316,7 +317,9 @@ int bench_sweep(std::uint64_t runs, unsigned jobs) {
 // own, so its peak memory (the child's maximum resident set) is that run's alone; the row prints
 // the events per simulated second each size needs, the events per wall second it runs at and that
 // peak. A run that hits the event limit prints where it stopped.
-std::string scale_row(const char* protocol, int nodes, std::uint64_t seed) {
+// One row of the table, or nullopt (and the loader's messages on stderr) if its scenario does not
+// load.
+std::optional<std::string> scale_row(const char* protocol, int nodes, std::uint64_t seed) {
   const std::string text = fmt::format(
       R"({{"name": "scale", "nodes": {}, "duration": "{}s", "protocol": {{"name": "{}"}},
           "network": {{"latency": {{"dist": "uniform", "min": "1ms", "max": "10ms",
@@ -327,9 +330,8 @@ std::string scale_row(const char* protocol, int nodes, std::uint64_t seed) {
   options.seed = seed;
   const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench scale>", options);
   if (!loaded.scenario) {
-    std::string out;
-    for (const auto& m : loaded.messages()) out += m + "\n";
-    return out;
+    for (const auto& m : loaded.messages()) std::fprintf(stderr, "%s\n", m.c_str());
+    return std::nullopt;
   }
   const auto start = std::chrono::steady_clock::now();
   const runner::RunResult r = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
@@ -355,9 +357,10 @@ int bench_scale(std::uint64_t seed) {
       if (child < 0) return 2;
       if (child == 0) {
         close(out[0]);
-        const std::string row = scale_row(protocol, nodes, seed);
-        const ssize_t written = write(out[1], row.data(), row.size());
-        _exit(written == static_cast<ssize_t>(row.size()) ? 0 : 1);
+        const std::optional<std::string> row = scale_row(protocol, nodes, seed);
+        if (!row) _exit(1);
+        const ssize_t written = write(out[1], row->data(), row->size());
+        _exit(written == static_cast<ssize_t>(row->size()) ? 0 : 1);
       }
       close(out[1]);
       std::string row;
