@@ -40,9 +40,9 @@ void CoordinatorWatch::account(Duration d) {
 
 void CoordinatorWatch::on_event(const sim::Event& e) {
   const bool could = can_;
-  apply(e);
-  // Only the events apply() acts on can change the answer; it is looked at once per event, and
-  // read from here by can_grant() and account() in between.
+  // Only an event that changed a member can change the answer: the members are looked at only
+  // then, and can_grant() and account() read the answer kept in between.
+  if (!apply(e)) return;
   const bool can = members_can_grant();
   can_ = can;
   // An outage starts when a store that could grant no longer can; the first election, before any
@@ -54,38 +54,37 @@ void CoordinatorWatch::on_event(const sim::Event& e) {
   }
 }
 
-void CoordinatorWatch::apply(const sim::Event& e) {
+bool CoordinatorWatch::apply(const sim::Event& e) {
   using K = sim::EventKind;
   switch (e.kind) {
-    case K::crash:
-      if (Member* m = member(e.node)) {
-        m->up = false;
-        m->paused = false;
-        if (member_count_ > 1) m->leads = false;
-      }
-      return;
+    case K::crash: {
+      Member* m = member(e.node);
+      if (m == nullptr) return false;
+      m->up = false;
+      m->paused = false;
+      if (member_count_ > 1) m->leads = false;
+      return true;
+    }
     case K::restart:
-      if (Member* m = member(e.node)) m->up = true;
-      return;
     case K::pause:
-      if (Member* m = member(e.node)) m->paused = true;
-      return;
-    case K::resume:
-      if (Member* m = member(e.node)) m->paused = false;
-      return;
+    case K::resume: {
+      Member* m = member(e.node);
+      if (m == nullptr) return false;
+      if (e.kind == K::restart) m->up = true;
+      if (e.kind != K::restart) m->paused = e.kind == K::pause;
+      return true;
+    }
     case K::store_pause:
-      members_.front().paused = true;
-      return;
     case K::store_resume:
-      members_.front().paused = false;
-      return;
+      members_.front().paused = e.kind == K::store_pause;
+      return true;
     case K::server_role: {
       Member* m = member(e.node);
-      if (m == nullptr) return;
+      if (m == nullptr) return false;
       const bool leads = e.code == static_cast<std::uint16_t>(sim::Role::leader);
       m->leads = leads;
       m->term = e.a;
-      if (!leads) return;
+      if (!leads) return true;
       // Raft §5.2 election safety: at most one leader per term.
       const auto [it, first] = leader_of_term_.emplace(e.a, e.node);
       if (first) {
@@ -94,7 +93,7 @@ void CoordinatorWatch::apply(const sim::Event& e) {
         ++report_.same_term_leaders;
         if (!report_.first_violation) report_.first_violation = e.time;
       }
-      return;
+      return true;
     }
     case K::raft_commit: {
       ++report_.commits;
@@ -105,40 +104,40 @@ void CoordinatorWatch::apply(const sim::Event& e) {
         if (!report_.first_violation) report_.first_violation = e.time;
       }
       if (e.c >= 0) commit_latency_ns_.push_back(e.c);
-      return;
+      return false;
     }
     case K::lease_refresh:
       report_.lease_refreshes += static_cast<std::uint64_t>(std::max<std::int64_t>(e.a, 0));
-      return;
+      return false;
     case K::client_failover:
       if (e.code == static_cast<std::uint16_t>(sim::FailoverReason::no_leader)) {
         ++report_.requests_retried;
       } else {
         ++report_.client_failovers;
       }
-      return;
+      return false;
     case K::store_request:
       // A replicated store's clients name their requests in replies (a single store applies each
       // request at one instant: linearizable by construction).
       if (member_count_ > 1) floor_[{e.node, e.a}] = highest_returned_;
-      return;
+      return false;
     case K::store_reply: {
       if (e.c == static_cast<std::int64_t>(sim::StoreError::unavailable)) ++report_.requests_failed;
-      if (member_count_ <= 1) return;
+      if (member_count_ <= 1) return false;
       const auto it = floor_.find({e.node, e.d});
-      if (it == floor_.end()) return;
+      if (it == floor_.end()) return false;
       const sim::Revision floor = it->second;
       floor_.erase(it);
       // Watches are served from the member's own applied state, as etcd's are: not linearizable,
       // and not checked. Failed requests say nothing.
       const auto op = static_cast<sim::StoreOp>(e.code);
-      if (e.c != 0 || op == sim::StoreOp::watch || op == sim::StoreOp::unwatch) return;
+      if (e.c != 0 || op == sim::StoreOp::watch || op == sim::StoreOp::unwatch) return false;
       if (e.a < floor) {
         ++report_.linearizability_violations;
         if (!report_.first_violation) report_.first_violation = e.time;
       }
       highest_returned_ = std::max(highest_returned_, e.a);
-      return;
+      return false;
     }
     case K::run_start:
     case K::run_end:
@@ -159,8 +158,9 @@ void CoordinatorWatch::apply(const sim::Event& e) {
     case K::sink_send:
     case K::server_request:
     case K::conn_break:
-      return;
+      return false;
   }
+  return false;
 }
 
 void CoordinatorWatch::finish(Report& report) {

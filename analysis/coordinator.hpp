@@ -42,7 +42,8 @@ class CoordinatorWatch {
     Epoch term = 0;
   };
   Member* member(sim::Endpoint endpoint);
-  void apply(const sim::Event& e);
+  // Takes in one event; true when it changed a member (the only events that move can_grant()).
+  bool apply(const sim::Event& e);
   bool members_can_grant() const;
 
   std::size_t member_count_;
