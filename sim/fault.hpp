@@ -41,9 +41,10 @@ const char* fault_kind_name(FaultKind kind);
 
 // The fault catalogue: one row per kind, read by the loader (which keys a fault takes), the
 // analysis (whether it starts a failover), the pictures (labels, windows), the search's nemesis
-// (its default weight) and `electsim list faults`. Adding a kind is a row here and its effect in
-// the kernel's apply_fault; nothing else switches on the kind, except where a kind-specific key
-// needs its own reader (runner/).
+// (its default weight) and `electsim list faults`. Adding a kind is a row here, its effect in the
+// kernel's apply_fault, and how the nemesis draws its target and keys (runner/search.cpp,
+// Nemesis::fault; the compiler names that switch, which has no default). A kind-specific key also
+// needs its own reader (runner/loader_faults.cpp).
 enum class FaultNeed : std::uint8_t { no, optional, required };
 enum class FaultEffect : std::uint8_t {
   process,  // on one process: crash, restart, pause
