@@ -602,14 +602,13 @@ struct Analyzer::State {
     return value;
   }
 
-  // Whether a partition's groups name a coordinator: a server other than the sink.
+  // Whether a partition's groups name a coordinator (ServerTraits::coordinator).
   bool names_coordinator(std::string_view groups) const {
     std::size_t start = 0;
     for (std::size_t i = 0; i <= groups.size(); ++i) {
       if (i < groups.size() && groups[i] != ',' && groups[i] != '|') continue;
       const auto endpoint = endpoint_of(groups.substr(start, i - start));
-      const std::string_view kind = endpoint ? config.topology.kind_of(*endpoint) : "";
-      if (!kind.empty() && kind != sim::server_kind::sink) return true;
+      if (endpoint && config.topology.is_coordinator(*endpoint)) return true;
       start = i + 1;
     }
     return false;
@@ -620,12 +619,18 @@ struct Analyzer::State {
     w.cause.fault_index = static_cast<std::size_t>(e.a);
     w.cause.fault = kind;
     w.cause.target = e.node;
+    // Reports call the server at the store's address "store", as scenario files may (a
+    // replicated store's member 0 there), and every other server by its topology name.
+    if (e.node < 0) {
+      w.cause.target_name =
+          e.node == sim::kStoreEndpoint ? "store" : config.topology.name_of(e.node);
+    }
     w.cause.at = e.time;
     w.until = e.time + Duration(e.b);
     const sim::FaultEffect effect = sim::fault_info(kind).effect;
     if (kind == sim::FaultKind::partition) w.cause.groups = std::string(e.text);
-    w.cause.coordinator = sim::is_coordinator_address(e.node) ||
-                          sim::is_coordinator_address(e.peer) ||
+    w.cause.coordinator = config.topology.is_coordinator(e.node) ||
+                          config.topology.is_coordinator(e.peer) ||
                           effect == sim::FaultEffect::server ||
                           (kind == sim::FaultKind::partition && names_coordinator(e.text));
     if (e.b == 0 && (kind == sim::FaultKind::crash || kind == sim::FaultKind::stop ||
@@ -709,6 +714,7 @@ struct Analyzer::State {
     f.old_leader = o.writer_before;
     f.new_leader = o.writer_after;
     f.coordinator_target = coordinator->target;
+    f.coordinator_target_name = coordinator->target_name;
     if (is_leader(o.writer_after)) {
       const LeaderInterval& li = interval_of(o.writer_after);
       f.old_epoch = 0;

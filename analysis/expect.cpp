@@ -284,8 +284,7 @@ std::string outage_causes_text(const Outage& o) {
     if (!c.groups.empty()) {
       list += " " + c.groups;
     } else if (c.target != sim::kNoNode) {
-      list += c.target >= 0 ? fmt::format(" of node {}", c.target)
-                            : " of " + sim::endpoint_name(c.target);
+      list += c.target >= 0 ? fmt::format(" of node {}", c.target) : " of " + c.target_name;
     }
     list += " at " + sim::format_seconds(c.at.since_start());
   }

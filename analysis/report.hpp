@@ -95,6 +95,7 @@ struct Failover {
   // A coordinator failover (Report::coordinator_failovers): the coordinator the fault hit
   // (kNoNode for a partition, whose groups name it).
   sim::Endpoint coordinator_target = sim::kNoNode;
+  std::string coordinator_target_name;  // as the topology names it
 };
 
 // A fault that was going on around a service outage (analysis/analyzer.cpp): active in it
@@ -104,6 +105,7 @@ struct OutageCause {
   std::size_t fault_index = 0;
   sim::FaultKind fault = sim::FaultKind::crash;
   sim::Endpoint target = sim::kNoNode;  // the resolved target (kNoNode: none, a partition)
+  std::string target_name;              // a server target as the topology names it
   std::string groups;                   // a partition's groups, as the trace writes them
   Time at;
   bool during = false;

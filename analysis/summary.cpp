@@ -231,7 +231,7 @@ void liveness_section(std::string& out, const Report& r) {
   for (const Failover& f : r.coordinator_failovers) {
     fmt::format_to(it, "  {} of {} at {}: node {} -> node {}", sim::fault_kind_name(f.fault),
                    f.coordinator_target == sim::kNoNode ? std::string("the coordinator")
-                                                        : sim::endpoint_name(f.coordinator_target),
+                                                        : f.coordinator_target_name,
                    secs(f.fault_at), f.old_leader, f.new_leader);
     if (f.new_leader_at) {
       fmt::format_to(it, ", leading at {} (failover {})", secs(*f.new_leader_at),
@@ -523,9 +523,8 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   for (const Failover& f : r.coordinator_failovers) {
     json x = {{"fault_index", f.fault_index},
               {"fault", sim::fault_kind_name(f.fault)},
-              {"target", f.coordinator_target == sim::kNoNode
-                             ? json(nullptr)
-                             : json(sim::endpoint_name(f.coordinator_target))},
+              {"target", f.coordinator_target == sim::kNoNode ? json(nullptr)
+                                                              : json(f.coordinator_target_name)},
               {"old_leader", f.old_leader},
               {"new_leader", f.new_leader}};
     put_time(x, "fault_at", f.fault_at);
@@ -578,7 +577,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
                 {"fault", sim::fault_kind_name(c.fault)},
                 {"target", c.target == sim::kNoNode ? json(nullptr)
                            : c.target >= 0          ? json(c.target)
-                                                    : json(sim::endpoint_name(c.target))},
+                                                    : json(c.target_name)},
                 {"during", c.during},
                 {"coordinator", c.coordinator}};
       if (!c.groups.empty()) y["groups"] = c.groups;

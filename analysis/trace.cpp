@@ -234,8 +234,18 @@ nlohmann::json header_json(const TraceHeader& h) {
   if (!h.tokens_ordered) j["tokens_ordered"] = false;
   nlohmann::json endpoints = nlohmann::json::array();
   for (const sim::NamedEndpoint& s : h.topology.servers()) {
-    endpoints.push_back(
-        {{"address", s.address}, {"name", s.name}, {"kind", s.kind}, {"group", s.group}});
+    nlohmann::json faults = nlohmann::json::array();
+    for (const sim::FaultKindInfo& f : sim::fault_catalogue()) {
+      if ((s.traits.faults & sim::fault_bit(f.kind)) != 0) faults.push_back(f.name);
+    }
+    endpoints.push_back({{"address", s.address},
+                         {"name", s.name},
+                         {"kind", s.kind},
+                         {"group", s.group},
+                         {"coordinator", s.traits.coordinator},
+                         {"lane", sim::server_lane_name(s.traits.lane)},
+                         {"faults", std::move(faults)},
+                         {"nemesis", s.traits.nemesis}});
   }
   j["endpoints"] = std::move(endpoints);
   nlohmann::json groups = nlohmann::json::array();
@@ -267,18 +277,36 @@ void put_le(std::uint8_t*& p, std::uint64_t v, int bytes) {
 
 // ---- Header
 
+namespace {
+
+// What the servers of the four kinds that headers before the server registry held were to a
+// reader: whether leadership depends on them and where the pictures draw them. Such headers say
+// nothing of the faults a server takes, which no reader of a trace needs. A version 1 header
+// lists the database and nine Redis masters whether or not its world had them, so they get no
+// lane of their own there: its pictures stay as they were drawn.
+sim::ServerTraits legacy_traits(std::string_view kind, bool listed = true) {
+  namespace k = sim::server_kind;
+  if (kind == k::sink) return {false, sim::ServerLane::sink, 0, false};
+  if (kind == k::store) return {true, sim::ServerLane::store, 0, false};
+  return {true, listed ? sim::ServerLane::process : sim::ServerLane::none, 0, false};
+}
+
+}  // namespace
+
 sim::Topology legacy_topology(std::size_t node_count, std::size_t store_members) {
   namespace kind = sim::server_kind;
   std::vector<sim::NamedEndpoint> servers;
   for (std::size_t k = 0; k < std::max<std::size_t>(store_members, 1); ++k) {
     servers.push_back({sim::store_member_endpoint(k), k == 0 ? "store" : fmt::format("store:{}", k),
-                       std::string(kind::store), "store"});
+                       std::string(kind::store), "store", legacy_traits(kind::store)});
   }
-  servers.push_back({sim::kSinkEndpoint, "sink", std::string(kind::sink), ""});
-  servers.push_back({sim::kPostgresEndpoint, "postgres", std::string(kind::postgres), ""});
+  servers.push_back(
+      {sim::kSinkEndpoint, "sink", std::string(kind::sink), "", legacy_traits(kind::sink)});
+  servers.push_back({sim::kPostgresEndpoint, "postgres", std::string(kind::postgres), "",
+                     legacy_traits(kind::postgres, false)});
   for (std::size_t k = 0; k < sim::kMaxRedisMasters; ++k) {
-    servers.push_back(
-        {sim::redis_endpoint(k), fmt::format("redis:{}", k), std::string(kind::redis), "redis"});
+    servers.push_back({sim::redis_endpoint(k), fmt::format("redis:{}", k), std::string(kind::redis),
+                       "redis", legacy_traits(kind::redis, false)});
   }
   return sim::Topology(node_count, std::move(servers),
                        {sim::election_group(node_count, "", std::nullopt)});
@@ -669,7 +697,37 @@ std::string read_topology(const nlohmann::json& j, TraceHeader& h) {
     if (name->find_first_not_of("0123456789") == std::string::npos) {
       return problem("a server's name is not a number (numbers name nodes)");
     }
-    servers.push_back({static_cast<sim::Endpoint>(*address), *name, *kind, *group});
+    // What the server is to readers; headers written before the server registry leave it out.
+    sim::ServerTraits traits = legacy_traits(*kind);
+    if (e.contains("lane")) {
+      const auto lane = e.at("lane").is_string()
+                            ? sim::server_lane_of(e.at("lane").get_ref<const std::string&>())
+                            : std::nullopt;
+      if (!lane) return problem("\"lane\" must be \"none\", \"store\", \"sink\" or \"process\"");
+      traits.lane = *lane;
+    }
+    for (const char* flag : {"coordinator", "nemesis"}) {
+      if (!e.contains(flag)) continue;
+      if (!e.at(flag).is_boolean())
+        return problem("\"coordinator\" and \"nemesis\" must be true or false");
+      (flag[0] == 'c' ? traits.coordinator : traits.nemesis) = e.at(flag).get<bool>();
+    }
+    if (e.contains("faults")) {
+      const nlohmann::json& faults = e.at("faults");
+      if (!faults.is_array() || faults.size() > sim::kFaultKindCount) {
+        return problem("\"faults\" must be a list of fault kinds");
+      }
+      traits.faults = 0;
+      for (const nlohmann::json& f : faults) {
+        const sim::FaultKindInfo* info = nullptr;
+        for (const sim::FaultKindInfo& c : sim::fault_catalogue()) {
+          if (f.is_string() && f.get_ref<const std::string&>() == c.name) info = &c;
+        }
+        if (info == nullptr) return problem("\"faults\" must be a list of fault kinds");
+        traits.faults |= sim::fault_bit(info->kind);
+      }
+    }
+    servers.push_back({static_cast<sim::Endpoint>(*address), *name, *kind, *group, traits});
   }
   std::vector<sim::ElectionGroup> groups;
   const auto listed = j.find("groups");

@@ -39,6 +39,7 @@
 #include "runner/sweep.hpp"
 #include "runner/sweep_plot.hpp"
 #include "runner/validate.hpp"
+#include "servers/registry.hpp"
 #include "sim/event_schema.hpp"
 #include "sim/fault.hpp"
 
@@ -1261,8 +1262,27 @@ void list_faults(std::ostream& out) {
                        keys.empty() ? "none" : keys);
   }
   out << "targets: a node id, \"leader\", \"follower\" or \"random\" (resolved when the fault "
-         "fires); a replicated store's members; \"postgres\", the database server, in worlds "
-         "that have it\n";
+         "fires), or a server by its name in worlds that have it (\"store:1\", \"postgres\", "
+         "\"redis:0\", ...; `electsim list servers` says which faults each kind takes)\n";
+}
+
+void list_servers(std::ostream& out) {
+  out << "server kinds (the server registry), with what each of their forms takes:\n";
+  for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
+    out << fmt::format("  {:<10} {}\n", kind.name, kind.description);
+    for (const servers::ServerForm& form : kind.forms) {
+      std::string faults;
+      for (const sim::FaultKindInfo& f : sim::fault_catalogue()) {
+        if ((form.traits.faults & sim::fault_bit(f.kind)) == 0) continue;
+        faults += (faults.empty() ? "" : ", ") + std::string(f.name);
+      }
+      out << fmt::format("  {:<10} {}: {}; lane {}; faults: {}{}\n", "", form.noun,
+                         form.traits.coordinator ? "a coordinator" : "not a coordinator",
+                         sim::server_lane_name(form.traits.lane), faults.empty() ? "none" : faults,
+                         form.traits.nemesis ? "; the search aims at it" : "");
+    }
+  }
+  out << "\n";
 }
 
 void list_events(std::ostream& out) {
@@ -1271,11 +1291,12 @@ void list_events(std::ostream& out) {
 }
 
 int cmd_list(const std::vector<std::string>& args, Streams io) {
-  po::options_description options("electsim list [protocols|metrics|faults|events]");
+  po::options_description options("electsim list [protocols|metrics|faults|servers|events]");
   // clang-format off
   options.add_options()
     ("help,h", "describe this command")
-    ("what", po::value<std::string>(), "protocols, metrics, faults or events (default: all)");
+    ("what", po::value<std::string>(),
+     "protocols, metrics, faults, servers or events (default: all)");
   // clang-format on
   po::positional_options_description positional;
   positional.add("what", 1);
@@ -1286,14 +1307,15 @@ int cmd_list(const std::vector<std::string>& args, Streams io) {
   }
   const std::string what = vm.count("what") != 0 ? vm["what"].as<std::string>() : "all";
   if (what != "all" && what != "protocols" && what != "metrics" && what != "faults" &&
-      what != "events") {
+      what != "servers" && what != "events") {
     io.err << fmt::format(
-        "electsim list: expected protocols, metrics, faults or events, found {}\n", what);
+        "electsim list: expected protocols, metrics, faults, servers or events, found {}\n", what);
     return kExitBadInput;
   }
   if (what == "all" || what == "protocols") list_protocols(io.out);
   if (what == "all" || what == "metrics") list_metrics(io.out);
   if (what == "all" || what == "faults") list_faults(io.out);
+  if (what == "all" || what == "servers") list_servers(io.out);
   if (what == "all" || what == "events") list_events(io.out);
   return kExitOk;
 }

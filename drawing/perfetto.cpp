@@ -42,6 +42,10 @@ constexpr int kPid = 1;
 // above any of the run's own.
 constexpr int kStorePid = 2;
 constexpr int kMemberTidBase = 1 << 24;
+// The servers whose kind gives them a lane of their own (sim::ServerLane::process: the database,
+// the Redis masters, ...) are tracks of a third process, "servers", above the members.
+constexpr int kServersPid = 3;
+constexpr int kServerTidBase = 1 << 25;
 // Store requests come in thousands per second: one counter sample per 100 ms keeps the file
 // small and still shows bursts (a lease renewal storm, a store pause draining).
 constexpr std::int64_t kCounterBucketNs = 100'000'000;
@@ -176,7 +180,74 @@ struct PerfettoWriter::State {
   int member_pauses_tid(std::size_t m) const {
     return kMemberTidBase + static_cast<int>(sim::kMaxStoreMembers + m);
   }
-  static int pid_of(int tid) { return tid >= kMemberTidBase ? kStorePid : kPid; }
+  static int pid_of(int tid) {
+    return tid >= kServerTidBase ? kServersPid : tid >= kMemberTidBase ? kStorePid : kPid;
+  }
+
+  // ---- Servers with a lane of their own: when each was down or paused, on one track each.
+
+  struct ServerTrack {
+    bool named = false;
+    bool down = false;
+    bool graceful = false;
+    Time down_start;
+    bool paused = false;
+    Time pause_start;
+  };
+  int server_tid(std::size_t row) const { return kServerTidBase + static_cast<int>(row); }
+  std::optional<std::size_t> server_row(sim::Endpoint e) const {
+    if (e >= 0) return std::nullopt;
+    const auto it = std::find(server_rows.begin(), server_rows.end(), e);
+    if (it == server_rows.end()) return std::nullopt;
+    return static_cast<std::size_t>(it - server_rows.begin());
+  }
+  void ensure_server_track(std::size_t row) {
+    if (!servers_process) {
+      servers_process = true;
+      buffer += ",\n{\"ph\":\"M\",\"name\":\"process_name\",";
+      fmt::format_to(Out(buffer), "\"pid\":{},\"args\":{{\"name\":\"servers\"}}}}", kServersPid);
+      buffer += ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",";
+      fmt::format_to(Out(buffer), "\"pid\":{},\"args\":{{\"sort_index\":{}}}}}", kServersPid,
+                     kServersPid);
+    }
+    ServerTrack& t = server_tracks[row];
+    if (t.named) return;
+    t.named = true;
+    thread_metadata(server_tid(row), header.topology.name_of(server_rows[row]), kServersPid,
+                    static_cast<int>(row));
+  }
+  void end_server_pause(std::size_t row, Time at) {
+    ServerTrack& t = server_tracks[row];
+    if (!t.paused) return;
+    t.paused = false;
+    args_scratch.clear();
+    complete(buffer, server_tid(row), "pause", "paused", t.pause_start, at, args_scratch);
+  }
+  void end_server_down(std::size_t row, Time at) {
+    ServerTrack& t = server_tracks[row];
+    if (!t.down) return;
+    t.down = false;
+    args_scratch.clear();
+    fmt::format_to(Out(args_scratch), "\"graceful\":{}", t.graceful);
+    complete(buffer, server_tid(row), "down", t.graceful ? "stopped" : "crashed", t.down_start, at,
+             args_scratch);
+  }
+  void on_server_crash(std::size_t row, const sim::Event& e) {
+    ensure_server_track(row);
+    end_server_pause(row, e.time);
+    ServerTrack& t = server_tracks[row];
+    if (t.down) return;
+    t.down = true;
+    t.graceful = e.a != 0;
+    t.down_start = e.time;
+  }
+  void on_server_pause(std::size_t row, Time at) {
+    ensure_server_track(row);
+    ServerTrack& t = server_tracks[row];
+    if (t.down || t.paused) return;  // an extension keeps its slice
+    t.paused = true;
+    t.pause_start = at;
+  }
 
   // The member at `e` when the store is replicated.
   std::optional<std::size_t> member_at(sim::Endpoint e) const {
@@ -353,6 +424,11 @@ struct PerfettoWriter::State {
         ensure_member_track(m);
       }
     }
+    for (const sim::NamedEndpoint& server : header.topology.servers()) {
+      if (server.traits.lane == sim::ServerLane::process) server_rows.push_back(server.address);
+    }
+    server_tracks.assign(server_rows.size(), ServerTrack{});
+    for (std::size_t row = 0; row < server_rows.size(); ++row) ensure_server_track(row);
   }
 
   void write_trailer() {
@@ -1027,6 +1103,10 @@ struct PerfettoWriter::State {
       close_member_role(m, end);
       end_member_down(m, end);
     }
+    for (std::size_t row = 0; row < server_tracks.size(); ++row) {
+      end_server_pause(row, end);
+      end_server_down(row, end);
+    }
     close_holder(end, "run end");
     for (std::size_t i = 0; i < lanes.size(); ++i) close_lane(i, end);
     if (counter_bucket) {
@@ -1055,6 +1135,8 @@ struct PerfettoWriter::State {
       case sim::EventKind::crash:
         if (const auto m = member_at(e.node)) {
           on_member_crash(*m, e);
+        } else if (const auto row = server_row(e.node)) {
+          on_server_crash(*row, e);
         } else {
           on_crash(e);
         }
@@ -1062,6 +1144,8 @@ struct PerfettoWriter::State {
       case sim::EventKind::restart:
         if (const auto m = member_at(e.node)) {
           end_member_down(*m, e.time);
+        } else if (const auto row = server_row(e.node)) {
+          end_server_down(*row, e.time);
         } else if (is_node(e.node)) {
           end_down(e.node, e.time);
         }
@@ -1069,6 +1153,8 @@ struct PerfettoWriter::State {
       case sim::EventKind::pause:
         if (const auto m = member_at(e.node)) {
           on_member_pause(*m, e.time, e.a);
+        } else if (const auto row = server_row(e.node)) {
+          on_server_pause(*row, e.time);
         } else {
           on_pause(e);
         }
@@ -1076,6 +1162,8 @@ struct PerfettoWriter::State {
       case sim::EventKind::resume:
         if (const auto m = member_at(e.node)) {
           end_member_pause(*m, e.time);
+        } else if (const auto row = server_row(e.node)) {
+          end_server_pause(*row, e.time);
         } else if (is_node(e.node)) {
           end_pause(e.node, e.time);
         }
@@ -1163,7 +1251,10 @@ struct PerfettoWriter::State {
   std::vector<NodeTrack> nodes;
   // A replicated store: set by the header, or by the first server_role event.
   bool replicated = false;
-  bool store_process = false;  // the "store" process is named
+  bool store_process = false;              // the "store" process is named
+  bool servers_process = false;            // the "servers" process is named
+  std::vector<sim::Endpoint> server_rows;  // the servers with a lane, in the topology's order
+  std::vector<ServerTrack> server_tracks;
   std::array<NodeTrack, sim::kMaxStoreMembers> members;
   std::array<bool, sim::kMaxStoreMembers> member_named{};
   std::vector<NodeId> open_bursts;

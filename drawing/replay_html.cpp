@@ -278,9 +278,8 @@ void ReplayRecorder::on_event(const sim::Event& e) {
       r.z = e.c;  // latency
       break;
     case K::server_role:
-      if (e.node < 0 && sim::store_member_of(e.node) >= 0) {
-        store_members_ =
-            std::max(store_members_, static_cast<std::size_t>(sim::store_member_of(e.node)) + 1);
+      if (const std::int32_t m = header_.topology.store_member_index(e.node); m >= 0) {
+        store_members_ = std::max(store_members_, static_cast<std::size_t>(m) + 1);
       }
       break;
     case K::store_reply:

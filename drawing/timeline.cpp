@@ -104,27 +104,23 @@ ClockTrack make_track(const sim::ClockConfig& config) {
 // ---- Model
 
 int PartitionSpan::side(sim::Endpoint endpoint) const {
-  const std::size_t n = nodes;
   std::size_t index = 0;
-  if (endpoint == sim::kStoreEndpoint) {
-    index = n;
-  } else if (endpoint == sim::kSinkEndpoint) {
-    index = n + 1;
-  } else if (endpoint >= 0 && static_cast<std::size_t>(endpoint) < n) {
+  if (endpoint >= 0 && static_cast<std::size_t>(endpoint) < nodes) {
     index = static_cast<std::size_t>(endpoint);
-  } else if (endpoint < 0 && sim::store_member_of(endpoint) > 0) {
-    index = n + 1 + static_cast<std::size_t>(sim::store_member_of(endpoint));
   } else {
-    return -1;
+    const auto it = std::find(servers.begin(), servers.end(), endpoint);
+    if (endpoint < 0 && it != servers.end()) {
+      index = nodes + static_cast<std::size_t>(it - servers.begin());
+    } else {
+      return -1;
+    }
   }
   return index < side_of.size() ? side_of[index] : -1;
 }
 
 sim::Endpoint PartitionSpan::endpoint_at(std::size_t index) const {
   if (index < nodes) return static_cast<sim::Endpoint>(index);
-  if (index == nodes) return sim::kStoreEndpoint;
-  if (index == nodes + 1) return sim::kSinkEndpoint;
-  return sim::store_member_endpoint(index - nodes - 1);
+  return index - nodes < servers.size() ? servers[index - nodes] : sim::kNoNode;
 }
 
 const char* hold_end_name(HoldEnd end) {
@@ -185,6 +181,9 @@ struct TimelineRecorder::State {
   std::array<std::optional<std::size_t>, sim::kMaxStoreMembers> open_member_role;
   std::array<std::optional<std::size_t>, sim::kMaxStoreMembers> open_member_down;
   std::array<std::optional<std::size_t>, sim::kMaxStoreMembers> open_member_pause;
+  // The servers with rows (Timeline::server_rows), by row.
+  std::vector<std::optional<std::size_t>> open_server_down;
+  std::vector<std::optional<std::size_t>> open_server_pause;
   std::optional<std::size_t> open_hold;
   std::optional<std::size_t> open_partition;
   std::vector<ActiveCut> active;
@@ -212,6 +211,11 @@ struct TimelineRecorder::State {
       indexed_members = tl.store_members;
     }
     tl.header = std::move(header);
+    for (const sim::NamedEndpoint& server : tl.header.topology.servers()) {
+      if (server.traits.lane == sim::ServerLane::process) tl.server_rows.push_back(server.address);
+    }
+    open_server_down.assign(tl.server_rows.size(), std::nullopt);
+    open_server_pause.assign(tl.server_rows.size(), std::nullopt);
     open_belief.assign(n, std::nullopt);
     open_down.assign(n, std::nullopt);
     open_pause.assign(n, std::nullopt);
@@ -231,19 +235,31 @@ struct TimelineRecorder::State {
     if (is_node(e)) return at(e);
     if (e == sim::kStoreEndpoint) return n;
     if (e == sim::kSinkEndpoint) return n + 1;
-    const std::int32_t member = sim::store_member_of(e);
+    const std::int32_t member = tl.header.topology.store_member_index(e);
     if (member > 0 && static_cast<std::size_t>(member) < indexed_members) {
       return n + 1 + static_cast<std::size_t>(member);
     }
+    if (const auto row = server_row(e)) return n + 1 + indexed_members + *row;
     return std::nullopt;
   }
-  // Endpoints a partition can give a side: nodes, the store, the sink and further members.
-  std::size_t endpoint_count() const { return n + 1 + indexed_members; }
+  // The servers with an index in PartitionSpan::side_of, from n on: the store, the sink, a
+  // replicated store's further members, then the servers with rows.
+  std::vector<sim::Endpoint> indexed_servers() const {
+    std::vector<sim::Endpoint> servers = {sim::kStoreEndpoint, sim::kSinkEndpoint};
+    for (std::size_t m = 1; m < indexed_members; ++m) {
+      servers.push_back(tl.header.topology.store_member(m));
+    }
+    servers.insert(servers.end(), tl.server_rows.begin(), tl.server_rows.end());
+    return servers;
+  }
+  // Endpoints a partition can give a side: nodes, the store, the sink, further members and the
+  // servers with rows.
+  std::size_t endpoint_count() const { return n + 1 + indexed_members + tl.server_rows.size(); }
 
   // The member index of a replicated store's member at `e`, or nullopt.
   std::optional<std::size_t> member_at(sim::Endpoint e) const {
     if (!replicated) return std::nullopt;
-    const std::int32_t member = sim::store_member_of(e);
+    const std::int32_t member = tl.header.topology.store_member_index(e);
     if (member < 0) return std::nullopt;
     return static_cast<std::size_t>(member);
   }
@@ -317,6 +333,44 @@ struct TimelineRecorder::State {
     open_store_pause.reset();
   }
 
+  // ---- Servers with rows of their own: crashes and pauses, as a node's
+
+  // The row of the server at `e`, or nullopt (a few servers at most: only crash, restart, pause
+  // and resume events look).
+  std::optional<std::size_t> server_row(sim::Endpoint e) const {
+    if (e >= 0) return std::nullopt;
+    const auto it = std::find(tl.server_rows.begin(), tl.server_rows.end(), e);
+    if (it == tl.server_rows.end()) return std::nullopt;
+    return static_cast<std::size_t>(it - tl.server_rows.begin());
+  }
+
+  void close_server_pause(std::size_t row, Time t) {
+    auto& open = open_server_pause[row];
+    if (!open) return;
+    tl.server_pauses[*open].end = t;
+    open.reset();
+  }
+
+  void on_server_crash(std::size_t row, const sim::Event& e) {
+    close_server_pause(row, e.time);
+    if (open_server_down[row]) return;
+    open_server_down[row] = tl.server_downs.size();
+    tl.server_downs.push_back(DownSpan{e.node, e.time, e.time, e.a != 0, false});
+  }
+
+  void on_server_restart(std::size_t row, Time t) {
+    auto& open = open_server_down[row];
+    if (!open) return;
+    tl.server_downs[*open].end = t;
+    open.reset();
+  }
+
+  void on_server_pause(std::size_t row, const sim::Event& e) {
+    if (open_server_pause[row]) return;  // an extension keeps its span
+    open_server_pause[row] = tl.server_pauses.size();
+    tl.server_pauses.push_back(PauseSpan{e.node, e.time, e.time, false});
+  }
+
   // ---- A replicated store's members: the same spans as a node's, by member index
 
   void close_member_role(std::size_t m, Time t) {
@@ -334,7 +388,7 @@ struct TimelineRecorder::State {
   }
 
   void on_server_role(const sim::Event& e) {
-    const std::int32_t member = sim::store_member_of(e.node);
+    const std::int32_t member = tl.header.topology.store_member_index(e.node);
     if (member < 0) return;
     replicated = true;  // a stream without the header's count still shows its members
     const auto m = static_cast<std::size_t>(member);
@@ -345,10 +399,10 @@ struct TimelineRecorder::State {
     span.role = e.code <= 2 ? static_cast<sim::Role>(e.code) : sim::Role::follower;
     span.epoch = e.a;
     const auto known = static_cast<sim::Endpoint>(e.b);
-    span.known_leader =
-        span.role == sim::Role::follower && e.b != sim::kNoNode && sim::store_member_of(known) >= 0
-            ? known
-            : sim::kNoNode;
+    span.known_leader = span.role == sim::Role::follower && e.b != sim::kNoNode &&
+                                tl.header.topology.store_member_index(known) >= 0
+                            ? known
+                            : sim::kNoNode;
     span.start = e.time;
     span.end = e.time;
     open_member_role[m] = tl.member_roles.size();
@@ -445,7 +499,8 @@ struct TimelineRecorder::State {
     update_partition(e.time);
   }
 
-  // Each side's endpoints: nodes, the store's members in order, then the sink.
+  // Each side's endpoints: nodes, the store's members in order, the servers with rows, then the
+  // sink.
   std::string side_label(const std::vector<int>& side_of, std::size_t sides) const {
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i <= n && i < side_of.size(); ++i) order.push_back(i);
@@ -453,6 +508,7 @@ struct TimelineRecorder::State {
     if (n + 1 < side_of.size()) order.push_back(n + 1);
     PartitionSpan layout;
     layout.nodes = n;
+    layout.servers = indexed_servers();
     std::string label;
     for (std::size_t s = 0; s < sides; ++s) {
       std::vector<sim::Endpoint> members;
@@ -473,6 +529,7 @@ struct TimelineRecorder::State {
     next.end = t;
     next.side_of.assign(endpoint_count(), -1);
     next.nodes = n;
+    next.servers = indexed_servers();
     if (active.size() == 1 && active.front().kind == sim::FaultKind::partition) {
       next.side_of = active.front().group_of;
       int sides = 0;
@@ -646,7 +703,7 @@ void TimelineRecorder::on_event(const sim::Event& e) {
     if (t.beliefs.size() + t.downs.size() + t.pauses.size() + t.store_pauses.size() +
             t.partitions.size() + t.leader_key.size() + t.writes.size() + t.faults.size() +
             t.member_roles.size() + t.member_downs.size() + t.member_pauses.size() +
-            t.store_leaders.size() >
+            t.store_leaders.size() + t.server_downs.size() + t.server_pauses.size() >
         s.max_items) {
       s.overflowed = true;
       s.tl = Timeline{};
@@ -666,6 +723,8 @@ void TimelineRecorder::on_event(const sim::Event& e) {
     case sim::EventKind::crash:
       if (const auto m = s.member_at(e.node)) {
         s.on_member_crash(*m, e);
+      } else if (const auto row = s.server_row(e.node)) {
+        s.on_server_crash(*row, e);
       } else {
         s.on_crash(e);
       }
@@ -673,6 +732,8 @@ void TimelineRecorder::on_event(const sim::Event& e) {
     case sim::EventKind::restart:
       if (const auto m = s.member_at(e.node)) {
         s.on_member_restart(*m, e.time);
+      } else if (const auto row = s.server_row(e.node)) {
+        s.on_server_restart(*row, e.time);
       } else {
         s.on_restart(e);
       }
@@ -682,6 +743,8 @@ void TimelineRecorder::on_event(const sim::Event& e) {
         s.on_member_pause(*m, e.time);
       } else if (e.node == sim::kStoreEndpoint) {
         s.on_store_pause(e);
+      } else if (const auto row = s.server_row(e.node)) {
+        s.on_server_pause(*row, e);
       } else {
         s.on_pause(e);
       }
@@ -689,6 +752,8 @@ void TimelineRecorder::on_event(const sim::Event& e) {
     case sim::EventKind::resume:
       if (const auto m = s.member_at(e.node)) {
         s.close_member_pause(*m, e.time);
+      } else if (const auto row = s.server_row(e.node)) {
+        s.close_server_pause(*row, e.time);
       } else if (s.is_node(e.node)) {
         s.close_pause(e.node, e.time);
       }
@@ -833,6 +898,16 @@ Timeline TimelineRecorder::finish(const Report& report) {
     if (const auto& open = s.open_member_pause[m]) {
       tl.member_pauses[*open].end = end;
       tl.member_pauses[*open].open_at_end = true;
+    }
+  }
+  for (std::size_t row = 0; row < tl.server_rows.size(); ++row) {
+    if (const auto& open = s.open_server_down[row]) {
+      tl.server_downs[*open].end = end;
+      tl.server_downs[*open].open_at_end = true;
+    }
+    if (const auto& open = s.open_server_pause[row]) {
+      tl.server_pauses[*open].end = end;
+      tl.server_pauses[*open].open_at_end = true;
     }
   }
   if (s.open_partition) {

@@ -71,7 +71,8 @@ struct PartitionSpan {
   std::string label;                // "0,1 | 2,3,4,store", "3 isolated", "0 cannot reach store"
   std::vector<std::size_t> causes;  // fault indices in force, ascending
   bool open_at_end = false;
-  std::size_t nodes = 0;  // n, where the services' indices start
+  std::size_t nodes = 0;               // n, where the services' indices start
+  std::vector<sim::Endpoint> servers;  // the server at each index from n on
 
   // The side of a node, the store, a store member or the sink (-1 when unaffected or out of
   // range).
@@ -201,6 +202,12 @@ struct Timeline {
   std::vector<DownSpan> member_downs;
   std::vector<PauseSpan> member_pauses;
   std::vector<StoreLeaderMark> store_leaders;
+  // The servers with a row of their own (sim::ServerLane::process: the database, the Redis
+  // masters, any registered kind that asks for one), in the topology's order, with their crashes
+  // and pauses; a span's node or endpoint is the server's address.
+  std::vector<sim::Endpoint> server_rows;
+  std::vector<DownSpan> server_downs;
+  std::vector<PauseSpan> server_pauses;
   std::map<std::string, std::uint64_t> messages_by_type;  // sent, by protocol message name
   TimelineSummary summary;
   // Set by the caller when expectations were checked ("expectations met", "2 bounds broken");

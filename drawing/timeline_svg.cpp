@@ -529,7 +529,8 @@ class PanelPainter {
     store_top_ = nodes_bottom_ + (has_store_ || has_members_ ? 6 : 0);
     members_top_ = store_top_ + (has_store_ ? service_pitch() : 0);
     sink_top_ = members_top_ + (has_members_ ? members_height() : 0);
-    const double services_bottom = sink_top_ + (has_sink_ ? service_pitch() : 0);
+    servers_top_ = sink_top_ + (has_sink_ ? service_pitch() : 0);
+    const double services_bottom = servers_top_ + servers_height();
 
     // Faults under the rows, labels packed into lanes above their markers.
     std::vector<FaultDraw> faults = fault_marks();
@@ -566,6 +567,10 @@ class PanelPainter {
       rect(out, c_, g.left, member_top(m) - 1, g.right, member_bar() + rows_.strip + 2, "#edf2f7",
            "", "");
     }
+    for (std::size_t r = 0; r < tl_.server_rows.size(); r += 2) {
+      rect(out, c_, g.left, server_top(r) - 1, g.right, member_bar() + rows_.strip + 2, "#eef3ee",
+           "", "");
+    }
     out += fmt::format("<g class=\"grid\" stroke=\"{}\" stroke-width=\"1\">", kGrid);
     for (const svg::Tick& tick : ticks) {
       const double x = g.x_ns(tick.value);
@@ -587,6 +592,7 @@ class PanelPainter {
     if (has_store_) paint_store(out);
     if (has_members_) paint_members(out);
     if (has_sink_) paint_sink(out);
+    if (!tl_.server_rows.empty()) paint_servers(out);
     paint_split_brain(out);
     paint_annotations(out, notes, lanes_top);
     if (!faults.empty()) paint_faults(out, faults, fault_top, fault_base);
@@ -629,6 +635,15 @@ class PanelPainter {
   }
   double members_height() const {
     return leader_lane() + static_cast<double>(tl_.store_members) * member_pitch() + 2;
+  }
+
+  // The servers with rows of their own (Timeline::server_rows), below the sink.
+  double server_top(std::size_t row) const {
+    return servers_top_ + 2 + static_cast<double>(row) * member_pitch();
+  }
+  double servers_height() const {
+    if (tl_.server_rows.empty()) return 0;
+    return 4 + static_cast<double>(tl_.server_rows.size()) * member_pitch();
   }
 
   bool touches(sim::Endpoint e) const {
@@ -1171,7 +1186,7 @@ class PanelPainter {
   void paint_members(std::string& out) {
     const std::size_t count = tl_.store_members;
     auto index = [&](sim::Endpoint e) -> std::optional<std::size_t> {
-      const std::int32_t m = sim::store_member_of(e);
+      const std::int32_t m = tl_.header.topology.store_member_index(e);
       if (m < 0 || static_cast<std::size_t>(m) >= count) return std::nullopt;
       return static_cast<std::size_t>(m);
     };
@@ -1203,6 +1218,42 @@ class PanelPainter {
       out += "</g>\n";
     }
     paint_store_leaders(out);
+    out += "</g>\n";
+  }
+
+  // ---- Servers with rows of their own
+
+  // A row per server whose kind asks for one (the database, the Redis masters, ...): when it was
+  // down or paused, and its partition side.
+  void paint_servers(std::string& out) {
+    const std::vector<sim::Endpoint>& rows = tl_.server_rows;
+    auto row_of = [&](sim::Endpoint e) -> std::optional<std::size_t> {
+      const auto it = std::find(rows.begin(), rows.end(), e);
+      if (it == rows.end()) return std::nullopt;
+      return static_cast<std::size_t>(it - rows.begin());
+    };
+    std::vector<std::vector<const DownSpan*>> downs(rows.size());
+    for (const DownSpan& d : tl_.server_downs) {
+      if (const auto r = row_of(d.node)) downs[*r].push_back(&d);
+    }
+    std::vector<std::vector<const PauseSpan*>> pauses(rows.size());
+    for (const PauseSpan& p : tl_.server_pauses) {
+      if (const auto r = row_of(p.endpoint)) pauses[*r].push_back(&p);
+    }
+    const double bar = member_bar();
+    out += "<g class=\"servers\">\n";
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const double top = server_top(r);
+      const std::string who = tl_.header.topology.name_of(rows[r]);
+      out += "<g class=\"server-row\" data-server=\"";
+      out += svg::escape(who);
+      out += "\">\n";
+      service_label(out, top, bar, who, "");
+      paint_downs(out, downs[r], top, bar, who);
+      paint_pauses(out, pauses[r], top, bar, "pause");
+      if (rows_.strip > 0) paint_strip(out, rows[r], top + bar + 0.5, rows_.strip);
+      out += "</g>\n";
+    }
     out += "</g>\n";
   }
 
@@ -1243,9 +1294,9 @@ class PanelPainter {
       }
       fmt::format_to(std::back_inserter(out),
                      "<g class=\"store-leader\" data-member=\"{}\" data-term=\"{}\">",
-                     sim::store_member_of(last.member), last.term);
+                     tl_.header.topology.store_member_index(last.member), last.term);
       append_title(out, c_, tooltip);
-      const std::int32_t row = sim::store_member_of(last.member);
+      const std::int32_t row = tl_.header.topology.store_member_index(last.member);
       if (row >= 0 && static_cast<std::size_t>(row) < tl_.store_members) {
         fmt::format_to(std::back_inserter(out),
                        "<path d=\"M{} {}V{}\" stroke=\"{}\" stroke-width=\"1\" "
@@ -1622,6 +1673,7 @@ class PanelPainter {
   bool has_store_ = false;
   bool has_members_ = false;
   bool has_sink_ = false;
+  double servers_top_ = 0;
   double rows_top_ = 0;
   double nodes_bottom_ = 0;
   double store_top_ = 0;

@@ -115,7 +115,8 @@ std::optional<Scenario> Loader::load(const json& document,
                               "sink",     "faults",      "random_faults",
                               "workload", "expect",      "variants",
                               "limits",   "protocols",   "expect_by_protocol",
-                              "sweep",    "search",      "found"},
+                              "sweep",    "search",      "found",
+                              "servers"},
                "a scenario");
 
   if (const json* name = get(document, "name")) {
@@ -164,6 +165,7 @@ std::optional<Scenario> Loader::load(const json& document,
   }
   if (const json* workload = get(document, "workload")) s.workload = read_workload(*workload);
   if (const json* postgres = get(document, "postgres")) read_postgres(*postgres, s.services);
+  if (const json* more = get(document, "servers")) read_servers(*more, s.services);
   read_protocol_choice(document, s);
   // The database server is in the world when the protocol needs it or the file configures it,
   // so that `compare` runs every protocol in the same world.
@@ -177,6 +179,7 @@ std::optional<Scenario> Loader::load(const json& document,
               (running != nullptr && running->uses_database);
   if (s.prepared.leader_key) s.services.store.leader_key = *s.prepared.leader_key;
   store_keeps_record_ = !s.services.store.leader_key.empty();
+  build_topology(s.services);
   if (const json* faults = get(document, "faults")) s.world.faults = read_faults(*faults);
   if (const json* random = get(document, "random_faults")) {
     s.random_faults = read_random_faults(*random, get(document, "faults"));

@@ -19,7 +19,9 @@
 #include "protocols/params.hpp"
 #include "protocols/registry.hpp"
 #include "runner/loader.hpp"
+#include "servers/world.hpp"
 #include "sim/fault.hpp"
+#include "sim/topology.hpp"
 
 namespace electsim::runner::detail {
 
@@ -177,7 +179,14 @@ class Loader {
   void read_store(const json& v, servers::Services& services);
   void read_postgres(const json& v, servers::Services& services);
   void read_redis(const json& v, servers::Services& services);
+  void read_servers(const json& v, servers::Services& services);
   std::optional<sim::Endpoint> redis_master(const std::string& text) const;
+  // The world's servers as the server registry will build them from `services`: known before
+  // faults are read, which name servers by the topology's names.
+  void build_topology(const servers::Services& services);
+  // A server of the topology that some fault kind acts on, by its name.
+  std::optional<sim::Endpoint> fault_target(const std::string& text) const;
+  std::string target_noun(const sim::Target& target) const;
   protocols::WorkloadConfig read_workload(const json& v);
   void read_limits(const json& v, Limits& limits);
   void read_found(const json& v, Scenario& s);
@@ -205,6 +214,7 @@ class Loader {
   // clear: known before faults are read.
   bool store_keeps_record_ = false;
   std::size_t redis_masters_ = servers::RedisConfig{}.masters;  // known once /redis is read
+  sim::Topology topology_;                                      // build_topology's
   std::optional<sim::Duration> duration_;                       // known once /duration is valid
   std::optional<std::size_t> cluster_size_;  // /nodes if it is a number from 1, even over the limit
 };

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "runner/loader_detail.hpp"
+#include "servers/registry.hpp"
 
 namespace electsim::runner::detail {
 
@@ -41,7 +42,42 @@ std::vector<std::string> fault_kind_names() {
   return names;
 }
 
+// What a fault of `kind` acts on, as messages say it: "an election node", then the forms of
+// every registered server kind that take it, joined ("an election node or a store member").
+std::string targets_text(sim::FaultKind kind) {
+  std::vector<std::string> nouns;
+  if (sim::fault_info(kind).nodes_obey) nouns.emplace_back("an election node");
+  for (std::string& noun : servers::nouns_taking(kind)) nouns.push_back(std::move(noun));
+  if (nouns.empty()) return "no target";
+  std::string out;
+  for (std::size_t i = 0; i < nouns.size(); ++i) {
+    if (i > 0) out += i + 1 == nouns.size() ? " or " : ", ";
+    out += nouns[i];
+  }
+  return out;
+}
+
 }  // namespace
+
+// What a target is, as messages say it: "an election node", "a store member", "the database".
+std::string Loader::target_noun(const sim::Target& target) const {
+  switch (target.kind) {
+    case sim::TargetKind::none:
+      return "no target";
+    case sim::TargetKind::leader:
+    case sim::TargetKind::follower:
+    case sim::TargetKind::random:
+      return "an election node";
+    case sim::TargetKind::store:
+      return servers::server_noun(topology_, sim::kStoreEndpoint);
+    case sim::TargetKind::group_leader:
+    case sim::TargetKind::group_follower:
+      return servers::server_noun(topology_, topology_.group_member(target.group, 0));
+    case sim::TargetKind::node:
+      return target.node >= 0 ? "an election node" : servers::server_noun(topology_, target.node);
+  }
+  return "no target";
+}
 
 // A fault of `faults`, or with `generator` the fault part of a `random_faults` entry: the same keys
 // and messages, except that `at` is replaced by the generator's keys (read by the caller) and
@@ -125,14 +161,13 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
         const bool on_database =
             t->kind == sim::TargetKind::node && t->node == sim::kPostgresEndpoint;
         const bool on_store = t->kind == sim::TargetKind::store && store_members_ <= 1;
-        const sim::TargetClasses obeyed_by = sim::fault_info(*kind).obeyed_by;
-        if (*kind != sim::FaultKind::operator_clear && !sim::obeys(*kind, *t)) {
+        if (*kind != sim::FaultKind::operator_clear && !sim::obeys(*kind, *t, topology_)) {
           // A target outside the kind's set would silently do nothing (sim/fault.hpp).
           problem(child(pointer, "target"),
                   fmt::format("a target that a {} fault acts on: {}", json_quoted(kind_name),
-                              sim::target_classes_text(obeyed_by)),
+                              targets_text(*kind)),
                   fmt::format("{}, {}, on which {} does nothing", json_excerpt(*target),
-                              sim::target_class_name(sim::target_class(*t)), kind_name));
+                              target_noun(*t), kind_name));
         } else if (*kind == sim::FaultKind::operator_clear && on_store && !store_keeps_record_) {
           problem(child(pointer, "target"),
                   "a server that keeps a leadership record to clear: \"store\" with a protocol "

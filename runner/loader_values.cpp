@@ -129,6 +129,27 @@ std::optional<sim::Endpoint> Loader::store_member(const std::string& text) const
   return sim::store_member_endpoint(static_cast<std::size_t>(*k));
 }
 
+void Loader::build_topology(const servers::Services& services) {
+  servers::Services world_services = services;
+  // A file whose protocol failed to validate still has the servers its sections or its protocol
+  // ask for, so that its faults are judged against the world it means.
+  if (database_ && !world_services.postgres) world_services.postgres.emplace();
+  if (redis_ && !world_services.redis) {
+    world_services.redis.emplace();
+    world_services.redis->masters = redis_masters_;
+  }
+  sim::WorldConfig world;
+  world.node_count = nodes_.value_or(0);
+  servers::add_services(world, world_services);
+  topology_ = sim::topology_of(world);
+}
+
+std::optional<sim::Endpoint> Loader::fault_target(const std::string& text) const {
+  const auto e = topology_.find(text);
+  if (!e || *e >= 0 || topology_.server(*e)->traits.faults == 0) return std::nullopt;
+  return e;
+}
+
 // "redis:K", Redis master K, K written exactly as for store members.
 std::optional<sim::Endpoint> Loader::redis_master(const std::string& text) const {
   if (!redis_ || !starts_with(text, "redis:")) return std::nullopt;
@@ -168,11 +189,9 @@ std::string Loader::store_members_expected() const {
 std::optional<sim::Endpoint> Loader::read_endpoint(const json& v, const std::string& pointer) {
   if (v.is_string()) {
     const auto& text = v.get_ref<const std::string&>();
+    // "store" is the store's address in any world: a replicated store's member 0.
     if (text == "store") return sim::kStoreEndpoint;
-    if (text == "sink") return sim::kSinkEndpoint;
-    if (database_ && text == "postgres") return sim::kPostgresEndpoint;
-    if (auto member = store_member(text)) return member;
-    if (auto master = redis_master(text)) return master;
+    if (const auto server = topology_.find(text); server && *server < 0) return server;
   }
   if (v.is_number_integer()) return read_node(v, pointer);
   std::string hint;
@@ -200,9 +219,11 @@ std::optional<sim::Target> Loader::read_target(const json& v, const std::string&
                                                bool allow_store) {
   std::vector<std::string> roles = {"leader", "follower", "random"};
   if (allow_store) roles.emplace_back("store");
-  if (database_) roles.emplace_back("postgres");
-  if (redis_) {
-    for (std::size_t k = 0; k < redis_masters_; ++k) roles.push_back(fmt::format("redis:{}", k));
+  // The servers faults act on, the store's members last, after their roles.
+  for (const sim::NamedEndpoint& server : topology_.servers()) {
+    if (server.traits.faults != 0 && server.kind != sim::server_kind::store) {
+      roles.push_back(server.name);
+    }
   }
   if (store_members_ > 1) {
     roles.emplace_back("store_leader");
@@ -221,21 +242,17 @@ std::optional<sim::Target> Loader::read_target(const json& v, const std::string&
     if (text == "random") return sim::Target{sim::TargetKind::random, sim::kNoNode, {}};
     if (allow_store && text == "store")
       return sim::Target{sim::TargetKind::store, sim::kNoNode, {}};
-    // The database server is a process like the nodes: any process fault may hit it.
-    if (database_ && text == "postgres")
-      return sim::Target{sim::TargetKind::node, sim::kPostgresEndpoint, {}};
-    // Each Redis master is a process of its own: crash, pause, isolate and clock faults apply.
-    if (auto master = redis_master(text)) return sim::Target{sim::TargetKind::node, *master, {}};
-    // A replicated store's members are processes like the nodes: any process fault may hit one,
-    // by name or by its Raft role when the fault fires.
+    // A replicated store's members are targets by their Raft role when the fault fires too.
     if (store_members_ > 1) {
       if (text == "store_leader")
         return sim::Target{sim::TargetKind::group_leader, sim::kNoNode, "store"};
       if (text == "store_follower") {
         return sim::Target{sim::TargetKind::group_follower, sim::kNoNode, "store"};
       }
-      if (auto member = store_member(text)) return sim::Target{sim::TargetKind::node, *member, {}};
     }
+    // Any other server that some fault acts on, by its name: whether this fault does is the
+    // caller's check (sim::obeys).
+    if (auto server = fault_target(text)) return sim::Target{sim::TargetKind::node, *server, {}};
   }
   std::string hint =
       v.is_string() ? did_you_mean(v.get_ref<const std::string&>(), roles) : std::string();

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "runner/loader_detail.hpp"
+#include "servers/registry.hpp"
 
 namespace electsim::runner::detail {
 
@@ -591,10 +592,6 @@ protocols::WorkloadConfig Loader::read_workload(const json& v) {
   return workload;
 }
 
-}  // namespace electsim::runner::detail
-
-namespace electsim::runner::detail {
-
 // The database server's settings, with PostgreSQL's names and defaults (PostgreSQL 16
 // documentation, "Connection Settings": tcp_keepalives_idle, tcp_keepalives_interval,
 // tcp_keepalives_count, in whole seconds (a count), 0 selecting the operating system's default;
@@ -692,6 +689,51 @@ void Loader::read_redis(const json& v, servers::Services& services) {
     }
   }
   if (problems_.size() == before) services.redis = config;
+}
+
+}  // namespace electsim::runner::detail
+
+namespace electsim::runner::detail {
+
+// Servers of kinds registered beside the built-in ones (servers/registry.hpp), each kind with how
+// many it has: {"echo": 2} gives "echo:0" and "echo:1". The built-in kinds have sections of their
+// own (store, sink, postgres, redis).
+void Loader::read_servers(const json& v, servers::Services& services) {
+  std::vector<std::string> extra;
+  for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
+    if (!servers::is_built_in(kind.name)) extra.push_back(kind.name);
+  }
+  if (!v.is_object()) {
+    problem("/servers",
+            "an object giving each added kind of server its count, such as {\"echo\": 1}",
+            json_excerpt(v));
+    return;
+  }
+  for (const auto& [name, count] : v.items()) {
+    const std::string pointer = child("/servers", name);
+    if (servers::find_server_kind(name) == nullptr || servers::is_built_in(name)) {
+      std::string hint;
+      if (servers::is_built_in(name)) {
+        hint = fmt::format("the {} has its own section, \"{}\"", name, name);
+      } else if (auto close = protocols::closest_name(name, extra)) {
+        hint = fmt::format("did you mean \"{}\"?", *close);
+      }
+      problem(pointer,
+              extra.empty() ? std::string("no key: no kind of server beyond the built-in ones is "
+                                          "registered")
+                            : "a registered kind of server: " + joined(extra, true),
+              json_quoted(name), hint);
+      continue;
+    }
+    const auto n = as_unsigned(count);
+    if (!n || *n < 1 || *n > servers::kMaxServersOfKind) {
+      problem(pointer,
+              fmt::format("a whole number of servers from 1 to {}", servers::kMaxServersOfKind),
+              json_excerpt(count));
+      continue;
+    }
+    services.more.emplace_back(name, static_cast<std::size_t>(*n));
+  }
 }
 
 }  // namespace electsim::runner::detail

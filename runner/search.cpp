@@ -1,6 +1,7 @@
 // electsim search (runner/search.hpp): the nemesis, the two phases, the properties, the parallel
 // runs in a deterministic order, and the shrinker.
 #include "runner/search.hpp"
+#include "servers/world.hpp"
 
 #include <fmt/format.h>
 
@@ -156,42 +157,46 @@ class Nemesis {
   }
 
   // The world's servers that a fault of `kind` can hit, as groups of one kind of server: the
-  // replicated store's members, Redlock's Redis masters, the database server; only those the
-  // fault catalogue says obey the kind (sim/fault.hpp), as the loader would refuse any other. A
-  // process fault (crash, pause, isolate) aims at a store member by the role it holds when the
-  // fault fires; a clock fault names a member, so that the healing phase can reset its drift.
-  // The single store obeys clock faults only (store_pause is its stall; it does not crash).
-  static bool obeyed(FaultKind kind, sim::TargetClasses c) {
-    return (sim::fault_info(kind).obeyed_by & c) != 0;
-  }
-  bool store_can_take(FaultKind kind) const {
-    return (world_.store_members > 1 && obeyed(kind, sim::kStoreMember)) ||
-           (world_.store && world_.store_members <= 1 && obeyed(kind, sim::kSingleStore));
+  // replicated store's members, Redlock's Redis masters, the database server; only those whose
+  // kind takes the fault (ServerTraits::faults), as the loader would refuse any other. A process
+  // fault (crash, pause, isolate) aims at a store member by the role it holds when the fault
+  // fires; a clock fault names a member, so that the healing phase can reset its drift.
+  static bool takes(const SearchServers& g, FaultKind kind) {
+    return (g.faults & sim::fault_bit(kind)) != 0;
   }
   std::size_t server_groups(FaultKind kind) const {
     std::size_t n = 0;
-    if (store_can_take(kind)) ++n;
-    if (world_.redis_masters > 0 && obeyed(kind, sim::kRedisMaster)) ++n;
-    if (world_.postgres && obeyed(kind, sim::kDatabase)) ++n;
+    for (const SearchServers& g : world_.servers) n += takes(g, kind) ? 1 : 0;
     return n;
+  }
+  // The group that takes `kind` by role, or null.
+  const SearchServers* by_role(FaultKind kind) const {
+    for (const SearchServers& g : world_.servers) {
+      if (!g.roles.empty() && takes(g, kind)) return &g;
+    }
+    return nullptr;
+  }
+  json role_target(const SearchServers& g) {
+    return g.roles + (rng_.below(2) == 0 ? "_leader" : "_follower");
+  }
+  // One of the group's servers: a lone server by its name, else one drawn by index.
+  json one_of(const SearchServers& g) {
+    if (g.names.size() == 1 && g.names.front().find(':') == std::string::npos) {
+      return g.names.front();
+    }
+    return g.names[rng_.below(g.names.size())];
   }
   json server_target(FaultKind kind) {
     std::uint64_t group = rng_.below(server_groups(kind));
-    if (store_can_take(kind)) {
-      if (group == 0) {
-        if (world_.store_members <= 1) return "store";
-        if (sim::fault_info(kind).effect == sim::FaultEffect::clock) {
-          return fmt::format("store:{}", rng_.below(world_.store_members));
-        }
-        return rng_.below(2) == 0 ? "store_leader" : "store_follower";
+    for (const SearchServers& g : world_.servers) {
+      if (!takes(g, kind)) continue;
+      if (group-- != 0) continue;
+      if (!g.roles.empty() && sim::fault_info(kind).effect != sim::FaultEffect::clock) {
+        return role_target(g);
       }
-      --group;
+      return one_of(g);
     }
-    if (world_.redis_masters > 0 && obeyed(kind, sim::kRedisMaster)) {
-      if (group == 0) return fmt::format("redis:{}", rng_.below(world_.redis_masters));
-      --group;
-    }
-    return "postgres";
+    return nullptr;
   }
   // A node target, or one time in kServerOdds a server's that obeys `kind`.
   json process_target(FaultKind kind) {
@@ -203,14 +208,9 @@ class Nemesis {
   std::vector<json> endpoints() const {
     std::vector<json> all;
     for (std::size_t n = 0; n < world_.nodes; ++n) all.emplace_back(n);
-    if (world_.store && world_.store_members <= 1) all.emplace_back("store");
-    for (std::size_t k = 0; world_.store_members > 1 && k < world_.store_members; ++k) {
-      all.emplace_back(fmt::format("store:{}", k));
+    for (const SearchServers& g : world_.servers) {
+      for (const std::string& name : g.names) all.emplace_back(name);
     }
-    for (std::size_t k = 0; k < world_.redis_masters; ++k) {
-      all.emplace_back(fmt::format("redis:{}", k));
-    }
-    if (world_.postgres) all.emplace_back("postgres");
     return all;
   }
 
@@ -241,17 +241,18 @@ class Nemesis {
     auto side = [&](json endpoint) {
       (rng_.below(2) == 0 ? majority : minority).push_back(std::move(endpoint));
     };
-    if (world_.store && world_.store_members <= 1) side("store");
-    if (world_.store_members > 1) {
+    for (const SearchServers& g : world_.servers) {
+      if (g.roles.empty()) {
+        for (const std::string& name : g.names) side(name);
+        continue;
+      }
       const bool on_majority = rng_.below(2) == 0;
       const std::uint64_t odd_one =
-          rng_.below(3) == 0 ? rng_.below(world_.store_members) : world_.store_members;
-      for (std::size_t k = 0; k < world_.store_members; ++k) {
-        ((k == odd_one) != on_majority ? majority : minority).push_back(fmt::format("store:{}", k));
+          rng_.below(3) == 0 ? rng_.below(g.names.size()) : g.names.size();
+      for (std::size_t k = 0; k < g.names.size(); ++k) {
+        ((k == odd_one) != on_majority ? majority : minority).push_back(g.names[k]);
       }
     }
-    for (std::size_t k = 0; k < world_.redis_masters; ++k) side(fmt::format("redis:{}", k));
-    if (world_.postgres) side("postgres");
     return json::array({minority, majority});
   }
 
@@ -273,11 +274,12 @@ class Nemesis {
       case FaultKind::isolate:
         f["target"] = process_target(kind);
         return with_duration(std::move(f));
-      case FaultKind::disk_stall:
-        f["target"] = store_can_take(kind) && rng_.below(2) == 0
-                          ? json(rng_.below(2) == 0 ? "store_leader" : "store_follower")
-                          : node_target();
+      case FaultKind::disk_stall: {
+        const SearchServers* members = by_role(kind);
+        f["target"] =
+            members != nullptr && rng_.below(2) == 0 ? role_target(*members) : node_target();
         return with_duration(std::move(f));
+      }
       case FaultKind::partition:
         f["groups"] = partition_groups();
         return with_duration(std::move(f));
@@ -341,15 +343,14 @@ class Nemesis {
       case FaultKind::operator_clear:
         // A person clears the record the coordinator keeps: the database's row and locks, or
         // the single store's leader key (a replicated store cannot be cleared that way).
-        if (world_.postgres && obeyed(kind, sim::kDatabase)) {
-          f["target"] = "postgres";
-        } else if (world_.store && world_.store_members <= 1 && world_.store_keeps_record &&
-                   store_can_take(kind)) {
-          f["target"] = "store";
-        } else {
-          return nullptr;
+        // The database's record before the single store's, as ever.
+        for (auto g = world_.servers.rbegin(); g != world_.servers.rend(); ++g) {
+          if (takes(*g, kind) && g->record && g->roles.empty() && g->names.size() == 1) {
+            f["target"] = g->names.front();
+            return f;
+          }
         }
-        return f;
+        return nullptr;
     }
     return nullptr;
   }
@@ -1203,12 +1204,32 @@ SearchWorld search_world(const Scenario& scenario) {
   SearchWorld w;
   w.nodes = scenario.world.node_count;
   w.store = scenario.prepared.uses_store;
-  w.store_members = w.store ? scenario.services.replication.members : 1;
-  w.store_keeps_record = w.store && !scenario.services.store.leader_key.empty();
-  w.redis_masters = scenario.prepared.uses_redis && scenario.services.redis
-                        ? scenario.services.redis->masters
-                        : 0;
-  w.postgres = scenario.prepared.uses_database && scenario.services.postgres.has_value();
+  sim::WorldConfig world;
+  world.node_count = scenario.world.node_count;
+  servers::add_services(world, scenario.services);
+  // The servers the protocol depends on: the store, the database or the Redis masters as the
+  // protocol says; a server of any other kind is in the world only because the scenario put it
+  // there.
+  const auto depends = [&](std::string_view kind) {
+    if (kind == sim::server_kind::store) return scenario.prepared.uses_store;
+    if (kind == sim::server_kind::postgres) return scenario.prepared.uses_database;
+    if (kind == sim::server_kind::redis) return scenario.prepared.uses_redis;
+    return true;
+  };
+  std::string last_group;
+  for (const sim::ServerSpec& s : world.servers) {
+    if (!s.traits.nemesis || s.traits.faults == 0 || !depends(s.kind)) continue;
+    if (s.group.empty() || s.group != last_group || w.servers.empty()) {
+      w.servers.push_back(SearchServers{{}, s.traits.faults, {}, true});
+    }
+    last_group = s.group;
+    SearchServers& g = w.servers.back();
+    g.names.push_back(s.name);
+    if (g.names.size() > 1 && s.kind == sim::server_kind::store) g.roles = s.group;
+    if (s.kind == sim::server_kind::store) {
+      g.record = g.names.size() == 1 && !scenario.services.store.leader_key.empty();
+    }
+  }
   return w;
 }
 

@@ -21,6 +21,7 @@
 #include "runner/loader.hpp"
 #include "sim/fault.hpp"
 #include "sim/time.hpp"
+#include "sim/topology.hpp"
 
 namespace electsim::runner {
 
@@ -193,14 +194,23 @@ SearchOutcome run_search(const nlohmann::json& document, const std::string& sour
                          const LoadOptions& load, const SearchConfig& config,
                          const SearchOptions& options);
 
+// Servers of one group that the nemesis may aim at (ServerTraits::nemesis), in the world's order.
+struct SearchServers {
+  std::vector<std::string> names;  // as faults name them: "store", "store:1", "redis:0"
+  sim::FaultSet faults = 0;        // the fault kinds they take
+  // A replicated store's members, which elect a leader among them: process faults aim at them
+  // by role when the fault fires ("<group>_leader", "<group>_follower"), clock faults by name.
+  std::string roles;
+  // The server keeps a leadership record that operator_clear clears (the single store only
+  // with a leader key).
+  bool record = true;
+};
+
 // What the nemesis can aim at: the nodes and the servers the protocol depends on.
 struct SearchWorld {
   std::size_t nodes = 0;
-  bool store = false;               // the protocol uses the store
-  std::size_t store_members = 1;    // above 1: a replicated store, "store:0" to "store:N-1"
-  std::size_t redis_masters = 0;    // Redlock's masters, "redis:0" to "redis:N-1"
-  bool postgres = false;            // the database server, "postgres"
-  bool store_keeps_record = false;  // the single store holds a leader key operator_clear clears
+  bool store = false;  // the protocol uses the store (store_pause stalls it)
+  std::vector<SearchServers> servers;
 };
 SearchWorld search_world(const Scenario& scenario);
 

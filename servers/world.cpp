@@ -1,4 +1,4 @@
-// The store and the sink put into a world: see servers/world.hpp.
+// The servers put into a world: see servers/world.hpp.
 #include "servers/world.hpp"
 
 #include <memory>
@@ -6,6 +6,7 @@
 
 #include "servers/postgres/postgres_server.hpp"
 #include "servers/redis/redis_server.hpp"
+#include "servers/registry.hpp"
 #include "servers/sink/sink_server.hpp"
 #include "servers/store/member.hpp"
 #include "servers/store/store_server.hpp"
@@ -14,53 +15,8 @@
 namespace electsim::servers {
 
 void add_services(sim::WorldConfig& world, const Services& services) {
-  const ReplicationConfig& r = services.replication;
-  if (r.members <= 1) {
-    world.servers.push_back(sim::ServerSpec{
-        sim::kStoreEndpoint, "store", std::string(sim::server_kind::store), "store",
-        services.store_clock,
-        [config = services.store] { return std::make_unique<StoreServer>(config); }});
-  } else {
-    auto config = std::make_shared<MemberConfig>();
-    config->store = services.store;
-    config->raft = r.raft;
-    config->lease_checkpoint = r.lease_checkpoint;
-    config->promote_extend = r.promote_extend.value_or(r.raft.election_timeout_min);
-    ELECTSIM_ASSERT(r.members <= sim::kMaxStoreMembers, "store members within the addresses");
-    for (std::size_t k = 0; k < r.members; ++k)
-      config->members.push_back(sim::store_member_endpoint(k));
-    for (std::size_t k = 0; k < r.members; ++k) {
-      world.servers.push_back(sim::ServerSpec{
-          sim::store_member_endpoint(k), "store:" + std::to_string(k),
-          std::string(sim::server_kind::store), "store", services.store_clock, [config, k] {
-            return std::make_unique<StoreMember>(config, static_cast<raft::Member>(k));
-          }});
-    }
-    world.store_client.members = config->members;
-    world.store_client.request_timeout = r.request_timeout;
-    world.store_client.home = r.home;
-  }
-  world.servers.push_back(sim::ServerSpec{
-      sim::kSinkEndpoint, "sink", std::string(sim::server_kind::sink), "", sim::ClockConfig{},
-      [config = services.sink] { return std::make_unique<SinkServer>(config); }});
-  if (services.postgres) {
-    world.servers.push_back(sim::ServerSpec{
-        sim::kPostgresEndpoint, "postgres", std::string(sim::server_kind::postgres), "",
-        sim::ClockConfig{},
-        [config = *services.postgres] { return std::make_unique<PostgresServer>(config); }});
-  }
-  if (services.redis) {
-    ELECTSIM_ASSERT(services.redis->masters <= sim::kMaxRedisMasters,
-                    "masters within the addresses");
-    for (std::size_t k = 0; k < services.redis->masters; ++k) {
-      const sim::ClockConfig clock =
-          k < services.redis_clocks.size() ? services.redis_clocks[k] : sim::ClockConfig{};
-      world.servers.push_back(sim::ServerSpec{
-          sim::redis_endpoint(k), "redis:" + std::to_string(k),
-          std::string(sim::server_kind::redis), "redis", clock,
-          [config = *services.redis, k] { return std::make_unique<RedisServer>(config, k); }});
-    }
-  }
+  WorldBuilder builder(world);
+  for (const ServerKindInfo& kind : all_server_kinds()) kind.add(services, builder);
 }
 
 sim::WorldConfig with_services(sim::WorldConfig world, const Services& services) {

@@ -1,9 +1,12 @@
-// The servers every scenario's world has: the store (an etcd-like coordination service) and the
-// sink (the fenced database), as processes at their addresses (sim/ids.hpp). This is the one place
-// that puts them into a world; the kernel only sees ServerSpecs.
+// The settings of a world's servers: the store (an etcd-like coordination service) and the sink
+// (the fenced database) that every world has, and the servers some worlds have. add_services puts
+// them into a world through the server registry (servers/registry.hpp); the kernel only sees
+// ServerSpecs.
 #pragma once
 
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "raft/core.hpp"
@@ -36,10 +39,13 @@ struct Services {
   // Redlock's independent Redis masters (servers/redis), in worlds whose protocol asks for them.
   std::optional<RedisConfig> redis;
   std::vector<sim::ClockConfig> redis_clocks;  // by master; missing ones are perfect
+  // Servers of kinds registered from outside this folder (a test's), by kind: how many of each.
+  std::vector<std::pair<std::string, std::size_t>> more;
 };
 
-// Adds the store (its members, when replicated), the sink at kSinkEndpoint and, if configured, the
-// database server at kPostgresEndpoint and the Redis masters at redis_endpoint(k) to `world`.
+// Adds every registered kind's servers that `services` asks for to `world`, in the registry's
+// order: the store (its members, when replicated), the sink and, if configured, the database
+// server and the Redis masters.
 void add_services(sim::WorldConfig& world, const Services& services);
 // `world` with the store and the sink added: for tests and tools that build worlds by hand.
 sim::WorldConfig with_services(sim::WorldConfig world, const Services& services = {});

@@ -55,18 +55,15 @@ enum class FaultEffect : std::uint8_t {
   server,   // a server's own fault: the store's pause
 };
 // The kinds of target a fault may name, as bits of a set: which ones a fault kind obeys is a
-// column of the catalogue. A fault aimed at a target outside its kind's set would do nothing, so
-// the loader refuses it and the search's nemesis never draws it.
+// column of the catalogue. A server named as a target obeys the fault kinds its own kind declares
+// (ServerTraits::faults, sim/topology.hpp, from the server registry). A fault aimed at a target
+// that does not obey it would do nothing, so the loader refuses it and the search's nemesis never
+// draws it.
 enum TargetClass : std::uint8_t {
   kElectionNode = 1 << 0,  // a node id, "leader", "follower", "random"
-  kSingleStore = 1 << 1,   // "store": the single store (or the store's own clock)
-  kStoreMember = 1 << 2,   // a replicated store's member: "store:K", "store_leader", ...
-  kRedisMaster = 1 << 3,   // "redis:K"
-  kDatabase = 1 << 4,      // "postgres"
+  kServer = 1 << 1,        // a server by name, or a server group's member by its role
 };
 using TargetClasses = std::uint8_t;
-inline constexpr TargetClasses kAnyProcess =
-    kElectionNode | kStoreMember | kRedisMaster | kDatabase;
 
 struct FaultKindInfo {
   FaultKind kind;
@@ -77,9 +74,9 @@ struct FaultKindInfo {
   FaultNeed duration;
   std::array<const char*, 2> keys;  // kind-specific keys, each required; nullptr: none
   FaultEffect effect;
-  bool takes_leader_away;   // when it hits the leader, a failover is measured from it
-  const char* meaning;      // one line for `electsim list faults`
-  TargetClasses obeyed_by;  // the targets it acts on (0 for a kind without a target)
+  bool takes_leader_away;  // when it hits the leader, a failover is measured from it
+  const char* meaning;     // one line for `electsim list faults`
+  bool nodes_obey;         // it acts on election nodes named as its target
   // How often `electsim search` draws it unless --kinds says otherwise, relative to the others;
   // 0: only when asked for.
   std::uint32_t nemesis_weight;
@@ -95,7 +92,7 @@ enum class TargetKind : std::uint8_t {
   leader,
   follower,
   random,
-  store,
+  store,  // the store: the single store's address, its member 0's in a replicated one
   group_leader,
   group_follower,
 };
@@ -107,12 +104,6 @@ struct Target {
 
 // The class of a target, from what it names; 0 for none.
 TargetClasses target_class(const Target& target);
-// "an election node", "the single store", "a store member", "a Redis master", "the database".
-const char* target_class_name(TargetClasses one_class);
-// The classes in `set`, named and joined: "an election node or a store member".
-std::string target_classes_text(TargetClasses set);
-// Whether a fault of `kind` acts on `target`.
-bool obeys(FaultKind kind, const Target& target);
 
 struct FaultSpec {
   Time at;

@@ -198,13 +198,4 @@ const char* drop_reason_name(DropReason reason) {
   return "?";
 }
 
-std::string endpoint_name(Endpoint e) {
-  if (e == kStoreEndpoint) return "store";
-  if (e == kSinkEndpoint) return "sink";
-  if (e == kPostgresEndpoint) return "postgres";
-  if (store_member_of(e) > 0) return "store:" + std::to_string(store_member_of(e));
-  if (redis_master_of(e) >= 0) return "redis:" + std::to_string(redis_master_of(e));
-  return std::to_string(e);
-}
-
 }  // namespace electsim::sim

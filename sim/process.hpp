@@ -20,6 +20,7 @@
 #include "sim/protocol.hpp"
 #include "sim/rng.hpp"
 #include "sim/time.hpp"
+#include "sim/topology.hpp"
 #include "sim/wire.hpp"
 
 namespace electsim::sim {
@@ -95,6 +96,7 @@ struct ServerSpec {
   // Servers of one replicated service share a group ("store" for a store's members): targets
   // like `store_leader` pick among them by the roles they announce.
   std::string group;
+  ServerTraits traits;  // what it is to the kernel, the analysis and the pictures
   ClockConfig clock;
   std::function<std::unique_ptr<Process>()> make;
 };

@@ -19,6 +19,27 @@ std::optional<std::size_t> slot_of(Endpoint address) {
 
 }  // namespace
 
+const char* server_lane_name(ServerLane lane) {
+  switch (lane) {
+    case ServerLane::none:
+      return "none";
+    case ServerLane::store:
+      return "store";
+    case ServerLane::sink:
+      return "sink";
+    case ServerLane::process:
+      return "process";
+  }
+  return "none";
+}
+
+std::optional<ServerLane> server_lane_of(std::string_view name) {
+  for (const ServerLane lane : kServerLanes) {
+    if (name == server_lane_name(lane)) return lane;
+  }
+  return std::nullopt;
+}
+
 Topology::Topology(std::size_t node_count, std::vector<NamedEndpoint> servers,
                    std::vector<ElectionGroup> groups)
     : node_count_(node_count), servers_(std::move(servers)), groups_(std::move(groups)) {
@@ -50,6 +71,11 @@ std::optional<Endpoint> Topology::find(std::string_view name) const {
   const auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), value);
   if (ec == std::errc{} && ptr == name.data() + name.size() && is_node(value)) return value;
   return std::nullopt;
+}
+
+bool Topology::is_coordinator(Endpoint e) const {
+  const NamedEndpoint* s = server(e);
+  return s != nullptr && s->traits.coordinator;
 }
 
 std::string_view Topology::kind_of(Endpoint e) const {
@@ -109,6 +135,29 @@ std::int32_t Topology::store_member_index(Endpoint e) const {
   return -1;
 }
 
+bool obeys(FaultKind kind, const Target& target, const Topology& topology) {
+  const auto takes = [&](Endpoint server) {
+    const NamedEndpoint* s = topology.server(server);
+    return s != nullptr && (s->traits.faults & fault_bit(kind)) != 0;
+  };
+  switch (target.kind) {
+    case TargetKind::none:
+      return false;
+    case TargetKind::leader:
+    case TargetKind::follower:
+    case TargetKind::random:
+      return fault_info(kind).nodes_obey;
+    case TargetKind::store:
+      return takes(kStoreEndpoint);
+    case TargetKind::group_leader:
+    case TargetKind::group_follower:
+      return takes(topology.group_member(target.group, 0));
+    case TargetKind::node:
+      return target.node >= 0 ? fault_info(kind).nodes_obey : takes(target.node);
+  }
+  return false;
+}
+
 ElectionGroup election_group(std::size_t node_count, std::string protocol,
                              std::optional<std::string> key) {
   ElectionGroup election{"election", std::move(protocol), {}, std::move(key)};
@@ -121,7 +170,7 @@ Topology topology_of(const WorldConfig& world) {
   std::vector<NamedEndpoint> servers;
   servers.reserve(world.servers.size());
   for (const ServerSpec& spec : world.servers) {
-    servers.push_back(NamedEndpoint{spec.endpoint, spec.name, spec.kind, spec.group});
+    servers.push_back(NamedEndpoint{spec.endpoint, spec.name, spec.kind, spec.group, spec.traits});
   }
   std::vector<ElectionGroup> groups = world.groups;
   if (groups.empty()) groups.push_back(election_group(world.node_count, {}, std::nullopt));

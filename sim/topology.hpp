@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/fault.hpp"
 #include "sim/ids.hpp"
 
 namespace electsim::sim {
@@ -27,12 +28,56 @@ inline constexpr std::string_view postgres = "postgres";
 inline constexpr std::string_view redis = "redis";
 }  // namespace server_kind
 
+// How the pictures (the timeline, the replay page, Perfetto) give a server a place.
+enum class ServerLane : std::uint8_t {
+  none,     // no row of its own: it shows only in the messages and faults that name it
+  store,    // the store's strip (a single store), or a row per member with its Raft role
+  sink,     // the sink's strip: the writes it accepted and rejected
+  process,  // a row of its own: when it was down, paused or cut off
+};
+inline constexpr ServerLane kServerLanes[] = {ServerLane::none, ServerLane::store, ServerLane::sink,
+                                              ServerLane::process};
+const char* server_lane_name(ServerLane lane);  // "none", "store", "sink", "process"
+std::optional<ServerLane> server_lane_of(std::string_view name);
+
+// A set of fault kinds, a bit per kind.
+using FaultSet = std::uint32_t;
+constexpr FaultSet fault_bit(FaultKind kind) {
+  return FaultSet{1} << static_cast<unsigned>(kind);
+}
+static_assert(kFaultKindCount <= 32, "a fault set holds every kind");
+// The fault kinds that act on any process: a node's or a server's (crash, restart, pause,
+// isolate, the clock faults, stop).
+inline constexpr FaultSet kProcessFaults =
+    fault_bit(FaultKind::crash) | fault_bit(FaultKind::restart) | fault_bit(FaultKind::pause) |
+    fault_bit(FaultKind::isolate) | fault_bit(FaultKind::clock_offset) |
+    fault_bit(FaultKind::clock_drift) | fault_bit(FaultKind::clock_step) |
+    fault_bit(FaultKind::stop);
+inline constexpr FaultSet kClockFaults = fault_bit(FaultKind::clock_offset) |
+                                         fault_bit(FaultKind::clock_drift) |
+                                         fault_bit(FaultKind::clock_step);
+
+// What a kind of server is to everything outside its own folder, as its registration in
+// servers/registry.cpp declares it. It travels with every endpoint, in the kernel's config and in
+// the trace header, so that readers of a trace need no knowledge of the kinds.
+struct ServerTraits {
+  // Leadership depends on it: while it cannot answer, the protocol stalls; a cut between the
+  // leader and it takes the leader away (the store, its members, the database, a Redis master).
+  bool coordinator = false;
+  ServerLane lane = ServerLane::none;
+  FaultSet faults = 0;   // the fault kinds that act on it when a fault names it as the target
+  bool nemesis = false;  // `electsim search` may aim the faults it takes at it
+
+  friend bool operator==(const ServerTraits&, const ServerTraits&) = default;
+};
+
 // A server process of the world, as scenarios, traces and pictures name it.
 struct NamedEndpoint {
   Endpoint address = kNoNode;
   std::string name;   // "store", "store:1", "sink", "postgres", "redis:0", ...
   std::string kind;   // what runs there: "store", "sink", "postgres", "redis", ...
   std::string group;  // the servers of one replicated service ("store"); "" for none
+  ServerTraits traits;
 };
 
 // A set of election nodes running one protocol instance against its own key or resources.
@@ -65,6 +110,8 @@ class Topology {
   std::optional<Endpoint> find(std::string_view name) const;
   // The server's kind ("" for a node or an unknown address).
   std::string_view kind_of(Endpoint e) const;
+  // Whether `e` is a server that leadership depends on (ServerTraits::coordinator).
+  bool is_coordinator(Endpoint e) const;
   // The position of `e` among the servers of its group (a store's member index), or -1 for a
   // server in no group, a node, or an unknown address.
   std::int32_t index_in_group(Endpoint e) const;
@@ -86,6 +133,11 @@ class Topology {
   std::vector<ElectionGroup> groups_;
   std::vector<std::int32_t> by_slot_;  // server address -2 - k -> index into servers_, or -1
 };
+
+// Whether a fault of `kind` acts on `target` in `topology`'s world: an election node by the fault
+// catalogue, a server by its kind's traits ("store" by the server at the store's address, a
+// group's member by role by its group's).
+bool obeys(FaultKind kind, const Target& target, const Topology& topology);
 
 // The election group of today's worlds: "election", every one of `node_count` nodes, running
 // `protocol` on `key`.

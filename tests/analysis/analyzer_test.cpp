@@ -909,7 +909,9 @@ TEST_CASE(
   events.push_back(leader(450, 2, 3));
   writes(events, 2, 3, 460, 990);
   events.push_back(run_end(1000));
-  const Report r = analyze(writing_config(), events);
+  AnalysisConfig config = writing_config();
+  config.topology = analysis::legacy_topology(config.node_count, 3);  // store:1 is a member
+  const Report r = analyze(config, events);
   CHECK(r.failovers.empty());  // no fault hit a node
   REQUIRE(r.coordinator_failovers.size() == 1);
   const analysis::Failover& f = r.coordinator_failovers[0];

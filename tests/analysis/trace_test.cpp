@@ -250,11 +250,18 @@ TEST_CASE("trace: a written trace read back gives the same report and the same h
 
 TEST_CASE("trace: the header carries the world's servers and election groups") {
   TraceHeader h = header();
+  const sim::ServerTraits member{true, sim::ServerLane::store,
+                                 sim::kProcessFaults | sim::fault_bit(sim::FaultKind::campaign),
+                                 true};
   std::vector<sim::NamedEndpoint> servers = {
-      {sim::store_member_endpoint(0), "store:0", "store", "store"},
-      {sim::store_member_endpoint(1), "store:1", "store", "store"},
-      {sim::kSinkEndpoint, "sink", "sink", ""},
-      {sim::server_endpoint(12), "echo", "echo", ""}};
+      {sim::store_member_endpoint(0), "store:0", "store", "store", member},
+      {sim::store_member_endpoint(1), "store:1", "store", "store", member},
+      {sim::kSinkEndpoint, "sink", "sink", "", {false, sim::ServerLane::sink, 0, false}},
+      {sim::server_endpoint(12),
+       "echo",
+       "echo",
+       "",
+       {false, sim::ServerLane::process, sim::kClockFaults, false}}};
   h.topology =
       sim::Topology(3, servers, {{"election", "lease", {0, 1, 2}, "/k"}, {"b", "raft", {}, {}}});
   std::stringstream text;
@@ -288,6 +295,7 @@ TEST_CASE("trace: the header carries the world's servers and election groups") {
     CHECK(s.name == servers[i].name);
     CHECK(s.kind == servers[i].kind);
     CHECK(s.group == servers[i].group);
+    CHECK(s.traits == servers[i].traits);
   }
   REQUIRE(read.header.topology.groups().size() == 2);
   CHECK(read.header.topology.groups()[0].nodes == std::vector<sim::NodeId>{0, 1, 2});

@@ -131,11 +131,12 @@ std::vector<Event> replicated_store_events() {
 TraceHeader replicated_header() {
   TraceHeader h = header();
   h.store_members = 3;
+  const sim::ServerTraits member{true, sim::ServerLane::store, 0, false};
   h.topology = sim::Topology(h.node_count,
-                             {{sim::store_member_endpoint(0), "store:0", "store", "store"},
-                              {sim::store_member_endpoint(1), "store:1", "store", "store"},
-                              {sim::store_member_endpoint(2), "store:2", "store", "store"},
-                              {sim::kSinkEndpoint, "sink", "sink", ""}},
+                             {{sim::store_member_endpoint(0), "store:0", "store", "store", member},
+                              {sim::store_member_endpoint(1), "store:1", "store", "store", member},
+                              {sim::store_member_endpoint(2), "store:2", "store", "store", member},
+                              {sim::kSinkEndpoint, "sink", "sink", "", {}}},
                              {});
   return h;
 }

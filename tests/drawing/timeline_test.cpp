@@ -299,11 +299,12 @@ TraceHeader replicated_header(std::size_t nodes, std::int64_t duration_ms) {
   TraceHeader h = header(nodes, duration_ms, true);
   h.uses_store = true;
   h.store_members = 3;
+  const sim::ServerTraits member{true, sim::ServerLane::store, 0, false};
   h.topology = sim::Topology(nodes,
-                             {{sim::store_member_endpoint(0), "store:0", "store", "store"},
-                              {sim::store_member_endpoint(1), "store:1", "store", "store"},
-                              {sim::store_member_endpoint(2), "store:2", "store", "store"},
-                              {sim::kSinkEndpoint, "sink", "sink", ""}},
+                             {{sim::store_member_endpoint(0), "store:0", "store", "store", member},
+                              {sim::store_member_endpoint(1), "store:1", "store", "store", member},
+                              {sim::store_member_endpoint(2), "store:2", "store", "store", member},
+                              {sim::kSinkEndpoint, "sink", "sink", "", {}}},
                              {});
   return h;
 }
@@ -750,8 +751,10 @@ TEST_CASE("timeline: a single store has no member rows and keeps its own stalls"
   CHECK(tl.member_pauses.empty());
 }
 
-TEST_CASE("timeline: server_role events show the members even when the header does not") {
-  Feed f(header(3, 5'000));
+TEST_CASE("timeline: server_role events show the members the topology names, whatever the count") {
+  TraceHeader h = header(3, 5'000);
+  h.topology = legacy_topology(3, 2);  // the members are named; store_members still says 1
+  Feed f(h);
   f << server_role(0, 0, sim::Role::follower, 0) << server_role(0, 1, sim::Role::follower, 0)
     << server_role(100, 1, sim::Role::leader, 1, 1);
   const Timeline tl = f.finish(5'000);

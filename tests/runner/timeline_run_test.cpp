@@ -262,7 +262,7 @@ TEST_CASE("timeline run: a replicated store draws its members, its leader's cras
   const std::string doc = drawing::render_timeline_svg(tl);
   keep("timeline-store-leader-crash.svg", doc);
   for (int m = 0; m < 3; ++m) CHECK(contains(doc, ">store:" + std::to_string(m) + "</text>"));
-  const std::string next_name = "store:" + std::to_string(sim::store_member_of(next.member));
+  const std::string next_name = tl.header.topology.name_of(next.member);
   CHECK(contains(doc, ">store leader \xE2\x86\x92 " + next_name + ", term " +
                           std::to_string(next.term) + "</text>"));
   CHECK(contains(doc, ">L t" + std::to_string(next.term) + "</text>"));

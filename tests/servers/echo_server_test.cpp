@@ -1,35 +1,40 @@
-// docs/architecture.md's worked example: a new kind of server added to the world without touching
-// the kernel. The echo server answers every peer message with the same message; a node pings it.
+// docs/architecture.md's worked example: a new kind of server (tests/servers/echo) added to the
+// world through the server registry, without touching the kernel. The echo server answers every
+// peer message with the same message; a node pings it.
 #include <catch2/catch.hpp>
 
 #include <memory>
 #include <vector>
 
+#include "servers/registry.hpp"
 #include "servers/world.hpp"
 #include "sim/kernel.hpp"
+#include "sim/topology.hpp"
+#include "tests/servers/echo/echo.hpp"
 
 namespace {
 
 using namespace electsim::sim;
 using namespace std::chrono_literals;
 
-constexpr Endpoint kEcho = server_endpoint(2);  // the store and the sink take 0 and 1
+using electsim::testing::EchoServer;
 
-// The server: a process that sends back whatever reaches it.
-class EchoServer final : public Process {
- public:
-  void on_start(ProcessContext&) override {}
-  void on_message(ProcessContext& ctx, Endpoint from, const Message& m) override {
-    ctx.send(from, m);
-  }
-  void on_payload(ProcessContext&, Endpoint, std::uint32_t, Payload&&) override {}
-  void on_timer(ProcessContext&, TimerId, TimerTag) override {}
-};
+// The world's servers with `echoes` echo servers: the store, the sink, then the echoes at the
+// first addresses no built-in server keeps.
+WorldConfig echo_world(std::size_t echoes) {
+  WorldConfig world;
+  world.node_count = 1;
+  electsim::servers::Services services;
+  services.more.emplace_back("echo", echoes);
+  electsim::servers::add_services(world, services);
+  return world;
+}
 
 // A client: pings the echo server every 100 ms of its clock and notes when each echo came back.
 struct Pinger final : Protocol {
   std::vector<LocalTime>* echoes;
-  explicit Pinger(std::vector<LocalTime>* out) : echoes(out) {}
+  Endpoint kEcho;
+  Pinger(std::vector<LocalTime>* out, Endpoint echo) : echoes(out), kEcho(echo) {}
   void on_start(Context& ctx) override { ctx.set_timer(100ms, 0); }
   void on_timer(Context& ctx, TimerId, TimerTag) override {
     ctx.send(kEcho, Message{7, {}});
@@ -44,19 +49,19 @@ struct Pinger final : Protocol {
   void on_command(Context&, Command) override {}
 };
 
+// The echo server the first world gets: the first free address.
+const Endpoint kEcho = server_endpoint(kFirstFreeServerSlot);
+
 struct EchoWorld {
   std::vector<LocalTime> echoes;
   std::unique_ptr<Kernel> kernel;
   explicit EchoWorld(std::vector<FaultSpec> faults = {}) {
-    WorldConfig world;
-    world.node_count = 1;
+    WorldConfig world = echo_world(1);
     world.duration = 1s;
     world.network.latency = Distribution::constant_of(5ms);
     world.faults = std::move(faults);
-    world.servers.push_back(
-        ServerSpec{kEcho, "echo", "echo", "", {}, [] { return std::make_unique<EchoServer>(); }});
-    kernel = std::make_unique<Kernel>(electsim::servers::with_services(std::move(world)),
-                                      [this](NodeId) { return std::make_unique<Pinger>(&echoes); });
+    kernel = std::make_unique<Kernel>(
+        std::move(world), [this](NodeId) { return std::make_unique<Pinger>(&echoes, kEcho); });
     kernel->run();
   }
 };
@@ -68,6 +73,41 @@ FaultSpec on_echo(Duration at, FaultKind kind, Duration d) {
   f.target = {TargetKind::node, kEcho, {}};  // a server is targeted by its address
   f.duration = d;
   return f;
+}
+
+TEST_CASE("echo server: the registry gives a new kind addresses past the built-in ones, no cap") {
+  const WorldConfig world = echo_world(40);
+  const Topology topology = topology_of(world);
+  REQUIRE(topology.group_size("echo") == 40);
+  // The built-in servers keep their addresses; the echoes take the free ones, in order.
+  CHECK(*topology.find("store") == kStoreEndpoint);
+  CHECK(*topology.find("sink") == kSinkEndpoint);
+  for (std::size_t k = 0; k < 40; ++k) {
+    const auto echo = topology.find("echo:" + std::to_string(k));
+    REQUIRE(echo);
+    CHECK(*echo == server_endpoint(kFirstFreeServerSlot + k));
+    CHECK(topology.kind_of(*echo) == "echo");
+    CHECK(topology.index_in_group(*echo) == static_cast<std::int32_t>(k));
+    CHECK(topology.server(*echo)->traits.lane == ServerLane::process);
+    CHECK_FALSE(topology.is_coordinator(*echo));
+  }
+  // Its kind's faults act on it; the others do not.
+  const Target echo{TargetKind::node, *topology.find("echo:3"), {}};
+  CHECK(obeys(FaultKind::crash, echo, topology));
+  CHECK(obeys(FaultKind::clock_step, echo, topology));
+  CHECK_FALSE(obeys(FaultKind::step_down, echo, topology));
+  CHECK_FALSE(obeys(FaultKind::disk_stall, echo, topology));
+  CHECK(electsim::servers::server_noun(topology, echo.node) == "an echo server");
+  // Forty echo servers run: every one answers.
+  WorldConfig run = world;
+  run.duration = 1s;
+  run.network.latency = Distribution::constant_of(5ms);
+  std::vector<LocalTime> echoes;
+  Kernel kernel(std::move(run), [&](NodeId) {
+    return std::make_unique<Pinger>(&echoes, *topology.find("echo:39"));
+  });
+  kernel.run();
+  CHECK(echoes.size() == 9);
 }
 
 TEST_CASE("echo server: a server added in a test answers over the simulated network") {

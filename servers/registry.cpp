@@ -1,0 +1,105 @@
+// The server registry (servers/registry.hpp): the built-in kinds in the order a world adds them,
+// then any registered from outside. Each entry comes from its kind's folder; this file only orders
+// them and hands out addresses.
+#include "servers/registry.hpp"
+
+#include <algorithm>
+
+#include "sim/assert.hpp"
+
+namespace electsim::servers {
+
+// Each from its own folder.
+ServerKindInfo store_kind();
+ServerKindInfo sink_kind();
+ServerKindInfo postgres_kind();
+ServerKindInfo redis_kind();
+
+namespace {
+
+std::vector<ServerKindInfo>& table() {
+  // The order fixes the order of a world's processes, and so its traces: the store, the sink,
+  // the database, the Redis masters, as worlds have always been built.
+  static std::vector<ServerKindInfo> kinds = {store_kind(), sink_kind(), postgres_kind(),
+                                              redis_kind()};
+  return kinds;
+}
+
+}  // namespace
+
+WorldBuilder::WorldBuilder(sim::WorldConfig& world) : world_(world) {}
+
+bool WorldBuilder::taken(std::size_t slot) const {
+  return std::any_of(world_.servers.begin(), world_.servers.end(), [&](const sim::ServerSpec& s) {
+    return s.endpoint == sim::server_endpoint(slot);
+  });
+}
+
+sim::Endpoint WorldBuilder::add(std::string name, std::string_view kind, std::string group,
+                                const ServerForm& form, sim::ClockConfig clock,
+                                std::function<std::unique_ptr<sim::Process>()> make,
+                                std::optional<std::size_t> slot) {
+  if (!slot) {
+    while (taken(next_free_)) ++next_free_;
+    slot = next_free_++;
+  }
+  ELECTSIM_ASSERT(*slot < sim::kMaxServerSlots && !taken(*slot), "a free server address");
+  const sim::Endpoint address = sim::server_endpoint(*slot);
+  world_.servers.push_back(sim::ServerSpec{address, std::move(name), std::string(kind),
+                                           std::move(group), form.traits, clock, std::move(make)});
+  return address;
+}
+
+const std::vector<ServerKindInfo>& all_server_kinds() {
+  return table();
+}
+
+const ServerKindInfo* find_server_kind(std::string_view name) {
+  const auto& kinds = table();
+  const auto it = std::find_if(kinds.begin(), kinds.end(),
+                               [&](const ServerKindInfo& k) { return k.name == name; });
+  return it == kinds.end() ? nullptr : &*it;
+}
+
+void register_server_kind(ServerKindInfo kind) {
+  ELECTSIM_ASSERT(find_server_kind(kind.name) == nullptr, "one kind of server per name");
+  ELECTSIM_ASSERT(kind.add != nullptr, "a kind says how it adds its servers");
+  table().push_back(std::move(kind));
+}
+
+bool is_built_in(std::string_view name) {
+  for (const std::string_view built_in : {sim::server_kind::store, sim::server_kind::sink,
+                                          sim::server_kind::postgres, sim::server_kind::redis}) {
+    if (name == built_in) return true;
+  }
+  return false;
+}
+
+std::size_t servers_of(const Services& services, std::string_view kind) {
+  std::size_t n = 0;
+  for (const auto& [name, count] : services.more) n += name == kind ? count : 0;
+  return n;
+}
+
+std::string server_noun(const sim::Topology& topology, sim::Endpoint e) {
+  const sim::NamedEndpoint* server = topology.server(e);
+  if (server == nullptr) return {};
+  const ServerKindInfo* kind = find_server_kind(server->kind);
+  if (kind == nullptr) return {};
+  for (const ServerForm& form : kind->forms) {
+    if (form.traits == server->traits) return form.noun;
+  }
+  return {};
+}
+
+std::vector<std::string> nouns_taking(sim::FaultKind fault) {
+  std::vector<std::string> nouns;
+  for (const ServerKindInfo& kind : table()) {
+    for (const ServerForm& form : kind.forms) {
+      if ((form.traits.faults & sim::fault_bit(fault)) != 0) nouns.push_back(form.noun);
+    }
+  }
+  return nouns;
+}
+
+}  // namespace electsim::servers

@@ -1,0 +1,80 @@
+// The server registry: every kind of server a world can hold, shaped like the protocol registry.
+// A kind declares its name, what each of its endpoints is to the rest of electsim (ServerTraits:
+// whether leadership depends on it, its lane in the pictures, the fault kinds it takes, whether
+// the search may aim at it), how messages call one of them, and how it adds its endpoints to a
+// world from the scenario's settings (Services). The kernel, the loader, the analysis, the
+// pictures and the search read all of it from here or from the topology it yields; none of them
+// names a kind.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "servers/world.hpp"
+#include "sim/kernel.hpp"
+#include "sim/topology.hpp"
+
+namespace electsim::servers {
+
+// One shape of a kind's endpoints: the store's are the single store or a replicated store's
+// members, which take different faults.
+struct ServerForm {
+  std::string noun;  // as messages call one: "a store member", "the database"
+  sim::ServerTraits traits;
+};
+
+// Puts servers into a world, handing out their addresses: a built-in kind keeps the slot its
+// servers have always had (sim/ids.hpp), any other server takes the next free slot.
+class WorldBuilder {
+ public:
+  explicit WorldBuilder(sim::WorldConfig& world);
+
+  sim::WorldConfig& world() { return world_; }
+  // Adds a server and returns its address: `slot` when given (it must be free), else the first
+  // free slot from sim::kFirstFreeServerSlot.
+  sim::Endpoint add(std::string name, std::string_view kind, std::string group,
+                    const ServerForm& form, sim::ClockConfig clock,
+                    std::function<std::unique_ptr<sim::Process>()> make,
+                    std::optional<std::size_t> slot = std::nullopt);
+
+ private:
+  bool taken(std::size_t slot) const;
+  sim::WorldConfig& world_;
+  std::size_t next_free_ = sim::kFirstFreeServerSlot;
+};
+
+struct ServerKindInfo {
+  std::string name;         // its kind in topologies, traces and `electsim list servers`
+  std::string description;  // one line
+  std::vector<ServerForm> forms;
+  // Adds its servers to the world when `services` asks for them (the loader fills Services from
+  // the scenario's sections; tests fill it by hand).
+  std::function<void(const Services& services, WorldBuilder& world)> add;
+};
+
+// The most servers of one registered kind a scenario may ask for (Services::more).
+inline constexpr std::size_t kMaxServersOfKind = 64;
+
+// Every kind, in the order a world adds them (which fixes the order of its processes).
+const std::vector<ServerKindInfo>& all_server_kinds();
+const ServerKindInfo* find_server_kind(std::string_view name);
+// Registers a kind defined outside this folder (a test's server). Call it before any world is
+// built, never while one is (the table is not locked); a second kind of one name is refused.
+void register_server_kind(ServerKindInfo kind);
+// Whether `name` is one of the built-in kinds, which scenarios configure in sections of their own
+// rather than in `servers`.
+bool is_built_in(std::string_view name);
+// How many servers of `kind` `services` asks for in Services::more (0 for none).
+std::size_t servers_of(const Services& services, std::string_view kind);
+
+// The noun messages give the server at `e` of `topology` ("a store member"), or "" for a node or
+// an address no registered kind's form matches.
+std::string server_noun(const sim::Topology& topology, sim::Endpoint e);
+// The nouns of every registered form that takes `kind` as a target, in the table's order.
+std::vector<std::string> nouns_taking(sim::FaultKind kind);
+
+}  // namespace electsim::servers

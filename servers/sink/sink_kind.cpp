@@ -1,0 +1,30 @@
+// The sink as a kind of server (servers/registry.hpp): the protected database every world has.
+#include <memory>
+#include <string>
+
+#include "servers/registry.hpp"
+#include "servers/sink/sink_server.hpp"
+
+namespace electsim::servers {
+
+namespace {
+
+// The protected database is what harm is measured at, not a coordinator, and no fault names it
+// as its target (links faults still cut it off).
+const ServerForm kSink{"the sink", {false, sim::ServerLane::sink, 0, false}};
+
+}  // namespace
+
+ServerKindInfo sink_kind() {
+  return {std::string(sim::server_kind::sink),
+          "the fenced sink: the protected database that rejects stale tokens",
+          {kSink},
+          [](const Services& services, WorldBuilder& builder) {
+            builder.add(
+                "sink", sim::server_kind::sink, "", kSink, sim::ClockConfig{},
+                [config = services.sink] { return std::make_unique<SinkServer>(config); },
+                sim::server_slot(sim::kSinkEndpoint));
+          }};
+}
+
+}  // namespace electsim::servers
