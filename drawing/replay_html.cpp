@@ -806,6 +806,13 @@ std::string data_json(const ReplayRecorder& recorder, const Report& report, cons
     members.push_back(h.topology.store_member(m));
   }
   append_array(out, members, [&](sim::Endpoint e) { append_int(out, e); });
+  // The servers whose kind gives them a lane of their own, in the topology's order.
+  std::vector<sim::Endpoint> lanes;
+  for (const sim::NamedEndpoint& s : h.topology.servers()) {
+    if (s.traits.lane == sim::ServerLane::process) lanes.push_back(s.address);
+  }
+  out += ",\"servers\":";
+  append_array(out, lanes, [&](sim::Endpoint e) { append_int(out, e); });
   out += ",\"types\":";
   append_string_array(out, h.message_types);
   out += ",\"texts\":";

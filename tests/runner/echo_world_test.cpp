@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "analysis/trace.hpp"
@@ -74,8 +75,11 @@ TEST_CASE("echo world: a scenario declares registered servers and its faults nam
   const fs::path dir = scratch();
   const fs::path trace = dir / "echo.jsonl";
   const fs::path perfetto = dir / "echo.perfetto.json";
+  const fs::path page = dir / "echo.html";
   runner::RunOptions options;
-  options.output("trace", trace.string()).output("perfetto", perfetto.string());
+  options.output("trace", trace.string())
+      .output("perfetto", perfetto.string())
+      .output("html", page.string());
   options.timeline = true;
   const runner::RunResult r = runner::run_scenario(s, options);
   REQUIRE(r.errors.empty());
@@ -129,6 +133,13 @@ TEST_CASE("echo world: a scenario declares registered servers and its faults nam
   }
   CHECK(threads == std::set<std::string>{"echo:0", "echo:1"});
   CHECK(crashed);
+
+  // The replay page lists them for their cards, by address; its names come from the topology.
+  REQUIRE(r.pictures.size() == 1);
+  const std::string html = r.pictures[0].content;
+  CHECK_THAT(html,
+             Catch::Contains(fmt::format("\"servers\":[{},{}]", *topology.find("echo:0"), *echo1)));
+  CHECK_THAT(html, Catch::Contains(fmt::format("[{},\"echo:1\"]", *echo1)));
   fs::remove_all(dir);
 }
 
