@@ -64,7 +64,7 @@ struct Analyzer::State {
   AnalysisConfig config;
   Report report;
   std::size_t node_count = 0;
-  CoordinatorWatch coordinator{1};
+  CoordinatorWatch coordinator;
 
   // Leadership.
   std::vector<std::optional<std::size_t>> open;  // per node: its open interval in report.intervals
@@ -806,7 +806,18 @@ struct Analyzer::State {
 
 Analyzer::Analyzer(AnalysisConfig config) : state_(std::make_unique<State>()) {
   state_->node_count = config.node_count;
-  state_->coordinator = CoordinatorWatch(config.store_members, config.coordinator);
+  // The coordinator's servers: the store's members by the topology, or the one server leadership
+  // depends on.
+  std::vector<sim::Endpoint> coordinator = {config.coordinator};
+  if (config.store_members > 1 && config.coordinator == sim::kStoreEndpoint) {
+    coordinator.clear();
+    for (std::size_t m = 0; m < config.store_members; ++m) {
+      coordinator.push_back(config.topology.store_member(m));
+    }
+  }
+  state_->coordinator =
+      CoordinatorWatch(std::move(coordinator),
+                       config.topology.kind_of(config.coordinator) == sim::server_kind::postgres);
   if (config.write_interval && config.write_interval->count() > 0) {
     state_->outage_gap = 2 * *config.write_interval;
     state_->report.outages_measured = true;

@@ -8,13 +8,13 @@
 
 namespace electsim::analysis {
 
-CoordinatorWatch::CoordinatorWatch(std::size_t members, sim::Endpoint single)
-    : member_count_(std::max<std::size_t>(members, 1)) {
+CoordinatorWatch::CoordinatorWatch(std::vector<sim::Endpoint> members, bool database)
+    : member_count_(std::max<std::size_t>(members.size(), 1)) {
   report_.members = member_count_;
-  report_.database = member_count_ == 1 && single == sim::kPostgresEndpoint;
+  report_.database = database;
   for (std::size_t k = 0; k < member_count_; ++k) {
     Member m;
-    m.endpoint = member_count_ == 1 ? single : sim::store_member_endpoint(k);
+    m.endpoint = k < members.size() ? members[k] : sim::kStoreEndpoint;
     // A single store serves from the start; members lead only once elected.
     m.leads = member_count_ == 1;
     members_.push_back(m);

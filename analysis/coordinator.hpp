@@ -21,9 +21,10 @@ namespace electsim::analysis {
 
 class CoordinatorWatch {
  public:
-  // `members`: the store's members (1: the single store). A single coordinator may be another
-  // server than the store (`single`: the database server).
-  explicit CoordinatorWatch(std::size_t members, sim::Endpoint single = sim::kStoreEndpoint);
+  // `members`: the coordinator's servers, a replicated store's members in order or the one
+  // server leadership depends on (the single store; with `database`, the database server).
+  explicit CoordinatorWatch(std::vector<sim::Endpoint> members = {sim::kStoreEndpoint},
+                            bool database = false);
 
   void on_event(const sim::Event& e);
   // Whether the store could grant a lease just before the current event.

@@ -163,8 +163,8 @@ class Loader {
   std::string node_expected() const;
   std::optional<sim::NodeId> read_node(const json& v, const std::string& pointer);
   std::optional<sim::Endpoint> read_endpoint(const json& v, const std::string& pointer);
-  std::optional<sim::Endpoint> store_member(const std::string& text) const;
-  std::string store_members_expected() const;
+  std::string server_name_hint(const json& v) const;
+  std::string server_names_expected() const;
   std::optional<sim::Target> read_target(const json& v, const std::string& pointer,
                                          bool allow_store);
 
@@ -180,7 +180,6 @@ class Loader {
   void read_postgres(const json& v, servers::Services& services);
   void read_redis(const json& v, servers::Services& services);
   void read_servers(const json& v, servers::Services& services);
-  std::optional<sim::Endpoint> redis_master(const std::string& text) const;
   // The world's servers as the server registry will build them from `services`: known before
   // faults are read, which name servers by the topology's names.
   void build_topology(const servers::Services& services);

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "runner/loader_detail.hpp"
+#include "servers/registry.hpp"
 
 namespace electsim::runner::detail {
 
@@ -120,15 +121,6 @@ std::optional<sim::NodeId> Loader::read_node(const json& v, const std::string& p
   return static_cast<sim::NodeId>(*n);
 }
 
-// "store:K", member K of a replicated store, K written exactly ("store:1", never "store: 1",
-// "store:01" or "store:-0"); nullopt for any other text.
-std::optional<sim::Endpoint> Loader::store_member(const std::string& text) const {
-  if (!starts_with(text, "store:")) return std::nullopt;
-  const auto k = parse_index(std::string_view(text).substr(6));
-  if (!k || static_cast<std::uint64_t>(*k) >= store_members_) return std::nullopt;
-  return sim::store_member_endpoint(static_cast<std::size_t>(*k));
-}
-
 void Loader::build_topology(const servers::Services& services) {
   servers::Services world_services = services;
   // A file whose protocol failed to validate still has the servers its sections or its protocol
@@ -150,40 +142,59 @@ std::optional<sim::Endpoint> Loader::fault_target(const std::string& text) const
   return e;
 }
 
-// "redis:K", Redis master K, K written exactly as for store members.
-std::optional<sim::Endpoint> Loader::redis_master(const std::string& text) const {
-  if (!redis_ || !starts_with(text, "redis:")) return std::nullopt;
-  const auto k = parse_index(std::string_view(text).substr(6));
-  if (!k || static_cast<std::uint64_t>(*k) >= redis_masters_) return std::nullopt;
-  return sim::redis_endpoint(static_cast<std::size_t>(*k));
-}
-
-namespace {
-
-// A hint for "store: 1", "redis:01" and the like, where such names exist: a name with its index
-// written loosely.
-std::string loose_index_hint(const json& v, bool store_members, bool redis_masters) {
+// A hint for a server name this world does not have, from the kind it names ("redis:7",
+// "postgres" in a world without the database, "store:1" with a single store, "echo: 1"): how the
+// index is written, which servers of the kind there are, or when the world has them.
+std::string Loader::server_name_hint(const json& v) const {
   if (!v.is_string()) return {};
-  const auto& text = v.get_ref<const std::string&>();
-  for (const char* prefix : {"store:", "redis:"}) {
-    if (!starts_with(text, prefix)) continue;
-    if (!(prefix[0] == 's' ? store_members : redis_masters)) continue;
-    const std::string_view index = std::string_view(text).substr(6);
-    if (!index.empty() && !parse_index(index)) {
+  const std::string& text = v.get_ref<const std::string&>();
+  for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
+    const std::string prefix = kind.name + ":";
+    const bool indexed = starts_with(text, prefix);
+    if (!indexed && text != kind.name) continue;
+    std::vector<std::string> names;
+    for (const sim::NamedEndpoint& s : topology_.servers()) {
+      if (s.kind == kind.name && starts_with(s.name, prefix) == indexed) names.push_back(s.name);
+    }
+    if (names.empty()) return kind.absent_hint;
+    const std::string_view index = std::string_view(text).substr(prefix.size());
+    if (indexed && !index.empty() && !parse_index(index)) {
       return fmt::format(
-          "the index after \"{}\" is written in plain digits, with no space, sign or leading "
-          "zero",
+          "the index after \"{}\" is written in plain digits, with no space, sign or leading zero",
           prefix);
     }
+    if (indexed && !kind.plural.empty()) {
+      return fmt::format("{} are \"{}\" to \"{}\"", kind.plural, names.front(), names.back());
+    }
+    return {};
   }
   return {};
 }
 
-}  // namespace
-
-std::string Loader::store_members_expected() const {
-  if (store_members_ <= 1) return {};
-  return fmt::format(", \"store:0\" to \"store:{}\"", store_members_ - 1);
+// The servers an endpoint may name, for a message: "store" (the store's address in any world),
+// then the world's servers, a group's run of indexed names as "\"g:0\" to \"g:N-1\"".
+std::string Loader::server_names_expected() const {
+  std::vector<std::string> parts = {"\"store\""};
+  const auto& servers = topology_.servers();
+  for (std::size_t i = 0; i < servers.size();) {
+    std::size_t k = i;
+    while (k + 1 < servers.size() && !servers[i].group.empty() &&
+           servers[k + 1].group == servers[i].group) {
+      ++k;
+    }
+    if (k > i) {
+      parts.push_back(fmt::format("\"{}\" to \"{}\"", servers[i].name, servers[k].name));
+    } else if (servers[i].name != "store") {
+      parts.push_back(json_quoted(servers[i].name));
+    }
+    i = k + 1;
+  }
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    out += i == 0 ? "" : i + 1 == parts.size() ? " or " : ", ";
+    out += parts[i];
+  }
+  return out;
 }
 
 std::optional<sim::Endpoint> Loader::read_endpoint(const json& v, const std::string& pointer) {
@@ -194,24 +205,8 @@ std::optional<sim::Endpoint> Loader::read_endpoint(const json& v, const std::str
     if (const auto server = topology_.find(text); server && *server < 0) return server;
   }
   if (v.is_number_integer()) return read_node(v, pointer);
-  std::string hint;
-  if (store_members_ <= 1 && v.is_string() &&
-      v.get_ref<const std::string&>().rfind("store:", 0) == 0) {
-    hint = "store members exist only in a replicated store: set store.members to 3 or 5";
-  }
-  if (!database_ && v.is_string() && v.get_ref<const std::string&>() == "postgres") {
-    hint = "the database server exists only with a database protocol or a postgres section";
-  }
-  if (v.is_string() && v.get_ref<const std::string&>().rfind("redis:", 0) == 0) {
-    hint = redis_ ? fmt::format("Redis masters are \"redis:0\" to \"redis:{}\"", redis_masters_ - 1)
-                  : "Redis masters exist only with the redlock protocol or a redis section";
-  }
-  if (auto loose = loose_index_hint(v, store_members_ > 1, redis_); !loose.empty()) hint = loose;
-  problem(pointer,
-          node_expected() + ", \"store\"" + store_members_expected() +
-              (database_ ? ", \"sink\" or \"postgres\"" : " or \"sink\"") +
-              (redis_ ? fmt::format(" or \"redis:0\" to \"redis:{}\"", redis_masters_ - 1) : ""),
-          json_excerpt(v), hint);
+  problem(pointer, node_expected() + ", " + server_names_expected(), json_excerpt(v),
+          server_name_hint(v));
   return std::nullopt;
 }
 
@@ -256,20 +251,13 @@ std::optional<sim::Target> Loader::read_target(const json& v, const std::string&
   }
   std::string hint =
       v.is_string() ? did_you_mean(v.get_ref<const std::string&>(), roles) : std::string();
-  if (!database_ && v.is_string() && v.get_ref<const std::string&>() == "postgres") {
-    hint = "the database server exists only with a database protocol or a postgres section";
-  }
-  if (v.is_string() && v.get_ref<const std::string&>().rfind("redis:", 0) == 0) {
-    hint = redis_ ? fmt::format("Redis masters are \"redis:0\" to \"redis:{}\"", redis_masters_ - 1)
-                  : "Redis masters exist only with the redlock protocol or a redis section";
-  }
+  if (std::string known = server_name_hint(v); !known.empty()) hint = known;
   if (store_members_ <= 1 && v.is_string()) {
     const auto& text = v.get_ref<const std::string&>();
-    if (text == "store_leader" || text == "store_follower" || text.rfind("store:", 0) == 0) {
+    if (text == "store_leader" || text == "store_follower") {
       hint = "store members are targets only in a replicated store: set store.members to 3 or 5";
     }
   }
-  if (auto loose = loose_index_hint(v, store_members_ > 1, redis_); !loose.empty()) hint = loose;
   problem(pointer, node_expected() + " or one of " + joined(roles, true), json_excerpt(v), hint);
   return std::nullopt;
 }

@@ -51,6 +51,11 @@ struct ServerKindInfo {
   std::string name;         // its kind in topologies, traces and `electsim list servers`
   std::string description;  // one line
   std::vector<ServerForm> forms;
+  // Its indexed servers ("<name>:K") in plural, for messages: "Redis masters are ..."; "" for a
+  // kind without them.
+  std::string plural;
+  // What a scenario is told when it names a server of this kind that its world lacks.
+  std::string absent_hint;
   // Adds its servers to the world when `services` asks for them (the loader fills Services from
   // the scenario's sections; tests fill it by hand).
   std::function<void(const Services& services, WorldBuilder& world)> add;

@@ -22,6 +22,8 @@ ServerKindInfo postgres_kind() {
   return {std::string(sim::server_kind::postgres),
           "a PostgreSQL server: sessions, advisory locks and a leader row",
           {kDatabase},
+          "",
+          "the database server exists only with a database protocol or a postgres section",
           [](const Services& services, WorldBuilder& builder) {
             if (!services.postgres) return;
             builder.add(

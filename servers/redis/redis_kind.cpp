@@ -35,6 +35,8 @@ ServerKindInfo redis_kind() {
   return {std::string(sim::server_kind::redis),
           "Redlock's independent Redis masters: SET NX PX keys and a counter",
           {kMaster},
+          "Redis masters",
+          "Redis masters exist only with the redlock protocol or a redis section",
           add_masters};
 }
 

@@ -19,6 +19,8 @@ ServerKindInfo sink_kind() {
   return {std::string(sim::server_kind::sink),
           "the fenced sink: the protected database that rejects stale tokens",
           {kSink},
+          "",
+          "",
           [](const Services& services, WorldBuilder& builder) {
             builder.add(
                 "sink", sim::server_kind::sink, "", kSink, sim::ClockConfig{},

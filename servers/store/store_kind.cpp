@@ -67,6 +67,8 @@ ServerKindInfo store_kind() {
           "the coordination store (etcd-like): one logical server, or a replicated cluster of "
           "members running Raft",
           {kSingle, kMember},
+          "store members",
+          "store members exist only in a replicated store: set store.members to 3 or 5",
           add_store};
 }
 

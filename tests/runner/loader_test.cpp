@@ -323,7 +323,7 @@ TEST_CASE("loader: each kind of bad input is one problem at its pointer") {
       {R"({"store": {"members": 3, "request_timeout": "0s"}})", "/store/request_timeout",
        "at least \"1ms\" (the shortest server timer)"},
       {R"({"store": {"members": 3}, "faults": [{"at": "1s", "kind": "crash", "target": "store:3"}]})",
-       "/faults/0/target", "did you mean \"store:0\"?"},
+       "/faults/0/target", "store members are \"store:0\" to \"store:2\""},
       {R"({"faults": [{"at": "1s", "kind": "crash", "target": "store_leader"}]})",
        "/faults/0/target", "only in a replicated store: set store.members to 3 or 5"},
       {R"({"faults": [{"at": "1s", "kind": "partition", "groups": [["store:1"], [0]]}]})",

@@ -17,6 +17,8 @@ servers::ServerKindInfo echo_kind() {
   return {"echo",
           "answers every message with itself (a test's server)",
           {kEcho},
+          "echo servers",
+          "echo servers exist only when the scenario's servers section asks for them",
           [](const servers::Services& services, servers::WorldBuilder& world) {
             const std::size_t count = servers::servers_of(services, "echo");
             for (std::size_t k = 0; k < count; ++k) {
