@@ -18,126 +18,304 @@ namespace electsim::analysis {
 
 namespace {
 
+std::vector<const Failover*> observed_failovers(const Report& r);
+const Failover* longest_failover(const Report& r);
+const Failover* longest_write_outage(const Report& r);
+
+double ns(Duration d) {
+  return static_cast<double>(d.count());
+}
+double count(std::uint64_t n) {
+  return static_cast<double>(n);
+}
+std::optional<double> ns_if(const std::optional<Duration>& d) {
+  if (!d) return std::nullopt;
+  return ns(*d);
+}
+// The median of whole nanoseconds: of an even count, the mean of the two middle values, in whole
+// nanoseconds; none of none.
+std::optional<double> median(std::vector<std::int64_t> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  if (values.size() % 2 == 1) return static_cast<double>(values[mid]);
+  return static_cast<double>(values[mid - 1] + (values[mid] - values[mid - 1]) / 2);
+}
+// How long each failover took until every live node heard of the new leader, where known.
+std::vector<std::int64_t> heard(const Report& r) {
+  std::vector<std::int64_t> values;
+  for (const Failover& f : r.failovers) {
+    if (f.failover_heard) values.push_back(f.failover_heard->count());
+  }
+  return values;
+}
+
+// The catalogue: each metric's name, unit, meaning, when it has no value, and how to read it from
+// a report. expect, the summaries, --json, sweeps, the search and docs/metrics.md's table all read
+// this one table.
 const std::vector<MetricInfo>& catalogue() {
   static const std::vector<MetricInfo> metrics = {
       {"split_brain_time", MetricUnit::duration,
-       "total time two or more nodes believed they were leader"},
+       "total time two or more nodes believed they were leader", "",
+       [](const Report& r) -> std::optional<double> { return ns(r.split_brain_time); }},
       {"split_brain_episodes", MetricUnit::count,
-       "stretches of non-zero length with two or more leaders"},
+       "stretches of non-zero length with two or more leaders", "",
+       [](const Report& r) -> std::optional<double> { return count(r.split_brain_episodes); }},
       {"same_epoch_leaders", MetricUnit::count,
-       "pairs of different nodes that were leader in the same epoch"},
+       "pairs of different nodes that were leader in the same epoch", "",
+       [](const Report& r) -> std::optional<double> { return count(r.same_epoch_leaders_total); }},
       {"stale_writes_accepted", MetricUnit::count,
        "sink writes accepted with a token below the newest leader epoch (a deposed leader acted; "
-       "corruption only where it overwrote newer data, stale_writes_overwriting)"},
+       "corruption only where it overwrote newer data, stale_writes_overwriting)",
+       "", [](const Report& r) -> std::optional<double> { return count(r.stale_writes_accepted); }},
       {"stale_writes_rejected", MetricUnit::count,
-       "sink writes with a stale token that fencing rejected"},
+       "sink writes with a stale token that fencing rejected", "",
+       [](const Report& r) -> std::optional<double> { return count(r.stale_writes_rejected); }},
       {"stale_writes_overwriting", MetricUnit::count,
        "accepted writes with a token below one the sink had already accepted: an old leader "
-       "overwrote a newer leader's data (always 0 with fencing)"},
+       "overwrote a newer leader's data (always 0 with fencing)",
+       "",
+       [](const Report& r) -> std::optional<double> { return count(r.stale_writes_overwriting); }},
       {"equal_token_writes", MetricUnit::count,
        "accepted writes carrying the same token as the newest the sink had accepted, from a node "
        "that had written with it before another node did: two leaders interleaving under one "
-       "token, harm fencing cannot separate (fails any run whose expect block does not bound it)"},
-      {"writes_accepted", MetricUnit::count, "sink writes accepted"},
-      {"writes_rejected", MetricUnit::count, "sink writes rejected"},
+       "token, harm fencing cannot separate (fails any run whose expect block does not bound it)",
+       "", [](const Report& r) -> std::optional<double> { return count(r.equal_token_writes); }},
+      {"writes_accepted", MetricUnit::count, "sink writes accepted", "",
+       [](const Report& r) -> std::optional<double> { return count(r.writes_accepted); }},
+      {"writes_rejected", MetricUnit::count, "sink writes rejected", "",
+       [](const Report& r) -> std::optional<double> { return count(r.writes_rejected); }},
       {"failovers", MetricUnit::count,
-       "faults that took the leader away and after which another node led"},
+       "faults that took the leader away and after which another node led", "",
+       [](const Report& r) -> std::optional<double> {
+         return count(observed_failovers(r).size());
+       }},
       {"failovers_unresolved", MetricUnit::count,
        "faults that took the leader away with no other leader by the run's end (faults the old "
-       "leader rode out, keeping its interval, are not counted)"},
+       "leader rode out, keeping its interval, are not counted)",
+       "",
+       [](const Report& r) -> std::optional<double> {
+         std::size_t unresolved = 0;
+         for (const Failover& f : r.failovers) {
+           unresolved += !f.failover && !f.ridden_out && !f.regained_at ? 1 : 0;
+         }
+         return count(unresolved);
+       }},
       {"failover_max", MetricUnit::duration,
-       "longest time from such a fault to another node leading (unobserved: no failover)"},
+       "longest time from such a fault to another node leading (unobserved: no failover)",
+       "no observed failover",
+       [](const Report& r) -> std::optional<double> {
+         const Failover* f = longest_failover(r);
+         if (f == nullptr) return std::nullopt;
+         return ns(*f->failover);
+       }},
       {"failover_median", MetricUnit::duration,
-       "median time from such a fault to another node leading (unobserved: no failover)"},
+       "median time from such a fault to another node leading (unobserved: no failover)",
+       "no observed failover",
+       [](const Report& r) -> std::optional<double> {
+         std::vector<std::int64_t> values;
+         for (const Failover* f : observed_failovers(r)) values.push_back(f->failover->count());
+         return median(std::move(values));
+       }},
       {"failover_heard_max", MetricUnit::duration,
        "longest time from such a fault to every other live node having heard the new leader "
-       "(the Raft paper's endpoint; unobserved where no node messages another)"},
+       "(the Raft paper's endpoint; unobserved where no node messages another)",
+       "no failover heard by every live node",
+       [](const Report& r) -> std::optional<double> {
+         std::vector<std::int64_t> values = heard(r);
+         if (values.empty()) return std::nullopt;
+         return static_cast<double>(*std::max_element(values.begin(), values.end()));
+       }},
       {"failover_heard_median", MetricUnit::duration,
-       "median time from such a fault to every other live node having heard the new leader"},
+       "median time from such a fault to every other live node having heard the new leader",
+       "no failover heard by every live node",
+       [](const Report& r) -> std::optional<double> { return median(heard(r)); }},
       {"write_outage_max", MetricUnit::duration,
        "longest time from the old leader's last accepted write before a fault to the new "
-       "leader's first (or to the old leader's own, where it rode the fault out)"},
+       "leader's first (or to the old leader's own, where it rode the fault out)",
+       "no fault with both writes",
+       [](const Report& r) -> std::optional<double> {
+         const Failover* f = longest_write_outage(r);
+         if (f == nullptr) return std::nullopt;
+         return ns(*f->write_outage);
+       }},
       {"outages", MetricUnit::count,
        "service outages: gaps of more than two write intervals between accepted writes from the "
-       "newest leader, whatever the cause (unobserved: the leaders do not write)"},
+       "newest leader, whatever the cause (unobserved: the leaders do not write)",
+       "the leaders do not write (no workload)",
+       [](const Report& r) -> std::optional<double> {
+         if (!r.outages_measured) return std::nullopt;
+         return count(r.outages_total);
+       }},
       {"outage_time", MetricUnit::duration,
-       "total length of the service outages (unobserved: the leaders do not write)"},
+       "total length of the service outages (unobserved: the leaders do not write)",
+       "the leaders do not write",
+       [](const Report& r) -> std::optional<double> {
+         if (!r.outages_measured) return std::nullopt;
+         return ns(r.outage_time);
+       }},
       {"outage_max", MetricUnit::duration,
        "the longest service outage, from the last accepted write to the next from the newest "
-       "leader, or to the run's end when the service never wrote again (unobserved: no outage)"},
+       "leader, or to the run's end when the service never wrote again (unobserved: no outage)",
+       "no outage", [](const Report& r) -> std::optional<double> { return ns_if(r.outage_max); }},
       {"outages_unresolved", MetricUnit::count,
        "1 when the service never wrote again after its last outage began, else 0 (unobserved: "
-       "the leaders do not write)"},
+       "the leaders do not write)",
+       "the leaders do not write",
+       [](const Report& r) -> std::optional<double> {
+         if (!r.outages_measured) return std::nullopt;
+         return count(r.outages_unresolved);
+       }},
       {"writable_fraction", MetricUnit::fraction,
        "share of the time from the first accepted write to the run's end outside any outage "
-       "(unobserved: no write was ever accepted)"},
+       "(unobserved: no write was ever accepted)",
+       "no write was ever accepted",
+       [](const Report& r) -> std::optional<double> { return r.writable_fraction; }},
       {"coordinator_failovers", MetricUnit::count,
        "leader changes in a service outage caused by a fault on the coordinator (store member, "
-       "store, database, Redis master) with no fault on the old leader"},
+       "store, database, Redis master) with no fault on the old leader",
+       "",
+       [](const Report& r) -> std::optional<double> {
+         return count(r.coordinator_failovers.size());
+       }},
       {"coordinator_failover_max", MetricUnit::duration,
        "the longest such outage, from the service's last write to the new leader's first "
-       "(unobserved: none)"},
-      {"leaderless_fraction", MetricUnit::fraction, "share of the run with no leader"},
-      {"leaderless_time", MetricUnit::duration, "time with no leader"},
+       "(unobserved: none)",
+       "no coordinator failover",
+       [](const Report& r) -> std::optional<double> {
+         std::optional<double> longest;
+         for (const Failover& f : r.coordinator_failovers) {
+           if (f.write_outage && (!longest || ns(*f.write_outage) > *longest)) {
+             longest = ns(*f.write_outage);
+           }
+         }
+         return longest;
+       }},
+      {"leaderless_fraction", MetricUnit::fraction, "share of the run with no leader", "",
+       [](const Report& r) -> std::optional<double> { return r.leaderless_fraction; }},
+      {"leaderless_time", MetricUnit::duration, "time with no leader", "",
+       [](const Report& r) -> std::optional<double> { return ns(r.leaderless_time); }},
       {"first_leader_at", MetricUnit::duration,
-       "when the first leader announced itself (unobserved: never)"},
-      {"elections", MetricUnit::count, "distinct (node, epoch) leader announcements"},
-      {"messages_sent", MetricUnit::count, "peer-to-peer messages sent"},
-      {"messages_dropped", MetricUnit::count, "peer-to-peer messages lost, cut or refused"},
+       "when the first leader announced itself (unobserved: never)", "no leader ever",
+       [](const Report& r) -> std::optional<double> {
+         if (!r.first_leader_at) return std::nullopt;
+         return ns(r.first_leader_at->since_start());
+       }},
+      {"elections", MetricUnit::count, "distinct (node, epoch) leader announcements", "",
+       [](const Report& r) -> std::optional<double> { return count(r.elections); }},
+      {"messages_sent", MetricUnit::count, "peer-to-peer messages sent", "",
+       [](const Report& r) -> std::optional<double> { return count(r.messages_sent); }},
+      {"messages_dropped", MetricUnit::count, "peer-to-peer messages lost, cut or refused", "",
+       [](const Report& r) -> std::optional<double> { return count(r.messages_dropped); }},
       {"messages_per_election", MetricUnit::rate,
        "all messages sent, heartbeats included, per election (unobserved: no election); "
-       "election_messages_per_election counts the election's own"},
+       "election_messages_per_election counts the election's own",
+       "no election",
+       [](const Report& r) -> std::optional<double> {
+         if (r.elections == 0) return std::nullopt;
+         return count(r.messages_sent) / count(r.elections);
+       }},
       {"election_messages", MetricUnit::count,
        "messages of the elections themselves (Election, Answer, Coordinator, RequestVote, ...), "
-       "heartbeats and other traffic excluded"},
+       "heartbeats and other traffic excluded",
+       "",
+       [](const Report& r) -> std::optional<double> { return count(r.election_messages_sent); }},
       {"election_messages_per_election", MetricUnit::rate,
-       "election messages per election (unobserved: no election)"},
-      {"store_requests", MetricUnit::count, "requests sent to the store"},
-      {"store_requests_per_second", MetricUnit::rate, "store requests per simulated second"},
+       "election messages per election (unobserved: no election)", "no election",
+       [](const Report& r) -> std::optional<double> {
+         if (r.elections == 0) return std::nullopt;
+         return count(r.election_messages_sent) / count(r.elections);
+       }},
+      {"store_requests", MetricUnit::count, "requests sent to the store", "",
+       [](const Report& r) -> std::optional<double> { return count(r.store_requests_total); }},
+      {"store_requests_per_second", MetricUnit::rate, "store requests per simulated second", "",
+       [](const Report& r) -> std::optional<double> { return r.store_requests_per_second; }},
       {"server_requests", MetricUnit::count,
-       "statements and commands sent to the database server or the Redis masters"},
+       "statements and commands sent to the database server or the Redis masters", "",
+       [](const Report& r) -> std::optional<double> { return count(r.server_requests_total); }},
       {"coordinator_requests_per_second", MetricUnit::rate,
-       "requests to every coordinator (store, database, Redis masters) per simulated second"},
+       "requests to every coordinator (store, database, Redis masters) per simulated second", "",
+       [](const Report& r) -> std::optional<double> { return r.coordinator_requests_per_second; }},
       {"coordinator_requests_steady_per_second", MetricUnit::rate,
        "store, database and Redis requests per second while exactly one node leads and no "
-       "failover waits (unobserved: never steady)"},
+       "failover waits (unobserved: never steady)",
+       "never steady",
+       [](const Report& r) -> std::
+                               optional<double> {
+                                 if (r.steady_time.count() == 0) return std::nullopt;
+                                 return r.steady_requests_per_second;
+                               }},
       {"writes_after_deadline", MetricUnit::count,
        "writes a leader committed after its own deadline (a lease's renew deadline) had passed "
-       "on its clock"},
+       "on its clock",
+       "", [](const Report& r) -> std::optional<double> { return count(r.writes_after_deadline); }},
       {"heal_recovery", MetricUnit::duration,
        "from the last heal fault to the first accepted write while exactly one node leads "
-       "(unobserved: no heal, or no such write after it)"},
+       "(unobserved: no heal, or no such write after it)",
+       "no heal fault, or no single leader writing after it",
+       [](const Report& r) -> std::optional<double> { return ns_if(r.heal_recovery); }},
       {"requests_before_first_leader", MetricUnit::count,
-       "store, database and Redis requests sent before any node led"},
+       "store, database and Redis requests sent before any node led", "",
+       [](const Report& r) -> std::optional<double> {
+         return count(r.requests_before_first_leader);
+       }},
       {"failover_requests_peak", MetricUnit::count,
        "the thundering herd: the most coordinator requests sent in one second from a fault that "
-       "took the leader away until one second after the next leader (unobserved: no failover)"},
-      {"sink_writes", MetricUnit::count, "writes that reached the sink"},
+       "took the leader away until one second after the next leader (unobserved: no failover)",
+       "no failover",
+       [](const Report& r) -> std::
+                               optional<double> {
+                                 const bool observed = std::any_of(
+                                     r.failovers.begin(), r.failovers.end(),
+                                     [](const Failover& f) { return f.failover.has_value(); });
+                                 if (!observed) return std::nullopt;
+                                 return count(r.failover_requests_peak);
+                               }},
+      {"sink_writes", MetricUnit::count, "writes that reached the sink", "",
+       [](const Report& r) -> std::optional<double> { return count(r.sink_writes); }},
       {"stall_time", MetricUnit::duration,
        "time with no leader while the coordinator could not grant a lease (a replicated store "
        "with no running leader, a single store paused or down): what a coordinator outage "
-       "should cost instead of split-brain"},
+       "should cost instead of split-brain",
+       "", [](const Report& r) -> std::optional<double> { return ns(r.stall_time); }},
       {"store_unavailable_time", MetricUnit::duration,
-       "time the store could not grant, leaders or not"},
-      {"store_availability", MetricUnit::fraction, "share of the run the store could grant"},
+       "time the store could not grant, leaders or not", "",
+       [](const Report& r) -> std::optional<double> { return ns(r.store.unavailable_time); }},
+      {"store_availability", MetricUnit::fraction, "share of the run the store could grant", "",
+       [](const Report& r) -> std::optional<double> { return r.store.availability; }},
       {"store_leader_changes", MetricUnit::count,
-       "store leader elections after the first (a replicated store)"},
+       "store leader elections after the first (a replicated store)", "",
+       [](const Report& r) -> std::optional<double> { return count(r.store.leader_changes); }},
       {"store_commit_latency_p50", MetricUnit::duration,
        "median time from the store leader's append of an entry of its term to its commit "
-       "(unobserved: no commit)"},
+       "(unobserved: no commit)",
+       "no commit (a single store)",
+       [](const Report& r) -> std::optional<double> { return ns_if(r.store.commit_latency_p50); }},
       {"store_commit_latency_p99", MetricUnit::duration,
-       "99th percentile of that commit latency (unobserved: no commit)"},
+       "99th percentile of that commit latency (unobserved: no commit)",
+       "no commit (a single store)",
+       [](const Report& r) -> std::optional<double> { return ns_if(r.store.commit_latency_p99); }},
       {"store_requests_failed", MetricUnit::count,
-       "store requests the clients gave up on (request_timeout, a crashed member)"},
+       "store requests the clients gave up on (request_timeout, a crashed member)", "",
+       [](const Report& r) -> std::optional<double> { return count(r.store.requests_failed); }},
       {"store_requests_retried", MetricUnit::count,
-       "store requests sent again to another member after a no_leader answer"},
-      {"store_client_failovers", MetricUnit::count, "times a client moved to another member"},
+       "store requests sent again to another member after a no_leader answer", "",
+       [](const Report& r) -> std::optional<double> { return count(r.store.requests_retried); }},
+      {"store_client_failovers", MetricUnit::count, "times a client moved to another member", "",
+       [](const Report& r) -> std::optional<double> { return count(r.store.client_failovers); }},
       {"lease_refreshes", MetricUnit::count,
-       "leases refreshed by new store leaders on promotion (each stretches a lease)"},
+       "leases refreshed by new store leaders on promotion (each stretches a lease)", "",
+       [](const Report& r) -> std::optional<double> { return count(r.store.lease_refreshes); }},
       {"store_safety_violations", MetricUnit::count,
        "two store members leading in one term, two different entries committed at one log "
        "index, or a reply showing an older revision than one shown before its request was sent "
-       "(always 0: the store is linearizable; any other value fails the run)"},
+       "(always 0: the store is linearizable; any other value fails the run)",
+       "",
+       [](const Report& r) -> std::
+                               optional<double> {
+                                 return count(r.store.same_term_leaders + r.store.commit_conflicts +
+                                              r.store.linearizability_violations);
+                               }},
   };
   return metrics;
 }
@@ -343,6 +521,29 @@ std::span<const MetricInfo> metric_catalogue() {
   return catalogue();
 }
 
+const char* metric_unit_name(MetricUnit unit) {
+  switch (unit) {
+    case MetricUnit::duration:
+      return "duration";
+    case MetricUnit::count:
+      return "count";
+    case MetricUnit::fraction:
+      return "fraction";
+    case MetricUnit::rate:
+      return "rate";
+  }
+  return "count";
+}
+
+std::string metric_table_markdown() {
+  std::string out = "| metric | unit | not observed when |\n|---|---|---|\n";
+  for (const MetricInfo& m : catalogue()) {
+    out += fmt::format("| `{}` | {} | {} |\n", m.name, metric_unit_name(m.unit),
+                       m.absent_when.empty() ? "\u2014" : m.absent_when);
+  }
+  return out;
+}
+
 const MetricInfo* find_metric(std::string_view name) {
   for (const MetricInfo& m : catalogue()) {
     if (m.name == name) return &m;
@@ -351,138 +552,8 @@ const MetricInfo* find_metric(std::string_view name) {
 }
 
 std::optional<double> metric_value(const Report& r, std::string_view name) {
-  auto ns = [](Duration d) { return static_cast<double>(d.count()); };
-  auto count = [](std::uint64_t n) { return static_cast<double>(n); };
-  if (name == "split_brain_time") return ns(r.split_brain_time);
-  if (name == "split_brain_episodes") return count(r.split_brain_episodes);
-  if (name == "same_epoch_leaders") return count(r.same_epoch_leaders_total);
-  if (name == "stale_writes_accepted") return count(r.stale_writes_accepted);
-  if (name == "stale_writes_rejected") return count(r.stale_writes_rejected);
-  if (name == "stale_writes_overwriting") return count(r.stale_writes_overwriting);
-  if (name == "equal_token_writes") return count(r.equal_token_writes);
-  if (name == "writes_accepted") return count(r.writes_accepted);
-  if (name == "outages" || name == "outage_time" || name == "outages_unresolved") {
-    if (!r.outages_measured) return std::nullopt;
-    if (name == "outages") return count(r.outages_total);
-    if (name == "outage_time") return ns(r.outage_time);
-    return count(r.outages_unresolved);
-  }
-  if (name == "outage_max") {
-    if (!r.outage_max) return std::nullopt;
-    return ns(*r.outage_max);
-  }
-  if (name == "writable_fraction") return r.writable_fraction;
-  if (name == "coordinator_failovers") return count(r.coordinator_failovers.size());
-  if (name == "coordinator_failover_max") {
-    std::optional<double> longest;
-    for (const Failover& f : r.coordinator_failovers) {
-      if (f.write_outage && (!longest || ns(*f.write_outage) > *longest)) {
-        longest = ns(*f.write_outage);
-      }
-    }
-    return longest;
-  }
-  if (name == "coordinator_requests_per_second") return r.coordinator_requests_per_second;
-  if (name == "writes_rejected") return count(r.writes_rejected);
-  if (name == "failovers") return count(observed_failovers(r).size());
-  if (name == "failovers_unresolved") {
-    std::size_t unresolved = 0;
-    for (const Failover& f : r.failovers) {
-      unresolved += !f.failover && !f.ridden_out && !f.regained_at ? 1 : 0;
-    }
-    return count(unresolved);
-  }
-  if (name == "failover_max") {
-    const Failover* f = longest_failover(r);
-    if (f == nullptr) return std::nullopt;
-    return ns(*f->failover);
-  }
-  if (name == "failover_median") {
-    std::vector<std::int64_t> values;
-    for (const Failover* f : observed_failovers(r)) values.push_back(f->failover->count());
-    if (values.empty()) return std::nullopt;
-    std::sort(values.begin(), values.end());
-    const std::size_t mid = values.size() / 2;
-    if (values.size() % 2 == 1) return static_cast<double>(values[mid]);
-    // Even count: the mean of the two middle values, in whole nanoseconds.
-    return static_cast<double>(values[mid - 1] + (values[mid] - values[mid - 1]) / 2);
-  }
-  if (name == "failover_heard_max" || name == "failover_heard_median") {
-    std::vector<std::int64_t> values;
-    for (const Failover& f : r.failovers) {
-      if (f.failover_heard) values.push_back(f.failover_heard->count());
-    }
-    if (values.empty()) return std::nullopt;
-    std::sort(values.begin(), values.end());
-    if (name == "failover_heard_max") return static_cast<double>(values.back());
-    const std::size_t mid = values.size() / 2;
-    if (values.size() % 2 == 1) return static_cast<double>(values[mid]);
-    return static_cast<double>(values[mid - 1] + (values[mid] - values[mid - 1]) / 2);
-  }
-  if (name == "write_outage_max") {
-    const Failover* f = longest_write_outage(r);
-    if (f == nullptr) return std::nullopt;
-    return ns(*f->write_outage);
-  }
-  if (name == "leaderless_fraction") return r.leaderless_fraction;
-  if (name == "leaderless_time") return ns(r.leaderless_time);
-  if (name == "first_leader_at") {
-    if (!r.first_leader_at) return std::nullopt;
-    return ns(r.first_leader_at->since_start());
-  }
-  if (name == "elections") return count(r.elections);
-  if (name == "messages_sent") return count(r.messages_sent);
-  if (name == "messages_dropped") return count(r.messages_dropped);
-  if (name == "messages_per_election") {
-    if (r.elections == 0) return std::nullopt;
-    return count(r.messages_sent) / count(r.elections);
-  }
-  if (name == "election_messages") return count(r.election_messages_sent);
-  if (name == "election_messages_per_election") {
-    if (r.elections == 0) return std::nullopt;
-    return count(r.election_messages_sent) / count(r.elections);
-  }
-  if (name == "store_requests") return count(r.store_requests_total);
-  if (name == "store_requests_per_second") return r.store_requests_per_second;
-  if (name == "server_requests") return count(r.server_requests_total);
-  if (name == "requests_before_first_leader") return count(r.requests_before_first_leader);
-  if (name == "writes_after_deadline") return count(r.writes_after_deadline);
-  if (name == "heal_recovery") {
-    if (!r.heal_recovery) return std::nullopt;
-    return ns(*r.heal_recovery);
-  }
-  if (name == "coordinator_requests_steady_per_second") {
-    if (r.steady_time.count() == 0) return std::nullopt;
-    return r.steady_requests_per_second;
-  }
-  if (name == "failover_requests_peak") {
-    const bool observed = std::any_of(r.failovers.begin(), r.failovers.end(),
-                                      [](const Failover& f) { return f.failover.has_value(); });
-    if (!observed) return std::nullopt;
-    return count(r.failover_requests_peak);
-  }
-  if (name == "sink_writes") return count(r.sink_writes);
-  if (name == "stall_time") return ns(r.stall_time);
-  if (name == "store_unavailable_time") return ns(r.store.unavailable_time);
-  if (name == "store_availability") return r.store.availability;
-  if (name == "store_leader_changes") return count(r.store.leader_changes);
-  if (name == "store_commit_latency_p50") {
-    if (!r.store.commit_latency_p50) return std::nullopt;
-    return ns(*r.store.commit_latency_p50);
-  }
-  if (name == "store_commit_latency_p99") {
-    if (!r.store.commit_latency_p99) return std::nullopt;
-    return ns(*r.store.commit_latency_p99);
-  }
-  if (name == "store_requests_failed") return count(r.store.requests_failed);
-  if (name == "store_requests_retried") return count(r.store.requests_retried);
-  if (name == "store_client_failovers") return count(r.store.client_failovers);
-  if (name == "lease_refreshes") return count(r.store.lease_refreshes);
-  if (name == "store_safety_violations") {
-    return count(r.store.same_term_leaders + r.store.commit_conflicts +
-                 r.store.linearizability_violations);
-  }
-  return std::nullopt;
+  const MetricInfo* info = find_metric(name);
+  return info != nullptr ? info->value(r) : std::nullopt;
 }
 
 Verdict check(const Report& report, std::span<const Expectation> expectations) {

@@ -18,9 +18,15 @@ struct MetricInfo {
   std::string name;
   MetricUnit unit = MetricUnit::count;
   std::string meaning;
+  std::string absent_when;  // when it has no value ("no observed failover"); "" for never
+  // Its value in a report, in its unit (durations in nanoseconds), or nullopt when not observed.
+  std::optional<double> (*value)(const Report& report) = nullptr;
 };
 std::span<const MetricInfo> metric_catalogue();
 const MetricInfo* find_metric(std::string_view name);
+const char* metric_unit_name(MetricUnit unit);  // "duration", "count", "fraction", "rate"
+// docs/metrics.md's table of metrics (metric, unit, when not observed), from the catalogue.
+std::string metric_table_markdown();
 
 // A metric's value in a report, in its unit (durations in nanoseconds). Metrics that were not
 // observed (no failover happened) return nullopt.

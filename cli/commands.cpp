@@ -1237,11 +1237,8 @@ void list_protocols(std::ostream& out) {
 void list_metrics(std::ostream& out) {
   out << "metrics (bounds in a scenario's expect block):\n";
   for (const analysis::MetricInfo& m : analysis::metric_catalogue()) {
-    const char* unit = m.unit == analysis::MetricUnit::duration   ? "duration"
-                       : m.unit == analysis::MetricUnit::count    ? "count"
-                       : m.unit == analysis::MetricUnit::fraction ? "fraction"
-                                                                  : "rate";
-    out << fmt::format("  {:<30} {:<9} {}\n", m.name, unit, m.meaning);
+    out << fmt::format("  {:<30} {:<9} {}\n", m.name, analysis::metric_unit_name(m.unit),
+                       m.meaning);
   }
   out << "\n";
 }
