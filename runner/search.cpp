@@ -2,6 +2,7 @@
 // runs in a deterministic order, and the shrinker.
 #include "runner/search.hpp"
 #include "servers/world.hpp"
+#include "sim/assert.hpp"
 
 #include <fmt/format.h>
 
@@ -256,103 +257,95 @@ class Nemesis {
     return json::array({minority, majority});
   }
 
-  json fault(FaultKind kind, std::int64_t at, std::int64_t safety_ms) {
-    json f = {{"at", fmt::format("{}ms", at)}, {"kind", sim::fault_kind_name(kind)}};
-    auto with_duration = [&](json&& g) -> json {
-      const std::int64_t d = duration_ms(at, safety_ms);
-      if (d == 0) return nullptr;
-      g["duration"] = fmt::format("{}ms", d);
-      return std::move(g);
-    };
-    auto clock_target = [&]() -> json {
-      if (server_groups(kind) > 0 && rng_.below(kServerOdds) == 0) return server_target(kind);
-      return json(rng_.below(world_.nodes));
-    };
-    switch (kind) {
-      case FaultKind::crash:
-      case FaultKind::pause:
-      case FaultKind::isolate:
-        f["target"] = process_target(kind);
-        return with_duration(std::move(f));
-      case FaultKind::disk_stall: {
+  // The target of a fault of `kind`, aimed as its catalogue row says; null for none to aim at.
+  json aim(FaultKind kind, sim::NemesisAim how) {
+    switch (how) {
+      case sim::NemesisAim::none:
+        return nullptr;
+      case sim::NemesisAim::process:
+        return process_target(kind);
+      case sim::NemesisAim::leader:
+        return "leader";
+      case sim::NemesisAim::node:
+        return node_target();
+      case sim::NemesisAim::node_id:
+        return json(rng_.below(world_.nodes));
+      case sim::NemesisAim::clock:
+        if (server_groups(kind) > 0 && rng_.below(kServerOdds) == 0) return server_target(kind);
+        return json(rng_.below(world_.nodes));
+      case sim::NemesisAim::member_or_node: {
         const SearchServers* members = by_role(kind);
-        f["target"] =
-            members != nullptr && rng_.below(2) == 0 ? role_target(*members) : node_target();
-        return with_duration(std::move(f));
+        return members != nullptr && rng_.below(2) == 0 ? role_target(*members) : node_target();
       }
-      case FaultKind::partition:
-        f["groups"] = partition_groups();
-        return with_duration(std::move(f));
-      case FaultKind::cut: {
-        const std::vector<json> all = endpoints();
-        if (all.size() < 2) return nullptr;
-        const std::uint64_t a = rng_.below(all.size());
-        std::uint64_t b = rng_.below(all.size() - 1);
-        if (b >= a) ++b;
-        f["from"] = all[a];
-        f["to"] = all[b];
-        return with_duration(std::move(f));
-      }
-      case FaultKind::loss:
-        f["probability"] =
-            static_cast<double>(rng_.between(std::min<std::uint32_t>(5, config_.max_loss_percent),
-                                             config_.max_loss_percent)) /
-            100.0;
-        return with_duration(std::move(f));
-      case FaultKind::duplicate:
-        f["probability"] = static_cast<double>(rng_.between(
-                               std::min<std::uint32_t>(5, config_.max_duplicate_percent),
-                               config_.max_duplicate_percent)) /
-                           100.0;
-        return with_duration(std::move(f));
-      case FaultKind::latency_spike:
-        f["extra"] = {
-            {"dist", "uniform"},
-            {"min", "0ms"},
-            {"max", fmt::format("{}ms", rng_.between(std::min<std::int64_t>(
-                                                         10, millis(config_.max_latency_spike)),
-                                                     millis(config_.max_latency_spike)))}};
-        return with_duration(std::move(f));
-      case FaultKind::clock_offset:
-      case FaultKind::clock_step: {
-        f["target"] = clock_target();
-        const std::int64_t jump = millis(config_.max_clock_jump);
-        const std::int64_t amount = rng_.between(-jump, jump);
-        f[kind == FaultKind::clock_offset ? "offset" : "by"] = fmt::format("{}ms", amount);
-        return f;
-      }
-      case FaultKind::clock_drift: {
-        f["target"] = clock_target();
-        f["drift_ppm"] = rng_.between(-config_.max_drift_ppm, config_.max_drift_ppm);
-        return f;
-      }
-      case FaultKind::store_pause:
-        return with_duration(std::move(f));
-      case FaultKind::step_down:
-      case FaultKind::campaign:
-        f["target"] = kind == FaultKind::step_down ? json("leader") : node_target();
-        return f;
-      case FaultKind::stop:
-        f["target"] = node_target();
-        return f;
-      case FaultKind::restart:
-        f["target"] = json(rng_.below(world_.nodes));
-        return f;
-      case FaultKind::heal:
-        return f;
-      case FaultKind::operator_clear:
-        // A person clears the record the coordinator keeps: the database's row and locks, or
+      case sim::NemesisAim::record:
+        // A person clears the record a coordinator keeps: the database's row and locks before
         // the single store's leader key (a replicated store cannot be cleared that way).
-        // The database's record before the single store's, as ever.
         for (auto g = world_.servers.rbegin(); g != world_.servers.rend(); ++g) {
           if (takes(*g, kind) && g->record && g->roles.empty() && g->names.size() == 1) {
-            f["target"] = g->names.front();
-            return f;
+            return g->names.front();
           }
         }
         return nullptr;
     }
     return nullptr;
+  }
+
+  // A value for `key` of a fault of `kind`, into `f`, drawn within the search's intensity; false
+  // when the world leaves nothing to draw (a cut needs two endpoints).
+  bool draw_key(FaultKind kind, std::string_view key, json& f) {
+    if (key == "groups") {
+      f["groups"] = partition_groups();
+    } else if (key == "from") {
+      const std::vector<json> all = endpoints();
+      if (all.size() < 2) return false;
+      const std::uint64_t a = rng_.below(all.size());
+      std::uint64_t b = rng_.below(all.size() - 1);
+      if (b >= a) ++b;
+      f["from"] = all[a];
+      f["to"] = all[b];
+    } else if (key == "to") {
+      // Drawn with "from".
+    } else if (key == "probability") {
+      const std::uint32_t most =
+          kind == FaultKind::loss ? config_.max_loss_percent : config_.max_duplicate_percent;
+      f["probability"] =
+          static_cast<double>(rng_.between(std::min<std::uint32_t>(5, most), most)) / 100.0;
+    } else if (key == "extra") {
+      const std::int64_t most = millis(config_.max_latency_spike);
+      f["extra"] = {
+          {"dist", "uniform"},
+          {"min", "0ms"},
+          {"max", fmt::format("{}ms", rng_.between(std::min<std::int64_t>(10, most), most))}};
+    } else if (key == "offset" || key == "by") {
+      const std::int64_t jump = millis(config_.max_clock_jump);
+      f[std::string(key)] = fmt::format("{}ms", rng_.between(-jump, jump));
+    } else if (key == "drift_ppm") {
+      f["drift_ppm"] = rng_.between(-config_.max_drift_ppm, config_.max_drift_ppm);
+    } else {
+      ELECTSIM_ASSERT(false, "the nemesis draws every key of the fault catalogue");
+    }
+    return true;
+  }
+
+  // One fault of `kind` at `at`, from its catalogue row: its target, then its keys, then a
+  // duration that ends inside the safety phase; null when none fits.
+  json fault(FaultKind kind, std::int64_t at, std::int64_t safety_ms) {
+    const sim::FaultKindInfo& info = sim::fault_info(kind);
+    json f = {{"at", fmt::format("{}ms", at)}, {"kind", info.name}};
+    if (info.target != sim::FaultNeed::no) {
+      json target = aim(kind, info.aim);
+      if (target.is_null()) return nullptr;
+      f["target"] = std::move(target);
+    }
+    for (const char* key : info.keys) {
+      if (key != nullptr && !draw_key(kind, key, f)) return nullptr;
+    }
+    if (info.duration != sim::FaultNeed::no) {
+      const std::int64_t d = duration_ms(at, safety_ms);
+      if (d == 0) return nullptr;
+      f["duration"] = fmt::format("{}ms", d);
+    }
+    return f;
   }
 
   const SearchConfig& config_;

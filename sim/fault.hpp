@@ -41,10 +41,10 @@ const char* fault_kind_name(FaultKind kind);
 
 // The fault catalogue: one row per kind, read by the loader (which keys a fault takes), the
 // analysis (whether it starts a failover), the pictures (labels, windows), the search's nemesis
-// (its default weight) and `electsim list faults`. Adding a kind is a row here, its effect in the
-// kernel's apply_fault, and how the nemesis draws its target and keys (runner/search.cpp,
-// Nemesis::fault; the compiler names that switch, which has no default). A kind-specific key also
-// needs its own reader (runner/loader_faults.cpp).
+// (its default weight, how it aims the fault; its keys by their names) and `electsim list faults`.
+// Adding a kind is a row here and its effect in the kernel's apply_fault. Only a key of a new name
+// also needs its reader (runner/loader_faults.cpp) and its drawer (runner/search.cpp,
+// Nemesis::draw_key, which asserts it knows every key of the catalogue).
 enum class FaultNeed : std::uint8_t { no, optional, required };
 enum class FaultEffect : std::uint8_t {
   process,  // on one process: crash, restart, pause
@@ -65,6 +65,21 @@ enum TargetClass : std::uint8_t {
 };
 using TargetClasses = std::uint8_t;
 
+// How `electsim search`'s nemesis aims a fault of a kind: runner/search.cpp draws the target by
+// this column, each key by its name and a duration where the kind takes one, so a new kind whose
+// keys are known is drawn with no edit there.
+enum class NemesisAim : std::uint8_t {
+  none,            // no target
+  process,         // a node (the leader half the time), or one time in four a server it acts on
+  leader,          // the current leader
+  node,            // the leader, a follower or a node by id
+  node_id,         // a node by id
+  clock,           // a node by id, or one time in four a server whose clock it moves
+  member_or_node,  // half the time a replicated store's member by role, if any; else a node
+  record,          // the server that keeps a leadership record (the database's row, else the
+                   // single store's leader key), or nothing
+};
+
 struct FaultKindInfo {
   FaultKind kind;
   const char* name;   // in scenario files and traces
@@ -80,6 +95,7 @@ struct FaultKindInfo {
   // How often `electsim search` draws it unless --kinds says otherwise, relative to the others;
   // 0: only when asked for.
   std::uint32_t nemesis_weight;
+  NemesisAim aim;  // how the nemesis draws its target
 };
 const FaultKindInfo& fault_info(FaultKind kind);
 std::span<const FaultKindInfo> fault_catalogue();

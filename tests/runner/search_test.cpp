@@ -587,3 +587,34 @@ TEST_CASE("search: the nemesis's default weights are the fault catalogue's, and 
     CHECK(((r.coverage.fault_kinds >> static_cast<unsigned>(info.kind)) & 1u) == 1u);
   }
 }
+
+TEST_CASE("search: the nemesis draws every kind from its catalogue row, and every draw loads") {
+  // Two worlds between them give every kind something to act on: a single store that keeps a
+  // leader key (operator_clear), and a replicated store (disk stalls and campaigns on members).
+  const json single = document("lease-leader-crash.json");
+  json replicated = single;
+  replicated["store"]["members"] = 3;
+  for (const sim::FaultKindInfo& info : sim::fault_catalogue()) {
+    if (info.kind == sim::FaultKind::heal) continue;  // the nemesis's own, at the safety's end
+    INFO(info.name);
+    runner::SearchConfig config = runner::SearchConfig::defaults();
+    config.weights.fill(0);
+    config.weights[static_cast<std::size_t>(info.kind)] = 1;
+    config.faults_min = 2;
+    config.faults_max = 2;
+    std::size_t drawn = 0;
+    for (const json& base : {single, replicated}) {
+      const runner::LoadResult loaded = runner::load_scenario_json(base, "base.json");
+      REQUIRE(loaded.scenario);
+      const runner::SearchWorld world = runner::search_world(*loaded.scenario);
+      for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+        const json d = runner::search_run_document(base, config, seed, world);
+        for (const json& f : d["faults"]) drawn += f["kind"] == info.name ? 1 : 0;
+        const runner::LoadResult run = runner::load_scenario_json(d, "run.json");
+        for (const auto& m : run.messages()) UNSCOPED_INFO(m);
+        REQUIRE(run.scenario);
+      }
+    }
+    CHECK(drawn > 0);
+  }
+}
