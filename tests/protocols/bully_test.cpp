@@ -22,16 +22,7 @@
 #include "sim/kernel.hpp"
 #include "tests/protocols/cluster.hpp"
 #include "tests/protocols/fake_context.hpp"
-
-namespace Catch {
-template <>
-struct StringMaker<electsim::sim::Belief> {
-  static std::string convert(const electsim::sim::Belief& b) {
-    return std::string(electsim::sim::role_name(b.role)) + "(epoch " + std::to_string(b.epoch) +
-           ", leader " + std::to_string(b.known_leader) + ")";
-  }
-};
-}  // namespace Catch
+#include "tests/protocols/printers.hpp"
 
 namespace {
 

@@ -20,6 +20,7 @@
 #include "protocols/raft/raft.hpp"
 #include "protocols/registry.hpp"
 #include "tests/protocols/fake_context.hpp"
+#include "tests/protocols/printers.hpp"
 
 namespace raft = electsim::protocols::raft;
 
@@ -55,13 +56,6 @@ std::string describe(const raft::RaftMessage& message) {
 }  // namespace
 
 namespace Catch {
-template <>
-struct StringMaker<electsim::sim::Belief> {
-  static std::string convert(const electsim::sim::Belief& b) {
-    return std::string(electsim::sim::role_name(b.role)) + "(term " + std::to_string(b.epoch) +
-           ", leader " + std::to_string(b.known_leader) + ")";
-  }
-};
 template <>
 struct StringMaker<raft::RaftMessage> {
   static std::string convert(const raft::RaftMessage& m) { return describe(m); }

@@ -21,6 +21,7 @@
 #include "sim/kernel.hpp"
 #include "tests/protocols/cluster.hpp"
 #include "tests/protocols/fake_context.hpp"
+#include "tests/protocols/printers.hpp"
 
 namespace ring = electsim::protocols::ring;
 
@@ -50,13 +51,6 @@ std::string describe(const ring::RingMessage& message) {
 }  // namespace
 
 namespace Catch {
-template <>
-struct StringMaker<electsim::sim::Belief> {
-  static std::string convert(const electsim::sim::Belief& b) {
-    return std::string(electsim::sim::role_name(b.role)) + "(epoch " + std::to_string(b.epoch) +
-           ", leader " + std::to_string(b.known_leader) + ")";
-  }
-};
 template <>
 struct StringMaker<ring::RingMessage> {
   static std::string convert(const ring::RingMessage& m) { return describe(m); }
