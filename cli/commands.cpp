@@ -21,7 +21,6 @@
 #include <limits>
 #include <optional>
 #include <sstream>
-#include <thread>
 
 #include "analysis/expect.hpp"
 #include "analysis/summary.hpp"
@@ -38,6 +37,7 @@
 #include "runner/search.hpp"
 #include "runner/sweep.hpp"
 #include "runner/sweep_plot.hpp"
+#include "runner/threads.hpp"
 #include "runner/validate.hpp"
 #include "servers/registry.hpp"
 #include "sim/event_schema.hpp"
@@ -726,7 +726,7 @@ int cmd_sweep(const std::vector<std::string>& args, Streams io) {
   }
 
   runner::SweepOptions sweep;
-  sweep.jobs = std::max(1u, std::thread::hardware_concurrency());
+  sweep.jobs = runner::default_jobs();
   if (vm.count("jobs") != 0) {
     const auto jobs =
         parse_cli_number(vm["jobs"].as<std::string>(), "--jobs", 1, kMaxJobs, "sweep", io);
@@ -996,7 +996,7 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
       return kExitBadInput;
     }
   }
-  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  unsigned jobs = runner::default_jobs();
   if (vm.count("jobs") != 0) {
     const auto j =
         parse_cli_number(vm["jobs"].as<std::string>(), "--jobs", 1, kMaxJobs, "search", io);

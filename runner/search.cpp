@@ -14,7 +14,6 @@
 #include <exception>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <variant>
 
 #include "analysis/expect.hpp"
@@ -627,6 +626,7 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       if (p.violated != 0) findings.fetch_add(1, std::memory_order_relaxed);
       slots[k] = slot;
       done.fetch_add(1, std::memory_order_relaxed);
+      worker_poll();
     }
   };
 
@@ -637,21 +637,13 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
     slots.assign(batch_size, Slot{});
     next = 0;
     const unsigned batch_jobs = static_cast<unsigned>(std::min<std::uint64_t>(jobs, batch_size));
-    // The calling thread reports progress every 200 ms, and looks every 10 ms whether the runs
-    // are all taken, so that a short search does not wait out the rest of a report's interval.
+    // Progress as the batch starts, then every 200 ms of wall time (runner/threads.hpp).
+    std::function<void()> tick;
+    if (options.progress) {
+      tick = [&] { options.progress(SearchProgress{done.load(), config.runs, findings.load()}); };
+    }
     const unsigned ran = run_workers(
-        batch_jobs, [&](unsigned /*t*/) { worker(); },
-        [&] {
-          for (unsigned tick = 0; options.progress && next.load() < batch_size && !failed.load();
-               ++tick) {
-            if (options.stop != nullptr && options.stop->load()) break;
-            if (options.time_up != nullptr && options.time_up->load()) break;
-            if (tick % 20 == 0) {
-              options.progress(SearchProgress{done.load(), config.runs, findings.load()});
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-          }
-        },
+        batch_jobs, [&](unsigned /*t*/) { worker(); }, tick,
         [&](const std::string& notice) {
           refused = true;
           if (options.notice && !told) options.notice(notice);

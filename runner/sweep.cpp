@@ -16,7 +16,6 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include "analysis/stats.hpp"
 #include "io/input.hpp"
@@ -627,20 +626,15 @@ SweepResult run_sweep(const SweepPlan& plan, const SweepOptions& options) {
         return;
       }
       done.fetch_add(1, std::memory_order_relaxed);
+      worker_poll();
     }
   };
 
-  // The calling thread only reports progress; it wakes every 200 ms of wall time.
+  // Progress is reported as the work starts, then every 200 ms of wall time (runner/threads.hpp).
+  std::function<void()> tick;
+  if (options.progress) tick = [&] { options.progress(SweepProgress{done.load(), owned}); };
   run_workers(
-      jobs.threads, [&](unsigned t) { worker(per_thread[t]); },
-      [&] {
-        while (options.progress && done.load() < owned && !failed.load()) {
-          if (options.stop != nullptr && options.stop->load()) break;
-          options.progress(SweepProgress{done.load(), owned});
-          std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-      },
-      options.notice);
+      jobs.threads, [&](unsigned t) { worker(per_thread[t]); }, tick, options.notice);
   if (options.progress) options.progress(SweepProgress{done.load(), owned});
   if (!error.empty()) throw std::runtime_error(error);
 
