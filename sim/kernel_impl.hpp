@@ -1,0 +1,225 @@
+// The kernel's private parts (sim/kernel.cpp runs the loop, sim/kernel_faults.cpp applies the
+// faults): the queue's entries, a process's machine and its context. Not for use outside them.
+#pragma once
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "sim/assert.hpp"
+#include "sim/events.hpp"
+#include "sim/kernel.hpp"
+#include "sim/protocol_process.hpp"
+
+namespace electsim::sim {
+
+enum class Kernel::EntryKind : std::uint8_t {
+  deliver,     // node: receiver, peer: sender; msg (peer message) or body (payload)
+  timer,       // node: owner, payload: TimerId
+  send_later,  // node: sender, peer: destination, body (leaves the sender when it surfaces)
+  command,     // node, payload: Command
+  fault,       // payload: fault index
+  fault_end,   // payload: fault index (restart, heal, end of a window)
+  resume,      // node, payload: pause generation
+};
+
+namespace kernel_detail {
+constexpr TimerId make_timer_id(std::uint32_t slot, std::uint32_t generation) {
+  return (static_cast<TimerId>(generation) << 32) | (static_cast<TimerId>(slot) + 1);
+}
+constexpr std::uint32_t timer_slot(TimerId id) {
+  return static_cast<std::uint32_t>((id & 0xffff'ffffu) - 1);
+}
+constexpr std::uint32_t timer_generation(TimerId id) {
+  return static_cast<std::uint32_t>(id >> 32);
+}
+
+// Where a disk's queue of fsyncs saturates: 2^62 ns, about 146 years, past any run's end.
+constexpr std::int64_t kDiskNever = std::int64_t{1} << 62;
+
+inline bool earlier(const auto& a, const auto& b) {
+  return a.time != b.time ? a.time < b.time : a.order < b.order;
+}
+}  // namespace kernel_detail
+using namespace kernel_detail;
+
+struct Kernel::Entry {
+  EntryKind kind = EntryKind::deliver;
+  bool counts_in_flight = false;
+  // A payload travels on a connection: it dies if its receiver's incarnation changed. A peer
+  // message does not: it reaches a restarted node.
+  bool session = false;
+  Endpoint node = kNoNode;
+  Endpoint peer = kNoNode;
+  std::uint32_t incarnation = 0;  // of `node` when queued
+  std::uint64_t payload = 0;      // deliver: the sender's incarnation; timer, command, ...
+  std::uint32_t body = kNoBody;   // index into bodies_ for payloads
+  std::int64_t queued_at = 0;     // the time it is queued for
+  Message msg;
+  std::uint64_t msg_id = 0;  // a peer message's id in the trace (its number among the sends)
+  // On a connection (Transport::tcp): its stream, the stream's life it was sent in, its place in
+  // the stream, and the sending of this try (retransmissions so far, when it left).
+  std::uint32_t stream = kNoStream;
+  std::uint32_t stream_generation = 0;
+  std::uint64_t seq = 0;
+  std::int64_t sent_at = 0;
+  std::uint32_t retransmissions = 0;
+  bool retransmit = false;  // queued for its retransmission timer, not for its arrival
+  // Where it is in its stream: on its way; released (it had arrived early, and the segment before
+  // it has now been delivered: it follows at once); or admitted (counted in order: a pause that
+  // parks it does not count it twice).
+  enum class StreamStep : std::uint8_t { travelling, released, admitted };
+  StreamStep step = StreamStep::travelling;
+  static constexpr std::uint32_t kNoBody = UINT32_MAX;
+  static constexpr std::uint32_t kNoStream = UINT32_MAX;
+};
+
+// One direction of a connection between two processes' current lives: the sender numbers its
+// segments, the receiver takes them in that order and holds those that overtook a missing one.
+struct Kernel::Stream {
+  Endpoint from = kNoNode;
+  Endpoint to = kNoNode;
+  std::uint32_t from_incarnation = 0;
+  std::uint32_t to_incarnation = 0;
+  std::uint32_t generation = 0;  // a new connection (or a broken one) ends the segments of the old
+  std::uint64_t next_seq = 0;
+  std::uint64_t expected = 0;
+  bool established = false;  // a segment got through: the handshake is done
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> early;  // (seq, slot), sorted by seq
+};
+
+struct Kernel::Body {
+  Payload value;
+};
+
+template <typename T>
+void Kernel::set_body(std::uint32_t slot, T&& value) {
+  Entry& e = entries_[slot];
+  if (e.body == Entry::kNoBody) {
+    if (!free_bodies_.empty()) {
+      e.body = free_bodies_.back();
+      free_bodies_.pop_back();
+    } else {
+      e.body = static_cast<std::uint32_t>(bodies_.size());
+      bodies_.push_back(std::make_unique<Body>());
+    }
+  }
+  bodies_[e.body]->value = std::forward<T>(value);
+}
+
+class Kernel::ProcContext final : public ProcessContext {
+ public:
+  ProcContext(Kernel& kernel, Proc& proc) : kernel_(kernel), proc_(proc) {}
+  Endpoint self() const override;
+  PeerSet peers() const override;
+  std::size_t cluster_size() const override { return kernel_.config_.node_count; }
+  LocalTime now() const override;
+  LocalTime monotonic_now() const override;
+  TimerId set_timer(Duration after_local, TimerTag tag) override {
+    return kernel_.arm_timer(proc_, after_local, tag);
+  }
+  void cancel_timer(TimerId id) override { kernel_.cancel_timer(proc_, id); }
+  bool timer_fires_by(TimerId id, Duration after_local) const override {
+    return kernel_.timer_fires_by(proc_, id, after_local);
+  }
+  Rng& rng() override;
+  Rng& workload_rng() override;
+  DurableState& durable() override;
+  void send(Endpoint to, const Message& message) override {
+    kernel_.send_message(proc_, to, message);
+  }
+  void send(Endpoint to, Payload payload) override;
+  void reply(Endpoint to, std::uint32_t to_incarnation, Payload payload) override {
+    kernel_.send_payload(proc_, to, to_incarnation, std::move(payload));
+  }
+  void send_later(Duration after_local, Endpoint to, Payload payload) override {
+    kernel_.send_later(proc_, after_local, to, std::move(payload));
+  }
+  RequestId new_request_id() override { return kernel_.next_request_++; }
+  void announce(const Belief& belief) override { kernel_.announce(proc_, belief); }
+  bool traced() const override { return !kernel_.observers_.empty(); }
+  bool synced() const override;
+  void trace(Event event) override {
+    event.time = kernel_.now_;
+    kernel_.emit(event);
+  }
+  void trace_first(Event event, std::int64_t key) override {
+    std::int64_t& last = kernel_.first_keys_[static_cast<std::size_t>(event.kind)];
+    if (key <= last) return;
+    last = key;
+    trace(event);
+  }
+
+ private:
+  Kernel& kernel_;
+  Proc& proc_;
+};
+
+struct Kernel::Proc {
+  Endpoint id = kNoNode;
+  bool up = false;
+  bool paused = false;
+  std::uint32_t incarnation = 0;
+  std::uint32_t pause_generation = 0;
+  Time paused_until;
+  bool paused_as_store = false;  // the current pause is traced as store_pause / store_resume
+  std::function<std::unique_ptr<Process>()> make;
+  std::unique_ptr<Process> process;
+  ProtocolProcess* node = nullptr;  // election nodes: the adapter of `process`
+  ClockModel clock;
+  DurableState durable;
+  Belief belief;
+  bool has_belief = false;
+  std::string group;  // servers: the group it belongs to (ServerSpec::group)
+  Rng rng;
+  Rng workload_rng;
+  PeerSet peers;                     // the election nodes other than this one (of all_nodes_)
+  std::deque<std::uint32_t> parked;  // entries that came due during a pause, in order
+  std::size_t armed_timers = 0;
+  // Queued entries of cancelled timers, with their queue times. Resetting a timer (cancel, then
+  // set a later one) adopts such an entry instead of queueing another: the entry surfaces at its
+  // old time and is re-queued at the new one with the sequence the new timer got when it was set,
+  // so the order of events is exactly as if it had been queued then.
+  struct Orphan {
+    std::uint32_t entry;
+    std::int64_t at;
+  };
+  static constexpr std::size_t kOrphansMax = 4;
+  std::vector<Orphan> orphans;
+  // The disk (WorldConfig::disk), watched only while disks take time.
+  Rng disk_rng;
+  Time disk_free_at;                  // when the disk has finished the fsyncs it was given
+  std::uint64_t handler_version = 0;  // durable.version() when the current handler began
+  std::optional<Time> handler_sync;   // when the current handler's fsync is done, once issued
+  struct Unsynced {
+    Time done;
+    DurableState state;  // what is on disk once it is done
+  };
+  std::deque<Unsynced> unsynced;  // fsyncs not known to be done, oldest first
+  DurableState synced;            // the durable state the disk holds for sure
+  ProcContext ctx;
+
+  Proc(Kernel& kernel, Endpoint self, ClockModel clock_model, Rng own, Rng second, Rng disk)
+      : id(self),
+        clock(std::move(clock_model)),
+        rng(own),
+        workload_rng(second),
+        disk_rng(disk),
+        ctx(kernel, *this) {}
+};
+
+// The disk's watch over a handler costs a test of one flag while disks take no time.
+inline void Kernel::begin_handler(Proc& p) {
+  if (!disks_take_time_) return;
+  p.handler_version = p.durable.version();
+  p.handler_sync.reset();
+}
+
+inline void Kernel::end_handler(Proc& p) {
+  if (disks_take_time_) settle_handler(p);
+}
+
+}  // namespace electsim::sim
