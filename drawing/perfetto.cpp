@@ -52,9 +52,11 @@ constexpr std::int64_t kCounterBucketNs = 100'000'000;
 constexpr const char* kCounterKey = "per 100 ms";
 // A burst of messages at one instant is one slice; its name lists this many peers at most.
 constexpr std::size_t kBurstPeersShown = 8;
-// Sends whose delivery never shows (a message parked at a paused node that then crashed) stay
-// unmatched; past this many on one link the oldest are given up.
+// Sends whose delivery never shows (a message parked at a paused node that then crashed, or one
+// still in flight) stay unmatched; past this many on one link (traces without message ids), or in
+// all (with them), the oldest are given up.
 constexpr std::size_t kUnmatchedPerLinkMax = 1 << 16;
+constexpr std::size_t kUnmatchedMax = 1 << 20;
 // Message slices last 1 ns: the simulated send takes no time, but a slice of zero length is not
 // an enclosing slice in every viewer, and flow arrows bind to enclosing slices. Kernel times are
 // whole nanoseconds, so such a slice never partly overlaps another.
@@ -154,6 +156,7 @@ struct PerfettoWriter::State {
   struct PendingSend {
     std::uint64_t flow = 0;
     Time at;
+    NodeId to = sim::kNoNode;
   };
 
   State(std::string p, const TraceHeader& h, std::uint64_t max)
@@ -754,17 +757,58 @@ struct PerfettoWriter::State {
 
   // ---- Messages: bursts on the messages tracks, arrows from each send to its delivery.
 
-  // The kernel's events carry no message identity: a delivery is joined to the oldest send on
-  // its link (sender, receiver, type) not yet delivered or dropped. Exact when a link keeps its
-  // order; under reordering or duplication an arrow may join two messages of the same type on the
-  // same link out of order.
+  // A delivery or a drop is joined to its send by the message's id (the msg events' `id`, a
+  // duplicate sharing its original's): exact however the network reorders. A version 1 trace has
+  // no ids (they read as 0); there a delivery is joined to the oldest send on its link (sender,
+  // receiver, type) not yet delivered or dropped, exact only where a link keeps its order.
   using LinkKey = std::tuple<NodeId, NodeId, std::uint16_t>;
 
-  std::optional<std::uint64_t> take_oldest_send(NodeId from, NodeId to, std::uint16_t type) {
-    const auto it = in_flight.find(LinkKey{from, to, type});
+  void remember_send(const sim::Event& e, std::uint64_t flow_id) {
+    const auto msg = static_cast<std::uint64_t>(e.b);
+    if (msg != 0) {
+      if (pending.size() >= kUnmatchedMax) pending.erase(pending.begin());
+      pending[msg] = {flow_id, e.time, e.peer};
+      return;
+    }
+    std::deque<PendingSend>& queue = in_flight[LinkKey{e.node, e.peer, e.code}];
+    if (queue.size() >= kUnmatchedPerLinkMax) queue.pop_front();
+    queue.push_back({flow_id, e.time, e.peer});
+  }
+
+  // The flow of the send that `e` (a delivery or a drop on arrival) ends, if it is known.
+  std::optional<std::uint64_t> take_send(const sim::Event& e, NodeId from, NodeId to) {
+    const auto msg = static_cast<std::uint64_t>(e.b);
+    if (msg != 0) {
+      const auto it = pending.find(msg);
+      if (it == pending.end()) return std::nullopt;  // a duplicate's second copy, or given up
+      const std::uint64_t id = it->second.flow;
+      pending.erase(it);
+      return id;
+    }
+    const auto it = in_flight.find(LinkKey{from, to, e.code});
     if (it == in_flight.end() || it->second.empty()) return std::nullopt;
     const std::uint64_t id = it->second.front().flow;
     it->second.pop_front();
+    return id;
+  }
+
+  // The send `e` (a drop at send) says never left: the last one remembered on its link at its
+  // instant, by id where there is one.
+  std::optional<std::uint64_t> take_unsent(const sim::Event& e) {
+    const auto msg = static_cast<std::uint64_t>(e.b);
+    if (msg != 0) {
+      const auto it = pending.find(msg);
+      if (it == pending.end() || it->second.at != e.time) return std::nullopt;
+      const std::uint64_t id = it->second.flow;
+      pending.erase(it);
+      return id;
+    }
+    const auto it = in_flight.find(LinkKey{e.node, e.peer, e.code});
+    if (it == in_flight.end() || it->second.empty() || it->second.back().at != e.time) {
+      return std::nullopt;
+    }
+    const std::uint64_t id = it->second.back().flow;
+    it->second.pop_back();
     return id;
   }
 
@@ -773,6 +817,7 @@ struct PerfettoWriter::State {
     for (auto& [key, queue] : in_flight) {
       if (std::get<1>(key) == n) queue.clear();
     }
+    std::erase_if(pending, [n](const auto& entry) { return entry.second.to == n; });
   }
 
   void flush_burst(NodeId n) {
@@ -845,15 +890,13 @@ struct PerfettoWriter::State {
   void on_send(const sim::Event& e) {
     if (!is_node(e.node)) return;
     const std::uint64_t id = next_flow++;
-    std::deque<PendingSend>& queue = in_flight[LinkKey{e.node, e.peer, e.code}];
-    if (queue.size() >= kUnmatchedPerLinkMax) queue.pop_front();
-    queue.push_back({id, e.time});
+    remember_send(e, id);
     add_to_burst(e.node, true, e.time, e.code, e.peer, id);
   }
 
   void on_deliver(const sim::Event& e) {
     if (!is_node(e.node)) return;  // node: the receiver, peer: the sender
-    add_to_burst(e.node, false, e.time, e.code, e.peer, take_oldest_send(e.peer, e.node, e.code));
+    add_to_burst(e.node, false, e.time, e.code, e.peer, take_send(e, e.peer, e.node));
   }
 
   void on_drop(const sim::Event& e) {
@@ -871,10 +914,8 @@ struct PerfettoWriter::State {
     if (dropped_at_send(e.a)) {
       // The send just before, on the same link at the same instant, never left: no arrow.
       if (!is_node(e.node)) return;
-      const auto it = in_flight.find(LinkKey{e.node, e.peer, e.code});
-      if (it != in_flight.end() && !it->second.empty() && it->second.back().at == e.time) {
-        const std::uint64_t id = it->second.back().flow;
-        it->second.pop_back();
+      if (const std::optional<std::uint64_t> unsent = take_unsent(e)) {
+        const std::uint64_t id = *unsent;
         auto& flows = nodes[static_cast<std::size_t>(e.node)].burst.flows;
         const auto f = std::find_if(flows.rbegin(), flows.rend(),
                                     [id](const auto& p) { return p.first == id; });
@@ -888,7 +929,7 @@ struct PerfettoWriter::State {
       return;
     }
     // Dropped on arrival: the arrow from the send ends at the drop on the receiver's track.
-    const std::optional<std::uint64_t> id = take_oldest_send(e.node, e.peer, e.code);
+    const std::optional<std::uint64_t> id = take_send(e, e.node, e.peer);
     const NodeId where = is_node(e.peer) ? e.peer : e.node;
     if (!is_node(where)) return;
     name_scratch += " ← ";
@@ -1258,7 +1299,8 @@ struct PerfettoWriter::State {
   std::array<NodeTrack, sim::kMaxStoreMembers> members;
   std::array<bool, sim::kMaxStoreMembers> member_named{};
   std::vector<NodeId> open_bursts;
-  std::map<LinkKey, std::deque<PendingSend>> in_flight;
+  std::map<LinkKey, std::deque<PendingSend>> in_flight;  // by link, for traces without ids
+  std::map<std::uint64_t, PendingSend> pending;          // by message id
   std::uint64_t next_flow = 1;
   std::optional<Epoch> newest_epoch;  // the newest leader epoch announced so far
 

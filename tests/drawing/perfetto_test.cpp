@@ -548,7 +548,32 @@ TEST_CASE("perfetto: a dropped message ends in a drop instant") {
   CHECK(events_where(doc, "X", "send vote → 1").size() == 1);
 }
 
-TEST_CASE("perfetto: deliveries on a link are joined to its sends in order") {
+TEST_CASE("perfetto: a delivery is joined to its own send by the message id, however reordered") {
+  auto with_id = [](Event e, std::int64_t id) {
+    e.b = id;
+    return e;
+  };
+  // Two messages on one link, the second overtaking the first; the first is duplicated.
+  const std::vector<Event> v = {
+      with_id(message(EventKind::msg_send, 10 * kMs, 0, 1, 0), 1),
+      with_id(message(EventKind::msg_send, 20 * kMs, 0, 1, 0), 2),
+      with_id(message(EventKind::msg_deliver, 25 * kMs, 1, 0, 0), 2),
+      with_id(message(EventKind::msg_deliver, 30 * kMs, 1, 0, 0), 1),
+      with_id(message(EventKind::msg_deliver, 35 * kMs, 1, 0, 0), 1),
+      make(EventKind::run_end, 100 * kMs),
+  };
+  const json doc = parse(v, "by-id");
+  std::map<std::int64_t, std::int64_t> sent_at;
+  for (const json& s : events_where(doc, "s")) sent_at[s["id"].get<std::int64_t>()] = ns(s["ts"]);
+  std::map<std::int64_t, std::int64_t> arrow;  // delivery time -> send time
+  for (const json& f : events_where(doc, "f")) {
+    arrow[ns(f["ts"])] = sent_at.at(f["id"].get<std::int64_t>());
+  }
+  // The duplicate's second copy shows without an arrow.
+  CHECK(arrow == std::map<std::int64_t, std::int64_t>{{25 * kMs, 20 * kMs}, {30 * kMs, 10 * kMs}});
+}
+
+TEST_CASE("perfetto: without message ids, deliveries on a link are joined to its sends in order") {
   const std::vector<Event> v = {
       message(EventKind::msg_send, 10 * kMs, 0, 1, 0),
       message(EventKind::msg_send, 20 * kMs, 0, 1, 0),
