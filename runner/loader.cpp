@@ -180,6 +180,7 @@ std::optional<Scenario> Loader::load(const json& document,
   if (s.prepared.leader_key) s.services.store.leader_key = *s.prepared.leader_key;
   store_keeps_record_ = !s.services.store.leader_key.empty();
   build_topology(s.services);
+  if (const json* network = get(document, "network")) read_links(*network, s.world.network);
   if (const json* faults = get(document, "faults")) s.world.faults = read_faults(*faults);
   if (const json* random = get(document, "random_faults")) {
     s.random_faults = read_random_faults(*random, get(document, "faults"));

@@ -171,6 +171,7 @@ class Loader {
   void read_nodes(const json& document);
   void read_duration(const json& document);
   sim::NetworkConfig read_network(const json& v);
+  void read_links(const json& v, sim::NetworkConfig& network);
   sim::DiskConfig read_disk(const json& v);
   std::optional<DrawRange> read_range(const json& v, const std::string& pointer, bool drift);
   void read_clock(const json& v, const std::string& pointer, sim::ClockConfig& clock,
@@ -214,7 +215,8 @@ class Loader {
   bool store_keeps_record_ = false;
   std::size_t redis_masters_ = servers::RedisConfig{}.masters;  // known once /redis is read
   sim::Topology topology_;                                      // build_topology's
-  std::optional<sim::Duration> duration_;                       // known once /duration is valid
+  bool network_links_ = false;             // the network section's shape was right: read its links
+  std::optional<sim::Duration> duration_;  // known once /duration is valid
   std::optional<std::size_t> cluster_size_;  // /nodes if it is a number from 1, even over the limit
 };
 

@@ -64,61 +64,13 @@ sim::NetworkConfig Loader::read_network(const json& v) {
           "the network section")) {
     return network;
   }
+  network_links_ = true;
   if (const json* latency = get(v, "latency")) {
     if (auto d = protocols::read_distribution(*latency, "/network/latency", problems_)) {
       network.latency = *d;
     }
   }
-  if (const json* links = get(v, "links")) {
-    if (!links->is_array()) {
-      problem("/network/links",
-              "an array of links such as [{\"from\": 0, \"to\": 1, \"latency\": "
-              "\"20ms\"}]",
-              json_excerpt(*links));
-    } else {
-      for (std::size_t i = 0; i < links->size(); ++i) {
-        const json& link = (*links)[i];
-        const std::string pointer = child("/network/links", i);
-        if (!check_object(link, pointer, {"from", "to", "both_ways", "latency"}, "a link")) {
-          continue;
-        }
-        sim::LinkLatency out;
-        bool ok = true;
-        for (const char* end : {"from", "to"}) {
-          const json* e = get(link, end);
-          if (e == nullptr) {
-            problem(child(pointer, end), node_expected() + ", \"store\" or \"sink\"", kRequired);
-            ok = false;
-            continue;
-          }
-          const auto endpoint = read_endpoint(*e, child(pointer, end));
-          if (!endpoint) {
-            ok = false;
-          } else if (end[0] == 'f') {
-            out.from = *endpoint;
-          } else {
-            out.to = *endpoint;
-          }
-        }
-        if (ok && out.from == out.to) {
-          problem(child(pointer, "to"), "an endpoint other than \"from\"",
-                  json_excerpt(link.at("to")));
-        }
-        if (const json* both = get(link, "both_ways")) {
-          if (auto b = read_bool(*both, child(pointer, "both_ways"))) out.both_ways = *b;
-        }
-        if (const json* latency = get(link, "latency")) {
-          if (auto d =
-                  protocols::read_distribution(*latency, child(pointer, "latency"), problems_)) {
-            out.latency = *d;
-          }
-        } else {
-          problem(child(pointer, "latency"), "the link's latency, such as \"20ms\"", kRequired);
-        }
-        network.links.push_back(std::move(out));
-      }
-    }
-  }
+  // The links are read once the world's servers are known (read_links), since they may name any.
   if (const json* loss = get(v, "loss")) {
     if (auto p = protocols::read_probability(*loss, "/network/loss", problems_)) network.loss = *p;
   }
@@ -158,6 +110,63 @@ sim::NetworkConfig Loader::read_network(const json& v) {
   transport("peers", network.peers);
   if (const json* tcp = get(v, "tcp")) read_tcp(*tcp, network.tcp);
   return network;
+}
+
+// The network section's links, each between two endpoints of the world: read after the topology
+// (build_topology), so that a link may name any server.
+void Loader::read_links(const json& v, sim::NetworkConfig& network) {
+  if (!network_links_) return;  // the section's shape was wrong: read_network said so
+  if (const json* links = get(v, "links")) {
+    if (!links->is_array()) {
+      problem("/network/links",
+              "an array of links such as [{\"from\": 0, \"to\": 1, \"latency\": "
+              "\"20ms\"}]",
+              json_excerpt(*links));
+    } else {
+      for (std::size_t i = 0; i < links->size(); ++i) {
+        const json& link = (*links)[i];
+        const std::string pointer = child("/network/links", i);
+        if (!check_object(link, pointer, {"from", "to", "both_ways", "latency"}, "a link")) {
+          continue;
+        }
+        sim::LinkLatency out;
+        bool ok = true;
+        for (const char* end : {"from", "to"}) {
+          const json* e = get(link, end);
+          if (e == nullptr) {
+            problem(child(pointer, end), node_expected() + ", " + server_names_expected(),
+                    kRequired);
+            ok = false;
+            continue;
+          }
+          const auto endpoint = read_endpoint(*e, child(pointer, end));
+          if (!endpoint) {
+            ok = false;
+          } else if (end[0] == 'f') {
+            out.from = *endpoint;
+          } else {
+            out.to = *endpoint;
+          }
+        }
+        if (ok && out.from == out.to) {
+          problem(child(pointer, "to"), "an endpoint other than \"from\"",
+                  json_excerpt(link.at("to")));
+        }
+        if (const json* both = get(link, "both_ways")) {
+          if (auto b = read_bool(*both, child(pointer, "both_ways"))) out.both_ways = *b;
+        }
+        if (const json* latency = get(link, "latency")) {
+          if (auto d =
+                  protocols::read_distribution(*latency, child(pointer, "latency"), problems_)) {
+            out.latency = *d;
+          }
+        } else {
+          problem(child(pointer, "latency"), "the link's latency, such as \"20ms\"", kRequired);
+        }
+        network.links.push_back(std::move(out));
+      }
+    }
+  }
 }
 
 // Linux's retransmission settings: TCP_RTO_MIN, TCP_RTO_MAX (net.ipv4.tcp_rto_max_ms since Linux

@@ -966,3 +966,30 @@ TEST_CASE("loader: the postgres section configures the server for any protocol")
   CHECK(r.scenario->services.store.leader_key == "/electsim/leader");
   CHECK(r.scenario->world.faults[0].target.kind == electsim::sim::TargetKind::store);
 }
+
+TEST_CASE("loader: a network link may name any server of the world, read after its servers") {
+  // The network section comes before the sections that give the world its servers: its links
+  // are read once they are known.
+  const json document = with(R"({
+    "protocol": {"name": "redlock"},
+    "redis": {"masters": 3},
+    "network": {"links": [{"from": 0, "to": "sink", "latency": "30ms"},
+                          {"from": 1, "to": "redis:2", "latency": "40ms"}]}
+  })");
+  const LoadResult r = load(document);
+  INFO(all_messages(r));
+  REQUIRE(r.scenario.has_value());
+  const auto& links = r.scenario->world.network.links;
+  REQUIRE(links.size() == 2);
+  CHECK(links[0].to == electsim::sim::kSinkEndpoint);
+  CHECK(links[1].to == electsim::sim::redis_endpoint(2));
+
+  const json missing = with(R"({
+    "network": {"links": [{"from": 0, "to": "redis:0", "latency": "40ms"}]}
+  })");
+  const LoadResult bad = load(missing);
+  REQUIRE_FALSE(bad.scenario.has_value());
+  CHECK_THAT(all_messages(bad),
+             Catch::Contains("at /network/links/0/to: expected a node id") &&
+                 Catch::Contains("Redis masters exist only with the redlock protocol"));
+}
