@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "servers/registry.hpp"
 #include "tests/temp_files.hpp"
 
 using electsim::cli::run_cli;
@@ -125,6 +126,24 @@ TEST_CASE("cli: list shows every lease parameter with its default and meaning") 
     CHECK(o.out.find(p) != std::string::npos);
   }
   CHECK(cli({"list", "metrics"}).out.find("split_brain_time") != std::string::npos);
+}
+
+TEST_CASE("cli: list servers prints every registered kind with the faults each form takes") {
+  const Outcome o = cli({"list", "servers"});
+  CHECK(o.code == 0);
+  for (const electsim::servers::ServerKindInfo& kind : electsim::servers::all_server_kinds()) {
+    INFO(kind.name);
+    CHECK(o.out.find("  " + kind.name + " ") != std::string::npos);
+    for (const electsim::servers::ServerForm& form : kind.forms) {
+      CHECK(o.out.find(form.noun + ": ") != std::string::npos);
+    }
+  }
+  // A store member takes a disk stall; the single store does not crash.
+  CHECK(o.out.find("a store member: a coordinator; lane store; faults: crash") !=
+        std::string::npos);
+  CHECK(o.out.find("the single store: a coordinator; lane store; faults: clock_offset") !=
+        std::string::npos);
+  CHECK(cli({"list"}).out.find("server kinds (the server registry)") != std::string::npos);
 }
 
 TEST_CASE("cli: --set and --seed change the run, --json is machine-readable and deterministic") {
