@@ -55,10 +55,6 @@ void run_inline(const std::function<void(unsigned)>& body, const std::function<v
 
 }  // namespace
 
-bool threads_available() {
-  return ELECTSIM_THREADS != 0;
-}
-
 unsigned default_jobs() {
   return cores();
 }

@@ -27,8 +27,6 @@ WorkerCount worker_count(unsigned requested, std::uint64_t work,
 // "--jobs 1024 capped at 8 (4 threads per core, at most 256); ...": the notice for a capped count.
 std::string capped_notice(unsigned requested, unsigned threads);
 
-// Whether this build starts threads at all (ELECTSIM_THREADS).
-bool threads_available();
 // The workers a command starts unless told: one per core, or 1 without threads.
 unsigned default_jobs();
 

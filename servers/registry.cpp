@@ -17,22 +17,37 @@ ServerKindInfo redis_kind();
 
 namespace {
 
-std::vector<ServerKindInfo>& table() {
+// The kinds of this folder, the ones scenarios configure in sections of their own.
+std::vector<ServerKindInfo> built_in_kinds() {
   // The order fixes the order of a world's processes, and so its traces: the store, the sink,
   // the database, the Redis masters, as worlds have always been built.
-  static std::vector<ServerKindInfo> kinds = {store_kind(), sink_kind(), postgres_kind(),
-                                              redis_kind()};
+  return {store_kind(), sink_kind(), postgres_kind(), redis_kind()};
+}
+
+std::vector<ServerKindInfo>& table() {
+  static std::vector<ServerKindInfo> kinds = built_in_kinds();
   return kinds;
+}
+
+// How many kinds at the table's front are built in: registered kinds come after them.
+std::size_t built_in_count() {
+  static const std::size_t count = built_in_kinds().size();
+  return count;
 }
 
 }  // namespace
 
-WorldBuilder::WorldBuilder(sim::WorldConfig& world) : world_(world) {}
+WorldBuilder::WorldBuilder(sim::WorldConfig& world) : world_(world) {
+  for (const sim::ServerSpec& s : world_.servers) mark(sim::server_slot(s.endpoint));
+}
 
 bool WorldBuilder::taken(std::size_t slot) const {
-  return std::any_of(world_.servers.begin(), world_.servers.end(), [&](const sim::ServerSpec& s) {
-    return s.endpoint == sim::server_endpoint(slot);
-  });
+  return slot < used_.size() && used_[slot];
+}
+
+void WorldBuilder::mark(std::size_t slot) {
+  if (slot >= used_.size()) used_.resize(slot + 1, false);
+  used_[slot] = true;
 }
 
 sim::Endpoint WorldBuilder::add(std::string name, std::string_view kind, std::string group,
@@ -44,6 +59,7 @@ sim::Endpoint WorldBuilder::add(std::string name, std::string_view kind, std::st
     slot = next_free_++;
   }
   ELECTSIM_ASSERT(*slot < sim::kMaxServerSlots && !taken(*slot), "a free server address");
+  mark(*slot);
   const sim::Endpoint address = sim::server_endpoint(*slot);
   world_.servers.push_back(sim::ServerSpec{address, std::move(name), std::string(kind),
                                            std::move(group), form.traits, clock, std::move(make)});
@@ -68,11 +84,9 @@ void register_server_kind(ServerKindInfo kind) {
 }
 
 bool is_built_in(std::string_view name) {
-  for (const std::string_view built_in : {sim::server_kind::store, sim::server_kind::sink,
-                                          sim::server_kind::postgres, sim::server_kind::redis}) {
-    if (name == built_in) return true;
-  }
-  return false;
+  const auto& kinds = table();
+  const auto end = kinds.begin() + static_cast<std::ptrdiff_t>(built_in_count());
+  return std::any_of(kinds.begin(), end, [&](const ServerKindInfo& k) { return k.name == name; });
 }
 
 std::size_t servers_of(const Services& services, std::string_view kind) {

@@ -43,7 +43,9 @@ class WorldBuilder {
 
  private:
   bool taken(std::size_t slot) const;
+  void mark(std::size_t slot);
   sim::WorldConfig& world_;
+  std::vector<bool> used_;  // by slot: whether a server of the world listens there
   std::size_t next_free_ = sim::kFirstFreeServerSlot;
 };
 

@@ -107,24 +107,6 @@ std::span<const FaultKindInfo> fault_catalogue() {
   return kCatalogue;
 }
 
-TargetClasses target_class(const Target& target) {
-  switch (target.kind) {
-    case TargetKind::none:
-      return 0;
-    case TargetKind::leader:
-    case TargetKind::follower:
-    case TargetKind::random:
-      return kElectionNode;
-    case TargetKind::store:
-    case TargetKind::group_leader:
-    case TargetKind::group_follower:
-      return kServer;
-    case TargetKind::node:
-      return target.node >= 0 ? kElectionNode : kServer;
-  }
-  return 0;
-}
-
 const char* fault_kind_name(FaultKind kind) {
   return static_cast<std::size_t>(kind) < std::size(kCatalogue) ? fault_info(kind).name : "?";
 }

@@ -54,16 +54,10 @@ enum class FaultEffect : std::uint8_t {
   clock,    // a clock's offset, drift or steps
   server,   // a server's own fault: the store's pause
 };
-// The kinds of target a fault may name, as bits of a set: which ones a fault kind obeys is a
-// column of the catalogue. A server named as a target obeys the fault kinds its own kind declares
-// (ServerTraits::faults, sim/topology.hpp, from the server registry). A fault aimed at a target
-// that does not obey it would do nothing, so the loader refuses it and the search's nemesis never
-// draws it.
-enum TargetClass : std::uint8_t {
-  kElectionNode = 1 << 0,  // a node id, "leader", "follower", "random"
-  kServer = 1 << 1,        // a server by name, or a server group's member by its role
-};
-using TargetClasses = std::uint8_t;
+// Which targets a fault acts on: election nodes as the catalogue's `nodes_obey` says, a server as
+// its own kind declares (ServerTraits::faults, sim/topology.hpp, from the server registry; see
+// sim::obeys). A fault aimed at a target that does not obey it would do nothing, so the loader
+// refuses it and the search's nemesis never draws it.
 
 // How `electsim search`'s nemesis aims a fault of a kind: runner/search.cpp draws the target by
 // this column, each key by its name and a duration where the kind takes one, so a new kind whose
@@ -117,9 +111,6 @@ struct Target {
   NodeId node = kNoNode;  // kind == node
   std::string group;      // kind == group_leader, group_follower
 };
-
-// The class of a target, from what it names; 0 for none.
-TargetClasses target_class(const Target& target);
 
 struct FaultSpec {
   Time at;
