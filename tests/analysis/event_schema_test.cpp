@@ -4,8 +4,6 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -16,6 +14,7 @@
 #include "analysis/trace.hpp"
 #include "sim/event_schema.hpp"
 #include "sim/events.hpp"
+#include "tests/files.hpp"
 
 namespace {
 
@@ -108,16 +107,6 @@ std::vector<Expected> one_of_each() {
   };
 }
 
-std::string source_file(const std::string& relative) {
-  const char* dir = std::getenv("ELECTSIM_SOURCE_DIR");
-  REQUIRE(dir != nullptr);
-  std::ifstream in(std::string(dir) + "/" + relative);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 TEST_CASE("event schema: each typed emitter fills exactly the fields its kind names") {
@@ -165,14 +154,9 @@ TEST_CASE("event schema: within a kind, every field has its own name and its own
 }
 
 TEST_CASE("event schema: docs/trace-format.md's event table is the schema's") {
-  const std::string doc = source_file("docs/trace-format.md");
-  const std::string table = sim::event_table_markdown();
-  const auto start = doc.find("| `ev` | fields |");
-  REQUIRE(start != std::string::npos);
-  const auto end = doc.find("\n\n", start);
-  REQUIRE(end != std::string::npos);
   // On a difference, `electsim list events` prints the table to paste.
-  CHECK(doc.substr(start, end + 1 - start) == table);
+  CHECK(testing::block_at(testing::source_file("docs/trace-format.md"), "| `ev` | fields |") ==
+        sim::event_table_markdown());
 }
 
 TEST_CASE("event schema: a version 1 trace reads, its messages without ids") {

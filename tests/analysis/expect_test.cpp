@@ -3,14 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "analysis/expect.hpp"
+#include "tests/files.hpp"
 
 namespace {
 
@@ -288,27 +286,11 @@ TEST_CASE("expect: every broken bound is reported, in the order stated") {
         "same_epoch_leaders = 1, above max 0 by 1; first at 0.700s (nodes 0 and 1 in epoch 2)");
 }
 
-namespace {
-
-std::string metrics_page() {
-  const char* dir = std::getenv("ELECTSIM_SOURCE_DIR");
-  REQUIRE(dir != nullptr);
-  std::ifstream in(std::string(dir) + "/docs/metrics.md");
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
-
 TEST_CASE("expect: docs/metrics.md's table of metrics is the catalogue's") {
-  const std::string doc = metrics_page();
-  const auto start = doc.find("| metric | unit | not observed when |");
-  REQUIRE(start != std::string::npos);
-  const auto end = doc.find("\n\n", start);
-  REQUIRE(end != std::string::npos);
-  CHECK(doc.substr(start, end + 1 - start) == analysis::metric_table_markdown());
+  // On a difference, `electsim list metrics` prints the rows to paste.
+  CHECK(electsim::testing::block_at(electsim::testing::source_file("docs/metrics.md"),
+                                    "| metric | unit | not observed when |") ==
+        analysis::metric_table_markdown());
 }
 
 TEST_CASE("expect: every metric of the catalogue reads its value from a report") {

@@ -3,6 +3,7 @@
 # on port 9 and no host name resolves) and the page shown a 1400x900 viewport.
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.support.ui import WebDriverWait
 
 
 def start(capture_logs=False):
@@ -24,3 +25,20 @@ def start(capture_logs=False):
     driver.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
                            {'width': 1400, 'height': 900, 'deviceScaleFactor': 1, 'mobile': False})
     return driver
+
+
+def wait_for(driver, script, *args, timeout=30):
+    """Waits until the script returns something true."""
+    WebDriverWait(driver, timeout, poll_frequency=0.02).until(
+        lambda d: d.execute_script(script, *args),
+        'no change within %d s: %s %s' % (timeout, ' '.join(script.split()), list(args)))
+
+
+def seek_ms(driver, ms):
+    """Moves a replay page's time slider to `ms` and waits until the page shows that moment."""
+    driver.execute_script('''const s = document.getElementById("slider");
+          s.value = String(arguments[0]);
+          s.dispatchEvent(new Event("input", { bubbles: true }));
+          s.dispatchEvent(new Event("change", { bubbles: true }));''', ms)
+    wait_for(driver, 'return document.getElementById("time").dataset.ns === arguments[0]',
+             str(ms * 1000000))

@@ -19,7 +19,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
 
 if len(sys.argv) < 4:
     print('usage: /usr/bin/python3 replay_test.py PAGE.html TRACE.jsonl SCREENSHOT.png '
@@ -134,10 +134,7 @@ try:
     js = driver.execute_script
 
     def wait_for(script, *args, timeout=30):
-        """Waits until the script returns something true."""
-        WebDriverWait(driver, timeout, poll_frequency=0.02).until(
-            lambda d: d.execute_script(script, *args),
-            'no change within %d s: %s %s' % (timeout, ' '.join(script.split()), list(args)))
+        chromium.wait_for(driver, script, *args, timeout=timeout)
 
     started = time.monotonic()
     driver.get(Path(page_path).resolve().as_uri())
@@ -155,12 +152,7 @@ try:
         return js('return ' + TIME_POS)
 
     def seek_ms(ms):
-        js('''const s = document.getElementById("slider");
-              s.value = String(arguments[0]);
-              s.dispatchEvent(new Event("input", { bubbles: true }));
-              s.dispatchEvent(new Event("change", { bubbles: true }));''', ms)
-        wait_for('return document.getElementById("time").dataset.ns === arguments[0]',
-                 str(ms * 1000000))
+        chromium.seek_ms(driver, ms)
 
     def shown_leaders():
         return js('''return [...document.querySelectorAll('[data-node] [data-field="role"]')]

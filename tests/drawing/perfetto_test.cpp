@@ -548,6 +548,21 @@ TEST_CASE("perfetto: a dropped message ends in a drop instant") {
   CHECK(events_where(doc, "X", "send vote → 1").size() == 1);
 }
 
+namespace {
+
+// Each flow arrow of a Perfetto file: the time of its end (a delivery) to the time of its start.
+std::map<std::int64_t, std::int64_t> arrows(const json& doc) {
+  std::map<std::int64_t, std::int64_t> sent_at;
+  for (const json& s : events_where(doc, "s")) sent_at[s["id"].get<std::int64_t>()] = ns(s["ts"]);
+  std::map<std::int64_t, std::int64_t> arrow;
+  for (const json& f : events_where(doc, "f")) {
+    arrow[ns(f["ts"])] = sent_at.at(f["id"].get<std::int64_t>());
+  }
+  return arrow;
+}
+
+}  // namespace
+
 TEST_CASE("perfetto: a delivery is joined to its own send by the message id, however reordered") {
   auto with_id = [](Event e, std::int64_t id) {
     e.b = id;
@@ -562,13 +577,7 @@ TEST_CASE("perfetto: a delivery is joined to its own send by the message id, how
       with_id(message(EventKind::msg_deliver, 35 * kMs, 1, 0, 0), 1),
       make(EventKind::run_end, 100 * kMs),
   };
-  const json doc = parse(v, "by-id");
-  std::map<std::int64_t, std::int64_t> sent_at;
-  for (const json& s : events_where(doc, "s")) sent_at[s["id"].get<std::int64_t>()] = ns(s["ts"]);
-  std::map<std::int64_t, std::int64_t> arrow;  // delivery time -> send time
-  for (const json& f : events_where(doc, "f")) {
-    arrow[ns(f["ts"])] = sent_at.at(f["id"].get<std::int64_t>());
-  }
+  const std::map<std::int64_t, std::int64_t> arrow = arrows(parse(v, "by-id"));
   // The duplicate's second copy shows without an arrow.
   CHECK(arrow == std::map<std::int64_t, std::int64_t>{{25 * kMs, 20 * kMs}, {30 * kMs, 10 * kMs}});
 }
@@ -581,13 +590,7 @@ TEST_CASE("perfetto: without message ids, deliveries on a link are joined to its
       message(EventKind::msg_deliver, 30 * kMs, 1, 0, 0),
       make(EventKind::run_end, 100 * kMs),
   };
-  const json doc = parse(v, "fifo");
-  std::map<std::int64_t, std::int64_t> sent_at;
-  for (const json& s : events_where(doc, "s")) sent_at[s["id"].get<std::int64_t>()] = ns(s["ts"]);
-  std::map<std::int64_t, std::int64_t> arrow;  // delivery time -> send time
-  for (const json& f : events_where(doc, "f")) {
-    arrow[ns(f["ts"])] = sent_at.at(f["id"].get<std::int64_t>());
-  }
+  const std::map<std::int64_t, std::int64_t> arrow = arrows(parse(v, "fifo"));
   CHECK(arrow == std::map<std::int64_t, std::int64_t>{{25 * kMs, 10 * kMs}, {30 * kMs, 20 * kMs}});
 }
 

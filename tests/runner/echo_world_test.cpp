@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -19,8 +18,10 @@
 #include "runner/run.hpp"
 #include "runner/search.hpp"
 #include "sim/topology.hpp"
+#include "tests/files.hpp"
 
 using namespace electsim;
+using electsim::testing::slurp;
 using nlohmann::json;
 
 namespace {
@@ -53,13 +54,6 @@ std::string load_error(const json& document) {
   std::string all;
   for (const auto& m : r.messages()) all += m + "\n";
   return all;
-}
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 fs::path scratch() {
