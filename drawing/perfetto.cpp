@@ -154,7 +154,7 @@ struct PerfettoWriter::State {
   };
 
   struct PendingSend {
-    std::uint64_t flow = 0;
+    std::uint64_t flow = 0;  // 0: none (delivered, dropped, given up, or a gap in the ids)
     Time at;
     NodeId to = sim::kNoNode;
   };
@@ -766,8 +766,19 @@ struct PerfettoWriter::State {
   void remember_send(const sim::Event& e, std::uint64_t flow_id) {
     const auto msg = static_cast<std::uint64_t>(e.b);
     if (msg != 0) {
-      if (pending.size() >= kUnmatchedMax) pending.erase(pending.begin());
-      pending[msg] = {flow_id, e.time, e.peer};
+      // Ids grow with every send, so the sends in flight are a window of ids: a deque indexed
+      // from the oldest, with no allocation per message once it has grown.
+      if (pending.empty() || msg < pending_base || msg - pending_base >= 2 * kUnmatchedMax) {
+        pending.clear();
+        pending_base = msg;
+      }
+      while (pending_base + pending.size() < msg) pending.emplace_back();
+      if (pending_base + pending.size() == msg) pending.emplace_back();
+      pending[msg - pending_base] = {flow_id, e.time, e.peer};
+      while (pending.size() > kUnmatchedMax) {
+        pending.pop_front();
+        ++pending_base;
+      }
       return;
     }
     std::deque<PendingSend>& queue = in_flight[LinkKey{e.node, e.peer, e.code}];
@@ -779,11 +790,10 @@ struct PerfettoWriter::State {
   std::optional<std::uint64_t> take_send(const sim::Event& e, NodeId from, NodeId to) {
     const auto msg = static_cast<std::uint64_t>(e.b);
     if (msg != 0) {
-      const auto it = pending.find(msg);
-      if (it == pending.end()) return std::nullopt;  // a duplicate's second copy, or given up
-      const std::uint64_t id = it->second.flow;
-      pending.erase(it);
-      return id;
+      // None for a duplicate's second copy, or a send given up.
+      PendingSend* send = pending_send(msg);
+      if (send == nullptr) return std::nullopt;
+      return take_pending(*send);
     }
     const auto it = in_flight.find(LinkKey{from, to, e.code});
     if (it == in_flight.end() || it->second.empty()) return std::nullopt;
@@ -797,11 +807,9 @@ struct PerfettoWriter::State {
   std::optional<std::uint64_t> take_unsent(const sim::Event& e) {
     const auto msg = static_cast<std::uint64_t>(e.b);
     if (msg != 0) {
-      const auto it = pending.find(msg);
-      if (it == pending.end() || it->second.at != e.time) return std::nullopt;
-      const std::uint64_t id = it->second.flow;
-      pending.erase(it);
-      return id;
+      PendingSend* send = pending_send(msg);
+      if (send == nullptr || send->at != e.time) return std::nullopt;
+      return take_pending(*send);
     }
     const auto it = in_flight.find(LinkKey{e.node, e.peer, e.code});
     if (it == in_flight.end() || it->second.empty() || it->second.back().at != e.time) {
@@ -817,7 +825,30 @@ struct PerfettoWriter::State {
     for (auto& [key, queue] : in_flight) {
       if (std::get<1>(key) == n) queue.clear();
     }
-    std::erase_if(pending, [n](const auto& entry) { return entry.second.to == n; });
+    for (PendingSend& send : pending) {
+      if (send.to == n) send.flow = 0;
+    }
+    trim_pending();
+  }
+
+  // The send of message `msg` still waiting for its delivery, or null.
+  PendingSend* pending_send(std::uint64_t msg) {
+    if (msg < pending_base || msg - pending_base >= pending.size()) return nullptr;
+    PendingSend& send = pending[msg - pending_base];
+    return send.flow != 0 ? &send : nullptr;
+  }
+  std::uint64_t take_pending(PendingSend& send) {
+    const std::uint64_t id = send.flow;
+    send.flow = 0;
+    trim_pending();
+    return id;
+  }
+  // Drops the window's front while nothing waits there.
+  void trim_pending() {
+    while (!pending.empty() && pending.front().flow == 0) {
+      pending.pop_front();
+      ++pending_base;
+    }
   }
 
   void flush_burst(NodeId n) {
@@ -1300,7 +1331,8 @@ struct PerfettoWriter::State {
   std::array<bool, sim::kMaxStoreMembers> member_named{};
   std::vector<NodeId> open_bursts;
   std::map<LinkKey, std::deque<PendingSend>> in_flight;  // by link, for traces without ids
-  std::map<std::uint64_t, PendingSend> pending;          // by message id
+  std::deque<PendingSend> pending;                       // by message id, from pending_base
+  std::uint64_t pending_base = 0;
   std::uint64_t next_flow = 1;
   std::optional<Epoch> newest_epoch;  // the newest leader epoch announced so far
 
