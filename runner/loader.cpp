@@ -493,6 +493,7 @@ LoadResult load_scenario_json(const nlohmann::json& document, std::string source
     add(problems, "", "a scenario electsim can load",
         std::string("an internal error: ") + e.what());
     result.scenario.reset();
+    result.internal_error = true;
   }
   return result;
 }

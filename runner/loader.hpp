@@ -31,6 +31,9 @@ struct LoadResult {
   // Overrides that are valid but change nothing in this run (a parameter of a protocol that does
   // not run), said next to the result instead of silently ignored.
   std::vector<std::string> warnings;
+  // The loader failed inside, not on the file: an exception reached its outermost level, and the
+  // problem it reports names no field. Always a bug (the scenario fuzzer fails on it).
+  bool internal_error = false;
   // One line per problem: "<source>: at /protocol/ttl: expected ..., found ...".
   std::vector<std::string> messages() const;
 };

@@ -157,13 +157,14 @@ std::string Loader::server_name_hint(const json& v) const {
       if (s.kind == kind.name && starts_with(s.name, prefix) == indexed) names.push_back(s.name);
     }
     if (names.empty()) return kind.absent_hint;
+    if (!indexed) return {};
     const std::string_view index = std::string_view(text).substr(prefix.size());
-    if (indexed && !index.empty() && !parse_index(index)) {
+    if (!index.empty() && !parse_index(index)) {
       return fmt::format(
           "the index after \"{}\" is written in plain digits, with no space, sign or leading zero",
           prefix);
     }
-    if (indexed && !kind.plural.empty()) {
+    if (!kind.plural.empty()) {
       return fmt::format("{} are \"{}\" to \"{}\"", kind.plural, names.front(), names.back());
     }
     return {};

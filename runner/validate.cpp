@@ -14,6 +14,7 @@ FileCheck check_scenario_file(std::string_view text, const std::string& source,
   LoadOptions base_options = options;
   base_options.variant.reset();
   check.base = load_scenario_text(text, source, base_options);
+  check.internal_error = check.base.internal_error;
   if (!check.base.scenario) {
     check.problems = check.base.messages();
     return check;
@@ -24,6 +25,7 @@ FileCheck check_scenario_file(std::string_view text, const std::string& source,
     LoadOptions o = options;
     o.variant = name;
     const LoadResult loaded = load_scenario_text(text, source, o);
+    check.internal_error = check.internal_error || loaded.internal_error;
     if (!loaded.scenario) {
       for (const std::string& m : loaded.messages()) {
         check.problems.push_back(fmt::format("{} (variant {})", m, name));

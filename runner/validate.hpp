@@ -15,6 +15,7 @@ struct FileCheck {
   LoadResult base;                    // the scenario without a variant
   std::vector<std::string> variants;  // the variant names, in name order
   std::vector<std::string> problems;  // every message, located; empty when the file is valid
+  bool internal_error = false;        // a load failed inside the loader (LoadResult's)
   bool ok() const { return problems.empty(); }
 };
 

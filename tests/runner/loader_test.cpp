@@ -348,6 +348,11 @@ TEST_CASE("loader: each kind of bad input is one problem at its pointer") {
       {R"({"faults": [{"at": "1s", "kind": "pause", "target": 0, "duration": "1s", "groups": []}]})",
        "/faults/0/groups", "\"pause\" fault"},
       {R"({"faults": [{"at": "1s", "kind": "crash"}]})", "/faults/0/target", "needs \"target\""},
+      // A server no fault acts on is no target: the sink, by the name a kind gives it.
+      {R"({"faults": [{"at": "1s", "kind": "crash", "target": "sink"}]})", "/faults/0/target",
+       "found \"sink\""},
+      {R"({"faults": [{"at": "1s", "kind": "crash", "target": "postgres"}]})", "/faults/0/target",
+       "the database server exists only with a database protocol or a postgres section"},
       // The single store does not crash in electsim's model: its fault is store_pause.
       {R"({"faults": [{"at": "1s", "kind": "crash", "target": "store"}]})", "/faults/0/target",
        "found \"store\", the single store, on which crash does nothing"},
