@@ -1226,8 +1226,10 @@ void list_protocols(std::ostream& out) {
         type.clear();
         for (const auto& c : spec.choices) type += (type.empty() ? "" : "|") + c;
       }
-      out << fmt::format("  {:<{}}  {:<12} default {:<10} {}\n", spec.name, width, type,
-                         spec.default_text, spec.meaning);
+      const std::string range = protocols::range_text(spec);
+      out << fmt::format("  {:<{}}  {:<12} default {:<10} {}{}\n", spec.name, width, type,
+                         protocols::default_text(spec), range.empty() ? "" : "(" + range + ") ",
+                         spec.meaning);
     }
     // The matched knob: what `--set detection=D` sets in this protocol.
     out << fmt::format("  --set detection=D sets {}\n", p.detection.what);
@@ -1294,7 +1296,9 @@ int cmd_list(const std::vector<std::string>& args, Streams io) {
   options.add_options()
     ("help,h", "describe this command")
     ("what", po::value<std::string>(),
-     "protocols, metrics, faults, servers or events (default: all)");
+     "protocols, metrics, faults, servers or events (default: all)")
+    ("markdown", "with protocols: each protocol's parameter table as docs/scenario-format.md "
+     "carries it");
   // clang-format on
   po::positional_options_description positional;
   positional.add("what", 1);
@@ -1309,6 +1313,14 @@ int cmd_list(const std::vector<std::string>& args, Streams io) {
     io.err << fmt::format(
         "electsim list: expected protocols, metrics, faults, servers or events, found {}\n", what);
     return kExitBadInput;
+  }
+  if (vm.count("markdown") != 0) {
+    if (what != "protocols") {
+      io.err << fmt::format("electsim list: --markdown lists protocols only, found {}\n", what);
+      return kExitBadInput;
+    }
+    io.out << protocols::protocol_params_markdown();
+    return kExitOk;
   }
   if (what == "all" || what == "protocols") list_protocols(io.out);
   if (what == "all" || what == "metrics") list_metrics(io.out);

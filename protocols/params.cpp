@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -103,54 +104,6 @@ const std::vector<DistributionShape>& distribution_shapes() {
   return shapes;
 }
 
-std::optional<std::int64_t> parse_int(std::string_view text) {
-  std::int64_t v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return v;
-}
-
-std::optional<double> parse_double(std::string_view text) {
-  double v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) {
-    return std::nullopt;
-  }
-  return v;
-}
-
-// The JSON value a spec's default_text stands for, when it is a literal of the spec's type.
-std::optional<json> default_value(const ParamSpec& spec) {
-  const std::string& text = spec.default_text;
-  switch (spec.type) {
-    case ParamType::duration:
-    case ParamType::distribution:
-      if (sim::parse_duration(text)) return json(text);
-      return std::nullopt;
-    case ParamType::boolean:
-      if (text == "true") return json(true);
-      if (text == "false") return json(false);
-      return std::nullopt;
-    case ParamType::integer:
-      if (auto v = parse_int(text)) return json(*v);
-      return std::nullopt;
-    case ParamType::number:
-    case ParamType::probability:
-      if (auto v = parse_double(text)) return json(*v);
-      return std::nullopt;
-    case ParamType::choice:
-      if (std::find(spec.choices.begin(), spec.choices.end(), text) != spec.choices.end()) {
-        return json(text);
-      }
-      return std::nullopt;
-    case ParamType::text:
-      return json(text);
-    case ParamType::object:
-      return std::nullopt;  // objects are read by the protocol itself
-  }
-  return std::nullopt;
-}
-
 std::string expected_of(const ParamSpec& spec) {
   switch (spec.type) {
     case ParamType::duration:
@@ -173,6 +126,52 @@ std::string expected_of(const ParamSpec& spec) {
       return "an object";
   }
   return "a value";
+}
+
+// A bound or default in the words a user writes it: "1ms", "10000", "0.01".
+std::string value_text(const ParamSpec& spec, const ParamValue& value) {
+  struct Text {
+    const ParamSpec& spec;
+    std::string operator()(std::monostate) const { return spec.default_note; }
+    std::string operator()(sim::Duration d) const { return sim::format_duration(d); }
+    std::string operator()(bool b) const { return b ? "true" : "false"; }
+    std::string operator()(std::int64_t n) const {
+      if (spec.type == ParamType::probability) {
+        return fmt::format("{}", static_cast<double>(n) / static_cast<double>(sim::kPpmOne));
+      }
+      return std::to_string(n);
+    }
+    std::string operator()(double d) const { return fmt::format("{}", d); }
+    std::string operator()(const std::string& text) const { return text; }
+  };
+  return std::visit(Text{spec}, value);
+}
+
+template <typename T>
+bool within(const ParamSpec& spec, const T& value) {
+  if (const T* lo = std::get_if<T>(&spec.min); lo != nullptr && value < *lo) return false;
+  if (const T* hi = std::get_if<T>(&spec.max); hi != nullptr && value > *hi) return false;
+  return true;
+}
+
+// What a value out of the spec's range should have been.
+std::string expected_in_range(const ParamSpec& spec) {
+  const bool lo = spec.min.index() != 0;
+  const bool hi = spec.max.index() != 0;
+  const bool duration = spec.type == ParamType::duration || spec.type == ParamType::distribution;
+  const auto bound = [&](const ParamValue& v) {
+    return duration ? json_quoted(value_text(spec, v)) : value_text(spec, v);
+  };
+  const std::string noun = duration                              ? "a duration"
+                           : spec.type == ParamType::integer     ? "a whole number"
+                           : spec.type == ParamType::probability ? "a probability"
+                                                                 : "a number";
+  if (lo && hi) return fmt::format("{} from {} to {}", noun, bound(spec.min), bound(spec.max));
+  if (hi) return fmt::format("{} of at most {}", noun, bound(spec.max));
+  if (!lo) return noun;
+  const bool shortest_timer = duration && std::get<sim::Duration>(spec.min) == kShortestTimer;
+  return fmt::format("{} of at least {}{}", noun, bound(spec.min),
+                     shortest_timer ? " (the shortest protocol timer)" : "");
 }
 
 }  // namespace
@@ -206,6 +205,50 @@ std::string Problem::format() const {
   if (!pointer.empty()) out += "at " + pointer + ": ";
   out += "expected " + expected + ", found " + found;
   if (!hint.empty()) out += "; " + hint;
+  return out;
+}
+
+std::string default_text(const ParamSpec& spec) {
+  return value_text(spec, spec.default_value);
+}
+
+std::string range_text(const ParamSpec& spec) {
+  const bool lo = spec.min.index() != 0;
+  const bool hi = spec.max.index() != 0;
+  if (lo && hi) {
+    return fmt::format("{} to {}", value_text(spec, spec.min), value_text(spec, spec.max));
+  }
+  if (lo) return "at least " + value_text(spec, spec.min);
+  if (hi) return "at most " + value_text(spec, spec.max);
+  if (spec.type == ParamType::probability) return "0 to 1";
+  return {};
+}
+
+std::string param_table_markdown(std::span<const ParamSpec> params) {
+  std::string out = "| parameter | type | default | range | meaning |\n|---|---|---|---|---|\n";
+  for (const ParamSpec& spec : params) {
+    std::string type = param_type_name(spec.type);
+    if (!spec.choices.empty()) {
+      type.clear();
+      for (const std::string& choice : spec.choices)
+        type += (type.empty() ? "`" : ", `") + choice + "`";
+    }
+    // A pipe inside a cell would end it, and "<id>" would be read as a tag.
+    std::string meaning;
+    for (char c : spec.meaning) {
+      if (c == '|') {
+        meaning += "\\|";
+      } else if (c == '<') {
+        meaning += "&lt;";
+      } else if (c == '>') {
+        meaning += "&gt;";
+      } else {
+        meaning += c;
+      }
+    }
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", spec.name, type, default_text(spec),
+                       range_text(spec), meaning);
+  }
   return out;
 }
 
@@ -580,46 +623,57 @@ const ParamSpec& ParamReader::spec(std::string_view name) const {
   return *it;
 }
 
-const nlohmann::json* ParamReader::value_or_default(std::string_view name,
-                                                    nlohmann::json& storage) const {
-  if (has(name)) return &object_.at(std::string(name));
+const nlohmann::json* ParamReader::given(std::string_view name) const {
   const ParamSpec& s = spec(name);
-  if (auto d = default_value(s)) {
-    storage = std::move(*d);
-    return &storage;
-  }
+  if (has(name)) return &object_.at(std::string(name));
   // A required key that is missing was reported at construction; any other parameter without a
-  // literal default must be read with a *_opt reader.
-  ELECTSIM_ASSERT(s.required, "a parameter without a literal default is read with a *_opt reader");
+  // typed default must be read with a *_opt reader.
+  ELECTSIM_ASSERT(s.required || s.default_value.index() != 0,
+                  "a parameter without a typed default is read with a *_opt reader");
   return nullptr;
 }
 
+template <typename T>
+T ParamReader::default_of(std::string_view name) const {
+  const ParamSpec& s = spec(name);
+  if (s.required) return T{};
+  const T* value = std::get_if<T>(&s.default_value);
+  ELECTSIM_ASSERT(value != nullptr, "a parameter's default has its type's alternative");
+  return *value;
+}
+
+template <typename T>
+bool ParamReader::within_range(std::string_view name, const T& value, const nlohmann::json& given) {
+  const ParamSpec& s = spec(name);
+  if (within(s, value)) return true;
+  add_problem(problems_, pointer_of(name), expected_in_range(s), json_excerpt(given));
+  return false;
+}
+
 sim::Duration ParamReader::duration(std::string_view name) {
-  json storage;
-  const json* v = value_or_default(name, storage);
-  if (v == nullptr) return sim::Duration(0);
-  return read_duration(*v, pointer_of(name), problems_).value_or(sim::Duration(0));
+  const json* v = given(name);
+  if (v == nullptr) return default_of<sim::Duration>(name);
+  const auto d = read_duration(*v, pointer_of(name), problems_);
+  if (!d || !within_range(name, *d, *v)) return sim::Duration(0);
+  return *d;
 }
 
 std::optional<sim::Duration> ParamReader::duration_opt(std::string_view name) {
   spec(name);
   if (!has(name)) return std::nullopt;
-  return read_duration(object_.at(std::string(name)), pointer_of(name), problems_);
+  const json& v = object_.at(std::string(name));
+  const auto d = read_duration(v, pointer_of(name), problems_);
+  if (!d || !within_range(name, *d, v)) return std::nullopt;
+  return d;
 }
 
 std::optional<sim::Duration> ParamReader::timer(std::string_view name) {
+  const auto* min = std::get_if<sim::Duration>(&spec(name).min);
+  ELECTSIM_ASSERT(min != nullptr && *min >= kShortestTimer,
+                  "a timer's spec states a minimum of at least kShortestTimer");
   const std::size_t before = problems_.size();
   const sim::Duration d = duration(name);
   if (problems_.size() != before) return std::nullopt;
-  if (d < kShortestTimer) {
-    json storage;
-    const json* v = value_or_default(name, storage);
-    add_problem(problems_, pointer_of(name),
-                fmt::format("a duration of at least {} (the shortest protocol timer)",
-                            json_quoted(sim::format_duration(kShortestTimer))),
-                v != nullptr ? json_excerpt(*v) : std::string("nothing"));
-    return std::nullopt;
-  }
   return d;
 }
 
@@ -630,9 +684,8 @@ std::optional<sim::Duration> ParamReader::timer_opt(std::string_view name) {
 }
 
 bool ParamReader::boolean(std::string_view name) {
-  json storage;
-  const json* v = value_or_default(name, storage);
-  if (v == nullptr) return false;
+  const json* v = given(name);
+  if (v == nullptr) return default_of<bool>(name);
   if (!v->is_boolean()) {
     add_problem(problems_, pointer_of(name), "true or false", json_excerpt(*v));
     return false;
@@ -641,9 +694,8 @@ bool ParamReader::boolean(std::string_view name) {
 }
 
 std::int64_t ParamReader::integer(std::string_view name) {
-  json storage;
-  const json* v = value_or_default(name, storage);
-  if (v == nullptr) return 0;
+  const json* v = given(name);
+  if (v == nullptr) return default_of<std::int64_t>(name);
   if (v->is_number_unsigned() &&
       v->get<std::uint64_t>() >
           static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
@@ -654,32 +706,32 @@ std::int64_t ParamReader::integer(std::string_view name) {
     add_problem(problems_, pointer_of(name), "a whole number", json_excerpt(*v));
     return 0;
   }
-  return v->get<std::int64_t>();
+  const std::int64_t n = v->get<std::int64_t>();
+  if (!within_range(name, n, *v)) return 0;
+  return n;
 }
 
 double ParamReader::number(std::string_view name) {
-  json storage;
-  const json* v = value_or_default(name, storage);
-  if (v == nullptr) return 0;
+  const json* v = given(name);
+  if (v == nullptr) return default_of<double>(name);
   const auto d = finite_number(*v);
   if (!d) {
     add_problem(problems_, pointer_of(name), "a number", json_excerpt(*v));
     return 0;
   }
+  if (!within_range(name, *d, *v)) return 0;
   return *d;
 }
 
 sim::Ppm ParamReader::probability(std::string_view name) {
-  json storage;
-  const json* v = value_or_default(name, storage);
-  if (v == nullptr) return 0;
+  const json* v = given(name);
+  if (v == nullptr) return default_of<std::int64_t>(name);
   return read_probability(*v, pointer_of(name), problems_).value_or(0);
 }
 
 std::string ParamReader::choice(std::string_view name) {
-  json storage;
-  const json* v = value_or_default(name, storage);
-  if (v == nullptr) return {};
+  const json* v = given(name);
+  if (v == nullptr) return default_of<std::string>(name);
   const ParamSpec& s = spec(name);
   if (v->is_string()) {
     const auto& text = v->get_ref<const std::string&>();
@@ -697,10 +749,16 @@ std::string name_length_problem(std::string_view text) {
   return fmt::format("a text of {} bytes", text.size());
 }
 
+std::size_t ParamReader::choice_index(std::string_view name) {
+  const std::string chosen = choice(name);
+  const std::vector<std::string>& choices = spec(name).choices;
+  const auto it = std::find(choices.begin(), choices.end(), chosen);
+  return it == choices.end() ? 0 : static_cast<std::size_t>(it - choices.begin());
+}
+
 std::string ParamReader::text(std::string_view name) {
-  json storage;
-  const json* v = value_or_default(name, storage);
-  if (v == nullptr) return {};
+  const json* v = given(name);
+  if (v == nullptr) return default_of<std::string>(name);
   if (v->is_string()) {
     if (std::string found = name_length_problem(v->get_ref<const std::string&>()); !found.empty()) {
       add_problem(problems_, pointer_of(name), kNameLengthExpected, found);
@@ -713,9 +771,8 @@ std::string ParamReader::text(std::string_view name) {
 }
 
 sim::Distribution ParamReader::distribution(std::string_view name) {
-  json storage;
-  const json* v = value_or_default(name, storage);
-  if (v == nullptr) return {};
+  const json* v = given(name);
+  if (v == nullptr) return sim::Distribution::constant_of(default_of<sim::Duration>(name));
   return read_distribution(*v, pointer_of(name), problems_).value_or(sim::Distribution{});
 }
 

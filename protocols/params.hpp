@@ -46,15 +46,44 @@ enum class ParamType {
 };
 const char* param_type_name(ParamType type);
 
+// A parameter's typed value: its default or a bound of its range. The alternative follows the
+// parameter's type: a Duration (duration, distribution), a bool (boolean), a whole number (integer;
+// a probability in ppm), a double (number), a string (choice, text).
+using ParamValue =
+    std::variant<std::monostate, sim::Duration, bool, std::int64_t, double, std::string>;
+
+// One parameter. The default is stated once, by the protocol's config struct, and copied in
+// typed (a table is built from a default-constructed config); the range is stated here and only
+// here. The reader applies both, and `electsim list`, the comparison page and
+// docs/scenario-format.md show them, so what a user reads is what the reader does.
 struct ParamSpec {
-  std::string name;
+  std::string name{};
   ParamType type = ParamType::duration;
-  std::string default_text;          // as shown to users: "2s", "true", "ttl/3", "none"
-  std::string unit;                  // "duration", "count", "ppm", ...
-  std::string meaning;               // one line
-  std::vector<std::string> choices;  // type == choice
+  // Empty when the default depends on other values or means "not set"; default_note then says
+  // what it is ("ttl/3", "none") and the parameter is read with a *_opt reader.
+  ParamValue default_value{};
+  std::string default_note{};
+  // Inclusive bounds of a duration, integer or number (the default's alternative); empty: the
+  // type's own (a duration from 0 to ten years, any whole number, any finite number). A timer
+  // (ParamReader::timer) states a minimum of at least kShortestTimer.
+  ParamValue min{};
+  ParamValue max{};
+  std::string meaning{};               // one line
+  std::vector<std::string> choices{};  // type == choice, in the order of the config's enum
   bool required = false;
 };
+
+// What a user is shown: "2s", "true", "0.01", "ttl/3", "none".
+std::string default_text(const ParamSpec& spec);
+// The range in words: "at least 1ms", "1 to 10000", "0 to 10", or "" for the type's own.
+std::string range_text(const ParamSpec& spec);
+// The choice's name for an enum value, `names` listed in the enum's order.
+template <typename Enum, std::size_t N>
+std::string choice_name(const char* const (&names)[N], Enum value) {
+  return names[static_cast<std::size_t>(value)];
+}
+// A markdown table of the parameters: name, type, default, range, meaning.
+std::string param_table_markdown(std::span<const ParamSpec> params);
 
 // Levenshtein-closest candidate within a small distance, for "did you mean" hints.
 std::optional<std::string> closest_name(std::string_view wrong, std::span<const std::string> names);
@@ -73,9 +102,10 @@ class ParamReader {
   bool has(std::string_view name) const;
   sim::Duration duration(std::string_view name);
   std::optional<sim::Duration> duration_opt(std::string_view name);
-  // A protocol timer (a timeout, an interval, a TTL): the given value or the default, from
-  // kShortestTimer up. Nullopt, with one problem recorded, when it is wrong, so that no
-  // cross-check runs on a value nobody meant. timer_opt: nullopt also when it was not given.
+  // A protocol timer (a timeout, an interval, a TTL): the given value or the default, within
+  // the spec's range, whose minimum is at least kShortestTimer. Nullopt, with one problem recorded,
+  // when it is wrong, so that no cross-check runs on a value nobody meant. timer_opt: nullopt also
+  // when it was not given.
   std::optional<sim::Duration> timer(std::string_view name);
   std::optional<sim::Duration> timer_opt(std::string_view name);
   bool boolean(std::string_view name);
@@ -83,6 +113,9 @@ class ParamReader {
   double number(std::string_view name);
   sim::Ppm probability(std::string_view name);  // [0, 1] in the file, ppm from here on
   std::string choice(std::string_view name);
+  // The position of the chosen name in the spec's choices (0 when it was wrong, with a problem):
+  // the config's enum value when the choices are listed in its order.
+  std::size_t choice_index(std::string_view name);
   std::string text(std::string_view name);  // any string (a store key, a name)
   sim::Distribution distribution(std::string_view name);
   std::optional<sim::Distribution> distribution_opt(std::string_view name);
@@ -94,7 +127,13 @@ class ParamReader {
 
  private:
   const ParamSpec& spec(std::string_view name) const;
-  const nlohmann::json* value_or_default(std::string_view name, nlohmann::json& storage) const;
+  // The given value, or nullptr when the default applies.
+  const nlohmann::json* given(std::string_view name) const;
+  template <typename T>
+  T default_of(std::string_view name) const;
+  // True when `value` lies in the spec's range; otherwise one problem showing `given`.
+  template <typename T>
+  bool within_range(std::string_view name, const T& value, const nlohmann::json& given);
 
   const nlohmann::json& object_;
   std::string pointer_;

@@ -58,4 +58,12 @@ std::vector<std::string> protocol_names() {
   return names;
 }
 
+std::string protocol_params_markdown() {
+  std::string out;
+  for (const ProtocolInfo& p : table()) {
+    out += "Parameters of `" + p.name + "`:\n\n" + param_table_markdown(p.params) + "\n";
+  }
+  return out;
+}
+
 }  // namespace electsim::protocols

@@ -117,5 +117,8 @@ std::string knob_duration(sim::Duration d);
 std::span<const ProtocolInfo> all_protocols();
 const ProtocolInfo* find_protocol(std::string_view name);
 std::vector<std::string> protocol_names();
+// Every protocol's parameters as markdown: "Parameters of `<name>`:" and a table each, as
+// docs/scenario-format.md carries them (a test keeps the page current).
+std::string protocol_params_markdown();
 
 }  // namespace electsim::protocols

@@ -154,7 +154,7 @@ std::string timing_cell(const std::string& text, const std::string& source,
     } else {
       const auto spec = std::find_if(info->params.begin(), info->params.end(),
                                      [&](const protocols::ParamSpec& s) { return s.name == key; });
-      value = spec == info->params.end() ? "?" : "(" + spec->default_text + ")";
+      value = spec == info->params.end() ? "?" : "(" + protocols::default_text(*spec) + ")";
     }
     cell += (cell.empty() ? "" : ", ") + key + " " + value;
   }

@@ -4,6 +4,7 @@
 // at the field the user wrote.
 #include "protocols/bully/config.hpp"
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -12,52 +13,41 @@
 namespace electsim::protocols::bully {
 namespace {
 
-const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = {
-      {"answer_timeout",
-       ParamType::duration,
-       "100ms",
-       "duration",
-       "a candidate that hears no Answer from a higher id within this becomes coordinator",
-       {},
-       false},
-      {"coordinator_timeout",
-       ParamType::duration,
-       "300ms",
-       "duration",
-       "a candidate that was answered but hears no Coordinator within this holds a new election",
-       {},
-       false},
-      {"heartbeat_interval",
-       ParamType::duration,
-       "100ms",
-       "duration",
-       "the coordinator sends a Heartbeat to every node this often",
-       {},
-       false},
-      {"failure_timeout",
-       ParamType::duration,
-       "500ms",
-       "duration",
-       "a follower that hears nothing from its coordinator for this holds an election",
-       {},
-       false},
-      {"start",
-       ParamType::choice,
-       "all",
-       "",
-       "which nodes hold an election when they first start: all; lowest (only the lowest id, the "
-       "worst case for messages); none (the cluster idles until a restart or step_down)",
-       {"all", "lowest", "none"},
-       false},
-  };
-  return table;
-}
+constexpr const char* kStartNames[] = {"all", "lowest", "none"};  // StartMode's order
 
-StartMode start_mode_of(const std::string& text) {
-  if (text == "lowest") return StartMode::lowest;
-  if (text == "none") return StartMode::none;
-  return StartMode::all;
+const std::vector<ParamSpec>& specs() {
+  static const std::vector<ParamSpec> table = [] {
+    const BullyConfig d;
+    return std::vector<ParamSpec>{
+        {.name = "answer_timeout",
+         .default_value = d.answer_timeout,
+         .min = kShortestTimer,
+         .meaning =
+             "a candidate that hears no Answer from a higher id within this becomes coordinator"},
+        {.name = "coordinator_timeout",
+         .default_value = d.coordinator_timeout,
+         .min = kShortestTimer,
+         .meaning = "a candidate that was answered but hears no Coordinator within this holds a "
+                    "new election"},
+        {.name = "heartbeat_interval",
+         .default_value = d.heartbeat_interval,
+         .min = kShortestTimer,
+         .meaning = "the coordinator sends a Heartbeat to every node this often"},
+        {.name = "failure_timeout",
+         .default_value = d.failure_timeout,
+         .min = kShortestTimer,
+         .meaning =
+             "a follower that hears nothing from its coordinator for this holds an election"},
+        {.name = "start",
+         .type = ParamType::choice,
+         .default_value = choice_name(kStartNames, d.start),
+         .meaning = "which nodes hold an election when they first start: all; lowest (only the "
+                    "lowest id, the worst case for messages); none (the cluster idles until a "
+                    "restart or step_down)",
+         .choices = {std::begin(kStartNames), std::end(kStartNames)}},
+    };
+  }();
+  return table;
 }
 
 }  // namespace
@@ -98,7 +88,7 @@ std::optional<BullyConfig> read_config(const nlohmann::json& params, const std::
     }
   }
 
-  c.start = start_mode_of(reader.choice("start"));
+  c.start = static_cast<StartMode>(reader.choice_index("start"));
 
   if (problems.size() != problems_before) return std::nullopt;
   return c;

@@ -13,6 +13,7 @@
 #include "protocols/consul/consul.hpp"
 
 #include <charconv>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -33,96 +34,79 @@ constexpr Duration kTtlMax = 86400s;
 constexpr Duration kLockDelayMax = 60s;
 constexpr std::int64_t kMonitorRetriesMax = 1000;
 
+constexpr const char* kBehaviorNames[] = {"release", "delete"};        // Behavior's order
+constexpr const char* kTokenNames[] = {"modify_index", "lock_index"};  // FencingToken's
+
 const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = {
-      {"ttl",
-       ParamType::duration,
-       "15s",
-       "duration",
-       "the session TTL (api.DefaultLockSessionTTL, api/lock.go); Consul accepts 10s..86400s and "
-       "its servers invalidate a session only after TTL x 2 without renewal "
-       "(structs.SessionTTLMultiplier, agent/consul/session_ttl.go)",
-       {},
-       false},
-      {"lock_delay",
-       ParamType::duration,
-       "15s",
-       "duration",
-       "the session's LockDelay (/v1/session/create default 15s, at most structs.MaxLockDelay = "
-       "60s): after the session is invalidated, nobody may acquire its keys for this long, "
-       "judged on the Consul leader's clock (kvs_endpoint.go kvsPreApply)",
-       {},
-       false},
-      {"behavior",
-       ParamType::choice,
-       "release",
-       "choice",
-       "what the servers do with the session's keys when it is invalidated: release (keep the "
-       "key, without a Session; Consul's default) or delete",
-       {"release", "delete"},
-       false},
-      {"renew_interval",
-       ParamType::duration,
-       "ttl/2",
-       "duration",
-       "the holder renews its session this often (api Session.RenewPeriodic waits TTL/2)",
-       {},
-       false},
-      {"lock_wait_time",
-       ParamType::duration,
-       "15s",
-       "duration",
-       "how long one blocking query on the key waits before it is asked again "
-       "(api.DefaultLockWaitTime)",
-       {},
-       false},
-      {"lock_retry_time",
-       ParamType::duration,
-       "5s",
-       "duration",
-       "the wait after an acquire that did not take the lock, e.g. refused under lock-delay "
-       "(api.DefaultLockRetryTime)",
-       {},
-       false},
-      {"monitor_retry_time",
-       ParamType::duration,
-       "2s",
-       "duration",
-       "the holder's wait before it asks again after its monitoring query failed "
-       "(api.DefaultMonitorRetryTime)",
-       {},
-       false},
-      {"monitor_retries",
-       ParamType::integer,
-       "0",
-       "count",
-       "how many failed monitoring queries in a row the holder rides out before it calls the lock "
-       "lost (api LockOptions.MonitorRetries, 0 by default)",
-       {},
-       false},
-      {"fencing_token",
-       ParamType::choice,
-       "modify_index",
-       "choice",
-       "the token written to the sink: the acquire's ModifyIndex (the store revision of the "
-       "acquiring write) or the key's LockIndex (Consul's sequencer; needs behavior release)",
-       {"modify_index", "lock_index"},
-       false},
-      {"fencing",
-       ParamType::boolean,
-       "true",
-       "flag",
-       "the sink rejects writes whose token is below the highest it has accepted",
-       {},
-       false},
-      {"key",
-       ParamType::text,
-       "service/electsim/leader",
-       "key",
-       "the KV key of the lock (Consul's leader election guide uses service/<name>/leader)",
-       {},
-       false},
-  };
+  static const std::vector<ParamSpec> table = [] {
+    const ConsulConfig d;
+    return std::vector<ParamSpec>{
+        {.name = "ttl",
+         .default_value = d.ttl,
+         .min = kTtlMin,
+         .max = kTtlMax,
+         .meaning = "the session TTL (api.DefaultLockSessionTTL, api/lock.go); Consul accepts "
+                    "10s..86400s and its servers invalidate a session only after TTL x 2 without "
+                    "renewal (structs.SessionTTLMultiplier, agent/consul/session_ttl.go)"},
+        {.name = "lock_delay",
+         .default_value = d.lock_delay,
+         .min = Duration(0),
+         .max = kLockDelayMax,
+         .meaning = "the session's LockDelay (/v1/session/create default 15s, at most "
+                    "structs.MaxLockDelay = 60s): after the session is invalidated, nobody may "
+                    "acquire its keys for this long, judged on the Consul leader's clock "
+                    "(kvs_endpoint.go kvsPreApply)"},
+        {.name = "behavior",
+         .type = ParamType::choice,
+         .default_value = choice_name(kBehaviorNames, d.behavior),
+         .meaning = "what the servers do with the session's keys when it is invalidated: release "
+                    "(keep the key, without a Session; Consul's default) or delete",
+         .choices = {std::begin(kBehaviorNames), std::end(kBehaviorNames)}},
+        {.name = "renew_interval",
+         .default_note = "ttl/2",
+         .min = kShortestTimer,
+         .meaning = "the holder renews its session this often (api Session.RenewPeriodic waits "
+                    "TTL/2)"},
+        {.name = "lock_wait_time",
+         .default_value = d.lock_wait_time,
+         .min = kShortestTimer,
+         .meaning = "how long one blocking query on the key waits before it is asked again "
+                    "(api.DefaultLockWaitTime)"},
+        {.name = "lock_retry_time",
+         .default_value = d.lock_retry_time,
+         .min = kShortestTimer,
+         .meaning = "the wait after an acquire that did not take the lock, e.g. refused under "
+                    "lock-delay (api.DefaultLockRetryTime)"},
+        {.name = "monitor_retry_time",
+         .default_value = d.monitor_retry_time,
+         .min = kShortestTimer,
+         .meaning = "the holder's wait before it asks again after its monitoring query failed "
+                    "(api.DefaultMonitorRetryTime)"},
+        {.name = "monitor_retries",
+         .type = ParamType::integer,
+         .default_value = d.monitor_retries,
+         .min = std::int64_t{0},
+         .max = kMonitorRetriesMax,
+         .meaning = "how many failed monitoring queries in a row the holder rides out before it "
+                    "calls the lock lost (api LockOptions.MonitorRetries, 0 by default)"},
+        {.name = "fencing_token",
+         .type = ParamType::choice,
+         .default_value = choice_name(kTokenNames, d.fencing_token),
+         .meaning = "the token written to the sink: the acquire's ModifyIndex (the store revision "
+                    "of the acquiring write) or the key's LockIndex (Consul's sequencer; needs "
+                    "behavior release)",
+         .choices = {std::begin(kTokenNames), std::end(kTokenNames)}},
+        {.name = "fencing",
+         .type = ParamType::boolean,
+         .default_value = d.fencing,
+         .meaning = "the sink rejects writes whose token is below the highest it has accepted"},
+        {.name = "key",
+         .type = ParamType::text,
+         .default_value = d.key,
+         .meaning = "the KV key of the lock (Consul's leader election guide uses "
+                    "service/<name>/leader)"},
+    };
+  }();
   return table;
 }
 
@@ -150,26 +134,14 @@ std::optional<ConsulConfig> read_config(const nlohmann::json& params, const std:
   const std::size_t before = problems.size();
   ParamReader reader(params, pointer, specs(), problems);
   ConsulConfig c;
-  const auto range = [&](const char* name, Duration value, Duration lo, Duration hi) {
-    if (value < lo || value > hi) {
-      reader.problem(name,
-                     fmt::format("a duration from {} to {}", sim::format_duration(lo),
-                                 sim::format_duration(hi)),
-                     json_excerpt(params.at(name)));
-      return false;
-    }
-    return true;
-  };
-  if (auto ttl = reader.duration_opt("ttl")) {
-    if (range("ttl", *ttl, kTtlMin, kTtlMax)) c.ttl = *ttl;
-  }
-  if (auto delay = reader.duration_opt("lock_delay")) {
-    if (range("lock_delay", *delay, Duration(0), kLockDelayMax)) c.lock_delay = *delay;
-  }
-  c.behavior = reader.choice("behavior") == "delete" ? Behavior::del : Behavior::release;
+  const std::size_t ttl_mark = problems.size();
+  c.ttl = reader.duration("ttl");  // within kTtlMin to kTtlMax
+  const bool ttl_ok = problems.size() == ttl_mark;
+  c.lock_delay = reader.duration("lock_delay");
+  c.behavior = static_cast<Behavior>(reader.choice_index("behavior"));
   c.renew_interval = c.ttl / 2;
   if (auto renew = reader.timer_opt("renew_interval")) {
-    if (*renew >= c.ttl) {
+    if (ttl_ok && *renew >= c.ttl) {
       reader.problem("renew_interval",
                      fmt::format("a duration shorter than ttl ({})", sim::format_duration(c.ttl)),
                      json_excerpt(params.at("renew_interval")));
@@ -179,17 +151,8 @@ std::optional<ConsulConfig> read_config(const nlohmann::json& params, const std:
   if (auto t = reader.timer_opt("lock_wait_time")) c.lock_wait_time = *t;
   if (auto t = reader.timer_opt("lock_retry_time")) c.lock_retry_time = *t;
   if (auto t = reader.timer_opt("monitor_retry_time")) c.monitor_retry_time = *t;
-  if (reader.has("monitor_retries")) {
-    const std::size_t mark = problems.size();
-    const std::int64_t n = reader.integer("monitor_retries");
-    if (problems.size() == mark && (n < 0 || n > kMonitorRetriesMax)) {
-      reader.problem("monitor_retries", fmt::format("an integer from 0 to {}", kMonitorRetriesMax),
-                     json_excerpt(params.at("monitor_retries")));
-    }
-    c.monitor_retries = n;
-  }
-  c.fencing_token = reader.choice("fencing_token") == "lock_index" ? FencingToken::lock_index
-                                                                   : FencingToken::modify_index;
+  c.monitor_retries = reader.integer("monitor_retries");
+  c.fencing_token = static_cast<FencingToken>(reader.choice_index("fencing_token"));
   if (c.fencing_token == FencingToken::lock_index && c.behavior == Behavior::del) {
     // A deleted key's LockIndex starts again at 1: two holders would share a token.
     reader.problem("fencing_token",

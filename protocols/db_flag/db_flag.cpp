@@ -10,15 +10,15 @@ namespace electsim::protocols::db_flag {
 namespace {
 
 const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = {
-      {"retry_interval",
-       ParamType::duration,
-       "1s",
-       "duration",
-       "followers run the UPDATE this often while the flag is set",
-       {},
-       false},
-  };
+  static const std::vector<ParamSpec> table = [] {
+    const DbFlagConfig d;
+    return std::vector<ParamSpec>{
+        {.name = "retry_interval",
+         .default_value = d.retry_interval,
+         .min = kShortestTimer,
+         .meaning = "followers run the UPDATE this often while the flag is set"},
+    };
+  }();
   return table;
 }
 
@@ -33,7 +33,7 @@ std::optional<DbFlagConfig> read_config(const nlohmann::json& params, const std:
   const std::size_t before = problems.size();
   ParamReader reader(params, pointer, specs(), problems);
   DbFlagConfig c;
-  if (auto retry = reader.timer_opt("retry_interval")) c.retry_interval = *retry;
+  if (auto retry = reader.timer("retry_interval")) c.retry_interval = *retry;
   if (problems.size() != before) return std::nullopt;
   return c;
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,139 +22,118 @@ namespace {
 constexpr double kJitterFactorMax = 10.0;
 constexpr std::size_t kKeyLengthMax = 1024;
 
+constexpr const char* kExpiryNames[] = {"store", "client"};             // Expiry's order
+constexpr const char* kPhaseNames[] = {"grant", "random"};              // random_keepalive_phase
+constexpr const char* kDurationFromNames[] = {"record", "own"};         // DurationFrom's order
+constexpr const char* kJudgeNames[] = {"observed_time", "renew_time"};  // ExpiryJudge's order
+
+template <std::size_t N>
+std::vector<std::string> names_of(const char* const (&names)[N]) {
+  return {std::begin(names), std::end(names)};
+}
+
+double jitter_factor_of(const LeaseConfig& c) {
+  return static_cast<double>(c.jitter_ppm) / static_cast<double>(sim::kPpmOne);
+}
+
+// "2s (store) / 15s (client)": a timing whose default depends on the expiry mode.
+std::string by_mode(std::string store, sim::Duration client) {
+  return fmt::format("{} (store) / {} (client)", store, sim::format_duration(client));
+}
+
 const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = {
-      {"ttl",
-       ParamType::duration,
-       "2s (store) / 15s (client)",
-       "duration",
-       "how long a claim lasts without renewal (etcd lease TTL / Kubernetes LeaseDuration)",
-       {},
-       false},
-      {"renew_interval",
-       ParamType::duration,
-       "ttl/3 (store) / 2s (client)",
-       "duration",
-       "the holder renews (keepalive or record update) this often",
-       {},
-       false},
-      {"renew_deadline",
-       ParamType::duration,
-       "ttl*2/3 (store) / 10s (client)",
-       "duration",
-       "the holder stops believing it leads this long after its last confirmed renewal, by its "
-       "own clock",
-       {},
-       false},
-      {"retry_interval",
-       ParamType::duration,
-       "ttl/3 (store) / 2s (client)",
-       "duration",
-       "followers retry acquiring (store mode) or poll the record (client mode) this often",
-       {},
-       false},
-      {"fencing",
-       ParamType::boolean,
-       "true",
-       "",
-       "the sink rejects writes whose token is lower than the highest it accepted",
-       {},
-       false},
-      {"expiry",
-       ParamType::choice,
-       "store",
-       "",
-       "store: the store's clock expires a lease (etcd); client: followers judge expiry on their "
-       "own clocks (Kubernetes Lease)",
-       {"store", "client"},
-       false},
-      {"recheck_before_write",
-       ParamType::boolean,
-       "true",
-       "",
-       "the holder checks its deadline just before committing each write (false: the careless "
-       "client); a pause in the workload's send_delay after the check still makes it write late",
-       {},
-       false},
-      {"jitter_factor",
-       ParamType::number,
-       "0 (store) / 1.2 (client)",
-       "factor",
-       "a follower waits retry_interval * (1 + u) between tries, u drawn uniformly from "
-       "[0, jitter_factor): client-go's wait.Jitter(RetryPeriod, JitterFactor)",
-       {},
-       false},
-      {"keepalive_phase",
-       ParamType::choice,
-       "grant",
-       "",
-       "grant: the holder renews every renew_interval from its grant; random: the first renewal "
-       "comes after a uniform draw from (0, renew_interval], then every renew_interval, so that "
-       "renewals need not lock onto the store's expiry scans",
-       {"grant", "random"},
-       false},
-      {"key",
-       ParamType::text,
-       "/electsim/leader",
-       "key",
-       "the store key the holder owns",
-       {},
-       false},
-      {"lease_duration_from",
-       ParamType::choice,
-       "record",
-       "",
-       "client mode: record: a follower waits out the lease duration the holder wrote in the "
-       "record (client-go since v0.27); own: its own ttl (older client-go, fabric8 before its "
-       "fix), so a replica configured shorter takes over from a longer-configured holder",
-       {"record", "own"},
-       false},
-      {"expiry_judged_by",
-       ParamType::choice,
-       "observed_time",
-       "",
-       "client mode: observed_time: the duration counts from the moment the follower saw the "
-       "record change, on its monotonic clock (client-go); renew_time: from the record's "
-       "renewTime, the holder's wall clock, against the follower's wall clock (fabric8), so "
-       "skew or a clock step moves the expiry",
-       {"observed_time", "renew_time"},
-       false},
-      {"per_node",
-       ParamType::object,
-       "none",
-       "object",
-       "client mode: timings of single nodes, {\"<id>\": {\"ttl\": \"30s\", "
-       "\"renew_deadline\": \"20s\", ...}}; ttl, renew_interval, renew_deadline and "
-       "retry_interval may be given, each checked like the cluster-wide value; others run with "
-       "the cluster-wide values",
-       {},
-       false},
-  };
+  static const std::vector<ParamSpec> table = [] {
+    const LeaseConfig store = default_config(Expiry::store);
+    const LeaseConfig client = default_config(Expiry::client);
+    return std::vector<ParamSpec>{
+        {.name = "ttl",
+         .default_note = by_mode(sim::format_duration(store.ttl), client.ttl),
+         .min = kShortestTimer,
+         .meaning = "how long a claim lasts without renewal (etcd lease TTL / Kubernetes "
+                    "LeaseDuration)"},
+        {.name = "renew_interval",
+         .default_note = by_mode("ttl/3", client.renew_interval),
+         .min = kShortestTimer,
+         .meaning = "the holder renews (keepalive or record update) this often"},
+        {.name = "renew_deadline",
+         .default_note = by_mode("ttl*2/3", client.renew_deadline),
+         .min = kShortestTimer,
+         .meaning = "the holder stops believing it leads this long after its last confirmed "
+                    "renewal, by its own clock"},
+        {.name = "retry_interval",
+         .default_note = by_mode("ttl/3", client.retry_interval),
+         .min = kShortestTimer,
+         .meaning = "followers retry acquiring (store mode) or poll the record (client mode) this "
+                    "often"},
+        {.name = "fencing",
+         .type = ParamType::boolean,
+         .default_value = store.fencing,
+         .meaning = "the sink rejects writes whose token is lower than the highest it accepted"},
+        {.name = "expiry",
+         .type = ParamType::choice,
+         .default_value = choice_name(kExpiryNames, LeaseConfig{}.expiry),
+         .meaning = "store: the store's clock expires a lease (etcd); client: followers judge "
+                    "expiry on their own clocks (Kubernetes Lease)",
+         .choices = names_of(kExpiryNames)},
+        {.name = "recheck_before_write",
+         .type = ParamType::boolean,
+         .default_value = store.recheck_before_write,
+         .meaning = "the holder checks its deadline just before committing each write (false: "
+                    "the careless client); a pause in the workload's send_delay after the check "
+                    "still makes it write late"},
+        {.name = "jitter_factor",
+         .type = ParamType::number,
+         .default_note = fmt::format("{} (store) / {} (client)", jitter_factor_of(store),
+                                     jitter_factor_of(client)),
+         .min = 0.0,
+         .max = kJitterFactorMax,
+         .meaning = "a follower waits retry_interval * (1 + u) between tries, u drawn uniformly "
+                    "from [0, jitter_factor): client-go's wait.Jitter(RetryPeriod, JitterFactor)"},
+        {.name = "keepalive_phase",
+         .type = ParamType::choice,
+         .default_value = std::string(kPhaseNames[store.random_keepalive_phase ? 1 : 0]),
+         .meaning = "grant: the holder renews every renew_interval from its grant; random: the "
+                    "first renewal comes after a uniform draw from (0, renew_interval], then "
+                    "every renew_interval, so that renewals need not lock onto the store's expiry "
+                    "scans",
+         .choices = names_of(kPhaseNames)},
+        {.name = "key",
+         .type = ParamType::text,
+         .default_value = store.key,
+         .meaning = "the store key the holder owns"},
+        {.name = "lease_duration_from",
+         .type = ParamType::choice,
+         .default_value = choice_name(kDurationFromNames, client.lease_duration_from),
+         .meaning = "client mode: record: a follower waits out the lease duration the holder "
+                    "wrote in the record (client-go since v0.27); own: its own ttl (older "
+                    "client-go, fabric8 before its fix), so a replica configured shorter takes "
+                    "over from a longer-configured holder",
+         .choices = names_of(kDurationFromNames)},
+        {.name = "expiry_judged_by",
+         .type = ParamType::choice,
+         .default_value = choice_name(kJudgeNames, client.expiry_judged_by),
+         .meaning = "client mode: observed_time: the duration counts from the moment the "
+                    "follower saw the record change, on its monotonic clock (client-go); "
+                    "renew_time: from the record's renewTime, the holder's wall clock, against "
+                    "the follower's wall clock (fabric8), so skew or a clock step moves the expiry",
+         .choices = names_of(kJudgeNames)},
+        {.name = "per_node",
+         .type = ParamType::object,
+         .default_note = "none",
+         .meaning = "client mode: timings of single nodes, {\"<id>\": {\"ttl\": \"30s\", "
+                    "\"renew_deadline\": \"20s\", ...}}; ttl, renew_interval, renew_deadline "
+                    "and retry_interval may be given, each checked like the cluster-wide value; "
+                    "others run with the cluster-wide values"},
+    };
+  }();
   return table;
 }
 
-// The kubernetes entry's table: the lease table without `expiry` (always client mode), showing
-// client-go's defaults and names.
+// The kubernetes entry's table: the lease table without `expiry` (always client mode), with
+// client-go's defaults, typed, and its names in the meanings.
 const std::vector<ParamSpec>& kubernetes_specs() {
   static const std::vector<ParamSpec> table = [] {
-    struct Shown {
-      const char* name;
-      const char* default_text;
-      const char* meaning;
-    };
-    static const Shown kClientGo[] = {
-        {"ttl", "15s",
-         "LeaseDuration: how long followers wait, from seeing the record change, before they "
-         "may take it over"},
-        {"renew_interval", "2s", "the holder updates the record this often (RetryPeriod)"},
-        {"renew_deadline", "10s",
-         "RenewDeadline: the holder stops leading this long after its last successful renewal, "
-         "by its monotonic clock"},
-        {"retry_interval", "2s", "RetryPeriod: followers poll the record this often, jittered"},
-        {"jitter_factor", "1.2",
-         "JitterFactor: a follower waits retry_interval * (1 + u) between polls, u drawn "
-         "uniformly from [0, jitter_factor) (wait.JitterUntil)"},
-    };
+    const LeaseConfig client = default_config(Expiry::client);
     std::vector<ParamSpec> out;
     for (const ParamSpec& spec : specs()) {
       if (spec.name == "expiry") continue;
@@ -161,13 +141,29 @@ const std::vector<ParamSpec>& kubernetes_specs() {
       // Always client mode here: the lease table's "client mode: " prefixes say nothing.
       constexpr std::string_view kClientMode = "client mode: ";
       if (copy.meaning.starts_with(kClientMode)) copy.meaning.erase(0, kClientMode.size());
-      for (const Shown& shown : kClientGo) {
-        if (copy.name != shown.name) continue;
-        copy.default_text = shown.default_text;
-        copy.meaning = shown.meaning;
-      }
       out.push_back(std::move(copy));
     }
+    const auto client_go = [&](std::string_view name, ParamValue value, const char* meaning) {
+      for (ParamSpec& spec : out) {
+        if (spec.name != name) continue;
+        spec.default_value = std::move(value);
+        spec.default_note.clear();
+        spec.meaning = meaning;
+      }
+    };
+    client_go("ttl", client.ttl,
+              "LeaseDuration: how long followers wait, from seeing the record change, before they "
+              "may take it over");
+    client_go("renew_interval", client.renew_interval,
+              "the holder updates the record this often (RetryPeriod)");
+    client_go("renew_deadline", client.renew_deadline,
+              "RenewDeadline: the holder stops leading this long after its last successful "
+              "renewal, by its monotonic clock");
+    client_go("retry_interval", client.retry_interval,
+              "RetryPeriod: followers poll the record this often, jittered");
+    client_go("jitter_factor", jitter_factor_of(client),
+              "JitterFactor: a follower waits retry_interval * (1 + u) between polls, u drawn "
+              "uniformly from [0, jitter_factor) (wait.JitterUntil)");
     return out;
   }();
   return table;
@@ -380,7 +376,7 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
   ParamReader reader(*object, pointer, kubernetes ? kubernetes_specs() : specs(), problems);
 
   Expiry expiry = Expiry::client;
-  if (!kubernetes) expiry = reader.choice("expiry") == "client" ? Expiry::client : Expiry::store;
+  if (!kubernetes) expiry = static_cast<Expiry>(reader.choice_index("expiry"));
   LeaseConfig c = default_config(expiry);
   c.fencing = reader.boolean("fencing");
   c.recheck_before_write = reader.boolean("recheck_before_write");
@@ -391,18 +387,13 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
 
   if (reader.has("jitter_factor")) {
     const std::size_t before = problems.size();
-    const double factor = reader.number("jitter_factor");
+    const double factor = reader.number("jitter_factor");  // within 0 to kJitterFactorMax
     if (problems.size() == before) {
-      if (!(factor >= 0.0 && factor <= kJitterFactorMax)) {
-        reader.problem("jitter_factor", fmt::format("a number from 0 to {}", kJitterFactorMax),
-                       json_excerpt(object->at("jitter_factor")));
-      } else {
-        c.jitter_ppm = std::llround(factor * static_cast<double>(sim::kPpmOne));
-      }
+      c.jitter_ppm = std::llround(factor * static_cast<double>(sim::kPpmOne));
     }
   }
 
-  c.random_keepalive_phase = reader.choice("keepalive_phase") == "random";
+  c.random_keepalive_phase = reader.choice_index("keepalive_phase") == 1;
 
   if (reader.has("key")) {
     const nlohmann::json& key = object->at("key");
@@ -429,11 +420,8 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
                      json_excerpt(object->at(name)));
     }
   } else {
-    c.lease_duration_from =
-        reader.choice("lease_duration_from") == "own" ? DurationFrom::own : DurationFrom::record;
-    c.expiry_judged_by = reader.choice("expiry_judged_by") == "renew_time"
-                             ? ExpiryJudge::renew_time
-                             : ExpiryJudge::observed_time;
+    c.lease_duration_from = static_cast<DurationFrom>(reader.choice_index("lease_duration_from"));
+    c.expiry_judged_by = static_cast<ExpiryJudge>(reader.choice_index("expiry_judged_by"));
     // Overrides are checked against the cluster-wide values only once those are right.
     if (reader.has("per_node") && problems.size() == problems_before) {
       read_per_node(object->at("per_node"), reader.pointer_of("per_node"), options.node_count, c,

@@ -6,6 +6,7 @@
 // live in the scenario's `postgres` section (docs/protocols/postgres.md cites each).
 #include "protocols/postgres/config.hpp"
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -14,43 +15,40 @@
 namespace electsim::protocols::postgres {
 namespace {
 
+constexpr const char* kLockNames[] = {"advisory", "row", "skip_locked"};  // LockMode's order
+constexpr const char* kFencingNames[] = {"none", "txid", "epoch_row", "same_transaction"};
+
 const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = {
-      {"lock",
-       ParamType::choice,
-       "advisory",
-       "",
-       "advisory: a session-level pg_try_advisory_lock; row: SELECT ... FOR UPDATE in an open "
-       "transaction (followers wait in the lock queue); skip_locked: FOR UPDATE SKIP LOCKED "
-       "(followers retry)",
-       {"advisory", "row", "skip_locked"},
-       false},
-      {"fencing",
-       ParamType::choice,
-       "same_transaction",
-       "",
-       "none; txid: the token is txid_current() and the sink fences; epoch_row: the token is an "
-       "epoch row bumped when the lock is taken and the sink fences; same_transaction: the "
-       "database is the sink and each write checks, in its own transaction, that its session "
-       "still holds the lock",
-       {"none", "txid", "epoch_row", "same_transaction"},
-       false},
-      {"retry_interval",
-       ParamType::duration,
-       "1s",
-       "duration",
-       "followers try the lock this often (row mode: re-send the waiting statement)",
-       {},
-       false},
-      {"check_interval",
-       ParamType::duration,
-       "retry_interval",
-       "duration",
-       "the holder runs SELECT 1 on its session this often, and stops believing it leads when "
-       "the previous one is still unanswered or the lock is no longer its session's",
-       {},
-       false},
-  };
+  static const std::vector<ParamSpec> table = [] {
+    const PostgresProtocolConfig d;
+    return std::vector<ParamSpec>{
+        {.name = "lock",
+         .type = ParamType::choice,
+         .default_value = choice_name(kLockNames, d.lock),
+         .meaning = "advisory: a session-level pg_try_advisory_lock; row: SELECT ... FOR UPDATE "
+                    "in an open transaction (followers wait in the lock queue); skip_locked: FOR "
+                    "UPDATE SKIP LOCKED (followers retry)",
+         .choices = {std::begin(kLockNames), std::end(kLockNames)}},
+        {.name = "fencing",
+         .type = ParamType::choice,
+         .default_value = choice_name(kFencingNames, d.fencing),
+         .meaning = "none; txid: the token is txid_current() and the sink fences; epoch_row: the "
+                    "token is an epoch row bumped when the lock is taken and the sink fences; "
+                    "same_transaction: the database is the sink and each write checks, in its "
+                    "own transaction, that its session still holds the lock",
+         .choices = {std::begin(kFencingNames), std::end(kFencingNames)}},
+        {.name = "retry_interval",
+         .default_value = d.retry_interval,
+         .min = kShortestTimer,
+         .meaning = "followers try the lock this often (row mode: re-send the waiting statement)"},
+        {.name = "check_interval",
+         .default_note = "retry_interval",
+         .min = kShortestTimer,
+         .meaning = "the holder runs SELECT 1 on its session this often, and stops believing it "
+                    "leads when the previous one is still unanswered or the lock is no longer "
+                    "its session's"},
+    };
+  }();
   return table;
 }
 
@@ -61,29 +59,11 @@ std::span<const ParamSpec> postgres_params() {
 }
 
 const char* lock_mode_name(LockMode mode) {
-  switch (mode) {
-    case LockMode::advisory:
-      return "advisory";
-    case LockMode::row:
-      return "row";
-    case LockMode::skip_locked:
-      return "skip_locked";
-  }
-  return "?";
+  return kLockNames[static_cast<std::size_t>(mode)];
 }
 
 const char* fencing_name(Fencing fencing) {
-  switch (fencing) {
-    case Fencing::none:
-      return "none";
-    case Fencing::txid:
-      return "txid";
-    case Fencing::epoch_row:
-      return "epoch_row";
-    case Fencing::same_transaction:
-      return "same_transaction";
-  }
-  return "?";
+  return kFencingNames[static_cast<std::size_t>(fencing)];
 }
 
 std::optional<PostgresProtocolConfig> read_config(const nlohmann::json& params,
@@ -91,16 +71,9 @@ std::optional<PostgresProtocolConfig> read_config(const nlohmann::json& params,
   const std::size_t before = problems.size();
   ParamReader reader(params, pointer, specs(), problems);
   PostgresProtocolConfig c;
-  const std::string lock = reader.choice("lock");
-  c.lock = lock == "row"           ? LockMode::row
-           : lock == "skip_locked" ? LockMode::skip_locked
-                                   : LockMode::advisory;
-  const std::string fencing = reader.choice("fencing");
-  c.fencing = fencing == "none"        ? Fencing::none
-              : fencing == "txid"      ? Fencing::txid
-              : fencing == "epoch_row" ? Fencing::epoch_row
-                                       : Fencing::same_transaction;
-  if (auto retry = reader.timer_opt("retry_interval")) c.retry_interval = *retry;
+  c.lock = static_cast<LockMode>(reader.choice_index("lock"));
+  c.fencing = static_cast<Fencing>(reader.choice_index("fencing"));
+  if (auto retry = reader.timer("retry_interval")) c.retry_interval = *retry;
   c.check_interval = c.retry_interval;
   if (auto check = reader.timer_opt("check_interval")) c.check_interval = *check;
   if (problems.size() != before) return std::nullopt;

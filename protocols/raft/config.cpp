@@ -5,6 +5,7 @@
 #include "protocols/raft/config.hpp"
 
 #include <charconv>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -13,87 +14,66 @@
 namespace electsim::protocols::raft {
 namespace {
 
+constexpr const char* kTimerRuleNames[] = {"etcd", "paper"};  // raft::TimerRule's order
+
 const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = {
-      {"election_timeout_min",
-       ParamType::duration,
-       "150ms",
-       "duration",
-       "lower bound of the election timeout, drawn afresh at every reset (Raft §5.2)",
-       {},
-       false},
-      {"election_timeout_max",
-       ParamType::duration,
-       "300ms",
-       "duration",
-       "upper bound of the election timeout (inclusive)",
-       {},
-       false},
-      {"heartbeat_interval",
-       ParamType::duration,
-       "50ms",
-       "duration",
-       "the leader sends an empty AppendEntries to every peer this often",
-       {},
-       false},
-      {"pre_vote",
-       ParamType::boolean,
-       "false",
-       "",
-       "ask peers with term+1 before a real election; only a majority of pre-votes starts one "
-       "(etcd PreVote, dissertation §9.6)",
-       {},
-       false},
-      {"check_quorum",
-       ParamType::boolean,
-       "false",
-       "",
-       "the leader steps down without a majority of contact each election timeout, and "
-       "followers in touch with a leader ignore RequestVote (etcd CheckQuorum)",
-       {},
-       false},
-      {"log",
-       ParamType::object,
-       "none",
-       "object",
-       "initial last log position per node, {\"<id>\": {\"index\": n, \"term\": t}}; others "
-       "start empty",
-       {},
-       false},
-      {"lagging",
-       ParamType::object,
-       "none",
-       "list",
-       "node ids whose logs never take the leader's entries (broken replication): they keep the "
-       "log they have, so with a workload they soon cannot win an election",
-       {},
-       false},
-      {"timer_rule",
-       ParamType::choice,
-       "etcd",
-       "",
-       "etcd: stepping down always re-arms the election timer and a candidate refused by a "
-       "majority follows; paper: only a stepping-down leader re-arms it and a refused candidate "
-       "waits for its timer (the paper's and LogCabin's rule)",
-       {"etcd", "paper"},
-       false},
-      {"tick",
-       ParamType::duration,
-       "none",
-       "duration",
-       "count every timer in whole ticks of this length from a random per-node phase, as "
-       "etcd-io/raft's Tick (etcd: the heartbeat interval); none or 0s: continuous time",
-       {},
-       false},
-      {"check_quorum_lease",
-       ParamType::duration,
-       "election_timeout_min",
-       "duration",
-       "CheckQuorum's lease: a leader steps down without a majority's contact within it, and a "
-       "follower that heard its leader within it refuses votes (etcd: electionTimeout)",
-       {},
-       false},
-  };
+  static const std::vector<ParamSpec> table = [] {
+    const RaftConfig d;
+    return std::vector<ParamSpec>{
+        {.name = "election_timeout_min",
+         .default_value = d.election_timeout_min,
+         .min = kShortestTimer,
+         .meaning = "lower bound of the election timeout, drawn afresh at every reset (Raft §5.2)"},
+        {.name = "election_timeout_max",
+         .default_value = d.election_timeout_max,
+         .min = kShortestTimer,
+         .meaning = "upper bound of the election timeout (inclusive)"},
+        {.name = "heartbeat_interval",
+         .default_value = d.heartbeat_interval,
+         .min = kShortestTimer,
+         .meaning = "the leader sends an empty AppendEntries to every peer this often"},
+        {.name = "pre_vote",
+         .type = ParamType::boolean,
+         .default_value = d.pre_vote,
+         .meaning = "ask peers with term+1 before a real election; only a majority of pre-votes "
+                    "starts one (etcd PreVote, dissertation §9.6)"},
+        {.name = "check_quorum",
+         .type = ParamType::boolean,
+         .default_value = d.check_quorum,
+         .meaning = "the leader steps down without a majority of contact each election timeout, "
+                    "and followers in touch with a leader ignore RequestVote (etcd CheckQuorum)"},
+        {.name = "log",
+         .type = ParamType::object,
+         .default_note = "none",
+         .meaning = "initial last log position per node, {\"<id>\": {\"index\": n, \"term\": "
+                    "t}}; others start empty"},
+        {.name = "lagging",
+         .type = ParamType::object,
+         .default_note = "none",
+         .meaning = "node ids whose logs never take the leader's entries (broken replication): "
+                    "they keep the log they have, so with a workload they soon cannot win an "
+                    "election"},
+        {.name = "timer_rule",
+         .type = ParamType::choice,
+         .default_value = choice_name(kTimerRuleNames, d.timer_rule),
+         .meaning = "etcd: stepping down always re-arms the election timer and a candidate "
+                    "refused by a majority follows; paper: only a stepping-down leader re-arms "
+                    "it and a refused candidate waits for its timer (the paper's and LogCabin's "
+                    "rule)",
+         .choices = {std::begin(kTimerRuleNames), std::end(kTimerRuleNames)}},
+        {.name = "tick",
+         .default_note = "none",
+         .meaning = "count every timer in whole ticks of this length from a random per-node "
+                    "phase, as etcd-io/raft's Tick (etcd: the heartbeat interval); none or 0s: "
+                    "continuous time"},
+        {.name = "check_quorum_lease",
+         .default_note = "election_timeout_min",
+         .min = kShortestTimer,
+         .meaning = "CheckQuorum's lease: a leader steps down without a majority's contact "
+                    "within it, and a follower that heard its leader within it refuses votes "
+                    "(etcd: electionTimeout)"},
+    };
+  }();
   return table;
 }
 
@@ -271,17 +251,18 @@ std::optional<RaftConfig> read_config(const nlohmann::json& params, const std::s
                    shown("heartbeat_interval", *heartbeat));
   }
 
-  c.timer_rule = reader.choice("timer_rule") == "paper" ? electsim::raft::TimerRule::paper
-                                                        : electsim::raft::TimerRule::etcd;
+  c.timer_rule = static_cast<electsim::raft::TimerRule>(reader.choice_index("timer_rule"));
   // "0s" is continuous time too, so that a sweep can put both on one axis.
   std::optional<sim::Duration> tick;
-  if (reader.has("tick")) {
-    const std::size_t before = problems.size();
-    const auto given = reader.duration_opt("tick");
-    if (given && given->count() != 0) {
-      tick = reader.timer_opt("tick");
-    } else if (given && problems.size() == before) {
-      tick.reset();
+  if (const auto given = reader.duration_opt("tick"); given && given->count() != 0) {
+    if (*given < kShortestTimer) {
+      reader.problem("tick",
+                     fmt::format("0s (continuous time) or a duration of at least \"{}\" (the "
+                                 "shortest protocol timer)",
+                                 sim::format_duration(kShortestTimer)),
+                     json_excerpt(params.at("tick")));
+    } else {
+      tick = *given;
     }
   }
   if (tick) {

@@ -12,82 +12,60 @@
 namespace electsim::protocols::redlock {
 namespace {
 
+// The most attempts one Lock call may make: beyond it a call would outlast any sensible run.
+constexpr std::int64_t kTriesMax = 10'000;
+
 const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = {
-      {"expiry",
-       ParamType::duration,
-       "8s",
-       "duration",
-       "the lock's PX time to live (redsync defaultExpiry)",
-       {},
-       false},
-      {"tries",
-       ParamType::integer,
-       "32",
-       "count",
-       "acquisition attempts per Lock call, 1 to 10000 (redsync defaultTries)",
-       {},
-       false},
-      {"retry_delay_min",
-       ParamType::duration,
-       "50ms",
-       "duration",
-       "shortest random wait between attempts (redsync minRetryDelayMilliSec)",
-       {},
-       false},
-      {"retry_delay_max",
-       ParamType::duration,
-       "250ms",
-       "duration",
-       "the random wait is below this (redsync maxRetryDelayMilliSec)",
-       {},
-       false},
-      {"drift_factor",
-       ParamType::probability,
-       "0.01",
-       "fraction",
-       "clock drift allowance: validity = expiry - elapsed - expiry*drift_factor - 2ms (Redis "
-       "docs; redsync defaultDriftFactor)",
-       {},
-       false},
-      {"timeout_factor",
-       ParamType::probability,
-       "0.05",
-       "fraction",
-       "each request to a master is given up after expiry*timeout_factor (redsync "
-       "defaultTimeoutFactor)",
-       {},
-       false},
-      {"renew_interval",
-       ParamType::duration,
-       "expiry/3",
-       "duration",
-       "the holder extends this often; below the validity time",
-       {},
-       false},
-      {"relock_interval",
-       ParamType::duration,
-       "1s",
-       "duration",
-       "after `tries` failed attempts, the node calls Lock again this much later",
-       {},
-       false},
-      {"fencing",
-       ParamType::boolean,
-       "false",
-       "",
-       "INCR a counter on the masters after acquiring; the token is the largest of a majority's "
-       "answers, and the sink rejects lower tokens",
-       {},
-       false},
-      {"recheck_before_write",
-       ParamType::boolean,
-       "true",
-       "",
-       "check the validity time on the node's clock just before each write",
-       {},
-       false},
-  };
+  static const std::vector<ParamSpec> table = [] {
+    const RedlockConfig d;
+    return std::vector<ParamSpec>{
+        {.name = "expiry",
+         .default_value = d.expiry,
+         .min = kShortestTimer,
+         .meaning = "the lock's PX time to live (redsync defaultExpiry)"},
+        {.name = "tries",
+         .type = ParamType::integer,
+         .default_value = d.tries,
+         .min = std::int64_t{1},
+         .max = kTriesMax,
+         .meaning = "acquisition attempts per Lock call (redsync defaultTries)"},
+        {.name = "retry_delay_min",
+         .default_value = d.retry_delay_min,
+         .min = kShortestTimer,
+         .meaning = "shortest random wait between attempts (redsync minRetryDelayMilliSec)"},
+        {.name = "retry_delay_max",
+         .default_value = d.retry_delay_max,
+         .min = kShortestTimer,
+         .meaning = "the random wait is below this (redsync maxRetryDelayMilliSec)"},
+        {.name = "drift_factor",
+         .type = ParamType::probability,
+         .default_value = d.drift_factor_ppm,
+         .meaning = "clock drift allowance: validity = expiry - elapsed - expiry*drift_factor - "
+                    "2ms (Redis docs; redsync defaultDriftFactor)"},
+        {.name = "timeout_factor",
+         .type = ParamType::probability,
+         .default_value = d.timeout_factor_ppm,
+         .meaning = "each request to a master is given up after expiry*timeout_factor (redsync "
+                    "defaultTimeoutFactor); above 0"},
+        {.name = "renew_interval",
+         .default_note = "expiry/3",
+         .min = kShortestTimer,
+         .meaning = "the holder extends this often; below the validity time"},
+        {.name = "relock_interval",
+         .default_value = d.relock_interval,
+         .min = kShortestTimer,
+         .meaning = "after `tries` failed attempts, the node calls Lock again this much later"},
+        {.name = "fencing",
+         .type = ParamType::boolean,
+         .default_value = d.fencing,
+         .meaning = "INCR a counter on the masters after acquiring; the token is the largest of a "
+                    "majority's answers, and the sink rejects lower tokens"},
+        {.name = "recheck_before_write",
+         .type = ParamType::boolean,
+         .default_value = d.recheck_before_write,
+         .meaning = "check the validity time on the node's clock just before each write"},
+    };
+  }();
   return table;
 }
 
@@ -104,20 +82,16 @@ std::optional<RedlockConfig> read_config(const nlohmann::json& params, const std
   RedlockConfig c;
   const auto expiry = reader.timer("expiry");
   if (expiry) c.expiry = *expiry;
-  const std::int64_t tries = reader.integer("tries");
-  if (reader.has("tries") && (tries < 1 || tries > 10'000)) {
-    reader.problem("tries", "a whole number of attempts from 1 to 10000",
-                   json_excerpt(params.at("tries")));
-  }
-  c.tries = tries;
+  c.tries = reader.integer("tries");  // within 1 to kTriesMax
   const auto min = reader.timer("retry_delay_min");
   const auto max = reader.timer("retry_delay_max");
   if (min) c.retry_delay_min = *min;
   if (max) c.retry_delay_max = *max;
   if (min && max && *min >= *max) {
     reader.problem("retry_delay_max", "a duration above retry_delay_min",
-                   json_excerpt(params.contains("retry_delay_max") ? params.at("retry_delay_max")
-                                                                   : nlohmann::json("250ms")));
+                   reader.has("retry_delay_max")
+                       ? json_excerpt(params.at("retry_delay_max"))
+                       : fmt::format("\"{}\" (the default)", sim::format_duration(*max)));
   }
   c.drift_factor_ppm = reader.probability("drift_factor");
   c.timeout_factor_ppm = reader.probability("timeout_factor");
@@ -126,7 +100,7 @@ std::optional<RedlockConfig> read_config(const nlohmann::json& params, const std
                    json_excerpt(params.at("timeout_factor")));
   }
   c.renew_interval = reader.timer_opt("renew_interval");
-  if (auto relock = reader.timer_opt("relock_interval")) c.relock_interval = *relock;
+  if (auto relock = reader.timer("relock_interval")) c.relock_interval = *relock;
   c.fencing = reader.boolean("fencing");
   c.recheck_before_write = reader.boolean("recheck_before_write");
   if (expiry && c.drift() >= c.expiry) {

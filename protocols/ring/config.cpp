@@ -25,39 +25,38 @@ const std::vector<std::string>& start_names() {
 }
 
 const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = {
-      {"order", ParamType::choice, "ascending", "",
-       "the logical ring: ascending (the successor of i is i+1, wrapping), descending, or an "
-       "array of node ids naming every node once",
-       order_names(), false},
-      {"ack_timeout",
-       ParamType::duration,
-       "100ms",
-       "duration",
-       "a sender without an Ack from its successor this long after an Election or Elected "
-       "suspects it and sends to the next node of the ring",
-       {},
-       false},
-      {"heartbeat_interval",
-       ParamType::duration,
-       "100ms",
-       "duration",
-       "the leader sends a Heartbeat to every node this often",
-       {},
-       false},
-      {"failure_timeout",
-       ParamType::duration,
-       "500ms",
-       "duration",
-       "a node that hears nothing from a leader this long starts an election; a participant "
-       "waits this plus ack_timeout per other node for its election to finish",
-       {},
-       false},
-      {"start", ParamType::choice, "all", "",
-       "who starts an election at time 0: all (the simultaneous start), lowest, none, or an "
-       "array of node ids; a restarted node always starts one",
-       start_names(), false},
-  };
+  static const std::vector<ParamSpec> table = [] {
+    const RingConfig d;
+    return std::vector<ParamSpec>{
+        {.name = "order",
+         .type = ParamType::choice,
+         .default_value = order_names()[static_cast<std::size_t>(d.order_kind)],
+         .meaning = "the logical ring: ascending (the successor of i is i+1, wrapping), "
+                    "descending, or an array of node ids naming every node once",
+         .choices = order_names()},
+        {.name = "ack_timeout",
+         .default_value = d.ack_timeout,
+         .min = kShortestTimer,
+         .meaning = "a sender without an Ack from its successor this long after an Election or "
+                    "Elected suspects it and sends to the next node of the ring"},
+        {.name = "heartbeat_interval",
+         .default_value = d.heartbeat_interval,
+         .min = kShortestTimer,
+         .meaning = "the leader sends a Heartbeat to every node this often"},
+        {.name = "failure_timeout",
+         .default_value = d.failure_timeout,
+         .min = kShortestTimer,
+         .meaning = "a node that hears nothing from a leader this long starts an election; a "
+                    "participant waits this plus ack_timeout per other node for its election to "
+                    "finish"},
+        {.name = "start",
+         .type = ParamType::choice,
+         .default_value = start_names()[static_cast<std::size_t>(d.start)],
+         .meaning = "who starts an election at time 0: all (the simultaneous start), lowest, "
+                    "none, or an array of node ids; a restarted node always starts one",
+         .choices = start_names()},
+    };
+  }();
   return table;
 }
 

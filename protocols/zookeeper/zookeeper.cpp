@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <utility>
 
 #include "sim/assert.hpp"
@@ -22,42 +23,40 @@ namespace {
 using sim::Duration;
 using sim::LocalTime;
 
+constexpr const char* kOnSuspendedNames[] = {"stop", "keep_acting"};  // OnSuspended's order
+
 const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = {
-      {"session_timeout",
-       ParamType::duration,
-       "60s",
-       "duration",
-       "the session timeout the client asks for (Curator's 60s); the ensemble grants it within "
-       "[2, 20] x store.tick_time (40s with the 2s tick) and expires a session on the first tick "
-       "after the granted timeout without a ping; the idle client pings every third of the "
-       "granted timeout and is SUSPENDED after two thirds of it without an answer",
-       {},
-       false},
-      {"on_suspended",
-       ParamType::choice,
-       "stop",
-       "choice",
-       "what a leader does when SUSPENDED: stop acting until reconnected (Curator's standard "
-       "error policy) or keep_acting until it learns its session expired (the session policy)",
-       {"stop", "keep_acting"},
-       false},
-      {"fencing",
-       ParamType::boolean,
-       "true",
-       "flag",
-       "the sink rejects writes whose token (the writer's node's czxid) is below the highest it "
-       "has accepted",
-       {},
-       false},
-      {"prefix",
-       ParamType::text,
-       "/electsim/election/",
-       "key",
-       "the election's parent node; candidate i creates prefix + i",
-       {},
-       false},
-  };
+  static const std::vector<ParamSpec> table = [] {
+    const ZookeeperConfig d;
+    return std::vector<ParamSpec>{
+        {.name = "session_timeout",
+         .default_value = d.session_timeout,
+         // Pings every third of the timeout must themselves be timers of at least
+         // kShortestTimer.
+         .min = 3 * kShortestTimer,
+         .meaning = "the session timeout the client asks for (Curator's 60s); the ensemble "
+                    "grants it within [2, 20] x store.tick_time (40s with the 2s tick) and "
+                    "expires a session on the first tick after the granted timeout without a "
+                    "ping; the idle client pings every third of the granted timeout and is "
+                    "SUSPENDED after two thirds of it without an answer"},
+        {.name = "on_suspended",
+         .type = ParamType::choice,
+         .default_value = choice_name(kOnSuspendedNames, d.on_suspended),
+         .meaning = "what a leader does when SUSPENDED: stop acting until reconnected (Curator's "
+                    "standard error policy) or keep_acting until it learns its session expired "
+                    "(the session policy)",
+         .choices = {std::begin(kOnSuspendedNames), std::end(kOnSuspendedNames)}},
+        {.name = "fencing",
+         .type = ParamType::boolean,
+         .default_value = d.fencing,
+         .meaning = "the sink rejects writes whose token (the writer's node's czxid) is below the "
+                    "highest it has accepted"},
+        {.name = "prefix",
+         .type = ParamType::text,
+         .default_value = d.prefix,
+         .meaning = "the election's parent node; candidate i creates prefix + i"},
+    };
+  }();
   return table;
 }
 
@@ -88,17 +87,8 @@ std::optional<ZookeeperConfig> read_config(const nlohmann::json& params, const s
   const std::size_t before = problems.size();
   ParamReader reader(params, pointer, specs(), problems);
   ZookeeperConfig c;
-  if (auto timeout = reader.timer_opt("session_timeout")) {
-    // Pings every third of the timeout must themselves be timers of at least kShortestTimer.
-    if (*timeout < 3 * kShortestTimer) {
-      reader.problem("session_timeout",
-                     "a duration of at least 3ms (a ping interval is a third of it)",
-                     json_excerpt(params.at("session_timeout")));
-    }
-    c.session_timeout = *timeout;
-  }
-  c.on_suspended =
-      reader.choice("on_suspended") == "keep_acting" ? OnSuspended::keep_acting : OnSuspended::stop;
+  if (auto timeout = reader.timer("session_timeout")) c.session_timeout = *timeout;
+  c.on_suspended = static_cast<OnSuspended>(reader.choice_index("on_suspended"));
   c.fencing = reader.boolean("fencing");
   c.prefix = reader.text("prefix");
   if (c.prefix.empty() && reader.has("prefix")) {

@@ -35,14 +35,30 @@ std::string all_messages(const Problems& problems) {
 // One parameter of every type, with literal defaults, plus one without a literal default.
 const std::vector<ParamSpec>& specs() {
   static const std::vector<ParamSpec> table = {
-      {"ttl", ParamType::duration, "2s", "duration", "how long a claim lasts", {}, false},
-      {"renew_interval", ParamType::duration, "ttl/3", "duration", "renew period", {}, false},
-      {"fencing", ParamType::boolean, "true", "", "fence the sink", {}, false},
-      {"retries", ParamType::integer, "3", "count", "attempts", {}, false},
-      {"jitter", ParamType::number, "0.5", "factor", "jitter", {}, false},
-      {"loss", ParamType::probability, "0.25", "ppm", "loss", {}, false},
-      {"expiry", ParamType::choice, "store", "", "who judges", {"store", "client"}, false},
-      {"work", ParamType::distribution, "1ms", "duration", "work time", {}, false},
+      {.name = "ttl", .default_value = Duration(2s), .meaning = "how long a claim lasts"},
+      {.name = "renew_interval", .default_note = "ttl/3", .meaning = "renew period"},
+      {.name = "fencing",
+       .type = ParamType::boolean,
+       .default_value = true,
+       .meaning = "fence the sink"},
+      {.name = "retries",
+       .type = ParamType::integer,
+       .default_value = std::int64_t{3},
+       .meaning = "attempts"},
+      {.name = "jitter", .type = ParamType::number, .default_value = 0.5, .meaning = "jitter"},
+      {.name = "loss",
+       .type = ParamType::probability,
+       .default_value = std::int64_t{250'000},
+       .meaning = "loss"},
+      {.name = "expiry",
+       .type = ParamType::choice,
+       .default_value = std::string("store"),
+       .meaning = "who judges",
+       .choices = {"store", "client"}},
+      {.name = "work",
+       .type = ParamType::distribution,
+       .default_value = Duration(1ms),
+       .meaning = "work time"},
   };
   return table;
 }
@@ -309,7 +325,7 @@ TEST_CASE("params: a reader reports an unknown key once, at construction, with a
   CHECK(problems.size() == 1);
 }
 
-TEST_CASE("params: absent parameters give the default parsed from its text") {
+TEST_CASE("params: absent parameters give the typed default") {
   Problems problems;
   const json params = json::object();
   ParamReader reader(params, "/protocol", specs(), problems);
@@ -392,7 +408,11 @@ TEST_CASE("params: a value of the wrong type is a problem at its pointer showing
 
 TEST_CASE("params: a required parameter that is missing is reported at construction") {
   const std::vector<ParamSpec> table = {
-      {"peers", ParamType::integer, "none", "count", "how many", {}, true},
+      {.name = "peers",
+       .type = ParamType::integer,
+       .default_note = "none",
+       .meaning = "how many",
+       .required = true},
   };
   Problems problems;
   const json params = json::object();
@@ -478,4 +498,85 @@ TEST_CASE("params: a name or an array of node ids, with a hint for a misspelt na
         "at /p: expected \"all\", \"none\" or an array of node ids, found \"first\"\n"
         "at /p: expected \"all\", \"none\" or an array of node ids, found {\"a\":1}\n"
         "at /p/1: expected each node id once, found node 1 again (first at /p/0)\n");
+}
+
+TEST_CASE("params: a stated range is enforced with the range in words") {
+  const std::vector<ParamSpec> bounded = {
+      {.name = "timeout",
+       .default_value = Duration(1s),
+       .min = electsim::protocols::kShortestTimer,
+       .meaning = "a timer"},
+      {.name = "delay",
+       .default_value = Duration(0s),
+       .min = Duration(0s),
+       .max = Duration(60s),
+       .meaning = "bounded"},
+      {.name = "tries",
+       .type = ParamType::integer,
+       .default_value = std::int64_t{32},
+       .min = std::int64_t{1},
+       .max = std::int64_t{10'000},
+       .meaning = "attempts"},
+      {.name = "factor",
+       .type = ParamType::number,
+       .default_value = 1.2,
+       .min = 0.0,
+       .max = 10.0,
+       .meaning = "jitter"},
+  };
+  CHECK(electsim::protocols::range_text(bounded[0]) == "at least 1ms");
+  CHECK(electsim::protocols::range_text(bounded[1]) == "0s to 1m");
+  CHECK(electsim::protocols::range_text(bounded[2]) == "1 to 10000");
+  CHECK(electsim::protocols::range_text(bounded[3]) == "0 to 10");
+  CHECK(electsim::protocols::default_text(bounded[3]) == "1.2");
+
+  const auto [params, expected] = GENERATE(table<std::string, std::string>({
+      {R"({"timeout": "999us"})",
+       "at /p/timeout: expected a duration of at least \"1ms\" (the shortest protocol timer), "
+       "found \"999us\""},
+      {R"({"delay": "61s"})",
+       "at /p/delay: expected a duration from \"0s\" to \"1m\", found "
+       "\"61s\""},
+      {R"({"tries": 0})", "at /p/tries: expected a whole number from 1 to 10000, found 0"},
+      {R"({"tries": 10001})", "at /p/tries: expected a whole number from 1 to 10000, found 10001"},
+      {R"({"factor": 10.5})", "at /p/factor: expected a number from 0 to 10, found 10.5"},
+  }));
+  INFO(params);
+  Problems problems;
+  const json object = json::parse(params);
+  ParamReader reader(object, "/p", bounded, problems);
+  reader.timer("timeout");
+  reader.duration("delay");
+  reader.integer("tries");
+  reader.number("factor");
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].format() == expected);
+}
+
+TEST_CASE("params: values at a range's ends are accepted") {
+  const std::vector<ParamSpec> bounded = {
+      {.name = "tries",
+       .type = ParamType::integer,
+       .default_value = std::int64_t{32},
+       .min = std::int64_t{1},
+       .max = std::int64_t{10'000},
+       .meaning = "attempts"},
+  };
+  for (const std::int64_t n : {std::int64_t{1}, std::int64_t{10'000}}) {
+    Problems problems;
+    const json object = {{"tries", n}};
+    ParamReader reader(object, "/p", bounded, problems);
+    CHECK(reader.integer("tries") == n);
+    CHECK(problems.empty());
+  }
+}
+
+TEST_CASE("params: a table is markdown with its defaults, ranges and choices") {
+  const std::string md = electsim::protocols::param_table_markdown(specs());
+  CHECK(
+      md.starts_with("| parameter | type | default | range | meaning |\n|---|---|---|---|---|\n"));
+  CHECK_THAT(md, Catch::Contains("| `ttl` | duration | 2s |  | how long a claim lasts |\n"));
+  CHECK_THAT(md, Catch::Contains("| `renew_interval` | duration | ttl/3 |  | renew period |\n"));
+  CHECK_THAT(md, Catch::Contains("| `loss` | probability | 0.25 | 0 to 1 | loss |\n"));
+  CHECK_THAT(md, Catch::Contains("| `expiry` | `store`, `client` | store |  | who judges |\n"));
 }
