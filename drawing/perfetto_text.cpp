@@ -4,7 +4,7 @@
 
 namespace electsim::drawing {
 
-// ---- Track ids: per node its main track, its messages and (when needed) its pauses, then the
+// ---- Track ids.
 
 int PerfettoWriter::State::member_pauses_tid(std::size_t m) const {
   return kMemberTidBase + static_cast<int>(sim::kMaxStoreMembers + m);
