@@ -1,6 +1,6 @@
 // The Perfetto writer's per-process tracks (drawing/perfetto_state.hpp): a node's beliefs,
 // downtime and pauses, a replicated store member's Raft roles, and the clock changes and lease
-// refreshes drawn on them.
+// refreshes drawn on them, and the tracks of servers with a lane of their own.
 #include "drawing/perfetto_state.hpp"
 
 namespace electsim::drawing {
@@ -269,6 +269,103 @@ void PerfettoWriter::State::on_client_failover(const sim::Event& e) {
   fmt::format_to(Out(name_scratch), " ({})", reason);
   fmt::format_to(Out(args_scratch), ",\"reason\":\"{}\",\"request\":{}", reason, e.a);
   instant(buffer, node_tid(e.node), "store", name_scratch, e.time, args_scratch);
+}
+
+// ---- Servers with a lane of their own: when each was down or paused, on one track each.
+
+std::optional<std::size_t> PerfettoWriter::State::server_row(sim::Endpoint e) const {
+  if (e >= 0) return std::nullopt;
+  const auto it = std::find(server_rows.begin(), server_rows.end(), e);
+  if (it == server_rows.end()) return std::nullopt;
+  return static_cast<std::size_t>(it - server_rows.begin());
+}
+
+void PerfettoWriter::State::ensure_server_track(std::size_t row) {
+  if (!servers_process) {
+    servers_process = true;
+    buffer += ",\n{\"ph\":\"M\",\"name\":\"process_name\",";
+    fmt::format_to(Out(buffer), "\"pid\":{},\"args\":{{\"name\":\"servers\"}}}}", kServersPid);
+    buffer += ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",";
+    fmt::format_to(Out(buffer), "\"pid\":{},\"args\":{{\"sort_index\":{}}}}}", kServersPid,
+                   kServersPid);
+  }
+  ServerTrack& t = server_tracks[row];
+  if (t.named) return;
+  t.named = true;
+  thread_metadata(server_tid(row), header.topology.name_of(server_rows[row]), kServersPid,
+                  static_cast<int>(row));
+}
+
+void PerfettoWriter::State::end_server_pause(std::size_t row, Time at) {
+  ServerTrack& t = server_tracks[row];
+  if (!t.paused) return;
+  t.paused = false;
+  args_scratch.clear();
+  complete(buffer, server_tid(row), "pause", "paused", t.pause_start, at, args_scratch);
+}
+
+void PerfettoWriter::State::end_server_down(std::size_t row, Time at) {
+  ServerTrack& t = server_tracks[row];
+  if (!t.down) return;
+  t.down = false;
+  args_scratch.clear();
+  fmt::format_to(Out(args_scratch), "\"graceful\":{}", t.graceful);
+  complete(buffer, server_tid(row), "down", t.graceful ? "stopped" : "crashed", t.down_start, at,
+           args_scratch);
+}
+
+void PerfettoWriter::State::on_server_crash(std::size_t row, const sim::Event& e) {
+  ensure_server_track(row);
+  end_server_pause(row, e.time);
+  ServerTrack& t = server_tracks[row];
+  if (t.down) return;
+  t.down = true;
+  t.graceful = e.a != 0;
+  t.down_start = e.time;
+}
+
+void PerfettoWriter::State::on_server_pause(std::size_t row, Time at) {
+  ensure_server_track(row);
+  ServerTrack& t = server_tracks[row];
+  if (t.down || t.paused) return;  // an extension keeps its slice
+  t.paused = true;
+  t.pause_start = at;
+}
+
+std::optional<std::size_t> PerfettoWriter::State::member_at(sim::Endpoint e) const {
+  if (!replicated || e >= 0) return std::nullopt;
+  const std::int32_t m = member_index(e);
+  if (m < 0) return std::nullopt;
+  return static_cast<std::size_t>(m);
+}
+
+std::string PerfettoWriter::State::member_name(std::size_t m) const {
+  const sim::NamedEndpoint* server = header.topology.store_members() > 1
+                                         ? header.topology.server(header.topology.store_member(m))
+                                         : nullptr;
+  return server != nullptr ? server->name : fmt::format("store:{}", m);
+}
+
+void PerfettoWriter::State::append_endpoint(std::string& out, sim::Endpoint endpoint) const {
+  if (endpoint == sim::kNoNode) {
+    out += "none";
+  } else if (const sim::NamedEndpoint* server = header.topology.server(endpoint)) {
+    out += server->name;
+  } else {
+    fmt::format_to(Out(out), "{}", endpoint);
+  }
+}
+
+void PerfettoWriter::State::append_endpoint_json(std::string& out, sim::Endpoint endpoint) const {
+  if (endpoint >= 0) {
+    fmt::format_to(Out(out), "{}", endpoint);
+  } else if (endpoint == sim::kNoNode) {
+    out += "null";
+  } else {
+    out += '"';
+    append_endpoint(out, endpoint);
+    out += '"';
+  }
 }
 
 }  // namespace electsim::drawing
