@@ -2,6 +2,7 @@
 // split-brain, same-epoch leaders, stale writes, failover, write outage, leaderless time and cost.
 // Each stream is what the kernel would emit (sim/event.hpp); the expected values follow
 // docs/metrics.md.
+// Long on purpose: one synthetic stream per metric, all built with the stream helpers here.
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -3,6 +3,7 @@
 // nest on every track, messages are joined by flow arrows, a replicated store's members are tracks
 // of their own, the file is whole or absent under its byte limit, and the same events give the
 // same bytes.
+// Long on purpose: one case per kind of track, all checked by the file reader defined here.
 #include <catch2/catch.hpp>
 
 #include <algorithm>

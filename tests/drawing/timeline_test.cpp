@@ -2,6 +2,7 @@
 // partitions, store and sink events, clock changes, a replicated store's members) and the SVG
 // renderer (well formed, labelled, shared axis across compare panels, byte-identical output,
 // bounded size for long runs).
+// Long on purpose: the recorder and the renderer share the stream helpers here.
 #include <catch2/catch.hpp>
 
 #include <cctype>

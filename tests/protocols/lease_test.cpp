@@ -2,6 +2,7 @@
 // context, with a real sim::Store answering its requests by hand: acquisition, keepalives, the
 // holder's own deadline, fencing rejections, watches and retries, voluntary release, the GC-pause
 // race, client-mode takeover, and the parameter table with its cross-checks.
+// Long on purpose: one case per rule of the protocol, all on the store harness defined here.
 #include <catch2/catch.hpp>
 
 #include <algorithm>

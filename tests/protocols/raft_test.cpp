@@ -3,6 +3,7 @@
 // raft_paper_test.go, then etcd's PreVote and CheckQuorum, the modelled log, commands, the
 // parameter table and the registry entry. A small zero-latency cluster of fake contexts serves
 // the one test that needs several nodes (a partitioned node rejoining).
+// Long on purpose: one case per sentence of the paper, as etcd-io/raft's raft_paper_test.go.
 #include <catch2/catch.hpp>
 
 #include <algorithm>

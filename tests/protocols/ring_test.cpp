@@ -3,6 +3,7 @@
 // silent successor, the failure timeout, durable election numbers, sink rejections, commands),
 // the parameter table with its checks, then whole clusters on the real kernel: which nodes are
 // crashed or partitioned -> who leads with which epoch, and the paper's message counts.
+// Long on purpose: one case per rule of the paper and of the failure handling, on one harness.
 #include <catch2/catch.hpp>
 
 #include <cstdint>

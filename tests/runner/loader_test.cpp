@@ -1,6 +1,7 @@
 // Tests of the scenario loader (runner/loader.hpp, docs/scenario-format.md): documented defaults,
 // one located problem per kind of bad input, several problems at once, --set overrides, variants,
 // and the built-in flagship agreeing with its file.
+// Long on purpose: a table of every kind of bad input and its message, which reads best whole.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>

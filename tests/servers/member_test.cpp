@@ -2,6 +2,7 @@
 // raft::Progress on their own (Raft §5.3 and §5.4.2), then store members on the real kernel, with
 // a table of network shapes and the commit index each leads to, a leader cut off in a minority,
 // and what a member must have on its disk before it counts an entry as held.
+// Long on purpose: the log's rules and the members' behaviour share the cluster harness here.
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>

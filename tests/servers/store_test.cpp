@@ -1,6 +1,7 @@
 // The store (etcd v3 model) driven request by request: revisions, txn compares and atomicity,
 // leases (grant, keepalive, revoke, expiry), watches and limits. No kernel: the test is the client
 // and moves the store's clock itself.
+// Long on purpose: one case per rule of etcd's API the store models, all driven by the client here.
 #include <catch2/catch.hpp>
 
 #include <cstdint>

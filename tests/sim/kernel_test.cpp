@@ -1,6 +1,7 @@
 // The kernel over a scriptable probe protocol: queue order, timers, message delivery, pauses,
 // crashes and restarts, partitions and the in-flight policy, the store over the network (and
 // paused), role-resolved fault targets, commands and determinism.
+// Long on purpose: one case per promise of the kernel, all over the probe protocol defined here.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
