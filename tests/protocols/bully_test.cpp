@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,7 +20,7 @@
 #include "protocols/registry.hpp"
 #include "sim/kernel.hpp"
 #include "tests/protocols/cluster.hpp"
-#include "tests/protocols/fake_context.hpp"
+#include "tests/protocols/kit.hpp"
 #include "tests/protocols/printers.hpp"
 
 namespace {
@@ -48,60 +47,36 @@ using electsim::sim::NodeId;
 using electsim::testing::Cluster;
 using electsim::testing::ClusterSetup;
 using electsim::testing::crash_at;
-using electsim::testing::FakeContext;
 using electsim::testing::kDown;
+using electsim::testing::NodeBench;
 using electsim::testing::nodes_of;
 using electsim::testing::partition_at;
 using electsim::testing::step_down_at;
+using electsim::testing::valid_config;
 using json = nlohmann::json;
 namespace sim = electsim::sim;
 namespace bully = electsim::protocols::bully;
 
-BullyConfig config_of(json params, bool workload = false) {
-  Problems problems;
-  auto config = bully::read_config(params, "/protocol", problems);
-  INFO((problems.empty() ? std::string() : problems.front().format()));
-  REQUIRE(config.has_value());
-  config->workload.enabled = workload;
-  return *config;
+BullyConfig config_of(const json& params, bool workload = false) {
+  return valid_config([&](Problems& p) { return bully::read_config(params, "/protocol", p); },
+                      workload);
 }
 
+using Sends = std::vector<std::pair<NodeId, Epoch>>;
+
 // One Bully node on a fake context.
-struct Bench {
-  explicit Bench(const BullyConfig& c, NodeId self, std::size_t n)
-      : config(std::make_shared<const BullyConfig>(c)),
-        ctx(self, n, 1),
-        node(std::make_unique<BullyNode>(config)) {}
+struct Bench : NodeBench<BullyNode, BullyConfig, bully::decode> {
+  using NodeBench::NodeBench;
 
-  std::shared_ptr<const BullyConfig> config;
-  FakeContext ctx;
-  std::unique_ptr<BullyNode> node;
-
-  void start() { node->on_start(ctx); }
-  // A crash and restart: a new instance on the same context, so durable state is kept.
-  void restart() {
-    node = std::make_unique<BullyNode>(config);
-    node->on_start(ctx);
-  }
-  void deliver(NodeId from, const BullyMessage& m) {
-    node->on_message(ctx, from, bully::encode(m));
-  }
-  void run_for(Duration d) { ctx.run_for(*node, d); }
-  std::size_t mark() const { return ctx.sent.size(); }
-
-  // (recipient, election number) of every message of type T sent since `since`, in order.
+  // (recipient, election number) of every message of type T sent since `since`, in order: every
+  // Bully message carries just its number, so the cases state the traffic as these pairs.
   template <typename T>
-  std::vector<std::pair<NodeId, Epoch>> sent(std::size_t since = 0) const {
-    std::vector<std::pair<NodeId, Epoch>> out;
-    for (std::size_t i = since; i < ctx.sent.size(); ++i) {
-      const auto& s = ctx.sent[i];
-      if (s.message.type == type_of<T>()) out.emplace_back(s.to, s.message.field[0]);
-    }
+  Sends sent(std::size_t since = 0) const {
+    Sends out;
+    for (const auto& [to, m] : NodeBench::sent<T>(since)) out.emplace_back(to, m.election_number);
     return out;
   }
 };
-
-using Sends = std::vector<std::pair<NodeId, Epoch>>;
 
 // Makes a node of `n` the coordinator at `epoch`: idle start, then an Election from node 0
 // carrying epoch - 1 makes it hold election `epoch`, and nobody higher answers.

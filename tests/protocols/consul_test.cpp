@@ -6,7 +6,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,7 +15,7 @@
 #include "protocols/consul/consul.hpp"
 #include "protocols/registry.hpp"
 #include "servers/store/store.hpp"
-#include "tests/protocols/fake_context.hpp"
+#include "tests/protocols/kit.hpp"
 #include "tests/protocols/store_bench.hpp"
 
 namespace {
@@ -31,17 +30,14 @@ using electsim::sim::Duration;
 using electsim::sim::StoreOp;
 using electsim::sim::StoreReply;
 using electsim::sim::StoreRequest;
-using electsim::testing::FakeContext;
+using electsim::testing::valid_config;
 using json = nlohmann::json;
 namespace sim = electsim::sim;
 
-ConsulConfig config_of(json params) {
-  Problems problems;
-  auto config = electsim::protocols::consul::read_config(params, "/protocol", problems);
-  INFO((problems.empty() ? std::string() : problems.front().format()));
-  REQUIRE(config.has_value());
-  config->workload.enabled = false;
-  return *config;
+ConsulConfig config_of(const json& params) {
+  return valid_config([&](Problems& p) {
+    return electsim::protocols::consul::read_config(params, "/protocol", p);
+  });
 }
 
 // n candidates on fake contexts sharing one store; the test decides whose requests arrive.

@@ -4,15 +4,14 @@
 // included) until a person clears it, only a clean stop clears it, and writes carry token 0.
 #include <catch2/catch.hpp>
 
-#include <memory>
-#include <string>
+#include <cstdint>
 
 #include <nlohmann/json.hpp>
 
 #include "protocols/db_flag/db_flag.hpp"
 #include "protocols/registry.hpp"
 #include "servers/postgres/database.hpp"
-#include "tests/protocols/fake_context.hpp"
+#include "tests/protocols/kit.hpp"
 
 namespace {
 
@@ -21,30 +20,22 @@ using electsim::protocols::Problems;
 using electsim::protocols::db_flag::DbFlagConfig;
 using electsim::protocols::db_flag::DbFlagNode;
 using electsim::servers::Database;
-using electsim::testing::FakeContext;
+using electsim::testing::DbBench;
 using json = nlohmann::json;
 namespace sim = electsim::sim;
 
-struct Bench {
+// The defaults, with the leader's write workload on only when a case asks for it.
+DbFlagConfig config_of(bool workload) {
+  DbFlagConfig c;
+  c.workload.enabled = workload;
+  c.workload.interval = 100ms;
+  return c;
+}
+
+// One db-flag node on a fake context; the database answers its UPDATEs when the test says so.
+struct Bench : DbBench<DbFlagNode, DbFlagConfig> {
   explicit Bench(sim::NodeId self, bool workload = false, std::uint32_t life = 0)
-      : ctx(self, 3, 1), node(make_config(workload)), life_(life) {}
-  static std::shared_ptr<const DbFlagConfig> make_config(bool workload) {
-    DbFlagConfig c;
-    c.workload.enabled = workload;
-    c.workload.interval = 100ms;
-    return std::make_shared<const DbFlagConfig>(c);
-  }
-  FakeContext ctx;
-  DbFlagNode node;
-  std::uint32_t life_;
-  std::size_t answered = 0;
-  void answer(Database& db) {
-    for (; answered < ctx.db_calls.size(); ++answered) {
-      electsim::servers::Session& s = db.session_of(ctx.self(), life_, ctx.now());
-      const auto out = db.execute(s, ctx.db_calls[answered].request, ctx.now());
-      if (out.reply) node.on_db_reply(ctx, *out.reply);
-    }
-  }
+      : DbBench(config_of(workload), self, life) {}
 };
 
 }  // namespace
@@ -52,68 +43,68 @@ struct Bench {
 TEST_CASE("db-flag: the first UPDATE wins, the others follow it and keep polling") {
   Database db;
   Bench a(0), b(1);
-  a.node.on_start(a.ctx);
-  b.node.on_start(b.ctx);
+  a.start();
+  b.start();
   REQUIRE(a.ctx.db_calls.front().request.op == sim::DbOp::set_flag);
   a.answer(db);
   b.answer(db);
-  CHECK(a.node.leads());
+  CHECK(a.node->leads());
   CHECK(a.ctx.belief() == sim::Belief::leader(0));
-  CHECK_FALSE(b.node.leads());
+  CHECK_FALSE(b.node->leads());
   CHECK(b.ctx.belief() == sim::Belief::follower(0, 0));
-  b.ctx.run_for(b.node, 5s);
+  b.run_for(5s);
   CHECK(b.ctx.db_calls.size() == 6);
   // The holder never runs another statement: nothing could tell it that it lost the flag.
-  a.ctx.run_for(a.node, 5s);
+  a.run_for(5s);
   CHECK(a.ctx.db_calls.size() == 1);
 }
 
 TEST_CASE("db-flag: a crashed holder blocks election forever, its own next life included") {
   Database db;
   Bench a(0);
-  a.node.on_start(a.ctx);
+  a.start();
   a.answer(db);
-  REQUIRE(a.node.leads());
+  REQUIRE(a.node->leads());
   // Node 0 crashes (its process and connection are gone) and comes back as a new life.
   Bench again(0, false, 1);
   Bench b(1);
-  again.node.on_start(again.ctx);
-  b.node.on_start(b.ctx);
+  again.start();
+  b.start();
   for (int round = 0; round < 100; ++round) {
     again.answer(db);
     b.answer(db);
-    again.ctx.run_for(again.node, 1s);
-    b.ctx.run_for(b.node, 1s);
+    again.run_for(1s);
+    b.run_for(1s);
   }
-  CHECK_FALSE(again.node.leads());
-  CHECK_FALSE(b.node.leads());
+  CHECK_FALSE(again.node->leads());
+  CHECK_FALSE(b.node->leads());
   CHECK(again.ctx.belief() == sim::Belief::follower(sim::kNoNode, 0));
   // A person clears the row: the next UPDATE wins.
   db.operator_clear(b.ctx.now());
-  b.ctx.run_for(b.node, 1s);
+  b.run_for(1s);
   b.answer(db);
-  CHECK(b.node.leads());
+  CHECK(b.node->leads());
 }
 
 TEST_CASE("db-flag: only a clean stop clears the flag") {
   Database db;
   Bench a(0);
-  a.node.on_start(a.ctx);
+  a.start();
   a.answer(db);
-  REQUIRE(a.node.leads());
-  a.node.on_command(a.ctx, sim::Command::stop);
+  REQUIRE(a.node->leads());
+  a.node->on_command(a.ctx, sim::Command::stop);
   CHECK(a.ctx.db_calls.back().request.op == sim::DbOp::clear_flag);
   a.answer(db);
   CHECK(db.durable().flag_holder == sim::kNoNode);
-  CHECK_FALSE(a.node.leads());
+  CHECK_FALSE(a.node->leads());
 }
 
 TEST_CASE("db-flag: every write carries the constant token 0") {
   Database db;
   Bench a(0, /*workload=*/true);
-  a.node.on_start(a.ctx);
+  a.start();
   a.answer(db);
-  a.ctx.run_for(a.node, 1s);
+  a.run_for(1s);
   REQUIRE(a.ctx.sink_calls.size() == 10);
   for (const auto& w : a.ctx.sink_calls) CHECK(w.token == electsim::protocols::db_flag::kNoToken);
 }

@@ -5,8 +5,6 @@
 // parameter table.
 #include <catch2/catch.hpp>
 
-#include <memory>
-#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -15,7 +13,7 @@
 #include "protocols/postgres/postgres.hpp"
 #include "protocols/registry.hpp"
 #include "servers/postgres/database.hpp"
-#include "tests/protocols/fake_context.hpp"
+#include "tests/protocols/kit.hpp"
 
 namespace {
 
@@ -26,39 +24,23 @@ using electsim::protocols::postgres::LockMode;
 using electsim::protocols::postgres::PostgresNode;
 using electsim::protocols::postgres::PostgresProtocolConfig;
 using electsim::servers::Database;
-using electsim::testing::FakeContext;
+using electsim::testing::DbBench;
+using electsim::testing::valid_config;
 using json = nlohmann::json;
 namespace sim = electsim::sim;
 
-PostgresProtocolConfig config_of(json params, bool workload = false) {
-  Problems problems;
-  auto config = electsim::protocols::postgres::read_config(params, "/protocol", problems);
-  INFO((problems.empty() ? std::string() : problems.front().format()));
-  REQUIRE(config.has_value());
-  config->workload.enabled = workload;
-  config->workload.interval = 100ms;
-  return *config;
+PostgresProtocolConfig config_of(const json& params, bool workload = false) {
+  auto config = valid_config(
+      [&](Problems& p) {
+        return electsim::protocols::postgres::read_config(params, "/protocol", p);
+      },
+      workload);
+  config.workload.interval = 100ms;
+  return config;
 }
 
 // One node on a fake context; the database answers its statements when the test says so.
-struct Bench {
-  explicit Bench(const PostgresProtocolConfig& c, sim::NodeId self = 0, std::uint32_t life = 0)
-      : ctx(self, 3, 1), node(std::make_shared<const PostgresProtocolConfig>(c)), life_(life) {}
-  FakeContext ctx;
-  PostgresNode node;
-  std::uint32_t life_;
-  std::size_t answered = 0;
-
-  // Runs every statement not yet answered on `db`, in order, and hands back the replies.
-  void answer(Database& db) {
-    for (; answered < ctx.db_calls.size(); ++answered) {
-      const sim::DbRequest& r = ctx.db_calls[answered].request;
-      electsim::servers::Session& s = db.session_of(ctx.self(), life_, ctx.now());
-      const electsim::servers::DbOutcome out = db.execute(s, r, ctx.now());
-      if (out.reply) node.on_db_reply(ctx, *out.reply);
-    }
-  }
-};
+using Bench = DbBench<PostgresNode, PostgresProtocolConfig>;
 
 }  // namespace
 
@@ -70,11 +52,11 @@ TEST_CASE("postgres protocol: each lock mode sends its statement, retried every 
   }));
   INFO(mode);
   Bench b(config_of({{"lock", mode}, {"retry_interval", "2s"}}));
-  b.node.on_start(b.ctx);
+  b.start();
   REQUIRE(b.ctx.db_calls.size() == 1);
   CHECK(b.ctx.db_calls[0].request.op == op);
   CHECK(b.ctx.belief() == sim::Belief::follower(sim::kNoNode, 0));
-  b.ctx.fire_tag(b.node, PostgresNode::kRetryTag);
+  b.ctx.fire_tag(*b.node, PostgresNode::kRetryTag);
   REQUIRE(b.ctx.db_calls.size() == 2);
   CHECK(b.ctx.db_calls[1].at == sim::LocalTime(2s));
 }
@@ -89,18 +71,18 @@ TEST_CASE("postgres protocol: the token is the epoch row or txid_current(), as f
   INFO(fencing);
   Database db;
   Bench other(config_of({{"fencing", fencing}}), 1);
-  other.node.on_start(other.ctx);
+  other.start();
   other.answer(db);  // node 1 takes the lock first
   db.execute(db.session_of(1, 0, sim::LocalTime{}), sim::DbRequest{0, sim::DbOp::advisory_unlock},
              sim::LocalTime{});
   Bench b(config_of({{"fencing", fencing}}));
-  b.node.on_start(b.ctx);
+  b.start();
   CHECK(b.ctx.db_calls[0].request.bump_epoch == bump);
   b.answer(db);
-  REQUIRE(b.node.leads());
+  REQUIRE(b.node->leads());
   // Epochs count acquisitions (1, 2); txids count every transaction and only grow.
-  CHECK(b.node.token() == 2);
-  CHECK(b.ctx.belief() == sim::Belief::leader(b.node.token()));
+  CHECK(b.node->token() == 2);
+  CHECK(b.ctx.belief() == sim::Belief::leader(b.node->token()));
 }
 
 TEST_CASE("postgres protocol: a follower stays one while the lock is another session's") {
@@ -108,29 +90,29 @@ TEST_CASE("postgres protocol: a follower stays one while the lock is another ses
   db.execute(db.session_of(2, 0, sim::LocalTime{}), sim::DbRequest{0, sim::DbOp::try_advisory_lock},
              sim::LocalTime{});
   Bench b(config_of(json::object()));
-  b.node.on_start(b.ctx);
+  b.start();
   b.answer(db);
-  CHECK_FALSE(b.node.leads());
-  b.ctx.run_for(b.node, 10s);
+  CHECK_FALSE(b.node->leads());
+  b.run_for(10s);
   b.answer(db);
-  CHECK_FALSE(b.node.leads());
+  CHECK_FALSE(b.node->leads());
   CHECK(b.ctx.db_calls.size() == 11);
 }
 
 TEST_CASE("postgres protocol: the holder steps down when its check goes unanswered") {
   Database db;
   Bench b(config_of({{"check_interval", "500ms"}}));
-  b.node.on_start(b.ctx);
+  b.start();
   b.answer(db);
-  REQUIRE(b.node.leads());
-  b.ctx.fire_tag(b.node, PostgresNode::kCheckTag);
+  REQUIRE(b.node->leads());
+  b.ctx.fire_tag(*b.node, PostgresNode::kCheckTag);
   REQUIRE(b.ctx.db_calls.back().request.op == sim::DbOp::check);
   b.answer(db);  // answered: still the holder
-  b.ctx.fire_tag(b.node, PostgresNode::kCheckTag);
-  CHECK(b.node.leads());
+  b.ctx.fire_tag(*b.node, PostgresNode::kCheckTag);
+  CHECK(b.node->leads());
   // This check is never answered: at the next one the holder gives up.
-  b.ctx.fire_tag(b.node, PostgresNode::kCheckTag);
-  CHECK_FALSE(b.node.leads());
+  b.ctx.fire_tag(*b.node, PostgresNode::kCheckTag);
+  CHECK_FALSE(b.node->leads());
   CHECK(b.ctx.belief()->role == sim::Role::follower);
   CHECK(b.ctx.now() == sim::LocalTime(1500ms));
 }
@@ -138,14 +120,14 @@ TEST_CASE("postgres protocol: the holder steps down when its check goes unanswer
 TEST_CASE("postgres protocol: a check that finds the lock gone deposes the holder") {
   Database db;
   Bench b(config_of(json::object()));
-  b.node.on_start(b.ctx);
+  b.start();
   b.answer(db);
-  REQUIRE(b.node.leads());
+  REQUIRE(b.node->leads());
   // The server restarted: a fresh database knows no session and no lock.
   Database restarted(db.durable());
-  b.ctx.fire_tag(b.node, PostgresNode::kCheckTag);
+  b.ctx.fire_tag(*b.node, PostgresNode::kCheckTag);
   b.answer(restarted);
-  CHECK_FALSE(b.node.leads());
+  CHECK_FALSE(b.node->leads());
 }
 
 TEST_CASE("postgres protocol: same_transaction writes go to the database, the others to the sink") {
@@ -158,15 +140,15 @@ TEST_CASE("postgres protocol: same_transaction writes go to the database, the ot
   INFO(fencing);
   Database db;
   Bench b(config_of({{"fencing", fencing}}, /*workload=*/true));
-  b.node.on_start(b.ctx);
+  b.start();
   b.answer(db);
-  REQUIRE(b.node.leads());
-  b.ctx.run_for(b.node, 350ms);
+  REQUIRE(b.node->leads());
+  b.run_for(350ms);
   std::size_t db_writes = 0;
   for (const auto& call : b.ctx.db_calls) {
     if (call.request.op == sim::DbOp::write) {
       ++db_writes;
-      CHECK(call.request.token == b.node.token());
+      CHECK(call.request.token == b.node->token());
     }
   }
   CHECK(db_writes == (to_db ? 3u : 0u));
@@ -176,16 +158,16 @@ TEST_CASE("postgres protocol: same_transaction writes go to the database, the ot
 TEST_CASE("postgres protocol: a write the database refuses deposes the holder") {
   Database db;
   Bench b(config_of(json::object(), /*workload=*/true));
-  b.node.on_start(b.ctx);
+  b.start();
   b.answer(db);
-  REQUIRE(b.node.leads());
+  REQUIRE(b.node->leads());
   // pg_terminate_backend: the session is gone; the client's statements now open a new one
   // (here: a new life of the same client), which holds nothing.
   db.operator_clear(b.ctx.now());
-  b.life_ = 1;
-  b.ctx.run_for(b.node, 100ms);
+  b.life = 1;
+  b.run_for(100ms);
   b.answer(db);
-  CHECK_FALSE(b.node.leads());
+  CHECK_FALSE(b.node->leads());
 }
 
 TEST_CASE("postgres protocol: step_down and stop release the lock cleanly") {
@@ -197,18 +179,18 @@ TEST_CASE("postgres protocol: step_down and stop release the lock cleanly") {
   INFO(mode);
   Database db;
   Bench b(config_of({{"lock", mode}}));
-  b.node.on_start(b.ctx);
+  b.start();
   b.answer(db);
-  REQUIRE(b.node.leads());
-  b.node.on_command(b.ctx, sim::Command::stop);
+  REQUIRE(b.node->leads());
+  b.node->on_command(b.ctx, sim::Command::stop);
   CHECK(b.ctx.db_calls.back().request.op == release);
-  CHECK_FALSE(b.node.leads());
+  CHECK_FALSE(b.node->leads());
   b.answer(db);
   CHECK(db.advisory_holder() == 0);
   CHECK(db.row_holder() == 0);
   // Stopped: no retry.
   const std::size_t sent = b.ctx.db_calls.size();
-  b.ctx.run_for(b.node, 10s);
+  b.run_for(10s);
   CHECK(b.ctx.db_calls.size() == sent);
 }
 

@@ -21,6 +21,7 @@
 #include "protocols/raft/raft.hpp"
 #include "protocols/registry.hpp"
 #include "tests/protocols/fake_context.hpp"
+#include "tests/protocols/kit.hpp"
 #include "tests/protocols/printers.hpp"
 
 namespace raft = electsim::protocols::raft;
@@ -90,6 +91,8 @@ using electsim::sim::kNoNode;
 using electsim::sim::LocalTime;
 using electsim::sim::NodeId;
 using electsim::testing::FakeContext;
+using electsim::testing::NodeBench;
+using electsim::testing::valid_config;
 using json = nlohmann::json;
 using raft::AppendEntries;
 using raft::AppendEntriesResponse;
@@ -109,56 +112,24 @@ constexpr auto kHeartbeat = RaftNode::kHeartbeatTag;
 
 RaftConfig config_of(const json& params = json::object(), std::size_t nodes = 3,
                      bool workload = false) {
-  Problems problems;
-  auto config = raft::read_config(params, "/protocol", nodes, problems);
-  INFO((problems.empty() ? std::string() : problems.front().format()));
-  REQUIRE(config.has_value());
-  config->workload.enabled = workload;
-  return *config;
+  return valid_config([&](Problems& p) { return raft::read_config(params, "/protocol", nodes, p); },
+                      workload);
 }
 
 using Sent = std::pair<NodeId, RaftMessage>;
 
 // One Raft node on a fake context; the test plays every peer by hand.
-struct Bench {
-  explicit Bench(const RaftConfig& c, NodeId self = 0, std::size_t nodes = 3)
-      : config(std::make_shared<const RaftConfig>(c)),
-        ctx(self, nodes, 1),
-        node(std::make_unique<RaftNode>(config)) {}
+struct Bench : NodeBench<RaftNode, RaftConfig, raft::decode> {
+  using NodeBench::NodeBench;
 
-  std::shared_ptr<const RaftConfig> config;
-  FakeContext ctx;
-  std::unique_ptr<RaftNode> node;
-  std::size_t seen = 0;  // sends already taken
-
-  void start() { node->on_start(ctx); }
-  void receive(NodeId from, const RaftMessage& m) { node->on_message(ctx, from, raft::encode(m)); }
   // Fires the armed election timer, moving the clock to its due time.
   void timeout() { ctx.fire_tag(*node, kElection); }
-
-  // The messages sent since the last call, decoded, in the order sent.
-  std::vector<Sent> take_sent() {
-    std::vector<Sent> out;
-    for (; seen < ctx.sent.size(); ++seen) {
-      const auto decoded = raft::decode(ctx.sent[seen].message);
-      REQUIRE(decoded.has_value());
-      out.emplace_back(ctx.sent[seen].to, *decoded);
-    }
-    return out;
-  }
   // The one message sent since the last take, which must be to `to`.
   RaftMessage reply_to(NodeId to) {
     const auto sent = take_sent();
     REQUIRE(sent.size() == 1);
     CHECK(sent.front().first == to);
     return sent.front().second;
-  }
-
-  // A crash and restart: timers die with the process, durable state stays in the context.
-  void restart() {
-    for (auto& t : ctx.timers) t.armed = false;
-    node = std::make_unique<RaftNode>(config);
-    start();
   }
 
   // Starts the node and makes it leader of the next term with the (pre-)votes of the lowest
@@ -169,17 +140,15 @@ struct Bench {
     take_sent();
     for (NodeId peer : ctx.peers()) {
       if (node->state() != RaftState::pre_candidate) break;
-      receive(peer, PreVoteResponse{node->term() + 1, true});
+      deliver(peer, PreVoteResponse{node->term() + 1, true});
     }
     for (NodeId peer : ctx.peers()) {
       if (node->state() == RaftState::leader) break;
-      receive(peer, RequestVoteResponse{node->term(), true});
+      deliver(peer, RequestVoteResponse{node->term(), true});
     }
     REQUIRE(node->state() == RaftState::leader);
     take_sent();
   }
-
-  std::size_t armed(electsim::sim::TimerTag tag) const { return ctx.armed(tag).size(); }
 };
 
 // A zero-latency cluster of fake contexts whose clocks move together: timers fire in due order
@@ -324,7 +293,7 @@ TEST_CASE("raft: a candidate whose election times out starts a new one in the ne
   Bench b(config_of());
   b.start();
   b.timeout();
-  b.receive(1, RequestVoteResponse{1, false});  // one refusal is no majority in three
+  b.deliver(1, RequestVoteResponse{1, false});  // one refusal is no majority in three
   REQUIRE(b.node->state() == RaftState::candidate);
   b.take_sent();
   b.timeout();
@@ -356,9 +325,9 @@ TEST_CASE("raft: a candidate wins exactly when a majority of the full cluster gr
   b.timeout();
   std::size_t next = 0;
   const auto peers = b.ctx.peers();
-  for (std::size_t i = 0; i < granted; ++i) b.receive(peers[next++], RequestVoteResponse{1, true});
+  for (std::size_t i = 0; i < granted; ++i) b.deliver(peers[next++], RequestVoteResponse{1, true});
   for (std::size_t i = 0; i < refused; ++i) {
-    b.receive(peers[next++], RequestVoteResponse{1, false});
+    b.deliver(peers[next++], RequestVoteResponse{1, false});
   }
   CHECK(b.node->state() == expected);
   CHECK(b.node->term() == 1);
@@ -369,10 +338,10 @@ TEST_CASE("raft: a duplicated vote counts once") {
   Bench b(config_of(json::object(), 5), 0, 5);
   b.start();
   b.timeout();
-  b.receive(1, RequestVoteResponse{1, true});
-  b.receive(1, RequestVoteResponse{1, true});
+  b.deliver(1, RequestVoteResponse{1, true});
+  b.deliver(1, RequestVoteResponse{1, true});
   CHECK(b.node->state() == RaftState::candidate);
-  b.receive(2, RequestVoteResponse{1, true});
+  b.deliver(2, RequestVoteResponse{1, true});
   CHECK(b.node->state() == RaftState::leader);
 }
 
@@ -387,7 +356,7 @@ TEST_CASE(
   b.timeout();
   b.take_sent();
   const LocalTime elected = b.ctx.now();
-  b.receive(2, RequestVoteResponse{1, true});
+  b.deliver(2, RequestVoteResponse{1, true});
 
   CHECK(b.ctx.belief() == Belief::leader(1));
   CHECK(b.node->leader() == 0);
@@ -416,7 +385,7 @@ TEST_CASE("raft: a candidate returns to follower on AppendEntries of an equal or
   b.take_sent();
   REQUIRE(b.node->term() == 4);
   const sim::Epoch leader_term = 4 + term_delta;
-  b.receive(2, AppendEntries{leader_term, 0, 0});
+  b.deliver(2, AppendEntries{leader_term, 0, 0});
   if (follows) {
     CHECK(b.node->state() == RaftState::follower);
     CHECK(b.node->term() == leader_term);
@@ -440,7 +409,7 @@ TEST_CASE("raft: a request of a stale term is refused with the current term") {
   Bench b(config_of());
   b.ctx.durable().set(RaftNode::kTermKey, 3);
   b.start();
-  b.receive(1, request);
+  b.deliver(1, request);
   CHECK(b.reply_to(1) == refusal);
   CHECK(b.node->term() == 3);
   CHECK(b.node->voted_for() == kNoNode);
@@ -465,7 +434,7 @@ TEST_CASE("raft: a node votes at most once per term, first come first served") {
   b.start();
   const LocalTime before = b.ctx.now();
   b.ctx.advance(10ms);
-  b.receive(candidate, RequestVote{1, 0, 0});
+  b.deliver(candidate, RequestVote{1, 0, 0});
   CHECK(b.reply_to(candidate) == RaftMessage(RequestVoteResponse{1, granted}));
   CHECK(b.node->voted_for() == (granted ? candidate : voted_for));
   CHECK(b.ctx.durable().get(RaftNode::kVoteKey) == (granted ? candidate : voted_for));
@@ -478,7 +447,7 @@ TEST_CASE("raft: a node votes at most once per term, first come first served") {
 TEST_CASE("raft: the vote is durable: a restarted node does not vote twice in one term") {
   Bench b(config_of());
   b.start();
-  b.receive(1, RequestVote{2, 0, 0});
+  b.deliver(1, RequestVote{2, 0, 0});
   REQUIRE(b.reply_to(1) == RaftMessage(RequestVoteResponse{2, true}));
 
   b.restart();
@@ -487,12 +456,12 @@ TEST_CASE("raft: the vote is durable: a restarted node does not vote twice in on
   CHECK(b.node->voted_for() == 1);
   CHECK(b.ctx.belief() == Belief::follower(kNoNode, 2));
   b.take_sent();
-  b.receive(2, RequestVote{2, 0, 0});
+  b.deliver(2, RequestVote{2, 0, 0});
   CHECK(b.reply_to(2) == RaftMessage(RequestVoteResponse{2, false}));
-  b.receive(1, RequestVote{2, 0, 0});
+  b.deliver(1, RequestVote{2, 0, 0});
   CHECK(b.reply_to(1) == RaftMessage(RequestVoteResponse{2, true}));
   // A new term frees the vote.
-  b.receive(2, RequestVote{3, 0, 0});
+  b.deliver(2, RequestVote{3, 0, 0});
   CHECK(b.reply_to(2) == RaftMessage(RequestVoteResponse{3, true}));
 }
 
@@ -511,7 +480,7 @@ TEST_CASE("raft: a voter refuses a candidate whose log is less up to date than i
   Bench b(config_of(json{{"log", {{"0", {{"index", 4}, {"term", 2}}}}}}));
   b.start();
   REQUIRE(b.node->term() == 2);
-  b.receive(1, RequestVote{5, candidate_index, candidate_term});
+  b.deliver(1, RequestVote{5, candidate_index, candidate_term});
   CHECK(b.reply_to(1) == RaftMessage(RequestVoteResponse{5, granted}));
   // Raft §5.1: the higher term is adopted whatever the answer.
   CHECK(b.node->term() == 5);
@@ -534,7 +503,7 @@ TEST_CASE("raft: a higher term in any message makes a leader a follower of that 
   b.make_leader();
   REQUIRE(b.node->term() == 1);
   REQUIRE(b.node->writer().active());
-  b.receive(2, message);
+  b.deliver(2, message);
   CHECK(b.node->state() == RaftState::follower);
   CHECK(b.node->term() == 2);
   CHECK(b.ctx.durable().get(RaftNode::kTermKey) == 2);
@@ -558,8 +527,8 @@ TEST_CASE("raft: the election timeout is drawn afresh within [min, max] at every
   b.start();
   // Resets of every kind: timeouts, heartbeats from a leader, votes granted.
   for (int i = 0; i < 10; ++i) b.timeout();
-  for (int i = 0; i < 10; ++i) b.receive(1, AppendEntries{b.node->term(), 0, 0});
-  for (int i = 0; i < 10; ++i) b.receive(2, RequestVote{b.node->term() + 1, 0, 0});
+  for (int i = 0; i < 10; ++i) b.deliver(1, AppendEntries{b.node->term(), 0, 0});
+  for (int i = 0; i < 10; ++i) b.deliver(2, RequestVote{b.node->term() + 1, 0, 0});
 
   const Duration lo = *electsim::sim::parse_duration(min);
   const Duration hi = *electsim::sim::parse_duration(max);
@@ -597,7 +566,7 @@ TEST_CASE(
   Bench b(config_of(json{{"log", {{"0", {{"index", 2}, {"term", 1}}}}}}));
   b.start();
   b.ctx.advance(100ms);
-  b.receive(1, AppendEntries{3, 6, 3});
+  b.deliver(1, AppendEntries{3, 6, 3});
   CHECK(b.ctx.belief() == Belief::follower(1, 3));
   CHECK(b.node->last_log() == LogPosition{6, 3});
   CHECK(b.ctx.durable().get(RaftNode::kLogIndexKey) == 6);
@@ -608,7 +577,7 @@ TEST_CASE(
   CHECK(timer.front().set_at == LocalTime(100ms));
   // Another heartbeat later pushes the timeout on again.
   b.ctx.advance(40ms);
-  b.receive(1, AppendEntries{3, 7, 3});
+  b.deliver(1, AppendEntries{3, 7, 3});
   REQUIRE(b.armed(kElection) == 1);
   CHECK(b.ctx.armed(kElection).front().set_at == LocalTime(140ms));
   CHECK(b.node->last_log() == LogPosition{7, 3});
@@ -619,7 +588,7 @@ TEST_CASE("raft: the log position is durable and the configured log applies to t
   b.start();
   CHECK(b.node->last_log() == LogPosition{3, 2});
   CHECK(b.node->term() == 2);  // no entry is from a later term than the server's
-  b.receive(1, AppendEntries{4, 5, 4});
+  b.deliver(1, AppendEntries{4, 5, 4});
   b.restart();
   CHECK(b.node->last_log() == LogPosition{5, 4});
   CHECK(b.node->term() == 4);
@@ -682,7 +651,7 @@ TEST_CASE("raft: a leader told to step down or stop follows in its term with a f
 TEST_CASE("raft: with pre_vote a timed-out follower asks for the next term without moving to it") {
   Bench b(config_of(json{{"pre_vote", true}, {"log", {{"0", {{"index", 2}, {"term", 1}}}}}}));
   b.start();
-  b.receive(1, AppendEntries{3, 2, 1});
+  b.deliver(1, AppendEntries{3, 2, 1});
   b.take_sent();
   // Cut off from everyone, it times out again and again: its term does not grow.
   for (int i = 0; i < 5; ++i) {
@@ -716,8 +685,8 @@ TEST_CASE(
   std::size_t next = 0;
   const auto peers = b.ctx.peers();
   // A grant names the term asked for (3); a refusal the voter's own (2).
-  for (std::size_t i = 0; i < granted; ++i) b.receive(peers[next++], PreVoteResponse{3, true});
-  for (std::size_t i = 0; i < refused; ++i) b.receive(peers[next++], PreVoteResponse{2, false});
+  for (std::size_t i = 0; i < granted; ++i) b.deliver(peers[next++], PreVoteResponse{3, true});
+  for (std::size_t i = 0; i < refused; ++i) b.deliver(peers[next++], PreVoteResponse{2, false});
   CHECK(b.node->state() == expected);
   if (expected == RaftState::candidate) {
     CHECK(b.node->term() == 3);
@@ -736,11 +705,11 @@ TEST_CASE("raft: a pre-vote grant of the requested term does not count as a high
   Bench b(config_of(json{{"pre_vote", true}}, 5), 0, 5);
   b.start();
   b.timeout();
-  b.receive(1, PreVoteResponse{1, true});
+  b.deliver(1, PreVoteResponse{1, true});
   CHECK(b.node->state() == RaftState::pre_candidate);
   CHECK(b.node->term() == 0);
   // A refusal at a higher term is news, though: the node follows in that term.
-  b.receive(2, PreVoteResponse{6, false});
+  b.deliver(2, PreVoteResponse{6, false});
   CHECK(b.node->state() == RaftState::follower);
   CHECK(b.ctx.belief() == Belief::follower(kNoNode, 6));
 }
@@ -760,17 +729,17 @@ TEST_CASE(
   Bench b(config_of(json{{"pre_vote", true}, {"log", {{"1", {{"index", 2}, {"term", 1}}}}}}), 1);
   b.start();
   if (since_leader) {
-    b.receive(0, AppendEntries{2, 2, 1});
+    b.deliver(0, AppendEntries{2, 2, 1});
     b.ctx.advance(*since_leader);
   } else {
-    b.receive(0, RequestVote{2, 0, 0});  // moves to term 2 without a leader (refused)
+    b.deliver(0, RequestVote{2, 0, 0});  // moves to term 2 without a leader (refused)
   }
   b.take_sent();
   REQUIRE(b.node->term() == 2);
   const auto timer_before = b.ctx.armed(kElection);
   const auto belief_before = b.ctx.belief();
 
-  b.receive(2, PreVote{3, 5, candidate_log_term});
+  b.deliver(2, PreVote{3, 5, candidate_log_term});
   CHECK(b.reply_to(2) == RaftMessage(PreVoteResponse{granted ? 3 : 2, granted}));
   CHECK(b.node->term() == 2);
   CHECK(b.node->voted_for() == kNoNode);
@@ -782,7 +751,7 @@ TEST_CASE(
 TEST_CASE("raft: a leader refuses pre-votes") {
   Bench b(config_of(json{{"pre_vote", true}}));
   b.make_leader();
-  b.receive(2, PreVote{2, 0, 0});
+  b.deliver(2, PreVote{2, 0, 0});
   CHECK(b.reply_to(2) == RaftMessage(PreVoteResponse{1, false}));
   CHECK(b.node->state() == RaftState::leader);
 }
@@ -851,13 +820,13 @@ TEST_CASE(
   Bench b(config_of(json{{"check_quorum", true}}, 5), 0, 5);
   b.start();
   b.timeout();
-  for (NodeId peer : {1, 2}) b.receive(peer, RequestVoteResponse{1, true});
+  for (NodeId peer : {1, 2}) b.deliver(peer, RequestVoteResponse{1, true});
   REQUIRE(b.node->state() == RaftState::leader);
   const LocalTime elected = b.ctx.now();
   const NodeId last_responder = responders;  // a structured binding cannot be captured
   const auto answer = [&] {
     for (NodeId peer = 1; peer <= last_responder; ++peer) {
-      b.receive(peer, AppendEntriesResponse{1, true});
+      b.deliver(peer, AppendEntriesResponse{1, true});
     }
   };
   answer();  // to the first heartbeat
@@ -892,7 +861,7 @@ TEST_CASE(
   b.make_leader();                // node 1's vote is the last contact unless it answers a heartbeat
   b.ctx.run_for(*b.node, 120ms);  // the write at 100ms: the vote is recent
   REQUIRE(b.ctx.sink_calls.size() == 1);
-  if (answered) b.receive(1, AppendEntriesResponse{1, true});
+  if (answered) b.deliver(1, AppendEntriesResponse{1, true});
   // The check at 150ms still counts the vote; the write at 200ms needs the answer.
   b.ctx.run_for(*b.node, 90ms);
   REQUIRE(b.node->state() == RaftState::leader);
@@ -913,10 +882,10 @@ TEST_CASE(
   }));
   Bench b(config_of(json{{"check_quorum", check_quorum}}), 1);
   b.start();
-  b.receive(0, AppendEntries{1, 0, 0});
+  b.deliver(0, AppendEntries{1, 0, 0});
   b.take_sent();
   b.ctx.advance(since_leader);
-  b.receive(2, RequestVote{2, 0, 0});
+  b.deliver(2, RequestVote{2, 0, 0});
   if (ignores) {
     CHECK(b.take_sent().empty());
     CHECK(b.node->term() == 1);
@@ -966,8 +935,8 @@ TEST_CASE(
   b.start();
   b.timeout();
   const LocalTime due = b.ctx.armed(kElection).front().due;
-  b.receive(1, RequestVoteResponse{1, false});
-  b.receive(2, RequestVoteResponse{1, false});
+  b.deliver(1, RequestVoteResponse{1, false});
+  b.deliver(2, RequestVoteResponse{1, false});
   CHECK(b.node->state() == expected);
   CHECK(b.node->term() == 1);
   // The paper's candidate keeps the timer of its election; etcd's follower draws a new one.
@@ -986,7 +955,7 @@ TEST_CASE(
     b.ctx.advance(100ms);
     const LocalTime due = b.ctx.armed(kElection).front().due;
     // A candidate of a higher term whose log is behind: refused, but its term is adopted.
-    b.receive(1, RequestVote{5, 0, 0});
+    b.deliver(1, RequestVote{5, 0, 0});
     CHECK(b.node->term() == 5);
     CHECK(b.node->state() == RaftState::follower);
     CHECK(b.take_sent() == std::vector<Sent>{{1, RequestVoteResponse{5, false}}});
@@ -996,7 +965,7 @@ TEST_CASE(
   SECTION("a leader") {
     Bench b(config_of(json{{"timer_rule", rule}}));
     b.make_leader();
-    b.receive(1, RequestVoteResponse{3, false});
+    b.deliver(1, RequestVoteResponse{3, false});
     CHECK(b.node->state() == RaftState::follower);
     CHECK(b.armed(kElection) == 1);
     CHECK(b.armed(kHeartbeat) == 0);
@@ -1023,10 +992,10 @@ TEST_CASE(
     CHECK(sent.front().second == RaftMessage{RequestVote{1, 0, 0}});
   }
   for (NodeId peer : {1, 2}) {
-    if (pre_vote) b.receive(peer, PreVoteResponse{1, true});
+    if (pre_vote) b.deliver(peer, PreVoteResponse{1, true});
   }
   b.take_sent();
-  b.receive(1, RequestVoteResponse{1, true});
+  b.deliver(1, RequestVoteResponse{1, true});
   REQUIRE(b.node->state() == RaftState::leader);
   b.take_sent();
   b.node->on_command(b.ctx, sim::Command::campaign);
@@ -1050,7 +1019,7 @@ TEST_CASE(
     // 15 to 30 of them, counted from the first tick after the reset.
     b.ctx.advance(Duration(3'700'000 + i * 130'000));
     const LocalTime heard = b.ctx.now();
-    b.receive(1, AppendEntries{1, 0, 0, 0});
+    b.deliver(1, AppendEntries{1, 0, 0, 0});
     const LocalTime due = b.ctx.armed(kElection).front().due;
     phases.insert(phase(due));
     CHECK(due - heard > 140ms);
@@ -1060,7 +1029,7 @@ TEST_CASE(
   CHECK(phases.size() == 1);
   // A leader's heartbeats fall on the same ticks, every five of them.
   b.timeout();
-  b.receive(1, RequestVoteResponse{b.node->term(), true});
+  b.deliver(1, RequestVoteResponse{b.node->term(), true});
   REQUIRE(b.node->state() == RaftState::leader);
   const LocalTime beat = b.ctx.armed(kHeartbeat).front().due;
   CHECK(phase(beat) == *phases.begin());
@@ -1080,10 +1049,10 @@ TEST_CASE("raft: a follower refuses votes within check_quorum_lease of hearing i
                          {"election_timeout_min", "500ms"},
                          {"election_timeout_max", "600ms"}}));
   b.start();
-  b.receive(1, AppendEntries{1, 0, 0, 0});
+  b.deliver(1, AppendEntries{1, 0, 0, 0});
   b.take_sent();
   b.ctx.advance(asked_after);
-  b.receive(2, RequestVote{2, 0, 0});
+  b.deliver(2, RequestVote{2, 0, 0});
   const auto sent = b.take_sent();
   if (granted) {
     CHECK(sent == std::vector<Sent>{{2, RequestVoteResponse{2, true}}});
@@ -1099,7 +1068,7 @@ TEST_CASE("raft: a lagging follower answers heartbeats but keeps its log") {
   INFO("lagging " << lagging);
   Bench b(config_of(lagging ? json{{"lagging", {2}}} : json::object()), 2);
   b.start();
-  b.receive(0, AppendEntries{1, 5, 1, 0});
+  b.deliver(0, AppendEntries{1, 5, 1, 0});
   CHECK(b.take_sent() == std::vector<Sent>{{0, AppendEntriesResponse{1, true, 0}}});
   CHECK(b.node->leader() == 0);
   CHECK(b.node->last_log() == (lagging ? LogPosition{} : LogPosition{5, 1}));

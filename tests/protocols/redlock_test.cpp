@@ -8,15 +8,16 @@
 #include <catch2/catch.hpp>
 
 #include <array>
-#include <memory>
-#include <string>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "protocols/redlock/redlock.hpp"
 #include "servers/redis/redis.hpp"
-#include "tests/protocols/fake_context.hpp"
+#include "tests/protocols/kit.hpp"
 
 namespace {
 
@@ -26,22 +27,24 @@ using electsim::protocols::redlock::read_config;
 using electsim::protocols::redlock::RedlockConfig;
 using electsim::protocols::redlock::RedlockNode;
 using electsim::servers::Redis;
-using electsim::testing::FakeContext;
+using electsim::testing::NodeBench;
 using json = nlohmann::json;
 namespace sim = electsim::sim;
 
 constexpr sim::Duration kThird = sim::Duration(8s) / 3;  // expiry/3, the renew interval
 
-struct Bench {
-  explicit Bench(bool fencing = false) : ctx(0, 3, 1), node(make_config(fencing)) {}
-  static std::shared_ptr<const RedlockConfig> make_config(bool fencing) {
-    RedlockConfig c;
-    c.fencing = fencing;
-    c.workload.enabled = false;
-    return std::make_shared<const RedlockConfig>(c);
-  }
-  FakeContext ctx;
-  RedlockNode node;
+// The defaults without the leader's write workload, the fencing counter on or off.
+RedlockConfig config_of(bool fencing) {
+  RedlockConfig c;
+  c.fencing = fencing;
+  c.workload.enabled = false;
+  return c;
+}
+
+// One redlock node on a fake context, with five real Redis masters that answer when told to.
+struct Bench : NodeBench<RedlockNode, RedlockConfig> {
+  explicit Bench(bool fencing = false) : NodeBench(config_of(fencing)) {}
+
   std::array<Redis, 5> masters;
   std::size_t answered = 0;
 
@@ -60,7 +63,7 @@ struct Bench {
       reply.master = static_cast<std::int32_t>(call.master);
       reply.ok = out.ok;
       reply.value = out.value;
-      node.on_redis_reply(ctx, reply);
+      node->on_redis_reply(ctx, reply);
     }
     answered = end;
   }
@@ -89,7 +92,7 @@ TEST_CASE("redlock: redsync's defaults and the Redis docs' drift") {
 
 TEST_CASE("redlock: SET NX PX on every master, and a majority in time makes a leader") {
   Bench b;
-  b.node.on_start(b.ctx);
+  b.start();
   REQUIRE(b.ctx.redis_calls.size() == 5);
   for (std::size_t k = 0; k < 5; ++k) {
     CHECK(b.ctx.redis_calls[k].master == k);
@@ -102,22 +105,22 @@ TEST_CASE("redlock: SET NX PX on every master, and a majority in time makes a le
   b.masters[4].execute({0, sim::RedisOp::set_nx_px, 1, 8s}, sim::LocalTime{});
   b.ctx.advance(10ms);
   b.answer({0, 1, 2, 3, 4});
-  REQUIRE(b.node.leads());
+  REQUIRE(b.node->leads());
   CHECK(b.ctx.belief()->role == sim::Role::leader);
   // Good until start + expiry - drift on its own clock.
-  CHECK(b.node.valid_until() == sim::LocalTime(8s - 82ms));
+  CHECK(b.node->valid_until() == sim::LocalTime(8s - 82ms));
   CHECK(b.calls_of(sim::RedisOp::release) == 0);
 }
 
 TEST_CASE("redlock: a minority releases everywhere, waits for the release round, then 50-250 ms") {
   Bench b;
-  b.node.on_start(b.ctx);
+  b.start();
   b.ctx.advance(5ms);
   b.answer({0, 1});  // masters 2 to 4 never answer
-  CHECK_FALSE(b.node.leads());
-  b.ctx.fire_tag(b.node, RedlockNode::kRoundTag);  // the 400 ms request timeout
+  CHECK_FALSE(b.node->leads());
+  b.ctx.fire_tag(*b.node, RedlockNode::kRoundTag);  // the 400 ms request timeout
   CHECK(b.ctx.now() == sim::LocalTime(400ms));
-  CHECK_FALSE(b.node.leads());
+  CHECK_FALSE(b.node->leads());
   CHECK(b.calls_of(sim::RedisOp::release) == 5);
   // redsync's lockContext waits for the release round before its delay: no retry yet.
   CHECK(b.ctx.armed(RedlockNode::kRetryTag).empty());
@@ -126,14 +129,14 @@ TEST_CASE("redlock: a minority releases everywhere, waits for the release round,
   b.answer({0, 1});
   CHECK_FALSE(b.masters[0].lock_live(b.ctx.now()));
   CHECK(b.ctx.armed(RedlockNode::kRetryTag).empty());
-  b.ctx.fire_tag(b.node, RedlockNode::kRoundTag);  // the release round's own 400 ms timeout
+  b.ctx.fire_tag(*b.node, RedlockNode::kRoundTag);  // the release round's own 400 ms timeout
   CHECK(b.ctx.now() == sim::LocalTime(800ms));
   const auto retry = b.ctx.armed(RedlockNode::kRetryTag);
   REQUIRE(retry.size() == 1);
   CHECK(retry[0].due - b.ctx.now() >= 50ms);
   CHECK(retry[0].due - b.ctx.now() < 250ms);
   const std::size_t before = b.ctx.redis_calls.size();
-  b.ctx.fire_tag(b.node, RedlockNode::kRetryTag);
+  b.ctx.fire_tag(*b.node, RedlockNode::kRetryTag);
   CHECK(b.calls_of(sim::RedisOp::set_nx_px, before) == 5);
   // A fresh random value for the new attempt.
   CHECK(b.ctx.redis_calls[before].request.value != b.ctx.redis_calls[0].request.value);
@@ -144,7 +147,7 @@ TEST_CASE("redlock: a release round every master answers starts the delay at its
   for (std::size_t k = 1; k < 4; ++k) {
     b.masters[k].execute({0, sim::RedisOp::set_nx_px, 1, 1h}, sim::LocalTime{});
   }
-  b.node.on_start(b.ctx);
+  b.start();
   b.ctx.advance(5ms);
   b.answer({0, 1, 2, 3, 4});  // two of five: a minority, decided at once
   CHECK(b.calls_of(sim::RedisOp::release) == 5);
@@ -163,7 +166,7 @@ TEST_CASE("redlock: with two of five masters unreachable an attempt comes every 
   for (std::size_t k = 0; k < 3; ++k) {
     b.masters[k].execute({0, sim::RedisOp::set_nx_px, 1, 1h}, sim::LocalTime{});
   }
-  b.node.on_start(b.ctx);
+  b.start();
   std::vector<sim::LocalTime> starts;
   std::size_t seen = 0;
   for (int step = 0; step < 100 && starts.size() < 11; ++step) {
@@ -175,10 +178,10 @@ TEST_CASE("redlock: with two of five masters unreachable an attempt comes every 
     }
     b.ctx.advance(1ms);  // the reachable masters answer after a millisecond
     b.answer({0, 1, 2});
-    REQUIRE(b.ctx.fire_next(b.node));
+    REQUIRE(b.ctx.fire_next(*b.node));
   }
   REQUIRE(starts.size() == 11);
-  CHECK_FALSE(b.node.leads());
+  CHECK_FALSE(b.node->leads());
   sim::Duration total{0};
   for (std::size_t i = 1; i < starts.size(); ++i) {
     const sim::Duration period = starts[i] - starts[i - 1];
@@ -195,36 +198,36 @@ TEST_CASE("redlock: with two of five masters unreachable an attempt comes every 
 
 TEST_CASE("redlock: a majority that answers after the validity time is no lock") {
   Bench b;
-  b.node.on_start(b.ctx);
+  b.start();
   b.ctx.advance(8s);  // a pause of the client: the answers arrive after expiry - drift
   b.answer({0, 1, 2, 3, 4});
-  CHECK_FALSE(b.node.leads());
+  CHECK_FALSE(b.node->leads());
   CHECK(b.calls_of(sim::RedisOp::release) == 5);
 }
 
 TEST_CASE("redlock: the holder extends at expiry/3 and steps down when validity runs out") {
   Bench b;
-  b.node.on_start(b.ctx);
+  b.start();
   b.answer({0, 1, 2, 3, 4});
-  REQUIRE(b.node.leads());
-  const std::int64_t value = b.node.lock_value();
-  b.ctx.fire_tag(b.node, RedlockNode::kRenewTag);
+  REQUIRE(b.node->leads());
+  const std::int64_t value = b.node->lock_value();
+  b.ctx.fire_tag(*b.node, RedlockNode::kRenewTag);
   CHECK(b.ctx.now() == sim::LocalTime(kThird));
   REQUIRE(b.calls_of(sim::RedisOp::extend) == 5);
   CHECK(b.ctx.redis_calls.back().request.value == value);
   b.ctx.advance(3ms);
   b.answer({0, 1, 2});
   // Masters 3 and 4 never answer: the round ends at the request timeout, 400 ms after it began.
-  CHECK(b.node.valid_until() == sim::LocalTime(8s - 82ms));
-  b.ctx.fire_tag(b.node, RedlockNode::kRoundTag);
+  CHECK(b.node->valid_until() == sim::LocalTime(8s - 82ms));
+  b.ctx.fire_tag(*b.node, RedlockNode::kRoundTag);
   CHECK(b.ctx.now() == sim::LocalTime(kThird + 400ms));
   // The new validity counts from the extension round's start.
-  CHECK(b.node.valid_until() == sim::LocalTime(kThird + 8s - 82ms));
+  CHECK(b.node->valid_until() == sim::LocalTime(kThird + 8s - 82ms));
   // From now on no master answers: the holder keeps trying until its validity ends.
-  b.ctx.run_for(b.node, sim::LocalTime(kThird + 8s - 82ms) - b.ctx.now() - 1ns);
-  CHECK(b.node.leads());
-  b.ctx.run_for(b.node, 1ns);
-  CHECK_FALSE(b.node.leads());
+  b.run_for(sim::LocalTime(kThird + 8s - 82ms) - b.ctx.now() - 1ns);
+  CHECK(b.node->leads());
+  b.run_for(1ns);
+  CHECK_FALSE(b.node->leads());
   CHECK(b.ctx.belief()->role == sim::Role::follower);
   CHECK(b.ctx.now() == sim::LocalTime(kThird + 8s - 82ms));
 }
@@ -233,58 +236,58 @@ TEST_CASE("redlock: a wall-clock step on the client moves neither its validity n
   // redsync measures the acquisition with Go's time.Now, whose monotonic reading Sub and Before
   // use: an NTP step forward during the round does not make the majority late.
   Bench b;
-  b.node.on_start(b.ctx);
+  b.start();
   b.ctx.step_wall(1h);
   b.ctx.advance(10ms);
   b.answer({0, 1, 2, 3, 4});
-  REQUIRE(b.node.leads());
-  CHECK(b.node.valid_until() == sim::LocalTime(8s - 82ms));
+  REQUIRE(b.node->leads());
+  CHECK(b.node->valid_until() == sim::LocalTime(8s - 82ms));
   // Without fencing the epoch is the start's wall-clock reading, taken before the step.
-  CHECK(b.node.token() == 1);
+  CHECK(b.node->token() == 1);
 }
 
 TEST_CASE("redlock: with fencing the token is the largest counter a majority returned") {
   Bench b(true);
   b.masters[0].execute({0, sim::RedisOp::incr, 0, {}}, sim::LocalTime{});
   for (int i = 0; i < 4; ++i) b.masters[4].execute({0, sim::RedisOp::incr, 0, {}}, {});
-  b.node.on_start(b.ctx);
+  b.start();
   b.answer({0, 1, 2, 3, 4});
-  CHECK_FALSE(b.node.leads());
+  CHECK_FALSE(b.node->leads());
   REQUIRE(b.calls_of(sim::RedisOp::incr) == 5);
   b.answer({0, 1, 4});
-  CHECK_FALSE(b.node.leads());  // it waits for masters 2 and 3 until the request timeout
-  b.ctx.fire_tag(b.node, RedlockNode::kRoundTag);
-  REQUIRE(b.node.leads());
-  CHECK(b.node.token() == 5);
+  CHECK_FALSE(b.node->leads());  // it waits for masters 2 and 3 until the request timeout
+  b.ctx.fire_tag(*b.node, RedlockNode::kRoundTag);
+  REQUIRE(b.node->leads());
+  CHECK(b.node->token() == 5);
   CHECK(b.ctx.belief()->epoch == 5);
 }
 
 TEST_CASE("redlock: without fencing the epoch is the acquisition's start on the node's clock") {
   Bench b;
   b.ctx.advance(1234ms);
-  b.node.on_start(b.ctx);
+  b.start();
   b.ctx.advance(5ms);
   b.answer({0, 1, 2});
-  b.ctx.fire_tag(b.node, RedlockNode::kRoundTag);
-  REQUIRE(b.node.leads());
-  CHECK(b.node.token() == 1234);
+  b.ctx.fire_tag(*b.node, RedlockNode::kRoundTag);
+  REQUIRE(b.node->leads());
+  CHECK(b.node->token() == 1234);
   CHECK(b.ctx.belief()->epoch == 1234);
 }
 
 TEST_CASE("redlock: without fencing a node's epochs grow even within one millisecond") {
   Bench b;
   b.ctx.advance(1234ms);
-  b.node.on_start(b.ctx);
+  b.start();
   b.answer({0, 1, 2, 3, 4});
-  REQUIRE(b.node.leads());
-  CHECK(b.node.token() == 1234);
-  b.node.on_command(b.ctx, sim::Command::step_down);
-  CHECK_FALSE(b.node.leads());
+  REQUIRE(b.node->leads());
+  CHECK(b.node->token() == 1234);
+  b.node->on_command(b.ctx, sim::Command::step_down);
+  CHECK_FALSE(b.node->leads());
   b.answer({0, 1, 2, 3, 4});  // the releases
-  b.node.on_command(b.ctx, sim::Command::campaign);
+  b.node->on_command(b.ctx, sim::Command::campaign);
   b.answer({0, 1, 2, 3, 4});
-  REQUIRE(b.node.leads());
-  CHECK(b.node.token() == 1235);
+  REQUIRE(b.node->leads());
+  CHECK(b.node->token() == 1235);
 }
 
 TEST_CASE("redlock: parameters are range-checked with their pointers") {

@@ -22,6 +22,7 @@
 #include "sim/kernel.hpp"
 #include "tests/protocols/cluster.hpp"
 #include "tests/protocols/fake_context.hpp"
+#include "tests/protocols/kit.hpp"
 #include "tests/protocols/printers.hpp"
 
 namespace ring = electsim::protocols::ring;
@@ -79,8 +80,10 @@ using electsim::testing::Cluster;
 using electsim::testing::ClusterSetup;
 using electsim::testing::crash_at;
 using electsim::testing::FakeContext;
+using electsim::testing::NodeBench;
 using electsim::testing::nodes_of;
 using electsim::testing::partition_at;
+using electsim::testing::valid_config;
 using json = nlohmann::json;
 using ring::Ack;
 using ring::Elected;
@@ -97,12 +100,8 @@ constexpr auto kFailure = RingNode::kFailureTag;
 
 RingConfig config_of(const json& params = json::object(), std::size_t nodes = 5,
                      bool workload = false) {
-  Problems problems;
-  auto config = ring::read_config(params, "/protocol", nodes, problems);
-  INFO((problems.empty() ? std::string() : problems.front().format()));
-  REQUIRE(config.has_value());
-  config->workload.enabled = workload;
-  return *config;
+  return valid_config([&](Problems& p) { return ring::read_config(params, "/protocol", nodes, p); },
+                      workload);
 }
 
 using Sent = std::pair<NodeId, RingMessage>;
@@ -116,30 +115,10 @@ RingMessage unsequenced(RingMessage m) {
 
 // One ring node on a fake context; the test plays every other node by hand. Node 2 of five in
 // ascending order unless told otherwise: its predecessor is 1, its successor 3.
-struct Bench {
+struct Bench : NodeBench<RingNode, RingConfig, ring::decode> {
   explicit Bench(const RingConfig& c, NodeId self = 2, std::size_t nodes = 5)
-      : config(std::make_shared<const RingConfig>(c)),
-        ctx(self, nodes, 1),
-        node(std::make_unique<RingNode>(config)) {}
+      : NodeBench(c, self, nodes) {}
 
-  std::shared_ptr<const RingConfig> config;
-  FakeContext ctx;
-  std::unique_ptr<RingNode> node;
-  std::size_t seen = 0;  // sends already taken
-
-  void start() { node->on_start(ctx); }
-  void receive(NodeId from, const RingMessage& m) { node->on_message(ctx, from, ring::encode(m)); }
-
-  // The messages sent since the last call, decoded, in the order sent.
-  std::vector<Sent> take_sent() {
-    std::vector<Sent> out;
-    for (; seen < ctx.sent.size(); ++seen) {
-      const auto decoded = ring::decode(ctx.sent[seen].message);
-      REQUIRE(decoded.has_value());
-      out.emplace_back(ctx.sent[seen].to, *decoded);
-    }
-    return out;
-  }
   // As take_sent, without sequence numbers and without Heartbeats (failure detection, tested
   // on its own), so that a test states the election traffic alone.
   std::vector<Sent> take_ring() {
@@ -152,16 +131,9 @@ struct Bench {
   // Acknowledges, as each receiver would, every Election and Elected sent since the last take.
   void ack_all() {
     for (auto& [to, m] : take_sent()) {
-      if (const auto* e = std::get_if<Election>(&m)) receive(to, Ack{e->sequence});
-      if (const auto* e = std::get_if<Elected>(&m)) receive(to, Ack{e->sequence});
+      if (const auto* e = std::get_if<Election>(&m)) deliver(to, Ack{e->sequence});
+      if (const auto* e = std::get_if<Elected>(&m)) deliver(to, Ack{e->sequence});
     }
-  }
-
-  // A crash and restart: timers die with the process, durable state stays in the context.
-  void restart() {
-    for (auto& t : ctx.timers) t.armed = false;
-    node = std::make_unique<RingNode>(config);
-    start();
   }
 
   // Starts the node as an initiator and lets its own Election come back: it leads epoch_ + 1.
@@ -170,8 +142,8 @@ struct Bench {
     const auto sent = take_sent();
     REQUIRE(sent.size() == 1);
     const auto& e = std::get<Election>(sent.front().second);
-    receive(sent.front().first, Ack{e.sequence});
-    receive(predecessor(), Election{ctx.self(), e.election_number, 900});
+    deliver(sent.front().first, Ack{e.sequence});
+    deliver(predecessor(), Election{ctx.self(), e.election_number, 900});
     REQUIRE(node->role() == Role::leader);
     ack_all();
   }
@@ -180,7 +152,6 @@ struct Bench {
     const auto n = static_cast<NodeId>(ctx.cluster_size());
     return (ctx.self() + n - 1) % n;  // ascending order
   }
-  std::size_t armed(sim::TimerTag tag) const { return ctx.armed(tag).size(); }
 };
 
 }  // namespace
@@ -213,7 +184,7 @@ TEST_CASE("ring: an Election with a larger id is passed on, and the receiver tak
   Bench b(config_of(json{{"start", participating ? "all" : "none"}}));
   b.start();
   b.ack_all();
-  b.receive(1, Election{4, 1, 77});
+  b.deliver(1, Election{4, 1, 77});
   CHECK(b.take_ring() == std::vector<Sent>{{1, Ack{77}}, {3, Election{4, 1, 0}}});
   CHECK(b.node->participant());
   CHECK(b.ctx.belief() == Belief::candidate(1));
@@ -223,7 +194,7 @@ TEST_CASE("ring: a non-participant replaces a smaller id with its own") {
   Bench b(config_of(json{{"start", "none"}}));
   b.start();
   CHECK(b.ctx.belief() == Belief::follower(kNoNode, 0));
-  b.receive(1, Election{0, 1, 5});
+  b.deliver(1, Election{0, 1, 5});
   CHECK(b.take_ring() == std::vector<Sent>{{1, Ack{5}}, {3, Election{2, 1, 0}}});
   CHECK(b.node->participant());
   CHECK(b.ctx.belief() == Belief::candidate(1));
@@ -233,8 +204,8 @@ TEST_CASE("ring: a participant swallows a smaller id") {
   Bench b(config_of());
   b.start();
   b.ack_all();
-  b.receive(1, Election{0, 1, 6});
-  b.receive(1, Election{1, 1, 7});
+  b.deliver(1, Election{0, 1, 6});
+  b.deliver(1, Election{1, 1, 7});
   // Acknowledged, and passed on to nobody.
   CHECK(b.take_ring() == std::vector<Sent>{{1, Ack{6}}, {1, Ack{7}}});
   CHECK(b.node->participant());
@@ -248,7 +219,7 @@ TEST_CASE("ring: a node whose own id comes back leads with that election's numbe
   b.start();
   const sim::Epoch number = stored + 1;
   CHECK(b.take_ring() == std::vector<Sent>{{3, Election{2, number, 0}}});
-  b.receive(1, Election{2, number, 8});
+  b.deliver(1, Election{2, number, 8});
   CHECK(b.node->role() == Role::leader);
   CHECK_FALSE(b.node->participant());
   CHECK(b.ctx.belief() == Belief::leader(number));
@@ -261,20 +232,20 @@ TEST_CASE("ring: Elected makes a node record the leader, leave the election and 
   Bench b(config_of());
   b.start();
   b.ack_all();
-  b.receive(1, Elected{4, 1, 11});
+  b.deliver(1, Elected{4, 1, 11});
   CHECK(b.take_ring() == std::vector<Sent>{{1, Ack{11}}, {3, Elected{4, 1, 0}}});
   CHECK_FALSE(b.node->participant());
   CHECK(b.node->leader() == 4);
   CHECK(b.ctx.belief() == Belief::follower(4, 1));
   // A duplicate is acknowledged but not passed on again.
-  b.receive(1, Elected{4, 1, 12});
+  b.deliver(1, Elected{4, 1, 12});
   CHECK(b.take_ring() == std::vector<Sent>{{1, Ack{12}}});
 }
 
 TEST_CASE("ring: the coordinator lap ends at the leader") {
   Bench b(config_of());
   b.make_leader();
-  b.receive(1, Elected{2, 1, 13});
+  b.deliver(1, Elected{2, 1, 13});
   CHECK(b.take_ring() == std::vector<Sent>{{1, Ack{13}}});
   CHECK(b.ctx.belief() == Belief::leader(1));
 }
@@ -284,12 +255,12 @@ TEST_CASE("ring: of concurrent elections the higher number counts, an older one 
   b.start();  // takes part in election 1
   b.ack_all();
   // A newer election: this node is not yet part of it, so the smaller id is replaced.
-  b.receive(1, Election{0, 2, 20});
+  b.deliver(1, Election{0, 2, 20});
   CHECK(b.take_ring() == std::vector<Sent>{{1, Ack{20}}, {3, Election{2, 2, 0}}});
   CHECK(b.ctx.belief() == Belief::candidate(2));
   CHECK(b.ctx.durable().get(RingNode::kEpochKey) == 2);
   // Election 1 has been superseded here: even a larger id of it goes no further.
-  b.receive(1, Election{4, 1, 21});
+  b.deliver(1, Election{4, 1, 21});
   CHECK(b.take_ring() == std::vector<Sent>{{1, Ack{21}}});
   CHECK(b.ctx.belief() == Belief::candidate(2));
 }
@@ -298,9 +269,9 @@ TEST_CASE("ring: stragglers of an election already decided go no further") {
   Bench b(config_of());
   b.start();
   b.ack_all();
-  b.receive(1, Elected{4, 1, 30});
+  b.deliver(1, Elected{4, 1, 30});
   b.ack_all();
-  b.receive(1, Election{3, 1, 31});
+  b.deliver(1, Election{3, 1, 31});
   CHECK(b.take_ring() == std::vector<Sent>{{1, Ack{31}}});
   CHECK(b.ctx.belief() == Belief::follower(4, 1));
 }
@@ -332,7 +303,7 @@ TEST_CASE("ring: without an Ack the sender suspects its successor and sends to t
   const auto to_zero = b.take_sent();
   REQUIRE(to_zero.size() == 1);
   CHECK(to_zero.front().first == 0);
-  b.receive(0, Ack{std::get<Election>(to_zero.front().second).sequence});
+  b.deliver(0, Ack{std::get<Election>(to_zero.front().second).sequence});
   CHECK(b.node->awaiting_ack() == 0);
   CHECK(b.armed(kAck) == 0);
   CHECK(b.node->successor() == 0);
@@ -345,7 +316,7 @@ TEST_CASE("ring: a suspected node is trusted again once it is heard from") {
   b.ctx.fire_tag(*b.node, kAck);
   REQUIRE(b.node->suspects(3));
   CHECK(b.node->successor() == 4);
-  b.receive(3, Ack{12345});  // any message will do, even an Ack nobody waits for
+  b.deliver(3, Ack{12345});  // any message will do, even an Ack nobody waits for
   CHECK_FALSE(b.node->suspects(3));
   CHECK(b.node->successor() == 3);
 }
@@ -353,7 +324,7 @@ TEST_CASE("ring: a suspected node is trusted again once it is heard from") {
 TEST_CASE("ring: an Elected whose leader has since crashed ends its lap at the leader's place") {
   Bench b(config_of(json{{"start", "none"}}));
   b.start();
-  b.receive(1, Elected{3, 1, 40});
+  b.deliver(1, Elected{3, 1, 40});
   CHECK(b.take_ring() == std::vector<Sent>{{1, Ack{40}}, {3, Elected{3, 1, 0}}});
   b.ctx.fire_tag(*b.node, kAck);
   CHECK(b.node->suspects(3));
@@ -365,7 +336,7 @@ TEST_CASE("ring: an Elected whose leader has since crashed ends its lap at the l
 TEST_CASE("ring: an Election whose candidate has since crashed gives way to a new election") {
   Bench b(config_of(json{{"start", "none"}}));
   b.start();
-  b.receive(1, Election{3, 1, 41});
+  b.deliver(1, Election{3, 1, 41});
   CHECK(b.take_ring() == std::vector<Sent>{{1, Ack{41}}, {3, Election{3, 1, 0}}});
   b.ctx.fire_tag(*b.node, kAck);
   // Every id below 3 would pass Election(3) on for ever; this node starts election 2 instead,
@@ -401,7 +372,7 @@ TEST_CASE("ring: a node that hears no leader for failure_timeout starts an elect
   b.start();
   // A leader's heartbeats keep the node following it.
   for (int i = 0; i < 20; ++i) {
-    b.receive(4, Heartbeat{4, 1});
+    b.deliver(4, Heartbeat{4, 1});
     b.ctx.run_for(*b.node, 100ms);
   }
   CHECK(b.ctx.belief() == Belief::follower(4, 1));
@@ -465,9 +436,9 @@ TEST_CASE("ring: news of a leader is followed when it is newer by epoch, then by
   }));
   Bench b(config_of(json{{"start", "none"}}));
   b.start();
-  b.receive(4, Heartbeat{4, 2});
+  b.deliver(4, Heartbeat{4, 2});
   REQUIRE(b.ctx.belief() == Belief::follower(4, 2));
-  b.receive(leader, Heartbeat{leader, epoch});
+  b.deliver(leader, Heartbeat{leader, epoch});
   CHECK(b.ctx.belief() == (follows ? Belief::follower(leader, epoch) : Belief::follower(4, 2)));
 }
 
@@ -481,7 +452,7 @@ TEST_CASE(
   }));
   Bench b(config_of(json::object(), 5, /*workload=*/true), 2);
   b.make_leader();
-  b.receive(leader, Heartbeat{leader, epoch});
+  b.deliver(leader, Heartbeat{leader, epoch});
   CHECK(b.ctx.belief() == (gives_way ? Belief::follower(leader, epoch) : Belief::leader(1)));
   CHECK(b.node->writer().active() == !gives_way);
   CHECK(b.armed(kHeartbeat) == (gives_way ? 0u : 1u));
@@ -490,7 +461,7 @@ TEST_CASE(
 TEST_CASE("ring: a node that hears of a leader with a smaller id than its own calls an election") {
   Bench b(config_of(json{{"start", "none"}}));
   b.start();
-  b.receive(1, Heartbeat{1, 3});
+  b.deliver(1, Heartbeat{1, 3});
   // Chang-Roberts elect the largest id: node 2 was left out of election 3.
   CHECK(b.ctx.belief() == Belief::candidate(4));
   CHECK(b.take_ring() == std::vector<Sent>{{3, Election{2, 4, 0}}});
@@ -511,7 +482,7 @@ TEST_CASE("ring: the election number is durable: a restarted node starts an elec
     b.make_leader();
   } else {
     b.start();
-    if (how == "follower") b.receive(4, Heartbeat{4, 5});
+    if (how == "follower") b.deliver(4, Heartbeat{4, 5});
   }
   b.take_sent();
   b.restart();
@@ -526,7 +497,7 @@ TEST_CASE("ring: the leader writes with its epoch as the token, only while it le
   b.ctx.run_for(*b.node, 350ms);
   REQUIRE(b.ctx.sink_calls.size() == 3);
   for (const auto& call : b.ctx.sink_calls) CHECK(call.token == 1);
-  b.receive(4, Heartbeat{4, 1});  // a larger id of the same epoch: this node gives way
+  b.deliver(4, Heartbeat{4, 1});  // a larger id of the same epoch: this node gives way
   b.ctx.run_for(*b.node, 300ms);
   CHECK(b.ctx.sink_calls.size() == 3);
 }
@@ -574,7 +545,7 @@ TEST_CASE("ring: a node told to stop announces it follows and then does nothing"
   }
   b.node->on_command(b.ctx, sim::Command::stop);
   CHECK(b.ctx.belief() == Belief::follower(kNoNode, 1));
-  b.receive(3, Election{3, 1, 50});
+  b.deliver(3, Election{3, 1, 50});
   b.ctx.run_for(*b.node, 5s);
   CHECK(b.take_sent().empty());
   CHECK(b.ctx.sink_calls.empty());

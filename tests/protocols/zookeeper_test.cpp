@@ -5,7 +5,6 @@
 // for careful and careless clients, and the parameter table's checks.
 #include <catch2/catch.hpp>
 
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,7 +13,7 @@
 #include "protocols/registry.hpp"
 #include "protocols/zookeeper/zookeeper.hpp"
 #include "servers/store/store.hpp"
-#include "tests/protocols/fake_context.hpp"
+#include "tests/protocols/kit.hpp"
 #include "tests/protocols/store_bench.hpp"
 
 namespace {
@@ -29,17 +28,14 @@ using electsim::sim::Duration;
 using electsim::sim::StoreOp;
 using electsim::sim::StoreReply;
 using electsim::sim::StoreRequest;
-using electsim::testing::FakeContext;
+using electsim::testing::valid_config;
 using json = nlohmann::json;
 namespace sim = electsim::sim;
 
-ZookeeperConfig config_of(json params) {
-  Problems problems;
-  auto config = electsim::protocols::zookeeper::read_config(params, "/protocol", problems);
-  INFO((problems.empty() ? std::string() : problems.front().format()));
-  REQUIRE(config.has_value());
-  config->workload.enabled = false;
-  return *config;
+ZookeeperConfig config_of(const json& params) {
+  return valid_config([&](Problems& p) {
+    return electsim::protocols::zookeeper::read_config(params, "/protocol", p);
+  });
 }
 
 // n candidates on fake contexts sharing one store; the test decides whose requests arrive.
