@@ -23,7 +23,7 @@ namespace electsim::analysis {
 
 // The longest line a trace reader accepts. The writer's longest is a few kilobytes: a fault with
 // partition groups of 1000 nodes is about 5 KB, and names and keys, which a scenario could make
-// long, are bounded where they are read (protocols::kMaxNameBytes) to keep within this.
+// long, are bounded where they are read (params::kMaxNameBytes) to keep within this.
 inline constexpr std::size_t kMaxTraceLine = 64 * 1024;
 
 // Version 2 gave every msg_send, msg_deliver and msg_drop its message `id`, and the header the

@@ -53,14 +53,14 @@ void list_protocols(std::ostream& out) {
     std::size_t width = 4;
     for (const auto& spec : p.params) width = std::max(width, spec.name.size());
     for (const auto& spec : p.params) {
-      std::string type = protocols::param_type_name(spec.type);
+      std::string type = params::param_type_name(spec.type);
       if (!spec.choices.empty()) {
         type.clear();
         for (const auto& c : spec.choices) type += (type.empty() ? "" : "|") + c;
       }
-      const std::string range = protocols::range_text(spec);
+      const std::string range = params::range_text(spec);
       out << fmt::format("  {:<{}}  {:<12} default {:<10} {}{}\n", spec.name, width, type,
-                         protocols::default_text(spec), range.empty() ? "" : "(" + range + ") ",
+                         params::default_text(spec), range.empty() ? "" : "(" + range + ") ",
                          spec.meaning);
     }
     // The matched knob: what `--set detection=D` sets in this protocol.

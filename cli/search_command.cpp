@@ -131,9 +131,9 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
   }
   for (const std::string& w : base.warnings) io.err << "electsim search: warning: " << w << "\n";
   if (!base.scenario->search.is_null()) {
-    protocols::Problems problems;
+    params::Problems problems;
     runner::read_search_section(base.scenario->search, config, problems);
-    for (const protocols::Problem& p : problems) io.err << file << ": " << p.format() << "\n";
+    for (const params::Problem& p : problems) io.err << file << ": " << p.format() << "\n";
     if (!problems.empty()) return kExitBadInput;
   }
   auto number = [&](const char* option, std::uint64_t lo,

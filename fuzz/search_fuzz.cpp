@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "runner/search.hpp"
 
 namespace {
@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       nlohmann::json::parse(text.substr(at), nullptr, /*allow_exceptions=*/false);
   if (!section.is_discarded()) {
     SearchConfig from_file = SearchConfig::defaults();
-    electsim::protocols::Problems problems;
+    electsim::params::Problems problems;
     electsim::runner::read_search_section(section, from_file, problems);
   }
   return 0;

@@ -61,7 +61,7 @@ std::vector<std::string> protocol_names() {
 std::string protocol_params_markdown() {
   std::string out;
   for (const ProtocolInfo& p : table()) {
-    out += "Parameters of `" + p.name + "`:\n\n" + param_table_markdown(p.params) + "\n";
+    out += "Parameters of `" + p.name + "`:\n\n" + params::param_table_markdown(p.params) + "\n";
   }
   return out;
 }

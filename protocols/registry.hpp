@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "protocols/workload.hpp"
 #include "sim/kernel.hpp"
 
@@ -80,7 +80,7 @@ struct DetectionKnob {
 struct ProtocolInfo {
   std::string name;
   std::string description;
-  std::vector<ParamSpec> params;
+  std::vector<params::ParamSpec> params;
   std::vector<std::string> message_types;  // index = sim::MessageType
   // The message types that elect (votes, election and coordinator messages), as opposed to those
   // that keep a leader in place (heartbeats): "election messages per election" counts these.
@@ -94,9 +94,9 @@ struct ProtocolInfo {
   DetectionKnob detection;
   // Validates `params` (the protocol object without "name"), reporting problems under `pointer`.
   // Returns nullopt when there were problems.
-  std::function<std::optional<PreparedProtocol>(const nlohmann::json& params,
-                                                const std::string& pointer,
-                                                const ClusterInfo& cluster, Problems& problems)>
+  std::function<std::optional<PreparedProtocol>(
+      const nlohmann::json& params, const std::string& pointer, const ClusterInfo& cluster,
+      params::Problems& problems)>
       prepare;
 };
 

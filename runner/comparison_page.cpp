@@ -153,8 +153,8 @@ std::string timing_cell(const std::string& text, const std::string& source,
       value = section == "postgres" ? "(Linux default)" : "(2s)";
     } else {
       const auto spec = std::find_if(info->params.begin(), info->params.end(),
-                                     [&](const protocols::ParamSpec& s) { return s.name == key; });
-      value = spec == info->params.end() ? "?" : "(" + protocols::default_text(*spec) + ")";
+                                     [&](const params::ParamSpec& s) { return s.name == key; });
+      value = spec == info->params.end() ? "?" : "(" + params::default_text(*spec) + ")";
     }
     cell += (cell.empty() ? "" : ", ") + key + " " + value;
   }

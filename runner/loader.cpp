@@ -33,7 +33,7 @@ namespace electsim::runner {
 
 // The header line carries three names or keys (the scenario's, the variant's, the leader key),
 // escaped at most sixfold, beside a few kilobytes of fixed fields.
-static_assert(3 * 6 * protocols::kMaxNameBytes + 16 * 1024 <= analysis::kMaxTraceLine,
+static_assert(3 * 6 * params::kMaxNameBytes + 16 * 1024 <= analysis::kMaxTraceLine,
               "every trace line electsim writes is one its reader accepts");
 
 namespace detail {
@@ -122,8 +122,8 @@ std::optional<Scenario> Loader::load(const json& document,
   if (const json* name = get(document, "name")) {
     if (auto text = read_string(*name, "/name")) {
       if (text->empty()) problem("/name", "a non-empty name", "\"\"");
-      if (std::string found = protocols::name_length_problem(*text); !found.empty()) {
-        problem("/name", protocols::kNameLengthExpected, found);
+      if (std::string found = params::name_length_problem(*text); !found.empty()) {
+        problem("/name", params::kNameLengthExpected, found);
       }
       s.name = *text;
     }
@@ -408,7 +408,7 @@ LoadResult load_scenario_json(const nlohmann::json& document, std::string source
       }
       const std::string context = "--set detection=" + o.value;
       Problems knob_problems;
-      const auto d = protocols::read_duration(override_value(o.value), "/detection", knob_problems);
+      const auto d = params::read_duration(override_value(o.value), "/detection", knob_problems);
       const protocols::ProtocolInfo* info = protocols::find_protocol(running);
       if (!d || d->count() <= 0) {
         add(problems, "", "a positive duration for the detection knob, such as \"20s\"",

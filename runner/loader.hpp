@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/input.hpp"
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "runner/scenario.hpp"
 
 namespace electsim::runner {
@@ -27,7 +27,7 @@ std::optional<Override> parse_override(std::string_view text);
 struct LoadResult {
   std::optional<Scenario> scenario;
   std::string source;
-  protocols::Problems problems;  // empty when scenario is set
+  params::Problems problems;  // empty when scenario is set
   // Overrides that are valid but change nothing in this run (a parameter of a protocol that does
   // not run), said next to the result instead of silently ignored.
   std::vector<std::string> warnings;

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/expect.hpp"
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "protocols/registry.hpp"
 #include "runner/loader.hpp"
 #include "servers/world.hpp"
@@ -26,9 +26,9 @@
 namespace electsim::runner::detail {
 
 using nlohmann::json;
-using protocols::json_excerpt;
-using protocols::Problem;
-using protocols::Problems;
+using params::json_excerpt;
+using params::Problem;
+using params::Problems;
 
 // A clock at most 50% fast or slow: far beyond any real oscillator, but lessons on the lease
 // inequality exaggerate drift to make it visible (scenarios/lease-clock-drift.json runs at 25%).
@@ -41,7 +41,7 @@ inline constexpr std::uint64_t kTraceBytesCeiling = 64ull << 30;  // 64 GiB
 // ---- Small text helpers ---------------------------------------------------------------------
 
 inline std::string child(const std::string& pointer, std::string_view key) {
-  return protocols::child_pointer(pointer, key);
+  return params::child_pointer(pointer, key);
 }
 
 inline std::string child(const std::string& pointer, std::size_t index) {
@@ -64,7 +64,7 @@ inline std::string joined(const std::vector<std::string>& names, bool quote) {
 // The closest name by edit distance; failing that, the first name that `wrong` begins
 // ("split_brain" for "split_brain_time"), since metric names grow by suffixes.
 inline std::string did_you_mean(std::string_view wrong, const std::vector<std::string>& names) {
-  if (auto best = protocols::closest_name(wrong, names)) {
+  if (auto best = params::closest_name(wrong, names)) {
     return "did you mean " + json_quoted(*best) + "?";
   }
   if (wrong.size() >= 3) {
@@ -154,7 +154,7 @@ class Loader {
   std::optional<bool> read_bool(const json& v, const std::string& pointer);
   std::optional<sim::Duration> read_positive_duration(const json& v, const std::string& pointer);
   void read_tcp(const json& v, sim::TcpConfig& tcp);
-  // A server's timer: from protocols::kShortestTimer up, or "0s" where `zero_means` says what 0
+  // A server's timer: from params::kShortestTimer up, or "0s" where `zero_means` says what 0
   // does (nullptr: 0 is refused too).
   std::optional<sim::Duration> read_server_timer(const json& v, const std::string& pointer,
                                                  const char* zero_means = nullptr);

@@ -48,7 +48,7 @@ std::vector<analysis::Expectation> Loader::read_expect(const json& v, const std:
       if (b == nullptr) return std::nullopt;
       const std::string bound_pointer = child(metric_pointer, key);
       if (info->unit == analysis::MetricUnit::duration) {
-        const auto d = protocols::read_duration(*b, bound_pointer, problems_);
+        const auto d = params::read_duration(*b, bound_pointer, problems_);
         if (!d) ok = false;
         return d ? std::optional<double>(static_cast<double>(d->count())) : std::nullopt;
       }
@@ -95,9 +95,9 @@ std::optional<std::vector<analysis::Expectation>> Loader::read_variants(
     return selected;
   }
   for (const auto& [name, body] : v.items()) {
-    if (std::string found = protocols::name_length_problem(name); !found.empty()) {
+    if (std::string found = params::name_length_problem(name); !found.empty()) {
       // The pointer would carry the whole name; the message names its length instead.
-      problem("/variants", std::string(protocols::kNameLengthExpected) + " as a variant's name",
+      problem("/variants", std::string(params::kNameLengthExpected) + " as a variant's name",
               found);
       continue;
     }

@@ -196,7 +196,7 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
     if (duration != nullptr && generator != nullptr && duration->is_object()) {
       // Each generated fault draws its own duration.
       generator->duration =
-          protocols::read_distribution(*duration, child(pointer, "duration"), problems_);
+          params::read_distribution(*duration, child(pointer, "duration"), problems_);
     } else if (duration != nullptr) {
       if (auto d = read_positive_duration(*duration, child(pointer, "duration"))) {
         fault.duration = *d;
@@ -263,20 +263,20 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
     } else if (key == "probability") {
       const json* p = required("probability", "a probability from 0 to 1, such as 0.2");
       if (p == nullptr) continue;
-      if (auto ppm = protocols::read_probability(*p, key_pointer, problems_)) {
+      if (auto ppm = params::read_probability(*p, key_pointer, problems_)) {
         fault.probability = *ppm;
       }
     } else if (key == "extra") {
       const json* extra = required("extra", "the extra latency, a duration or a distribution");
       if (extra == nullptr) continue;
-      if (auto d = protocols::read_distribution(*extra, key_pointer, problems_)) {
+      if (auto d = params::read_distribution(*extra, key_pointer, problems_)) {
         fault.extra_latency = *d;
       }
     } else if (key == "offset" || key == "by") {
       const json* amount =
           required(key.c_str(), "a duration that may be negative, such as \"-500ms\"");
       if (amount == nullptr) continue;
-      if (auto d = protocols::read_duration(*amount, key_pointer, problems_, true)) {
+      if (auto d = params::read_duration(*amount, key_pointer, problems_, true)) {
         fault.clock_amount = *d;
       }
     } else if (key == "drift_ppm") {
@@ -323,7 +323,7 @@ std::optional<RandomFault> Loader::read_random_fault(const json& v, const std::s
   if (auto fault = read_fault(v, pointer, &out)) out.fault = std::move(*fault);
 
   if (const json* every = get(v, "every")) {
-    if (auto d = protocols::read_distribution(*every, child(pointer, "every"), problems_)) {
+    if (auto d = params::read_distribution(*every, child(pointer, "every"), problems_)) {
       out.every = *d;
     }
   } else {
@@ -341,7 +341,7 @@ std::optional<RandomFault> Loader::read_random_fault(const json& v, const std::s
   if (duration_) out.until = sim::Time(*duration_);
   if (const json* until = get(v, "until")) {
     const std::string until_pointer = child(pointer, "until");
-    if (auto d = protocols::read_duration(*until, until_pointer, problems_)) {
+    if (auto d = params::read_duration(*until, until_pointer, problems_)) {
       if (duration_ && *d > *duration_) {
         problem(until_pointer,
                 fmt::format("a time no later than the end of the run ({})",

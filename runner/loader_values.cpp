@@ -49,7 +49,7 @@ std::optional<bool> Loader::read_bool(const json& v, const std::string& pointer)
 
 std::optional<sim::Duration> Loader::read_positive_duration(const json& v,
                                                             const std::string& pointer) {
-  const auto d = protocols::read_duration(v, pointer, problems_);
+  const auto d = params::read_duration(v, pointer, problems_);
   if (!d) return std::nullopt;
   if (d->count() == 0) {
     problem(pointer, "a duration above 0, such as \"100ms\"", json_excerpt(v));
@@ -64,11 +64,11 @@ std::optional<sim::Duration> Loader::read_positive_duration(const json& v,
 std::optional<sim::Duration> Loader::read_server_timer(const json& v, const std::string& pointer,
                                                        const char* zero_means) {
   const std::size_t before = problems_.size();
-  const auto d = protocols::read_duration(v, pointer, problems_);
+  const auto d = params::read_duration(v, pointer, problems_);
   if (!d || problems_.size() != before) return std::nullopt;
   if (zero_means != nullptr && d->count() == 0) return d;
-  if (*d < protocols::kShortestTimer) {
-    const std::string shortest = json_quoted(sim::format_duration(protocols::kShortestTimer));
+  if (*d < params::kShortestTimer) {
+    const std::string shortest = json_quoted(sim::format_duration(params::kShortestTimer));
     problem(pointer,
             zero_means != nullptr
                 ? fmt::format("\"0s\" ({}) or a duration of at least {} (the shortest server "
@@ -83,7 +83,7 @@ std::optional<sim::Duration> Loader::read_server_timer(const json& v, const std:
 
 // A moment of the run: from 0 up to (not including) the end.
 std::optional<sim::Time> Loader::read_time(const json& v, const std::string& pointer) {
-  const auto d = protocols::read_duration(v, pointer, problems_);
+  const auto d = params::read_duration(v, pointer, problems_);
   if (!d) return std::nullopt;
   if (duration_ && *d >= *duration_) {
     problem(pointer,

@@ -66,16 +66,16 @@ sim::NetworkConfig Loader::read_network(const json& v) {
   }
   network_links_ = true;
   if (const json* latency = get(v, "latency")) {
-    if (auto d = protocols::read_distribution(*latency, "/network/latency", problems_)) {
+    if (auto d = params::read_distribution(*latency, "/network/latency", problems_)) {
       network.latency = *d;
     }
   }
   // The links are read once the world's servers are known (read_links), since they may name any.
   if (const json* loss = get(v, "loss")) {
-    if (auto p = protocols::read_probability(*loss, "/network/loss", problems_)) network.loss = *p;
+    if (auto p = params::read_probability(*loss, "/network/loss", problems_)) network.loss = *p;
   }
   if (const json* dup = get(v, "duplicate")) {
-    if (auto p = protocols::read_probability(*dup, "/network/duplicate", problems_)) {
+    if (auto p = params::read_probability(*dup, "/network/duplicate", problems_)) {
       network.duplicate = *p;
     }
   }
@@ -156,8 +156,7 @@ void Loader::read_links(const json& v, sim::NetworkConfig& network) {
           if (auto b = read_bool(*both, child(pointer, "both_ways"))) out.both_ways = *b;
         }
         if (const json* latency = get(link, "latency")) {
-          if (auto d =
-                  protocols::read_distribution(*latency, child(pointer, "latency"), problems_)) {
+          if (auto d = params::read_distribution(*latency, child(pointer, "latency"), problems_)) {
             out.latency = *d;
           }
         } else {
@@ -217,7 +216,7 @@ sim::DiskConfig Loader::read_disk(const json& v) {
   sim::DiskConfig disk;
   if (!check_object(v, "/disk", {"fsync"}, "the disk section")) return disk;
   if (const json* fsync = get(v, "fsync")) {
-    if (auto d = protocols::read_distribution(*fsync, "/disk/fsync", problems_)) disk.fsync = *d;
+    if (auto d = params::read_distribution(*fsync, "/disk/fsync", problems_)) disk.fsync = *d;
   }
   return disk;
 }
@@ -241,7 +240,7 @@ std::optional<DrawRange> Loader::read_range(const json& v, const std::string& po
     }
     if (drift) {
       bounds[i] = read_drift_ppb(*bound, bound_pointer);
-    } else if (auto d = protocols::read_duration(*bound, bound_pointer, problems_, true)) {
+    } else if (auto d = params::read_duration(*bound, bound_pointer, problems_, true)) {
       bounds[i] = d->count();
     }
   }
@@ -266,7 +265,7 @@ void Loader::read_clock(const json& v, const std::string& pointer, sim::ClockCon
         ranges.offset_ns = *range;
         clock.offset = sim::Duration(0);
       }
-    } else if (auto d = protocols::read_duration(*offset, offset_pointer, problems_, true)) {
+    } else if (auto d = params::read_duration(*offset, offset_pointer, problems_, true)) {
       clock.offset = *d;
       ranges.offset_ns.reset();
     }
@@ -308,7 +307,7 @@ void Loader::read_clock(const json& v, const std::string& pointer, sim::ClockCon
         ok = false;
       }
       if (const json* by = get(step, "by")) {
-        if (auto d = protocols::read_duration(*by, child(step_pointer, "by"), problems_, true)) {
+        if (auto d = params::read_duration(*by, child(step_pointer, "by"), problems_, true)) {
           out.by = *d;
         } else {
           ok = false;
@@ -578,10 +577,10 @@ protocols::WorkloadConfig Loader::read_workload(const json& v) {
   }
   if (const json* interval = get(v, "interval")) {
     if (auto d = read_positive_duration(*interval, "/workload/interval")) {
-      if (*d < protocols::kShortestTimer) {
+      if (*d < params::kShortestTimer) {
         problem("/workload/interval",
                 fmt::format("a duration of at least {} (the shortest protocol timer)",
-                            json_quoted(sim::format_duration(protocols::kShortestTimer))),
+                            json_quoted(sim::format_duration(params::kShortestTimer))),
                 json_excerpt(*interval));
       } else {
         workload.interval = *d;
@@ -589,12 +588,12 @@ protocols::WorkloadConfig Loader::read_workload(const json& v) {
     }
   }
   if (const json* work = get(v, "work")) {
-    if (auto d = protocols::read_distribution(*work, "/workload/work", problems_)) {
+    if (auto d = params::read_distribution(*work, "/workload/work", problems_)) {
       workload.work = *d;
     }
   }
   if (const json* send_delay = get(v, "send_delay")) {
-    if (auto d = protocols::read_distribution(*send_delay, "/workload/send_delay", problems_)) {
+    if (auto d = params::read_distribution(*send_delay, "/workload/send_delay", problems_)) {
       workload.send_delay = *d;
     }
   }
@@ -622,7 +621,7 @@ void Loader::read_postgres(const json& v, servers::Services& services) {
     if (value == nullptr) return;
     const std::string pointer = child("/postgres", key);
     const std::size_t problems_before = problems_.size();
-    const auto d = protocols::read_duration(*value, pointer, problems_);
+    const auto d = params::read_duration(*value, pointer, problems_);
     if (problems_.size() != problems_before || !d) return;
     if (d->count() % 1'000'000'000 != 0 || *d > std::chrono::seconds(kMaxKeepaliveSeconds)) {
       problem(pointer,
@@ -649,7 +648,7 @@ void Loader::read_postgres(const json& v, servers::Services& services) {
   if (const json* idle = get(v, "idle_in_transaction_session_timeout")) {
     const std::string pointer = "/postgres/idle_in_transaction_session_timeout";
     const std::size_t problems_before = problems_.size();
-    const auto d = protocols::read_duration(*idle, pointer, problems_);
+    const auto d = params::read_duration(*idle, pointer, problems_);
     if (problems_.size() == problems_before && d) {
       constexpr std::int64_t kMaxMs = 2147483647;  // PostgreSQL's int of milliseconds
       if (d->count() % 1'000'000 != 0 || *d > std::chrono::milliseconds(kMaxMs)) {
@@ -724,7 +723,7 @@ void Loader::read_servers(const json& v, servers::Services& services) {
       std::string hint;
       if (servers::is_built_in(name)) {
         hint = fmt::format("the {} has its own section, \"{}\"", name, name);
-      } else if (auto close = protocols::closest_name(name, extra)) {
+      } else if (auto close = params::closest_name(name, extra)) {
         hint = fmt::format("did you mean \"{}\"?", *close);
       }
       problem(pointer,

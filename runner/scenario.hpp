@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/expect.hpp"
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "protocols/registry.hpp"
 #include "protocols/workload.hpp"
 #include "servers/world.hpp"

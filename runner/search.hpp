@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "runner/loader.hpp"
 #include "sim/fault.hpp"
 #include "sim/time.hpp"
@@ -83,7 +83,7 @@ struct SearchConfig {
 // Reads the scenario's `search` section over `config` (the command line then overrides it).
 // Problems are located at /search/... .
 void read_search_section(const nlohmann::json& section, SearchConfig& config,
-                         protocols::Problems& problems);
+                         params::Problems& problems);
 // "crash=3,pause=1": only these kinds, with these weights ("crash" alone: weight 1).
 std::optional<std::string> parse_kinds(std::string_view text, SearchConfig& config);
 // "stale_write,overwrite": check only these properties (failover only with a bound).

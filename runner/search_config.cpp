@@ -108,9 +108,9 @@ std::optional<std::string> object_as_list(const json& v) {
   return text;
 }
 
-void add_problem(protocols::Problems& problems, std::string pointer, std::string expected,
+void add_problem(params::Problems& problems, std::string pointer, std::string expected,
                  std::string found) {
-  protocols::Problem p;
+  params::Problem p;
   p.pointer = std::move(pointer);
   p.expected = std::move(expected);
   p.found = std::move(found);
@@ -310,10 +310,10 @@ std::optional<std::string> parse_intensity(std::string_view text, SearchConfig& 
   return std::nullopt;
 }
 
-void read_search_section(const json& section, SearchConfig& config, protocols::Problems& problems) {
+void read_search_section(const json& section, SearchConfig& config, params::Problems& problems) {
   const std::string base = "/search";
   if (!section.is_object()) {
-    add_problem(problems, base, "an object (docs/search.md)", protocols::json_excerpt(section));
+    add_problem(problems, base, "an object (docs/search.md)", params::json_excerpt(section));
     return;
   }
   static const std::vector<std::string> kKeys = {"runs",
@@ -327,21 +327,21 @@ void read_search_section(const json& section, SearchConfig& config, protocols::P
                                                  "properties",
                                                  "shrink_budget",
                                                  "intensity"};
-  protocols::reject_unknown_keys(section, base, kKeys, problems);
+  params::reject_unknown_keys(section, base, kKeys, problems);
   auto count = [&](const char* key, std::uint64_t lo,
                    std::uint64_t hi) -> std::optional<std::uint64_t> {
     if (!section.contains(key)) return std::nullopt;
     const json& v = section[key];
     if (!v.is_number_unsigned() || v.get<std::uint64_t>() < lo || v.get<std::uint64_t>() > hi) {
-      add_problem(problems, protocols::child_pointer(base, key),
-                  fmt::format("a whole number from {} to {}", lo, hi), protocols::json_excerpt(v));
+      add_problem(problems, params::child_pointer(base, key),
+                  fmt::format("a whole number from {} to {}", lo, hi), params::json_excerpt(v));
       return std::nullopt;
     }
     return v.get<std::uint64_t>();
   };
   auto duration = [&](const char* key) -> std::optional<Duration> {
     if (!section.contains(key)) return std::nullopt;
-    return protocols::read_duration(section[key], protocols::child_pointer(base, key), problems);
+    return params::read_duration(section[key], params::child_pointer(base, key), problems);
   };
   if (auto v = count("runs", 1, 1'000'000'000)) config.runs = *v;
   if (auto v = count("seed", 0, std::uint64_t{1} << 62)) config.first_seed = *v;
@@ -365,7 +365,7 @@ void read_search_section(const json& section, SearchConfig& config, protocols::P
     if (!ok) {
       add_problem(problems, base + "/faults",
                   "{\"min\": M, \"max\": N}, whole numbers with M <= N <= 1000",
-                  protocols::json_excerpt(v));
+                  params::json_excerpt(v));
     } else {
       config.faults_min = v["min"].get<std::uint32_t>();
       config.faults_max = v["max"].get<std::uint32_t>();
@@ -383,15 +383,15 @@ void read_search_section(const json& section, SearchConfig& config, protocols::P
         Listed{"kinds", "an object from fault kind to a weight from 0 to 1000", parse_kinds}}) {
     if (!section.contains(l.key)) continue;
     const json& v = section[l.key];
-    const std::string pointer = protocols::child_pointer(base, l.key);
+    const std::string pointer = params::child_pointer(base, l.key);
     const std::optional<std::string> text = object_as_list(v);
     const bool whole =
         std::string_view(l.key) != "kinds" ||
         std::all_of(v.begin(), v.end(), [](const json& w) { return w.is_number_unsigned(); });
     if (!text || !whole) {
-      add_problem(problems, pointer, l.expected, protocols::json_excerpt(v));
+      add_problem(problems, pointer, l.expected, params::json_excerpt(v));
     } else if (auto problem = l.parse(*text, config)) {
-      add_problem(problems, pointer, *problem, protocols::json_excerpt(v));
+      add_problem(problems, pointer, *problem, params::json_excerpt(v));
     }
   }
   if (section.contains("properties")) {
@@ -400,14 +400,14 @@ void read_search_section(const json& section, SearchConfig& config, protocols::P
     bool ok = v.is_array() && !v.empty();
     if (!ok) {
       add_problem(problems, base + "/properties", "a non-empty array of property names",
-                  protocols::json_excerpt(v));
+                  params::json_excerpt(v));
     }
     for (std::size_t i = 0; ok && i < v.size(); ++i) {
       const auto p = named_property(v[i].is_string() ? v[i].get_ref<const std::string&>() : "",
                                     config, "failover_bound");
       if (const auto* problem = std::get_if<std::string>(&p)) {
-        add_problem(problems, protocols::child_pointer(base + "/properties", std::to_string(i)),
-                    *problem, protocols::json_excerpt(v[i]));
+        add_problem(problems, params::child_pointer(base + "/properties", std::to_string(i)),
+                    *problem, params::json_excerpt(v[i]));
         ok = false;
       } else {
         mask |= 1u << static_cast<unsigned>(std::get<Property>(p));

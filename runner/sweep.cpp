@@ -181,8 +181,8 @@ bool reaches(const std::string& path, const std::string& running) {
 bool knob_reaches(const std::string& protocol, const std::string& value) {
   const protocols::ProtocolInfo* info = protocols::find_protocol(protocol);
   if (info == nullptr || !info->detection.sets) return false;
-  protocols::Problems ignored;
-  const auto d = protocols::read_duration(nlohmann::json(value), "/detection", ignored);
+  params::Problems ignored;
+  const auto d = params::read_duration(nlohmann::json(value), "/detection", ignored);
   if (!d || d->count() <= 0) return false;
   std::string why;
   return info->detection.sets(*d, why).has_value();

@@ -8,13 +8,14 @@ cd "$root"
 declare -A allowed=(
   [io]=""
   [sim]=""
+  [params]="sim"
   [raft]="sim"
-  [servers]="raft sim"
-  [protocols]="raft sim"
+  [servers]="params raft sim"
+  [protocols]="params raft sim"
   [analysis]="sim io"
   [drawing]="analysis sim io"
-  [runner]="servers protocols raft drawing analysis sim io"
-  [cli]="runner servers protocols raft drawing analysis sim io"
+  [runner]="servers protocols params raft drawing analysis sim io"
+  [cli]="runner servers protocols params raft drawing analysis sim io"
 )
 bad=0
 for folder in "${!allowed[@]}"; do

@@ -357,7 +357,7 @@ const ProtocolInfo& bully_protocol_info() {
     i.election_message_types = {"Election", "Answer", "Coordinator"};
     i.prepare = [](const nlohmann::json& params, const std::string& pointer,
                    const ClusterInfo& cluster,
-                   Problems& problems) -> std::optional<PreparedProtocol> {
+                   params::Problems& problems) -> std::optional<PreparedProtocol> {
       std::optional<bully::BullyConfig> config = bully::read_config(params, pointer, problems);
       if (!config) return std::nullopt;
       config->workload = cluster.workload;

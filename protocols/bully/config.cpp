@@ -15,32 +15,32 @@ namespace {
 
 constexpr const char* kStartNames[] = {"all", "lowest", "none"};  // StartMode's order
 
-const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = [] {
+const std::vector<params::ParamSpec>& specs() {
+  static const std::vector<params::ParamSpec> table = [] {
     const BullyConfig d;
-    return std::vector<ParamSpec>{
+    return std::vector<params::ParamSpec>{
         {.name = "answer_timeout",
          .default_value = d.answer_timeout,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning =
              "a candidate that hears no Answer from a higher id within this becomes coordinator"},
         {.name = "coordinator_timeout",
          .default_value = d.coordinator_timeout,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "a candidate that was answered but hears no Coordinator within this holds a "
                     "new election"},
         {.name = "heartbeat_interval",
          .default_value = d.heartbeat_interval,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "the coordinator sends a Heartbeat to every node this often"},
         {.name = "failure_timeout",
          .default_value = d.failure_timeout,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning =
              "a follower that hears nothing from its coordinator for this holds an election"},
         {.name = "start",
-         .type = ParamType::choice,
-         .default_value = choice_name(kStartNames, d.start),
+         .type = params::ParamType::choice,
+         .default_value = params::choice_name(kStartNames, d.start),
          .meaning = "which nodes hold an election when they first start: all; lowest (only the "
                     "lowest id, the worst case for messages); none (the cluster idles until a "
                     "restart or step_down)",
@@ -52,14 +52,14 @@ const std::vector<ParamSpec>& specs() {
 
 }  // namespace
 
-std::span<const ParamSpec> bully_params() {
+std::span<const params::ParamSpec> bully_params() {
   return specs();
 }
 
 std::optional<BullyConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                       Problems& problems) {
+                                       params::Problems& problems) {
   const std::size_t problems_before = problems.size();
-  ParamReader reader(params, pointer, specs(), problems);
+  params::ParamReader reader(params, pointer, specs(), problems);
   BullyConfig c;
 
   const auto answer_timeout = reader.timer("answer_timeout");
@@ -77,14 +77,14 @@ std::optional<BullyConfig> read_config(const nlohmann::json& params, const std::
       reader.problem("failure_timeout",
                      fmt::format("a duration longer than heartbeat_interval ({}, the default)",
                                  sim::format_duration(*heartbeat_interval)),
-                     json_excerpt(params.at("failure_timeout")));
+                     params::json_excerpt(params.at("failure_timeout")));
     } else {
       const std::string shown =
           reader.has("failure_timeout") ? std::string() : std::string(", the default");
       reader.problem("heartbeat_interval",
                      fmt::format("a duration shorter than failure_timeout ({}{})",
                                  sim::format_duration(*failure_timeout), shown),
-                     json_excerpt(params.at("heartbeat_interval")));
+                     params::json_excerpt(params.at("heartbeat_interval")));
     }
   }
 

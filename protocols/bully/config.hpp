@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "protocols/workload.hpp"
 #include "sim/time.hpp"
 
@@ -38,11 +38,11 @@ struct BullyConfig {
 };
 
 // The parameter table, in the order `electsim list` shows it.
-std::span<const ParamSpec> bully_params();
+std::span<const params::ParamSpec> bully_params();
 
 // Reads and cross-checks the protocol object (without "name"); nullopt when anything was wrong,
 // with every problem recorded at its JSON pointer under `pointer`.
 std::optional<BullyConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                       Problems& problems);
+                                       params::Problems& problems);
 
 }  // namespace electsim::protocols::bully

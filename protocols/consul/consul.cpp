@@ -37,10 +37,10 @@ constexpr std::int64_t kMonitorRetriesMax = 1000;
 constexpr const char* kBehaviorNames[] = {"release", "delete"};        // Behavior's order
 constexpr const char* kTokenNames[] = {"modify_index", "lock_index"};  // FencingToken's
 
-const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = [] {
+const std::vector<params::ParamSpec>& specs() {
+  static const std::vector<params::ParamSpec> table = [] {
     const ConsulConfig d;
-    return std::vector<ParamSpec>{
+    return std::vector<params::ParamSpec>{
         {.name = "ttl",
          .default_value = d.ttl,
          .min = kTtlMin,
@@ -57,51 +57,51 @@ const std::vector<ParamSpec>& specs() {
                     "acquire its keys for this long, judged on the Consul leader's clock "
                     "(kvs_endpoint.go kvsPreApply)"},
         {.name = "behavior",
-         .type = ParamType::choice,
-         .default_value = choice_name(kBehaviorNames, d.behavior),
+         .type = params::ParamType::choice,
+         .default_value = params::choice_name(kBehaviorNames, d.behavior),
          .meaning = "what the servers do with the session's keys when it is invalidated: release "
                     "(keep the key, without a Session; Consul's default) or delete",
          .choices = {std::begin(kBehaviorNames), std::end(kBehaviorNames)}},
         {.name = "renew_interval",
          .default_note = "ttl/2",
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "the holder renews its session this often (api Session.RenewPeriodic waits "
                     "TTL/2)"},
         {.name = "lock_wait_time",
          .default_value = d.lock_wait_time,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "how long one blocking query on the key waits before it is asked again "
                     "(api.DefaultLockWaitTime)"},
         {.name = "lock_retry_time",
          .default_value = d.lock_retry_time,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "the wait after an acquire that did not take the lock, e.g. refused under "
                     "lock-delay (api.DefaultLockRetryTime)"},
         {.name = "monitor_retry_time",
          .default_value = d.monitor_retry_time,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "the holder's wait before it asks again after its monitoring query failed "
                     "(api.DefaultMonitorRetryTime)"},
         {.name = "monitor_retries",
-         .type = ParamType::integer,
+         .type = params::ParamType::integer,
          .default_value = d.monitor_retries,
          .min = std::int64_t{0},
          .max = kMonitorRetriesMax,
          .meaning = "how many failed monitoring queries in a row the holder rides out before it "
                     "calls the lock lost (api LockOptions.MonitorRetries, 0 by default)"},
         {.name = "fencing_token",
-         .type = ParamType::choice,
-         .default_value = choice_name(kTokenNames, d.fencing_token),
+         .type = params::ParamType::choice,
+         .default_value = params::choice_name(kTokenNames, d.fencing_token),
          .meaning = "the token written to the sink: the acquire's ModifyIndex (the store revision "
                     "of the acquiring write) or the key's LockIndex (Consul's sequencer; needs "
                     "behavior release)",
          .choices = {std::begin(kTokenNames), std::end(kTokenNames)}},
         {.name = "fencing",
-         .type = ParamType::boolean,
+         .type = params::ParamType::boolean,
          .default_value = d.fencing,
          .meaning = "the sink rejects writes whose token is below the highest it has accepted"},
         {.name = "key",
-         .type = ParamType::text,
+         .type = params::ParamType::text,
          .default_value = d.key,
          .meaning = "the KV key of the lock (Consul's leader election guide uses "
                     "service/<name>/leader)"},
@@ -125,14 +125,14 @@ bool is_transport_error(sim::StoreError e) {
 
 }  // namespace
 
-std::span<const ParamSpec> consul_params() {
+std::span<const params::ParamSpec> consul_params() {
   return specs();
 }
 
 std::optional<ConsulConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                        Problems& problems) {
+                                        params::Problems& problems) {
   const std::size_t before = problems.size();
-  ParamReader reader(params, pointer, specs(), problems);
+  params::ParamReader reader(params, pointer, specs(), problems);
   ConsulConfig c;
   const std::size_t ttl_mark = problems.size();
   c.ttl = reader.duration("ttl");  // within kTtlMin to kTtlMax
@@ -144,7 +144,7 @@ std::optional<ConsulConfig> read_config(const nlohmann::json& params, const std:
     if (ttl_ok && *renew >= c.ttl) {
       reader.problem("renew_interval",
                      fmt::format("a duration shorter than ttl ({})", sim::format_duration(c.ttl)),
-                     json_excerpt(params.at("renew_interval")));
+                     params::json_excerpt(params.at("renew_interval")));
     }
     c.renew_interval = *renew;
   }
@@ -561,7 +561,7 @@ ProtocolInfo protocol_info() {
   info.params.assign(params.begin(), params.end());
   info.prepare = [](const nlohmann::json& params, const std::string& pointer,
                     const ClusterInfo& cluster,
-                    Problems& problems) -> std::optional<PreparedProtocol> {
+                    params::Problems& problems) -> std::optional<PreparedProtocol> {
     std::optional<ConsulConfig> config = read_config(params, pointer, problems);
     if (!config) return std::nullopt;
     config->workload = cluster.workload;

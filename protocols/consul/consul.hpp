@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "protocols/registry.hpp"
 #include "protocols/store_watch.hpp"
 #include "protocols/workload.hpp"
@@ -58,9 +58,9 @@ struct ConsulConfig {
   sim::Duration store_lease_ttl() const { return ttl * kSessionTtlMultiplier; }
 };
 
-std::span<const ParamSpec> consul_params();
+std::span<const params::ParamSpec> consul_params();
 std::optional<ConsulConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                        Problems& problems);
+                                        params::Problems& problems);
 
 ProtocolInfo protocol_info();
 

@@ -9,13 +9,13 @@
 namespace electsim::protocols::db_flag {
 namespace {
 
-const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = [] {
+const std::vector<params::ParamSpec>& specs() {
+  static const std::vector<params::ParamSpec> table = [] {
     const DbFlagConfig d;
-    return std::vector<ParamSpec>{
+    return std::vector<params::ParamSpec>{
         {.name = "retry_interval",
          .default_value = d.retry_interval,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "followers run the UPDATE this often while the flag is set"},
     };
   }();
@@ -24,14 +24,14 @@ const std::vector<ParamSpec>& specs() {
 
 }  // namespace
 
-std::span<const ParamSpec> db_flag_params() {
+std::span<const params::ParamSpec> db_flag_params() {
   return specs();
 }
 
 std::optional<DbFlagConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                        Problems& problems) {
+                                        params::Problems& problems) {
   const std::size_t before = problems.size();
-  ParamReader reader(params, pointer, specs(), problems);
+  params::ParamReader reader(params, pointer, specs(), problems);
   DbFlagConfig c;
   if (auto retry = reader.timer("retry_interval")) c.retry_interval = *retry;
   if (problems.size() != before) return std::nullopt;
@@ -113,7 +113,7 @@ ProtocolInfo protocol_info() {
   info.uses_database = true;
   info.prepare = [](const nlohmann::json& params, const std::string& pointer,
                     const ClusterInfo& cluster,
-                    Problems& problems) -> std::optional<PreparedProtocol> {
+                    params::Problems& problems) -> std::optional<PreparedProtocol> {
     std::optional<DbFlagConfig> config = read_config(params, pointer, problems);
     if (!config) return std::nullopt;
     config->workload = cluster.workload;

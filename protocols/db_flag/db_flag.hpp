@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "protocols/registry.hpp"
 #include "protocols/workload.hpp"
 #include "sim/protocol.hpp"
@@ -25,9 +25,9 @@ struct DbFlagConfig {
   WorkloadConfig workload;  // the cluster's, copied in by the registry
 };
 
-std::span<const ParamSpec> db_flag_params();
+std::span<const params::ParamSpec> db_flag_params();
 std::optional<DbFlagConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                        Problems& problems);
+                                        params::Problems& problems);
 
 // The registry entry: name "db-flag".
 ProtocolInfo protocol_info();

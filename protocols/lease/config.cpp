@@ -41,48 +41,48 @@ std::string by_mode(std::string store, sim::Duration client) {
   return fmt::format("{} (store) / {} (client)", store, sim::format_duration(client));
 }
 
-const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = [] {
+const std::vector<params::ParamSpec>& specs() {
+  static const std::vector<params::ParamSpec> table = [] {
     const LeaseConfig store = default_config(Expiry::store);
     const LeaseConfig client = default_config(Expiry::client);
-    return std::vector<ParamSpec>{
+    return std::vector<params::ParamSpec>{
         {.name = "ttl",
          .default_note = by_mode(sim::format_duration(store.ttl), client.ttl),
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "how long a claim lasts without renewal (etcd lease TTL / Kubernetes "
                     "LeaseDuration)"},
         {.name = "renew_interval",
          .default_note = by_mode("ttl/3", client.renew_interval),
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "the holder renews (keepalive or record update) this often"},
         {.name = "renew_deadline",
          .default_note = by_mode("ttl*2/3", client.renew_deadline),
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "the holder stops believing it leads this long after its last confirmed "
                     "renewal, by its own clock"},
         {.name = "retry_interval",
          .default_note = by_mode("ttl/3", client.retry_interval),
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "followers retry acquiring (store mode) or poll the record (client mode) this "
                     "often"},
         {.name = "fencing",
-         .type = ParamType::boolean,
+         .type = params::ParamType::boolean,
          .default_value = store.fencing,
          .meaning = "the sink rejects writes whose token is lower than the highest it accepted"},
         {.name = "expiry",
-         .type = ParamType::choice,
-         .default_value = choice_name(kExpiryNames, LeaseConfig{}.expiry),
+         .type = params::ParamType::choice,
+         .default_value = params::choice_name(kExpiryNames, LeaseConfig{}.expiry),
          .meaning = "store: the store's clock expires a lease (etcd); client: followers judge "
                     "expiry on their own clocks (Kubernetes Lease)",
          .choices = names_of(kExpiryNames)},
         {.name = "recheck_before_write",
-         .type = ParamType::boolean,
+         .type = params::ParamType::boolean,
          .default_value = store.recheck_before_write,
          .meaning = "the holder checks its deadline just before committing each write (false: "
                     "the careless client); a pause in the workload's send_delay after the check "
                     "still makes it write late"},
         {.name = "jitter_factor",
-         .type = ParamType::number,
+         .type = params::ParamType::number,
          .default_note = fmt::format("{} (store) / {} (client)", jitter_factor_of(store),
                                      jitter_factor_of(client)),
          .min = 0.0,
@@ -90,7 +90,7 @@ const std::vector<ParamSpec>& specs() {
          .meaning = "a follower waits retry_interval * (1 + u) between tries, u drawn uniformly "
                     "from [0, jitter_factor): client-go's wait.Jitter(RetryPeriod, JitterFactor)"},
         {.name = "keepalive_phase",
-         .type = ParamType::choice,
+         .type = params::ParamType::choice,
          .default_value = std::string(kPhaseNames[store.random_keepalive_phase ? 1 : 0]),
          .meaning = "grant: the holder renews every renew_interval from its grant; random: the "
                     "first renewal comes after a uniform draw from (0, renew_interval], then "
@@ -98,27 +98,27 @@ const std::vector<ParamSpec>& specs() {
                     "scans",
          .choices = names_of(kPhaseNames)},
         {.name = "key",
-         .type = ParamType::text,
+         .type = params::ParamType::text,
          .default_value = store.key,
          .meaning = "the store key the holder owns"},
         {.name = "lease_duration_from",
-         .type = ParamType::choice,
-         .default_value = choice_name(kDurationFromNames, client.lease_duration_from),
+         .type = params::ParamType::choice,
+         .default_value = params::choice_name(kDurationFromNames, client.lease_duration_from),
          .meaning = "client mode: record: a follower waits out the lease duration the holder "
                     "wrote in the record (client-go since v0.27); own: its own ttl (older "
                     "client-go, fabric8 before its fix), so a replica configured shorter takes "
                     "over from a longer-configured holder",
          .choices = names_of(kDurationFromNames)},
         {.name = "expiry_judged_by",
-         .type = ParamType::choice,
-         .default_value = choice_name(kJudgeNames, client.expiry_judged_by),
+         .type = params::ParamType::choice,
+         .default_value = params::choice_name(kJudgeNames, client.expiry_judged_by),
          .meaning = "client mode: observed_time: the duration counts from the moment the "
                     "follower saw the record change, on its monotonic clock (client-go); "
                     "renew_time: from the record's renewTime, the holder's wall clock, against "
                     "the follower's wall clock (fabric8), so skew or a clock step moves the expiry",
          .choices = names_of(kJudgeNames)},
         {.name = "per_node",
-         .type = ParamType::object,
+         .type = params::ParamType::object,
          .default_note = "none",
          .meaning = "client mode: timings of single nodes, {\"<id>\": {\"ttl\": \"30s\", "
                     "\"renew_deadline\": \"20s\", ...}}; ttl, renew_interval, renew_deadline "
@@ -131,20 +131,21 @@ const std::vector<ParamSpec>& specs() {
 
 // The kubernetes entry's table: the lease table without `expiry` (always client mode), with
 // client-go's defaults, typed, and its names in the meanings.
-const std::vector<ParamSpec>& kubernetes_specs() {
-  static const std::vector<ParamSpec> table = [] {
+const std::vector<params::ParamSpec>& kubernetes_specs() {
+  static const std::vector<params::ParamSpec> table = [] {
     const LeaseConfig client = default_config(Expiry::client);
-    std::vector<ParamSpec> out;
-    for (const ParamSpec& spec : specs()) {
+    std::vector<params::ParamSpec> out;
+    for (const params::ParamSpec& spec : specs()) {
       if (spec.name == "expiry") continue;
-      ParamSpec copy = spec;
+      params::ParamSpec copy = spec;
       // Always client mode here: the lease table's "client mode: " prefixes say nothing.
       constexpr std::string_view kClientMode = "client mode: ";
       if (copy.meaning.starts_with(kClientMode)) copy.meaning.erase(0, kClientMode.size());
       out.push_back(std::move(copy));
     }
-    const auto client_go = [&](std::string_view name, ParamValue value, const char* meaning) {
-      for (ParamSpec& spec : out) {
+    const auto client_go = [&](std::string_view name, params::ParamValue value,
+                               const char* meaning) {
+      for (params::ParamSpec& spec : out) {
         if (spec.name != name) continue;
         spec.default_value = std::move(value);
         spec.default_note.clear();
@@ -170,10 +171,10 @@ const std::vector<ParamSpec>& kubernetes_specs() {
 }
 
 // What a per_node entry may give: the four timings.
-const std::vector<ParamSpec>& node_timing_specs() {
-  static const std::vector<ParamSpec> table = [] {
-    std::vector<ParamSpec> out;
-    for (const ParamSpec& spec : specs()) {
+const std::vector<params::ParamSpec>& node_timing_specs() {
+  static const std::vector<params::ParamSpec> table = [] {
+    std::vector<params::ParamSpec> out;
+    for (const params::ParamSpec& spec : specs()) {
       if (spec.name == "ttl" || spec.name == "renew_interval" || spec.name == "renew_deadline" ||
           spec.name == "retry_interval") {
         out.push_back(spec);
@@ -184,9 +185,9 @@ const std::vector<ParamSpec>& node_timing_specs() {
   return table;
 }
 
-void add_problem(Problems& problems, std::string pointer, std::string expected, std::string found,
-                 std::string hint) {
-  Problem p;
+void add_problem(params::Problems& problems, std::string pointer, std::string expected,
+                 std::string found, std::string hint) {
+  params::Problem p;
   p.pointer = std::move(pointer);
   p.expected = std::move(expected);
   p.found = std::move(found);
@@ -224,11 +225,11 @@ LeaseConfig default_config(Expiry expiry) {
   return c;
 }
 
-std::span<const ParamSpec> lease_params() {
+std::span<const params::ParamSpec> lease_params() {
   return specs();
 }
 
-std::span<const ParamSpec> kubernetes_params() {
+std::span<const params::ParamSpec> kubernetes_params() {
   return kubernetes_specs();
 }
 
@@ -252,8 +253,8 @@ namespace {
 // came from ("the default in client mode", "the cluster-wide value"). Store mode derives the
 // other three from a given ttl, as etcd's session does. Cross-field problems are reported at the
 // dependent field, one per mistake.
-void read_timings(ParamReader& reader, const nlohmann::json& object, Expiry expiry,
-                  const std::string& origin, LeaseConfig& c, Problems& problems) {
+void read_timings(params::ParamReader& reader, const nlohmann::json& object, Expiry expiry,
+                  const std::string& origin, LeaseConfig& c, params::Problems& problems) {
   const auto given_ttl = reader.timer_opt("ttl");
   const auto given_renew_interval = reader.timer_opt("renew_interval");
   const auto given_renew_deadline = reader.timer_opt("renew_deadline");
@@ -275,7 +276,7 @@ void read_timings(ParamReader& reader, const nlohmann::json& object, Expiry expi
 
   // "3s", or "2s (the default in client mode)" when the object does not give the field.
   const auto shown = [&](const char* name, sim::Duration value) {
-    if (reader.has(name)) return json_excerpt(object.at(std::string(name)));
+    if (reader.has(name)) return params::json_excerpt(object.at(std::string(name)));
     return fmt::format("{} ({})", sim::format_duration(value), origin);
   };
   const std::string ttl_text = sim::format_duration(c.ttl);
@@ -319,16 +320,16 @@ std::optional<sim::NodeId> parse_node_key(const std::string& key, std::size_t no
 // per_node: {"<id>": {timings}}; each entry is read over the cluster-wide values and checked
 // like them.
 void read_per_node(const nlohmann::json& per_node, const std::string& pointer,
-                   std::size_t node_count, LeaseConfig& c, Problems& problems) {
+                   std::size_t node_count, LeaseConfig& c, params::Problems& problems) {
   if (!per_node.is_object()) {
     add_problem(problems, pointer,
                 "an object from node id to timings, such as {\"2\": {\"ttl\": \"30s\"}}",
-                json_excerpt(per_node), "");
+                params::json_excerpt(per_node), "");
     return;
   }
   // nlohmann::json keeps object keys sorted: problems come out in a stable order.
   for (const auto& [key, entry] : per_node.items()) {
-    const std::string entry_pointer = child_pointer(pointer, key);
+    const std::string entry_pointer = params::child_pointer(pointer, key);
     const auto id = parse_node_key(key, node_count);
     if (!id) {
       add_problem(
@@ -341,10 +342,10 @@ void read_per_node(const nlohmann::json& per_node, const std::string& pointer,
       add_problem(problems, entry_pointer,
                   "the node's timings, such as {\"ttl\": \"30s\", \"renew_deadline\": "
                   "\"20s\"}",
-                  json_excerpt(entry), "");
+                  params::json_excerpt(entry), "");
       continue;
     }
-    ParamReader reader(entry, entry_pointer, node_timing_specs(), problems);
+    params::ParamReader reader(entry, entry_pointer, node_timing_specs(), problems);
     LeaseConfig node = c;
     read_timings(reader, entry, Expiry::client, "the cluster-wide value", node, problems);
     c.per_node.push_back(
@@ -357,7 +358,7 @@ void read_per_node(const nlohmann::json& per_node, const std::string& pointer,
 }  // namespace
 
 std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                       Problems& problems, const ReadOptions& options) {
+                                       params::Problems& problems, const ReadOptions& options) {
   const std::size_t problems_before = problems.size();
   const bool kubernetes = options.flavor == Flavor::kubernetes;
   // The kubernetes entry is client mode: `expiry` there is a mistake of its own, not an unknown
@@ -365,15 +366,15 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
   nlohmann::json without_expiry;
   const nlohmann::json* object = &params;
   if (kubernetes && params.is_object() && params.contains("expiry")) {
-    add_problem(problems, child_pointer(pointer, "expiry"),
+    add_problem(problems, params::child_pointer(pointer, "expiry"),
                 "no expiry: the kubernetes protocol is client mode, where followers judge expiry "
                 "(the lease protocol offers \"expiry\": \"store\")",
-                json_excerpt(params.at("expiry")), "");
+                params::json_excerpt(params.at("expiry")), "");
     without_expiry = params;
     without_expiry.erase("expiry");
     object = &without_expiry;
   }
-  ParamReader reader(*object, pointer, kubernetes ? kubernetes_specs() : specs(), problems);
+  params::ParamReader reader(*object, pointer, kubernetes ? kubernetes_specs() : specs(), problems);
 
   Expiry expiry = Expiry::client;
   if (!kubernetes) expiry = static_cast<Expiry>(reader.choice_index("expiry"));
@@ -403,7 +404,7 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
                      fmt::format("a non-empty string of at most {} characters, such as "
                                  "\"/electsim/leader\"",
                                  kKeyLengthMax),
-                     json_excerpt(key));
+                     params::json_excerpt(key));
     } else if (key.is_string()) {
       c.key = text;
     }
@@ -417,7 +418,7 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
                      fmt::format("no {} with \"expiry\": \"store\" (it applies to client mode, "
                                  "where followers judge expiry)",
                                  name),
-                     json_excerpt(object->at(name)));
+                     params::json_excerpt(object->at(name)));
     }
   } else {
     c.lease_duration_from = static_cast<DurationFrom>(reader.choice_index("lease_duration_from"));

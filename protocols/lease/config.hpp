@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "protocols/workload.hpp"
 #include "sim/ids.hpp"
 #include "sim/rng.hpp"
@@ -91,8 +91,8 @@ LeaseConfig config_for_node(const LeaseConfig& cluster, sim::NodeId node);
 LeaseConfig default_config(Expiry expiry);
 
 // The parameter tables, in the order `electsim list` shows them.
-std::span<const ParamSpec> lease_params();
-std::span<const ParamSpec> kubernetes_params();
+std::span<const params::ParamSpec> lease_params();
+std::span<const params::ParamSpec> kubernetes_params();
 
 struct ReadOptions {
   Flavor flavor = Flavor::lease;
@@ -103,6 +103,6 @@ struct ReadOptions {
 // Reads and cross-checks the protocol object (without "name"); nullopt when anything was wrong,
 // with every problem recorded at its JSON pointer under `pointer`.
 std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                       Problems& problems, const ReadOptions& options = {});
+                                       params::Problems& problems, const ReadOptions& options = {});
 
 }  // namespace electsim::protocols::lease

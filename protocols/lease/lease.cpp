@@ -649,7 +649,7 @@ namespace {
 
 std::optional<PreparedProtocol> prepare(const nlohmann::json& params, const std::string& pointer,
                                         const ClusterInfo& cluster, Flavor flavor,
-                                        Problems& problems) {
+                                        params::Problems& problems) {
   ReadOptions options;
   options.flavor = flavor;
   options.node_count = cluster.node_count;
@@ -708,7 +708,7 @@ ProtocolInfo protocol_info() {
   info.params.assign(params.begin(), params.end());
   info.prepare = [](const nlohmann::json& params, const std::string& pointer,
                     const ClusterInfo& cluster,
-                    Problems& problems) -> std::optional<PreparedProtocol> {
+                    params::Problems& problems) -> std::optional<PreparedProtocol> {
     return prepare(params, pointer, cluster, Flavor::lease, problems);
   };
   // A silent holder keeps the key until its lease expires: the TTL, with etcd's concurrency
@@ -735,7 +735,7 @@ ProtocolInfo kubernetes_protocol_info() {
   info.params.assign(params.begin(), params.end());
   info.prepare = [](const nlohmann::json& params, const std::string& pointer,
                     const ClusterInfo& cluster,
-                    Problems& problems) -> std::optional<PreparedProtocol> {
+                    params::Problems& problems) -> std::optional<PreparedProtocol> {
     return prepare(params, pointer, cluster, Flavor::kubernetes, problems);
   };
   // Followers take the record over once it has not changed for LeaseDuration: the knob, with

@@ -18,20 +18,20 @@ namespace {
 constexpr const char* kLockNames[] = {"advisory", "row", "skip_locked"};  // LockMode's order
 constexpr const char* kFencingNames[] = {"none", "txid", "epoch_row", "same_transaction"};
 
-const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = [] {
+const std::vector<params::ParamSpec>& specs() {
+  static const std::vector<params::ParamSpec> table = [] {
     const PostgresProtocolConfig d;
-    return std::vector<ParamSpec>{
+    return std::vector<params::ParamSpec>{
         {.name = "lock",
-         .type = ParamType::choice,
-         .default_value = choice_name(kLockNames, d.lock),
+         .type = params::ParamType::choice,
+         .default_value = params::choice_name(kLockNames, d.lock),
          .meaning = "advisory: a session-level pg_try_advisory_lock; row: SELECT ... FOR UPDATE "
                     "in an open transaction (followers wait in the lock queue); skip_locked: FOR "
                     "UPDATE SKIP LOCKED (followers retry)",
          .choices = {std::begin(kLockNames), std::end(kLockNames)}},
         {.name = "fencing",
-         .type = ParamType::choice,
-         .default_value = choice_name(kFencingNames, d.fencing),
+         .type = params::ParamType::choice,
+         .default_value = params::choice_name(kFencingNames, d.fencing),
          .meaning = "none; txid: the token is txid_current() and the sink fences; epoch_row: the "
                     "token is an epoch row bumped when the lock is taken and the sink fences; "
                     "same_transaction: the database is the sink and each write checks, in its "
@@ -39,11 +39,11 @@ const std::vector<ParamSpec>& specs() {
          .choices = {std::begin(kFencingNames), std::end(kFencingNames)}},
         {.name = "retry_interval",
          .default_value = d.retry_interval,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "followers try the lock this often (row mode: re-send the waiting statement)"},
         {.name = "check_interval",
          .default_note = "retry_interval",
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "the holder runs SELECT 1 on its session this often, and stops believing it "
                     "leads when the previous one is still unanswered or the lock is no longer "
                     "its session's"},
@@ -54,7 +54,7 @@ const std::vector<ParamSpec>& specs() {
 
 }  // namespace
 
-std::span<const ParamSpec> postgres_params() {
+std::span<const params::ParamSpec> postgres_params() {
   return specs();
 }
 
@@ -67,9 +67,10 @@ const char* fencing_name(Fencing fencing) {
 }
 
 std::optional<PostgresProtocolConfig> read_config(const nlohmann::json& params,
-                                                  const std::string& pointer, Problems& problems) {
+                                                  const std::string& pointer,
+                                                  params::Problems& problems) {
   const std::size_t before = problems.size();
-  ParamReader reader(params, pointer, specs(), problems);
+  params::ParamReader reader(params, pointer, specs(), problems);
   PostgresProtocolConfig c;
   c.lock = static_cast<LockMode>(reader.choice_index("lock"));
   c.fencing = static_cast<Fencing>(reader.choice_index("fencing"));

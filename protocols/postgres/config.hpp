@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "protocols/workload.hpp"
 #include "sim/time.hpp"
 
@@ -42,11 +42,12 @@ struct PostgresProtocolConfig {
   WorkloadConfig workload;  // the cluster's, copied in by the registry
 };
 
-std::span<const ParamSpec> postgres_params();
+std::span<const params::ParamSpec> postgres_params();
 const char* lock_mode_name(LockMode mode);
 const char* fencing_name(Fencing fencing);
 
 std::optional<PostgresProtocolConfig> read_config(const nlohmann::json& params,
-                                                  const std::string& pointer, Problems& problems);
+                                                  const std::string& pointer,
+                                                  params::Problems& problems);
 
 }  // namespace electsim::protocols::postgres

@@ -169,7 +169,7 @@ ProtocolInfo protocol_info() {
   info.uses_database = true;
   info.prepare = [](const nlohmann::json& params, const std::string& pointer,
                     const ClusterInfo& cluster,
-                    Problems& problems) -> std::optional<PreparedProtocol> {
+                    params::Problems& problems) -> std::optional<PreparedProtocol> {
     std::optional<PostgresProtocolConfig> config = read_config(params, pointer, problems);
     if (!config) return std::nullopt;
     config->workload = cluster.workload;

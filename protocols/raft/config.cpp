@@ -16,46 +16,46 @@ namespace {
 
 constexpr const char* kTimerRuleNames[] = {"etcd", "paper"};  // raft::TimerRule's order
 
-const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = [] {
+const std::vector<params::ParamSpec>& specs() {
+  static const std::vector<params::ParamSpec> table = [] {
     const RaftConfig d;
-    return std::vector<ParamSpec>{
+    return std::vector<params::ParamSpec>{
         {.name = "election_timeout_min",
          .default_value = d.election_timeout_min,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "lower bound of the election timeout, drawn afresh at every reset (Raft §5.2)"},
         {.name = "election_timeout_max",
          .default_value = d.election_timeout_max,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "upper bound of the election timeout (inclusive)"},
         {.name = "heartbeat_interval",
          .default_value = d.heartbeat_interval,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "the leader sends an empty AppendEntries to every peer this often"},
         {.name = "pre_vote",
-         .type = ParamType::boolean,
+         .type = params::ParamType::boolean,
          .default_value = d.pre_vote,
          .meaning = "ask peers with term+1 before a real election; only a majority of pre-votes "
                     "starts one (etcd PreVote, dissertation §9.6)"},
         {.name = "check_quorum",
-         .type = ParamType::boolean,
+         .type = params::ParamType::boolean,
          .default_value = d.check_quorum,
          .meaning = "the leader steps down without a majority of contact each election timeout, "
                     "and followers in touch with a leader ignore RequestVote (etcd CheckQuorum)"},
         {.name = "log",
-         .type = ParamType::object,
+         .type = params::ParamType::object,
          .default_note = "none",
          .meaning = "initial last log position per node, {\"<id>\": {\"index\": n, \"term\": "
                     "t}}; others start empty"},
         {.name = "lagging",
-         .type = ParamType::object,
+         .type = params::ParamType::object,
          .default_note = "none",
          .meaning = "node ids whose logs never take the leader's entries (broken replication): "
                     "they keep the log they have, so with a workload they soon cannot win an "
                     "election"},
         {.name = "timer_rule",
-         .type = ParamType::choice,
-         .default_value = choice_name(kTimerRuleNames, d.timer_rule),
+         .type = params::ParamType::choice,
+         .default_value = params::choice_name(kTimerRuleNames, d.timer_rule),
          .meaning = "etcd: stepping down always re-arms the election timer and a candidate "
                     "refused by a majority follows; paper: only a stepping-down leader re-arms "
                     "it and a refused candidate waits for its timer (the paper's and LogCabin's "
@@ -68,7 +68,7 @@ const std::vector<ParamSpec>& specs() {
                     "continuous time"},
         {.name = "check_quorum_lease",
          .default_note = "election_timeout_min",
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "CheckQuorum's lease: a leader steps down without a majority's contact "
                     "within it, and a follower that heard its leader within it refuses votes "
                     "(etcd: electionTimeout)"},
@@ -77,8 +77,9 @@ const std::vector<ParamSpec>& specs() {
   return table;
 }
 
-void add_problem(Problems& problems, std::string pointer, std::string expected, std::string found) {
-  Problem p;
+void add_problem(params::Problems& problems, std::string pointer, std::string expected,
+                 std::string found) {
+  params::Problem p;
   p.pointer = std::move(pointer);
   p.expected = std::move(expected);
   p.found = std::move(found);
@@ -113,7 +114,7 @@ std::optional<sim::NodeId> parse_node_id(const std::string& key, std::size_t nod
 }
 
 std::optional<std::int64_t> read_log_value(const nlohmann::json& entry, const char* name,
-                                           const std::string& pointer, Problems& problems) {
+                                           const std::string& pointer, params::Problems& problems) {
   const auto it = entry.find(name);
   if (it == entry.end()) {
     add_problem(problems, pointer, fmt::format("a whole number from 0 to {}", kLogValueMax),
@@ -125,7 +126,7 @@ std::optional<std::int64_t> read_log_value(const nlohmann::json& entry, const ch
       (!it->is_number_unsigned() &&
        (it->get<std::int64_t>() < 0 || it->get<std::int64_t>() > kLogValueMax))) {
     add_problem(problems, pointer, fmt::format("a whole number from 0 to {}", kLogValueMax),
-                json_excerpt(*it));
+                params::json_excerpt(*it));
     return std::nullopt;
   }
   return it->get<std::int64_t>();
@@ -133,12 +134,12 @@ std::optional<std::int64_t> read_log_value(const nlohmann::json& entry, const ch
 
 // `log`: {"<node id>": {"index": n, "term": t}, ...}. Nodes not named start with an empty log.
 void read_log(const nlohmann::json& log, const std::string& pointer, std::size_t node_count,
-              std::vector<LogPosition>& out, Problems& problems) {
+              std::vector<LogPosition>& out, params::Problems& problems) {
   if (!log.is_object()) {
     add_problem(problems, pointer,
                 "an object mapping node ids to log positions, such as {\"0\": {\"index\": 3, "
                 "\"term\": 2}}",
-                json_excerpt(log));
+                params::json_excerpt(log));
     return;
   }
   static const std::vector<std::string> kEntryKeys = {"index", "term"};
@@ -155,24 +156,24 @@ void read_log(const nlohmann::json& log, const std::string& pointer, std::size_t
     }
     if (!entry.is_object()) {
       add_problem(problems, entry_pointer, "a log position such as {\"index\": 3, \"term\": 2}",
-                  json_excerpt(entry));
+                  params::json_excerpt(entry));
       continue;
     }
     const std::size_t before = problems.size();
-    reject_unknown_keys(entry, entry_pointer, kEntryKeys, problems);
+    params::reject_unknown_keys(entry, entry_pointer, kEntryKeys, problems);
     const auto index = read_log_value(entry, "index", entry_pointer + "/index", problems);
     const auto term = read_log_value(entry, "term", entry_pointer + "/term", problems);
     if (problems.size() != before || !index || !term) continue;
     // Every entry is written in some term >= 1, and only the empty log has index 0.
     if (*index == 0 && *term != 0) {
       add_problem(problems, entry_pointer + "/term", "term 0 for an empty log (index 0)",
-                  json_excerpt(entry.at("term")));
+                  params::json_excerpt(entry.at("term")));
       continue;
     }
     if (*index > 0 && *term == 0) {
       add_problem(problems, entry_pointer + "/term",
                   "a term of at least 1 (every entry is written in a term)",
-                  json_excerpt(entry.at("term")));
+                  params::json_excerpt(entry.at("term")));
       continue;
     }
     out[static_cast<std::size_t>(*id)] = LogPosition{*index, *term};
@@ -181,11 +182,11 @@ void read_log(const nlohmann::json& log, const std::string& pointer, std::size_t
 
 // `lagging`: [node id, ...], each a node of the cluster, none twice.
 void read_lagging(const nlohmann::json& list, const std::string& pointer, std::size_t node_count,
-                  std::vector<bool>& out, Problems& problems) {
+                  std::vector<bool>& out, params::Problems& problems) {
   const std::string expected = fmt::format(
       "a list of distinct node ids below the cluster size ({}), such as [3, 4]", node_count);
   if (!list.is_array()) {
-    add_problem(problems, pointer, expected, json_excerpt(list));
+    add_problem(problems, pointer, expected, params::json_excerpt(list));
     return;
   }
   out.assign(node_count, false);
@@ -198,7 +199,7 @@ void read_lagging(const nlohmann::json& list, const std::string& pointer, std::s
                             : id.get<std::int64_t>() >= 0 &&
                                   id.get<std::int64_t>() < static_cast<std::int64_t>(node_count));
     if (!valid) {
-      add_problem(problems, item, expected, json_excerpt(id));
+      add_problem(problems, item, expected, params::json_excerpt(id));
       continue;
     }
     const auto node = id.get<std::size_t>();
@@ -212,14 +213,14 @@ void read_lagging(const nlohmann::json& list, const std::string& pointer, std::s
 
 }  // namespace
 
-std::span<const ParamSpec> raft_params() {
+std::span<const params::ParamSpec> raft_params() {
   return specs();
 }
 
 std::optional<RaftConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                      std::size_t node_count, Problems& problems) {
+                                      std::size_t node_count, params::Problems& problems) {
   const std::size_t problems_before = problems.size();
-  ParamReader reader(params, pointer, specs(), problems);
+  params::ParamReader reader(params, pointer, specs(), problems);
   RaftConfig c;
 
   const auto min = reader.timer("election_timeout_min");
@@ -233,7 +234,7 @@ std::optional<RaftConfig> read_config(const nlohmann::json& params, const std::s
 
   // "400ms", or "300ms (the default)" when the user did not write the field.
   const auto shown = [&](const char* name, sim::Duration value) {
-    if (reader.has(name)) return json_excerpt(params.at(std::string(name)));
+    if (reader.has(name)) return params::json_excerpt(params.at(std::string(name)));
     return fmt::format("{} (the default)", sim::format_duration(value));
   };
   if (min && max && *max < *min) {
@@ -255,12 +256,12 @@ std::optional<RaftConfig> read_config(const nlohmann::json& params, const std::s
   // "0s" is continuous time too, so that a sweep can put both on one axis.
   std::optional<sim::Duration> tick;
   if (const auto given = reader.duration_opt("tick"); given && given->count() != 0) {
-    if (*given < kShortestTimer) {
+    if (*given < params::kShortestTimer) {
       reader.problem("tick",
                      fmt::format("0s (continuous time) or a duration of at least \"{}\" (the "
                                  "shortest protocol timer)",
-                                 sim::format_duration(kShortestTimer)),
-                     json_excerpt(params.at("tick")));
+                                 sim::format_duration(params::kShortestTimer)),
+                     params::json_excerpt(params.at("tick")));
     } else {
       tick = *given;
     }
@@ -281,7 +282,7 @@ std::optional<RaftConfig> read_config(const nlohmann::json& params, const std::s
     reader.problem("check_quorum_lease",
                    "no check_quorum_lease without \"check_quorum\": true (the lease is "
                    "CheckQuorum's: the leader's step-down and a follower's refusal of votes)",
-                   json_excerpt(params.at("check_quorum_lease")));
+                   params::json_excerpt(params.at("check_quorum_lease")));
   } else if (const auto lease = reader.timer_opt("check_quorum_lease")) {
     c.check_quorum_lease = *lease;
     if (heartbeat && *lease <= *heartbeat) {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "protocols/workload.hpp"
 #include "raft/core.hpp"
 #include "raft/messages.hpp"
@@ -53,12 +53,12 @@ struct RaftConfig {
 inline constexpr std::int64_t kLogValueMax = 1'000'000'000'000;
 
 // The parameter table, in the order `electsim list` shows it.
-std::span<const ParamSpec> raft_params();
+std::span<const params::ParamSpec> raft_params();
 
 // Reads and cross-checks the protocol object (without "name") for a cluster of `node_count`
 // nodes; nullopt when anything was wrong, with every problem recorded at its JSON pointer under
 // `pointer`.
 std::optional<RaftConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                      std::size_t node_count, Problems& problems);
+                                      std::size_t node_count, params::Problems& problems);
 
 }  // namespace electsim::protocols::raft

@@ -229,7 +229,7 @@ const ProtocolInfo& raft_protocol_info() {
     i.election_message_types = {"RequestVote", "RequestVoteResp", "PreVote", "PreVoteResp"};
     i.prepare = [](const nlohmann::json& params, const std::string& pointer,
                    const ClusterInfo& cluster,
-                   Problems& problems) -> std::optional<PreparedProtocol> {
+                   params::Problems& problems) -> std::optional<PreparedProtocol> {
       std::optional<raft::RaftConfig> config =
           raft::read_config(params, pointer, cluster.node_count, problems);
       if (!config) return std::nullopt;

@@ -15,53 +15,53 @@ namespace {
 // The most attempts one Lock call may make: beyond it a call would outlast any sensible run.
 constexpr std::int64_t kTriesMax = 10'000;
 
-const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = [] {
+const std::vector<params::ParamSpec>& specs() {
+  static const std::vector<params::ParamSpec> table = [] {
     const RedlockConfig d;
-    return std::vector<ParamSpec>{
+    return std::vector<params::ParamSpec>{
         {.name = "expiry",
          .default_value = d.expiry,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "the lock's PX time to live (redsync defaultExpiry)"},
         {.name = "tries",
-         .type = ParamType::integer,
+         .type = params::ParamType::integer,
          .default_value = d.tries,
          .min = std::int64_t{1},
          .max = kTriesMax,
          .meaning = "acquisition attempts per Lock call (redsync defaultTries)"},
         {.name = "retry_delay_min",
          .default_value = d.retry_delay_min,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "shortest random wait between attempts (redsync minRetryDelayMilliSec)"},
         {.name = "retry_delay_max",
          .default_value = d.retry_delay_max,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "the random wait is below this (redsync maxRetryDelayMilliSec)"},
         {.name = "drift_factor",
-         .type = ParamType::probability,
+         .type = params::ParamType::probability,
          .default_value = d.drift_factor_ppm,
          .meaning = "clock drift allowance: validity = expiry - elapsed - expiry*drift_factor - "
                     "2ms (Redis docs; redsync defaultDriftFactor)"},
         {.name = "timeout_factor",
-         .type = ParamType::probability,
+         .type = params::ParamType::probability,
          .default_value = d.timeout_factor_ppm,
          .meaning = "each request to a master is given up after expiry*timeout_factor (redsync "
                     "defaultTimeoutFactor); above 0"},
         {.name = "renew_interval",
          .default_note = "expiry/3",
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "the holder extends this often; below the validity time"},
         {.name = "relock_interval",
          .default_value = d.relock_interval,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "after `tries` failed attempts, the node calls Lock again this much later"},
         {.name = "fencing",
-         .type = ParamType::boolean,
+         .type = params::ParamType::boolean,
          .default_value = d.fencing,
          .meaning = "INCR a counter on the masters after acquiring; the token is the largest of a "
                     "majority's answers, and the sink rejects lower tokens"},
         {.name = "recheck_before_write",
-         .type = ParamType::boolean,
+         .type = params::ParamType::boolean,
          .default_value = d.recheck_before_write,
          .meaning = "check the validity time on the node's clock just before each write"},
     };
@@ -71,14 +71,14 @@ const std::vector<ParamSpec>& specs() {
 
 }  // namespace
 
-std::span<const ParamSpec> redlock_params() {
+std::span<const params::ParamSpec> redlock_params() {
   return specs();
 }
 
 std::optional<RedlockConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                         Problems& problems) {
+                                         params::Problems& problems) {
   const std::size_t before = problems.size();
-  ParamReader reader(params, pointer, specs(), problems);
+  params::ParamReader reader(params, pointer, specs(), problems);
   RedlockConfig c;
   const auto expiry = reader.timer("expiry");
   if (expiry) c.expiry = *expiry;
@@ -90,14 +90,14 @@ std::optional<RedlockConfig> read_config(const nlohmann::json& params, const std
   if (min && max && *min >= *max) {
     reader.problem("retry_delay_max", "a duration above retry_delay_min",
                    reader.has("retry_delay_max")
-                       ? json_excerpt(params.at("retry_delay_max"))
+                       ? params::json_excerpt(params.at("retry_delay_max"))
                        : fmt::format("\"{}\" (the default)", sim::format_duration(*max)));
   }
   c.drift_factor_ppm = reader.probability("drift_factor");
   c.timeout_factor_ppm = reader.probability("timeout_factor");
   if (reader.has("timeout_factor") && c.timeout_factor_ppm == 0) {
     reader.problem("timeout_factor", "a fraction above 0 (a request needs some time)",
-                   json_excerpt(params.at("timeout_factor")));
+                   params::json_excerpt(params.at("timeout_factor")));
   }
   c.renew_interval = reader.timer_opt("renew_interval");
   if (auto relock = reader.timer("relock_interval")) c.relock_interval = *relock;
@@ -108,17 +108,17 @@ std::optional<RedlockConfig> read_config(const nlohmann::json& params, const std
                    "an allowance of the whole expiry");
   }
   // Each request's timeout, expiry*timeout_factor, is a timer like any the protocol sets.
-  if (expiry && c.timeout_factor_ppm > 0 && c.request_timeout() < kShortestTimer) {
+  if (expiry && c.timeout_factor_ppm > 0 && c.request_timeout() < params::kShortestTimer) {
     const char* cause =
         reader.has("timeout_factor") || !reader.has("expiry") ? "timeout_factor" : "expiry";
-    reader.problem(
-        cause,
-        fmt::format("a request timeout (expiry*timeout_factor) of at least \"{}\" (the "
-                    "shortest protocol timer)",
-                    sim::format_duration(kShortestTimer)),
-        fmt::format("{}, which gives \"{}\"",
-                    reader.has(cause) ? json_excerpt(params.at(cause)) : std::string("the default"),
-                    sim::format_duration(c.request_timeout())));
+    reader.problem(cause,
+                   fmt::format("a request timeout (expiry*timeout_factor) of at least \"{}\" (the "
+                               "shortest protocol timer)",
+                               sim::format_duration(params::kShortestTimer)),
+                   fmt::format("{}, which gives \"{}\"",
+                               reader.has(cause) ? params::json_excerpt(params.at(cause))
+                                                 : std::string("the default"),
+                               sim::format_duration(c.request_timeout())));
   }
   if (expiry && c.drift() < c.expiry) {
     const sim::Duration validity = c.expiry - c.drift();
@@ -128,7 +128,7 @@ std::optional<RedlockConfig> read_config(const nlohmann::json& params, const std
                      fmt::format("a duration below the validity time (expiry - "
                                  "expiry*drift_factor - 2ms, here {})",
                                  validity_text),
-                     json_excerpt(params.at("renew_interval")));
+                     params::json_excerpt(params.at("renew_interval")));
     } else if (!c.renew_interval && c.renew() >= validity) {
       // The default, expiry/3, meets the check a written renew_interval meets: a drift_factor
       // (or an expiry) that leaves less validity than that is refused, never run with a holder
@@ -141,7 +141,7 @@ std::optional<RedlockConfig> read_config(const nlohmann::json& params, const std
                                  fmt::format("\"{}\"", sim::format_duration(c.renew()))),
                      fmt::format("{}, which leaves {} (give a renew_interval below that, or a "
                                  "smaller drift_factor)",
-                                 reader.has(cause) ? json_excerpt(params.at(cause))
+                                 reader.has(cause) ? params::json_excerpt(params.at(cause))
                                                    : std::string("the default"),
                                  validity_text));
     }
@@ -396,7 +396,7 @@ ProtocolInfo protocol_info() {
   info.uses_redis = true;
   info.prepare = [](const nlohmann::json& params, const std::string& pointer,
                     const ClusterInfo& cluster,
-                    Problems& problems) -> std::optional<PreparedProtocol> {
+                    params::Problems& problems) -> std::optional<PreparedProtocol> {
     std::optional<RedlockConfig> config = read_config(params, pointer, problems);
     if (!config) return std::nullopt;
     config->workload = cluster.workload;

@@ -33,7 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "protocols/registry.hpp"
 #include "protocols/workload.hpp"
 #include "sim/protocol.hpp"
@@ -68,9 +68,9 @@ struct RedlockConfig {
   std::size_t quorum() const { return masters / 2 + 1; }
 };
 
-std::span<const ParamSpec> redlock_params();
+std::span<const params::ParamSpec> redlock_params();
 std::optional<RedlockConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                         Problems& problems);
+                                         params::Problems& problems);
 
 // The registry entry: name "redlock".
 ProtocolInfo protocol_info();

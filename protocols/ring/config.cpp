@@ -24,33 +24,33 @@ const std::vector<std::string>& start_names() {
   return names;
 }
 
-const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = [] {
+const std::vector<params::ParamSpec>& specs() {
+  static const std::vector<params::ParamSpec> table = [] {
     const RingConfig d;
-    return std::vector<ParamSpec>{
+    return std::vector<params::ParamSpec>{
         {.name = "order",
-         .type = ParamType::choice,
+         .type = params::ParamType::choice,
          .default_value = order_names()[static_cast<std::size_t>(d.order_kind)],
          .meaning = "the logical ring: ascending (the successor of i is i+1, wrapping), "
                     "descending, or an array of node ids naming every node once",
          .choices = order_names()},
         {.name = "ack_timeout",
          .default_value = d.ack_timeout,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "a sender without an Ack from its successor this long after an Election or "
                     "Elected suspects it and sends to the next node of the ring"},
         {.name = "heartbeat_interval",
          .default_value = d.heartbeat_interval,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "the leader sends a Heartbeat to every node this often"},
         {.name = "failure_timeout",
          .default_value = d.failure_timeout,
-         .min = kShortestTimer,
+         .min = params::kShortestTimer,
          .meaning = "a node that hears nothing from a leader this long starts an election; a "
                     "participant waits this plus ack_timeout per other node for its election to "
                     "finish"},
         {.name = "start",
-         .type = ParamType::choice,
+         .type = params::ParamType::choice,
          .default_value = start_names()[static_cast<std::size_t>(d.start)],
          .meaning = "who starts an election at time 0: all (the simultaneous start), lowest, "
                     "none, or an array of node ids; a restarted node always starts one",
@@ -61,8 +61,8 @@ const std::vector<ParamSpec>& specs() {
 }
 
 void read_order(const nlohmann::json& value, const std::string& pointer, std::size_t node_count,
-                RingConfig& c, Problems& problems) {
-  auto read = read_name_or_node_ids(
+                RingConfig& c, params::Problems& problems) {
+  auto read = params::read_name_or_node_ids(
       value, pointer, order_names(),
       "\"ascending\", \"descending\" or an array naming every node id once, such as [2, 0, 1]",
       node_count, problems);
@@ -87,12 +87,12 @@ void read_order(const nlohmann::json& value, const std::string& pointer, std::si
       missing += (named == 0 ? "" : ", ") + std::to_string(id);
       ++named;
     }
-    problems.push_back(
-        Problem{pointer,
-                fmt::format("every node id from 0 to {} exactly once", node_count - 1),
-                fmt::format("an order without {} {}", named == 1 ? "node" : "nodes", missing),
-                {},
-                {}});
+    problems.push_back(params::Problem{
+        pointer,
+        fmt::format("every node id from 0 to {} exactly once", node_count - 1),
+        fmt::format("an order without {} {}", named == 1 ? "node" : "nodes", missing),
+        {},
+        {}});
     return;
   }
   c.order_kind = RingOrder::given;
@@ -100,8 +100,8 @@ void read_order(const nlohmann::json& value, const std::string& pointer, std::si
 }
 
 void read_start(const nlohmann::json& value, const std::string& pointer, std::size_t node_count,
-                RingConfig& c, Problems& problems) {
-  auto read = read_name_or_node_ids(
+                RingConfig& c, params::Problems& problems) {
+  auto read = params::read_name_or_node_ids(
       value, pointer, start_names(),
       "\"all\", \"lowest\", \"none\" or an array of distinct node ids, such as [0, 3]", node_count,
       problems);
@@ -151,14 +151,14 @@ bool RingConfig::starts_at_time_zero(sim::NodeId node) const {
   return false;
 }
 
-std::span<const ParamSpec> ring_params() {
+std::span<const params::ParamSpec> ring_params() {
   return specs();
 }
 
 std::optional<RingConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                      std::size_t node_count, Problems& problems) {
+                                      std::size_t node_count, params::Problems& problems) {
   const std::size_t problems_before = problems.size();
-  ParamReader reader(params, pointer, specs(), problems);
+  params::ParamReader reader(params, pointer, specs(), problems);
   RingConfig c;
 
   const auto ack = reader.timer("ack_timeout");
@@ -170,7 +170,7 @@ std::optional<RingConfig> read_config(const nlohmann::json& params, const std::s
 
   // "500ms", or "500ms (the default)" when the user did not write the field.
   const auto shown = [&](const char* name, sim::Duration value) {
-    if (reader.has(name)) return json_excerpt(params.at(std::string(name)));
+    if (reader.has(name)) return params::json_excerpt(params.at(std::string(name)));
     return fmt::format("{} (the default)", sim::format_duration(value));
   };
   // A heartbeat no shorter than the failure timeout would let nodes give up on a healthy leader.

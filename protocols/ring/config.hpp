@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "protocols/workload.hpp"
 #include "sim/ids.hpp"
 #include "sim/time.hpp"
@@ -52,12 +52,12 @@ struct RingConfig {
 };
 
 // The parameter table, in the order `electsim list` shows it.
-std::span<const ParamSpec> ring_params();
+std::span<const params::ParamSpec> ring_params();
 
 // Reads and cross-checks the protocol object (without "name") for a cluster of `node_count`
 // nodes; nullopt when anything was wrong, with every problem recorded at its JSON pointer under
 // `pointer`.
 std::optional<RingConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                      std::size_t node_count, Problems& problems);
+                                      std::size_t node_count, params::Problems& problems);
 
 }  // namespace electsim::protocols::ring

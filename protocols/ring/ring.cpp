@@ -472,7 +472,7 @@ const ProtocolInfo& ring_protocol_info() {
     i.election_message_types = {"Election", "Elected"};
     i.prepare = [](const nlohmann::json& params, const std::string& pointer,
                    const ClusterInfo& cluster,
-                   Problems& problems) -> std::optional<PreparedProtocol> {
+                   params::Problems& problems) -> std::optional<PreparedProtocol> {
       std::optional<ring::RingConfig> config =
           ring::read_config(params, pointer, cluster.node_count, problems);
       if (!config) return std::nullopt;

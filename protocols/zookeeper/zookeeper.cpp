@@ -25,34 +25,34 @@ using sim::LocalTime;
 
 constexpr const char* kOnSuspendedNames[] = {"stop", "keep_acting"};  // OnSuspended's order
 
-const std::vector<ParamSpec>& specs() {
-  static const std::vector<ParamSpec> table = [] {
+const std::vector<params::ParamSpec>& specs() {
+  static const std::vector<params::ParamSpec> table = [] {
     const ZookeeperConfig d;
-    return std::vector<ParamSpec>{
+    return std::vector<params::ParamSpec>{
         {.name = "session_timeout",
          .default_value = d.session_timeout,
          // Pings every third of the timeout must themselves be timers of at least
          // kShortestTimer.
-         .min = 3 * kShortestTimer,
+         .min = 3 * params::kShortestTimer,
          .meaning = "the session timeout the client asks for (Curator's 60s); the ensemble "
                     "grants it within [2, 20] x store.tick_time (40s with the 2s tick) and "
                     "expires a session on the first tick after the granted timeout without a "
                     "ping; the idle client pings every third of the granted timeout and is "
                     "SUSPENDED after two thirds of it without an answer"},
         {.name = "on_suspended",
-         .type = ParamType::choice,
-         .default_value = choice_name(kOnSuspendedNames, d.on_suspended),
+         .type = params::ParamType::choice,
+         .default_value = params::choice_name(kOnSuspendedNames, d.on_suspended),
          .meaning = "what a leader does when SUSPENDED: stop acting until reconnected (Curator's "
                     "standard error policy) or keep_acting until it learns its session expired "
                     "(the session policy)",
          .choices = {std::begin(kOnSuspendedNames), std::end(kOnSuspendedNames)}},
         {.name = "fencing",
-         .type = ParamType::boolean,
+         .type = params::ParamType::boolean,
          .default_value = d.fencing,
          .meaning = "the sink rejects writes whose token (the writer's node's czxid) is below the "
                     "highest it has accepted"},
         {.name = "prefix",
-         .type = ParamType::text,
+         .type = params::ParamType::text,
          .default_value = d.prefix,
          .meaning = "the election's parent node; candidate i creates prefix + i"},
     };
@@ -78,14 +78,14 @@ NodeData parse_data(const std::string& value) {
 
 }  // namespace
 
-std::span<const ParamSpec> zookeeper_params() {
+std::span<const params::ParamSpec> zookeeper_params() {
   return specs();
 }
 
 std::optional<ZookeeperConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                           Problems& problems) {
+                                           params::Problems& problems) {
   const std::size_t before = problems.size();
-  ParamReader reader(params, pointer, specs(), problems);
+  params::ParamReader reader(params, pointer, specs(), problems);
   ZookeeperConfig c;
   if (auto timeout = reader.timer("session_timeout")) c.session_timeout = *timeout;
   c.on_suspended = static_cast<OnSuspended>(reader.choice_index("on_suspended"));
@@ -514,7 +514,7 @@ ProtocolInfo protocol_info() {
   info.params.assign(params.begin(), params.end());
   info.prepare = [](const nlohmann::json& params, const std::string& pointer,
                     const ClusterInfo& cluster,
-                    Problems& problems) -> std::optional<PreparedProtocol> {
+                    params::Problems& problems) -> std::optional<PreparedProtocol> {
     std::optional<ZookeeperConfig> config = read_config(params, pointer, problems);
     if (!config) return std::nullopt;
     config->workload = cluster.workload;

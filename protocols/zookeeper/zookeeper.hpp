@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "protocols/registry.hpp"
 #include "protocols/store_watch.hpp"
 #include "protocols/workload.hpp"
@@ -66,9 +66,9 @@ inline sim::Duration ping_interval(sim::Duration session_timeout) {
   return read_timeout(session_timeout) / 2;
 }
 
-std::span<const ParamSpec> zookeeper_params();
+std::span<const params::ParamSpec> zookeeper_params();
 std::optional<ZookeeperConfig> read_config(const nlohmann::json& params, const std::string& pointer,
-                                           Problems& problems);
+                                           params::Problems& problems);
 
 // ZooKeeper's zxid: the epoch in the high 32 bits, a counter in the low 32.
 inline sim::Token czxid(std::int64_t epoch, sim::Revision counter) {

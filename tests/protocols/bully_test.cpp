@@ -26,8 +26,8 @@
 namespace {
 
 using namespace std::chrono_literals;
+using electsim::params::Problems;
 using electsim::protocols::ClusterInfo;
-using electsim::protocols::Problems;
 using electsim::protocols::bully::Answer;
 using electsim::protocols::bully::BullyConfig;
 using electsim::protocols::bully::BullyMessage;
@@ -449,7 +449,7 @@ TEST_CASE("bully: each parameter has its documented default") {
   // The table says the same.
   std::map<std::string, std::string> defaults;
   for (const auto& spec : bully::bully_params())
-    defaults[spec.name] = electsim::protocols::default_text(spec);
+    defaults[spec.name] = electsim::params::default_text(spec);
   CHECK(defaults == std::map<std::string, std::string>{{"answer_timeout", "100ms"},
                                                        {"coordinator_timeout", "300ms"},
                                                        {"heartbeat_interval", "100ms"},

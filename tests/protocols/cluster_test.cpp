@@ -15,7 +15,7 @@
 namespace {
 
 using namespace std::chrono_literals;
-using electsim::protocols::Problems;
+using electsim::params::Problems;
 using electsim::protocols::bully::BullyConfig;
 using electsim::protocols::bully::BullyNode;
 using electsim::sim::Belief;

@@ -21,7 +21,7 @@
 namespace {
 
 using namespace std::chrono_literals;
-using electsim::protocols::Problems;
+using electsim::params::Problems;
 using electsim::protocols::consul::Behavior;
 using electsim::protocols::consul::ConsulConfig;
 using electsim::protocols::consul::ConsulNode;

@@ -16,7 +16,7 @@
 namespace {
 
 using namespace std::chrono_literals;
-using electsim::protocols::Problems;
+using electsim::params::Problems;
 using electsim::protocols::db_flag::DbFlagConfig;
 using electsim::protocols::db_flag::DbFlagNode;
 using electsim::servers::Database;

@@ -16,7 +16,7 @@
 #include <variant>
 #include <vector>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "servers/postgres/database.hpp"
 #include "sim/protocol.hpp"
 #include "tests/protocols/fake_context.hpp"
@@ -29,7 +29,7 @@ namespace electsim::testing {
 // alone, and the workload's timers would interleave with the ones a case fires.
 template <typename Read>
 auto valid_config(Read read, bool workload = false) {
-  protocols::Problems problems;
+  params::Problems problems;
   auto config = read(problems);
   INFO((problems.empty() ? std::string() : problems.front().format()));
   REQUIRE(config.has_value());

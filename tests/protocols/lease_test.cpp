@@ -26,8 +26,8 @@
 namespace {
 
 using namespace std::chrono_literals;
+using electsim::params::Problems;
 using electsim::protocols::ClusterInfo;
-using electsim::protocols::Problems;
 using electsim::protocols::lease::Expiry;
 using electsim::protocols::lease::LeaseConfig;
 using electsim::protocols::lease::LeaseNode;

@@ -1,4 +1,4 @@
-// Tests of typed parameter reading (protocols/params.hpp): every reader with good and bad values,
+// Tests of typed parameter reading (params/params.hpp): every reader with good and bad values,
 // the located problems it reports, unknown keys with suggestions, probabilities to ppm and
 // distribution objects.
 #include <algorithm>
@@ -9,17 +9,17 @@
 
 #include <catch2/catch.hpp>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 
 namespace {
 
-using electsim::protocols::closest_name;
-using electsim::protocols::json_excerpt;
-using electsim::protocols::ParamReader;
-using electsim::protocols::ParamSpec;
-using electsim::protocols::ParamType;
-using electsim::protocols::Problem;
-using electsim::protocols::Problems;
+using electsim::params::closest_name;
+using electsim::params::json_excerpt;
+using electsim::params::ParamReader;
+using electsim::params::ParamSpec;
+using electsim::params::ParamType;
+using electsim::params::Problem;
+using electsim::params::Problems;
 using electsim::sim::Distribution;
 using electsim::sim::DistributionKind;
 using electsim::sim::Duration;
@@ -138,8 +138,7 @@ TEST_CASE("params: read_duration accepts strings with units and a bare zero") {
   }));
   INFO(text);
   Problems problems;
-  const auto d =
-      electsim::protocols::read_duration(json::parse(text), "/x", problems, allow_negative);
+  const auto d = electsim::params::read_duration(json::parse(text), "/x", problems, allow_negative);
   INFO(all_messages(problems));
   REQUIRE(d.has_value());
   CHECK(d->count() == expected_ns);
@@ -159,8 +158,8 @@ TEST_CASE("params: read_duration rejects what is not a duration, with what it fo
       }));
   INFO(text);
   Problems problems;
-  const auto d = electsim::protocols::read_duration(json::parse(text), "/protocol/ttl", problems,
-                                                    allow_negative);
+  const auto d =
+      electsim::params::read_duration(json::parse(text), "/protocol/ttl", problems, allow_negative);
   CHECK_FALSE(d.has_value());
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].pointer == "/protocol/ttl");
@@ -184,8 +183,7 @@ TEST_CASE("params: probabilities become integer ppm once, rounded to nearest") {
   }));
   INFO(text);
   Problems problems;
-  const auto p =
-      electsim::protocols::read_probability(json::parse(text), "/network/loss", problems);
+  const auto p = electsim::params::read_probability(json::parse(text), "/network/loss", problems);
   REQUIRE(p.has_value());
   CHECK(*p == ppm);
   CHECK(problems.empty());
@@ -195,8 +193,7 @@ TEST_CASE("params: a probability outside [0, 1] or not a number is a problem") {
   const auto text = GENERATE(as<std::string>{}, "1.5", "-0.1", "2", R"("0.5")", "true", "null");
   INFO(text);
   Problems problems;
-  const auto p =
-      electsim::protocols::read_probability(json::parse(text), "/network/loss", problems);
+  const auto p = electsim::params::read_probability(json::parse(text), "/network/loss", problems);
   CHECK_FALSE(p.has_value());
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].pointer == "/network/loss");
@@ -207,7 +204,7 @@ TEST_CASE("params: a probability outside [0, 1] or not a number is a problem") {
 TEST_CASE("params: distributions are a duration or an object of one of six kinds") {
   Problems problems;
   auto read = [&](const char* text) {
-    return electsim::protocols::read_distribution(json::parse(text), "/network/latency", problems);
+    return electsim::params::read_distribution(json::parse(text), "/network/latency", problems);
   };
 
   const auto constant = read(R"("5ms")");
@@ -277,7 +274,7 @@ TEST_CASE("params: a bad distribution is reported at the offending field") {
   }));
   INFO(text);
   Problems problems;
-  const auto d = electsim::protocols::read_distribution(json::parse(text), "/d", problems);
+  const auto d = electsim::params::read_distribution(json::parse(text), "/d", problems);
   CHECK_FALSE(d.has_value());
   INFO(all_messages(problems));
   // A misspelt key is two problems (unknown key, required key missing); find the one named.
@@ -291,7 +288,7 @@ TEST_CASE("params: a bad distribution is reported at the offending field") {
 
 TEST_CASE("params: the unknown-key message names the kind of distribution") {
   Problems problems;
-  electsim::protocols::read_distribution(
+  electsim::params::read_distribution(
       json::parse(R"({"dist": "exponential", "mean": "1ms", "max": "2ms"})"), "/d", problems);
   REQUIRE(problems.size() == 1);
   CHECK_THAT(problems[0].expected, Catch::Contains("\"exponential\" distribution"));
@@ -301,7 +298,7 @@ TEST_CASE("params: the unknown-key message names the kind of distribution") {
 TEST_CASE("params: reject_unknown_keys reports each unknown key with the closest valid name") {
   const std::vector<std::string> allowed = {"latency", "loss", "duplicate"};
   Problems problems;
-  electsim::protocols::reject_unknown_keys(
+  electsim::params::reject_unknown_keys(
       json::parse(R"({"latency": "1ms", "lattency": "2ms", "zzz": 1, "a/b": 2})"), "/network",
       allowed, problems);
   REQUIRE(problems.size() == 3);
@@ -450,7 +447,7 @@ TEST_CASE("params: cross-field problems are recorded at the named field") {
 }
 
 TEST_CASE("params: node ids are read in order, each bad or repeated one at its own pointer") {
-  using electsim::protocols::read_node_ids;
+  using electsim::params::read_node_ids;
   using electsim::sim::NodeId;
   Problems problems;
   CHECK(read_node_ids(json::parse("[4, 0, 2]"), "/p", 5, problems) == std::vector<NodeId>{4, 0, 2});
@@ -476,8 +473,8 @@ TEST_CASE("params: node ids are read in order, each bad or repeated one at its o
 }
 
 TEST_CASE("params: a name or an array of node ids, with a hint for a misspelt name") {
-  using electsim::protocols::NameOrNodeIds;
-  using electsim::protocols::read_name_or_node_ids;
+  using electsim::params::NameOrNodeIds;
+  using electsim::params::read_name_or_node_ids;
   using electsim::sim::NodeId;
   const std::vector<std::string> names = {"all", "none"};
   const std::string expected = "\"all\", \"none\" or an array of node ids";
@@ -504,7 +501,7 @@ TEST_CASE("params: a stated range is enforced with the range in words") {
   const std::vector<ParamSpec> bounded = {
       {.name = "timeout",
        .default_value = Duration(1s),
-       .min = electsim::protocols::kShortestTimer,
+       .min = electsim::params::kShortestTimer,
        .meaning = "a timer"},
       {.name = "delay",
        .default_value = Duration(0s),
@@ -524,11 +521,11 @@ TEST_CASE("params: a stated range is enforced with the range in words") {
        .max = 10.0,
        .meaning = "jitter"},
   };
-  CHECK(electsim::protocols::range_text(bounded[0]) == "at least 1ms");
-  CHECK(electsim::protocols::range_text(bounded[1]) == "0s to 1m");
-  CHECK(electsim::protocols::range_text(bounded[2]) == "1 to 10000");
-  CHECK(electsim::protocols::range_text(bounded[3]) == "0 to 10");
-  CHECK(electsim::protocols::default_text(bounded[3]) == "1.2");
+  CHECK(electsim::params::range_text(bounded[0]) == "at least 1ms");
+  CHECK(electsim::params::range_text(bounded[1]) == "0s to 1m");
+  CHECK(electsim::params::range_text(bounded[2]) == "1 to 10000");
+  CHECK(electsim::params::range_text(bounded[3]) == "0 to 10");
+  CHECK(electsim::params::default_text(bounded[3]) == "1.2");
 
   const auto [params, expected] = GENERATE(table<std::string, std::string>({
       {R"({"timeout": "999us"})",
@@ -572,7 +569,7 @@ TEST_CASE("params: values at a range's ends are accepted") {
 }
 
 TEST_CASE("params: a table is markdown with its defaults, ranges and choices") {
-  const std::string md = electsim::protocols::param_table_markdown(specs());
+  const std::string md = electsim::params::param_table_markdown(specs());
   CHECK(
       md.starts_with("| parameter | type | default | range | meaning |\n|---|---|---|---|---|\n"));
   CHECK_THAT(md, Catch::Contains("| `ttl` | duration | 2s |  | how long a claim lasts |\n"));

@@ -18,7 +18,7 @@
 namespace {
 
 using namespace std::chrono_literals;
-using electsim::protocols::Problems;
+using electsim::params::Problems;
 using electsim::protocols::postgres::Fencing;
 using electsim::protocols::postgres::LockMode;
 using electsim::protocols::postgres::PostgresNode;

@@ -83,8 +83,8 @@ struct StringMaker<raft::LogPosition> {
 namespace {
 
 using namespace std::chrono_literals;
+using electsim::params::Problems;
 using electsim::protocols::ClusterInfo;
-using electsim::protocols::Problems;
 using electsim::sim::Belief;
 using electsim::sim::Duration;
 using electsim::sim::kNoNode;
@@ -1214,7 +1214,7 @@ TEST_CASE("raft: the registry entry names the protocol, its parameters and its m
   // The named defaults are the ones the reader applies.
   Problems problems;
   const json none = json::object();  // the reader keeps a reference to it
-  electsim::protocols::ParamReader reader(none, "/protocol", info.params, problems);
+  electsim::params::ParamReader reader(none, "/protocol", info.params, problems);
   CHECK(reader.duration("election_timeout_min") == 150ms);
   CHECK(reader.duration("election_timeout_max") == 300ms);
   CHECK(reader.duration("heartbeat_interval") == 50ms);

@@ -22,7 +22,7 @@
 namespace {
 
 using namespace std::chrono_literals;
-using electsim::protocols::Problems;
+using electsim::params::Problems;
 using electsim::protocols::redlock::read_config;
 using electsim::protocols::redlock::RedlockConfig;
 using electsim::protocols::redlock::RedlockNode;

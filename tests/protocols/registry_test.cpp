@@ -1,4 +1,4 @@
-// Tests of the protocols' parameter tables (protocols/registry.hpp, protocols/params.hpp): every
+// Tests of the protocols' parameter tables (protocols/registry.hpp, params/params.hpp): every
 // default a table shows is the value the reader applies, every range it shows is the range the
 // protocol enforces, and docs/scenario-format.md carries the tables as the registry prints them.
 #include <string>
@@ -6,18 +6,18 @@
 
 #include <catch2/catch.hpp>
 
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 #include "protocols/registry.hpp"
 #include "tests/files.hpp"
 
 namespace {
 
+using electsim::params::ParamReader;
+using electsim::params::ParamSpec;
+using electsim::params::ParamType;
+using electsim::params::ParamValue;
+using electsim::params::Problems;
 using electsim::protocols::ClusterInfo;
-using electsim::protocols::ParamReader;
-using electsim::protocols::ParamSpec;
-using electsim::protocols::ParamType;
-using electsim::protocols::ParamValue;
-using electsim::protocols::Problems;
 using electsim::protocols::ProtocolInfo;
 using electsim::sim::Duration;
 using nlohmann::json;
@@ -95,7 +95,7 @@ TEST_CASE("registry: the default a table shows is the one the reader applies, an
         continue;
       }
       ++typed;
-      const std::string text = electsim::protocols::default_text(spec);
+      const std::string text = electsim::params::default_text(spec);
       INFO(p.name << "." << spec.name << " = " << text);
       Problems problems;
       const ParamValue absent = read_back(spec, p.params, json::object(), problems);
@@ -113,7 +113,7 @@ TEST_CASE("registry: a value past a parameter's stated range is refused at its p
   std::size_t bounds = 0;
   for (const ProtocolInfo& p : electsim::protocols::all_protocols()) {
     for (const ParamSpec& spec : p.params) {
-      const std::string range = electsim::protocols::range_text(spec);
+      const std::string range = electsim::params::range_text(spec);
       // Just outside each bound, written as a user would.
       std::vector<json> outside;
       for (int side : {-1, 1}) {
@@ -155,6 +155,6 @@ TEST_CASE("registry: docs/scenario-format.md carries every protocol's parameter 
     const auto end = doc.find("\n\n", table_at);
     REQUIRE(end != std::string::npos);
     CHECK(doc.substr(table_at, end + 1 - table_at) ==
-          electsim::protocols::param_table_markdown(p.params));
+          electsim::params::param_table_markdown(p.params));
   }
 }

@@ -68,8 +68,8 @@ struct StringMaker<std::pair<electsim::sim::NodeId, ring::RingMessage>> {
 namespace {
 
 using namespace std::chrono_literals;
+using electsim::params::Problems;
 using electsim::protocols::ClusterInfo;
-using electsim::protocols::Problems;
 using electsim::sim::Belief;
 using electsim::sim::Duration;
 using electsim::sim::kNoNode;
@@ -661,7 +661,7 @@ TEST_CASE("ring: the registry entry names the protocol, its parameters and its m
   // The named defaults are the ones the reader applies.
   Problems problems;
   const json none = json::object();  // the reader keeps a reference to it
-  electsim::protocols::ParamReader reader(none, "/protocol", info.params, problems);
+  electsim::params::ParamReader reader(none, "/protocol", info.params, problems);
   CHECK(reader.choice("order") == "ascending");
   CHECK(reader.duration("ack_timeout") == 100ms);
   CHECK(reader.duration("heartbeat_interval") == 100ms);

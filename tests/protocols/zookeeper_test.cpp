@@ -19,7 +19,7 @@
 namespace {
 
 using namespace std::chrono_literals;
-using electsim::protocols::Problems;
+using electsim::params::Problems;
 using electsim::protocols::zookeeper::czxid;
 using electsim::protocols::zookeeper::OnSuspended;
 using electsim::protocols::zookeeper::ZookeeperConfig;

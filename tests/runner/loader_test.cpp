@@ -18,7 +18,7 @@
 
 namespace {
 
-using electsim::protocols::Problem;
+using electsim::params::Problem;
 using electsim::runner::LoadOptions;
 using electsim::runner::LoadResult;
 using electsim::runner::Override;

@@ -23,7 +23,7 @@ electsim::sim::ClockConfig store_clock(const electsim::sim::WorldConfig& w) {
   return electsim::sim::server_clock(w, electsim::sim::kStoreEndpoint);
 }
 
-using electsim::protocols::Problem;
+using electsim::params::Problem;
 using electsim::runner::LoadOptions;
 using electsim::runner::LoadResult;
 using electsim::runner::Override;

@@ -268,7 +268,7 @@ TEST_CASE("search: the database flag after a crash shrinks to a 1-minimal missin
 
 TEST_CASE("search: the search section and the kinds are checked, each problem located") {
   runner::SearchConfig config = runner::SearchConfig::defaults();
-  protocols::Problems problems;
+  params::Problems problems;
   runner::read_search_section(json{{"runs", 0},
                                    {"kinds", {{"crush", 1}}},
                                    {"properties", {"overwrite", "nope"}},
@@ -284,20 +284,20 @@ TEST_CASE("search: the search section and the kinds are checked, each problem lo
     CHECK(std::find(pointers.begin(), pointers.end(), expected) != pointers.end());
   }
   runner::SearchConfig unbounded = runner::SearchConfig::defaults();
-  protocols::Problems failover_problems;
+  params::Problems failover_problems;
   runner::read_search_section(json{{"properties", {"failover"}}}, unbounded, failover_problems);
   REQUIRE(failover_problems.size() == 1);
   CHECK(failover_problems[0].pointer == "/search/properties/0");
   for (const json& bad : {json("overwrite"), json::array()}) {
     runner::SearchConfig c = runner::SearchConfig::defaults();
-    protocols::Problems p;
+    params::Problems p;
     runner::read_search_section(json{{"properties", bad}}, c, p);
     REQUIRE(p.size() == 1);
     CHECK(p[0].pointer == "/search/properties");
     CHECK(c.properties == runner::SearchConfig::defaults().properties);
   }
   runner::SearchConfig bounded = runner::SearchConfig::defaults();
-  protocols::Problems none;
+  params::Problems none;
   runner::read_search_section(json{{"failover_bound", "5s"}}, bounded, none);
   CHECK(none.empty());
   CHECK(bounded.wants(Property::failover));

@@ -19,7 +19,7 @@
 #include "sim/rng.hpp"
 #include "sim/time.hpp"
 
-namespace electsim::protocols {
+namespace electsim::params {
 
 struct Problem {
   std::string pointer;   // JSON pointer of the field, "/protocol/ttl"
@@ -191,4 +191,4 @@ std::optional<NameOrNodeIds> read_name_or_node_ids(const nlohmann::json& value,
 void reject_unknown_keys(const nlohmann::json& object, const std::string& pointer,
                          std::span<const std::string> allowed, Problems& problems);
 
-}  // namespace electsim::protocols
+}  // namespace electsim::params

@@ -1,8 +1,8 @@
-// Typed values from JSON with located errors (protocols/params.hpp). Every reader reports what it
+// Typed values from JSON with located errors (params/params.hpp). Every reader reports what it
 // expected and what it found at the field's JSON pointer and never throws; unknown keys get the
 // Levenshtein-closest valid name as a hint. Probabilities become integer ppm here, once, so that
 // no floating point reaches the kernel (TigerBeetle's TIGER_STYLE: probabilities are ratios).
-#include "protocols/params.hpp"
+#include "params/params.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -19,7 +19,7 @@
 
 #include "sim/assert.hpp"
 
-namespace electsim::protocols {
+namespace electsim::params {
 
 namespace {
 
@@ -782,4 +782,4 @@ std::optional<sim::Distribution> ParamReader::distribution_opt(std::string_view 
   return read_distribution(object_.at(std::string(name)), pointer_of(name), problems_);
 }
 
-}  // namespace electsim::protocols
+}  // namespace electsim::params
