@@ -3,6 +3,7 @@
 // Levenshtein-closest valid name as a hint. Probabilities become integer ppm here, once, so that
 // no floating point reaches the kernel (TigerBeetle's TIGER_STYLE: probabilities are ratios).
 #include "params/params.hpp"
+#include "params/section.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -29,30 +30,6 @@ constexpr const char* kDurationExpected = "a duration such as \"150ms\" or \"5s\
 constexpr const char* kNonNegativeDurationExpected =
     "a non-negative duration such as \"150ms\" or \"5s\"";
 constexpr std::size_t kExcerptChars = 60;
-
-std::string json_quoted(std::string_view text) {
-  return json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::string joined(std::span<const std::string> names, bool quote) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += quote ? json_quoted(names[i]) : names[i];
-  }
-  return out;
-}
-
-std::string did_you_mean(std::string_view wrong, std::span<const std::string> names) {
-  if (auto best = closest_name(wrong, names)) return "did you mean " + json_quoted(*best) + "?";
-  return {};
-}
-
-void add_problem(Problems& problems, std::string pointer, std::string expected, std::string found,
-                 std::string hint = {}) {
-  problems.push_back(
-      Problem{std::move(pointer), std::move(expected), std::move(found), std::move(hint), {}});
-}
 
 // Rejects keys outside `allowed`; `what` starts the expectation ("one of the keys of a
 // \"uniform\" distribution"), the allowed names follow it.

@@ -17,6 +17,7 @@
 
 #include "analysis/expect.hpp"
 #include "params/params.hpp"
+#include "params/section.hpp"
 #include "protocols/registry.hpp"
 #include "runner/loader.hpp"
 #include "servers/world.hpp"
@@ -48,43 +49,10 @@ inline std::string child(const std::string& pointer, std::size_t index) {
   return pointer + "/" + std::to_string(index);
 }
 
-inline std::string json_quoted(std::string_view text) {
-  return json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-inline std::string joined(const std::vector<std::string>& names, bool quote) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += quote ? json_quoted(names[i]) : names[i];
-  }
-  return out;
-}
-
-// The closest name by edit distance; failing that, the first name that `wrong` begins
-// ("split_brain" for "split_brain_time"), since metric names grow by suffixes.
-inline std::string did_you_mean(std::string_view wrong, const std::vector<std::string>& names) {
-  if (auto best = params::closest_name(wrong, names)) {
-    return "did you mean " + json_quoted(*best) + "?";
-  }
-  if (wrong.size() >= 3) {
-    for (const std::string& name : names) {
-      if (name.size() > wrong.size() && name.compare(0, wrong.size(), wrong) == 0) {
-        return "did you mean " + json_quoted(name) + "?";
-      }
-    }
-  }
-  return {};
-}
-
-// Parsed JSON holds non-negative integers as unsigned, values built in code as signed.
-inline std::optional<std::uint64_t> as_unsigned(const json& v) {
-  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
-    return static_cast<std::uint64_t>(v.get<std::int64_t>());
-  }
-  return std::nullopt;
-}
+using params::as_unsigned;
+using params::did_you_mean;
+using params::joined;
+using params::json_quoted;
 
 inline bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -121,8 +89,8 @@ inline bool valid_path(std::string_view path) {
 
 inline void add(Problems& problems, std::string pointer, std::string expected, std::string found,
                 std::string hint = {}) {
-  problems.push_back(
-      Problem{std::move(pointer), std::move(expected), std::move(found), std::move(hint), {}});
+  params::add_problem(problems, std::move(pointer), std::move(expected), std::move(found),
+                      std::move(hint));
 }
 
 // ---- The validating reader ------------------------------------------------------------------
@@ -141,9 +109,7 @@ class Loader {
   }
 
   static const json* get(const json& object, const char* key) {
-    if (!object.is_object()) return nullptr;
-    const auto it = object.find(key);
-    return it == object.end() ? nullptr : &*it;
+    return params::member(object, key);
   }
 
   // True when `value` is an object; reports each key outside `keys`, naming `what`.

@@ -18,17 +18,7 @@ namespace electsim::runner::detail {
 
 bool Loader::check_object(const json& value, const std::string& pointer,
                           const std::vector<std::string>& keys, const std::string& what) {
-  if (!value.is_object()) {
-    problem(pointer, "an object (" + what + ")", json_excerpt(value));
-    return false;
-  }
-  for (const auto& [key, item] : value.items()) {
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-    problem(child(pointer, key),
-            fmt::format("one of the keys of {}: {}", what, joined(keys, false)),
-            "unknown key " + json_quoted(key), did_you_mean(key, keys));
-  }
-  return true;
+  return params::check_object(value, pointer, keys, what, problems_);
 }
 
 std::optional<std::string> Loader::read_string(const json& v, const std::string& pointer) {
@@ -40,45 +30,17 @@ std::optional<std::string> Loader::read_string(const json& v, const std::string&
 }
 
 std::optional<bool> Loader::read_bool(const json& v, const std::string& pointer) {
-  if (!v.is_boolean()) {
-    problem(pointer, "true or false", json_excerpt(v));
-    return std::nullopt;
-  }
-  return v.get<bool>();
+  return params::read_bool(v, pointer, problems_);
 }
 
 std::optional<sim::Duration> Loader::read_positive_duration(const json& v,
                                                             const std::string& pointer) {
-  const auto d = params::read_duration(v, pointer, problems_);
-  if (!d) return std::nullopt;
-  if (d->count() == 0) {
-    problem(pointer, "a duration above 0, such as \"100ms\"", json_excerpt(v));
-    return std::nullopt;
-  }
-  return d;
+  return params::read_positive_duration(v, pointer, problems_);
 }
 
-// Servers time with the protocols' lower bound, for the protocols' reason: below a millisecond a
-// run measures only how fast the simulator spins (a "3ns" scan interval wakes the store three
-// hundred million times a simulated second, and the run never ends).
 std::optional<sim::Duration> Loader::read_server_timer(const json& v, const std::string& pointer,
                                                        const char* zero_means) {
-  const std::size_t before = problems_.size();
-  const auto d = params::read_duration(v, pointer, problems_);
-  if (!d || problems_.size() != before) return std::nullopt;
-  if (zero_means != nullptr && d->count() == 0) return d;
-  if (*d < params::kShortestTimer) {
-    const std::string shortest = json_quoted(sim::format_duration(params::kShortestTimer));
-    problem(pointer,
-            zero_means != nullptr
-                ? fmt::format("\"0s\" ({}) or a duration of at least {} (the shortest server "
-                              "timer)",
-                              zero_means, shortest)
-                : fmt::format("a duration of at least {} (the shortest server timer)", shortest),
-            json_excerpt(v));
-    return std::nullopt;
-  }
-  return d;
+  return params::read_server_timer(v, pointer, problems_, zero_means);
 }
 
 // A moment of the run: from 0 up to (not including) the end.
