@@ -27,6 +27,7 @@
 #include "io/input.hpp"
 #include "protocols/registry.hpp"
 #include "runner/loader_detail.hpp"
+#include "servers/registry.hpp"
 #include "sim/fault.hpp"
 
 namespace electsim::runner {
@@ -108,16 +109,18 @@ std::optional<Scenario> Loader::load(const json& document,
                                      const std::optional<std::string>& variant) {
   const std::size_t before = problems_.size();
   Scenario s;
-  check_object(document, "", {"name",     "description", "seed",
-                              "duration", "nodes",       "protocol",
-                              "network",  "disk",        "clocks",
-                              "store",    "postgres",    "redis",
-                              "sink",     "faults",      "random_faults",
-                              "workload", "expect",      "variants",
-                              "limits",   "protocols",   "expect_by_protocol",
-                              "sweep",    "search",      "found",
-                              "servers"},
-               "a scenario");
+  std::vector<std::string> keys = {"name",     "description", "seed", "duration", "nodes",
+                                   "protocol", "network",     "disk", "clocks"};
+  // Then the sections the server kinds read (store, sink, postgres, redis), then the rest.
+  for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
+    if (!kind.section.empty()) keys.push_back(kind.section);
+  }
+  for (const char* key :
+       {"faults", "random_faults", "workload", "expect", "variants", "limits", "protocols",
+        "expect_by_protocol", "sweep", "search", "found", "servers"}) {
+    keys.emplace_back(key);
+  }
+  check_object(document, "", keys, "a scenario");
 
   if (const json* name = get(document, "name")) {
     if (auto text = read_string(*name, "/name")) {
@@ -147,24 +150,14 @@ std::optional<Scenario> Loader::load(const json& document,
   if (const json* network = get(document, "network")) s.world.network = read_network(*network);
   if (const json* disk = get(document, "disk")) s.world.disk = read_disk(*disk);
   // Before the clocks, whose "redis" part names masters.
-  if (const json* redis = get(document, "redis")) read_redis(*redis, s.services);
+  read_server_sections(document, s.services);
   if (const json* clocks = get(document, "clocks")) {
     read_clocks(*clocks, s);
   } else {
     s.world.clocks.assign(nodes_.value_or(0), sim::ClockConfig{});
     s.clock_ranges.assign(nodes_.value_or(0), ClockRanges{});
   }
-  if (const json* store = get(document, "store")) read_store(*store, s.services);
-  std::optional<bool> sink_fencing;
-  if (const json* sink = get(document, "sink")) {
-    if (check_object(*sink, "/sink", {"fencing"}, "the sink section")) {
-      if (const json* fencing = get(*sink, "fencing")) {
-        sink_fencing = read_bool(*fencing, "/sink/fencing");
-      }
-    }
-  }
   if (const json* workload = get(document, "workload")) s.workload = read_workload(*workload);
-  if (const json* postgres = get(document, "postgres")) read_postgres(*postgres, s.services);
   if (const json* more = get(document, "servers")) read_servers(*more, s.services);
   read_protocol_choice(document, s);
   // The database server is in the world when the protocol needs it or the file configures it,
@@ -222,7 +215,7 @@ std::optional<Scenario> Loader::load(const json& document,
   s.world.node_count = *nodes_;
   // Today's worlds are one election group: every node, running the protocol on its key.
   s.world.groups = {sim::election_group(s.world.node_count, s.protocol, s.prepared.leader_key)};
-  s.services.sink.fencing = sink_fencing.value_or(s.prepared.fencing.value_or(true));
+  s.services.sink.fencing = s.services.sink_fencing.value_or(s.prepared.fencing.value_or(true));
   s.world.limits.max_events = limits.max_events;
   s.limits = limits;
   s.variant = variant.value_or("");

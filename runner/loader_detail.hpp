@@ -143,10 +143,9 @@ class Loader {
   void read_clock(const json& v, const std::string& pointer, sim::ClockConfig& clock,
                   ClockRanges& ranges);
   void read_clocks(const json& v, Scenario& s);
-  void read_store(const json& v, servers::Services& services);
-  void read_postgres(const json& v, servers::Services& services);
-  void read_redis(const json& v, servers::Services& services);
   void read_servers(const json& v, servers::Services& services);
+  // Every server kind's section of `document` (servers/registry.hpp), read by its kind.
+  void read_server_sections(const json& document, servers::Services& services);
   // The world's servers as the server registry will build them from `services`: known before
   // faults are read, which name servers by the topology's names.
   void build_topology(const servers::Services& services);

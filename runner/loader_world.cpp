@@ -1,5 +1,6 @@
 // The scenario loader (runner/loader_detail.hpp): the world's sections: nodes, duration,
-// network, disk, clocks, store, limits and workload.
+// network, disk, clocks, limits, workload and the registered servers; each server kind reads its
+// own section (servers/registry.hpp).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -390,137 +391,6 @@ void Loader::read_clocks(const json& v, Scenario& s) {
   }
 }
 
-// The store: one logical server (members 1, the default), or a replicated cluster of members
-// running Raft as etcd does. Defaults follow etcd 3.5: --election-timeout 1000ms,
-// --heartbeat-interval 100ms, --pre-vote true, CheckQuorum always on, the lessor's expiry checks
-// every 500ms; request_timeout follows etcdctl's --command-timeout (5s).
-void Loader::read_store(const json& v, servers::Services& services) {
-  servers::StoreConfig& store = services.store;
-  servers::ReplicationConfig& r = services.replication;
-  if (!check_object(v, "/store",
-                    {"min_ttl", "expiry_scan_interval", "members", "election_timeout",
-                     "heartbeat_interval", "pre_vote", "check_quorum", "lease_checkpoint",
-                     "request_timeout", "clients", "ticks", "tick_time", "expiry_scan_phase"},
-                    "the store section")) {
-    return;
-  }
-  // Every duration of the store is a timer of its own (min_ttl bounds the lease timers), so each
-  // has the protocols' lower bound.
-  if (const json* min_ttl = get(v, "min_ttl")) {
-    if (auto d = read_server_timer(*min_ttl, "/store/min_ttl", "no minimum")) store.min_ttl = *d;
-  }
-  if (const json* value = get(v, "tick_time")) {
-    // ZooKeeper's tickTime: what the zookeeper protocol's sessions are negotiated and expired in.
-    if (auto d = read_positive_duration(*value, "/store/tick_time")) store.tick_time = *d;
-  }
-  if (const json* members = get(v, "members")) {
-    const auto n = as_unsigned(*members);
-    if (!n || *n == 0 || *n > sim::kMaxStoreMembers) {
-      problem("/store/members",
-              fmt::format("a whole number of store members from 1 to {} (etcd runs 3 or 5)",
-                          sim::kMaxStoreMembers),
-              json_excerpt(*members));
-    } else {
-      r.members = static_cast<std::size_t>(*n);
-      store_members_ = r.members;
-    }
-  }
-  const bool replicated = r.members > 1;
-  std::optional<sim::Duration> scan;
-  if (const json* value = get(v, "expiry_scan_interval")) {
-    scan = read_server_timer(*value, "/store/expiry_scan_interval",
-                             "a lease expires exactly at its deadline");
-    if (scan && scan->count() == 0 && replicated) {
-      problem("/store/expiry_scan_interval",
-              "a duration above 0 for a replicated store (its leader checks for expired leases "
-              "periodically; etcd every \"500ms\")",
-              json_excerpt(*value));
-      scan.reset();
-    }
-  }
-  if (scan) store.expiry_scan_interval = *scan;
-  if (replicated && !get(v, "expiry_scan_interval")) {
-    store.expiry_scan_interval = std::chrono::milliseconds(500);  // etcd's lessor
-  }
-  if (const json* phase = get(v, "expiry_scan_phase")) {
-    // "random": each (re)start draws its first scan from (0, interval], as a real server's loop
-    // starts whenever its process did; "start": one interval after the (re)start, pinned.
-    const std::vector<std::string> phases = {"random", "start"};
-    const std::string text = phase->is_string() ? phase->get<std::string>() : std::string();
-    if (text == "random" || text == "start") {
-      store.random_scan_phase = text == "random";
-    } else {
-      problem("/store/expiry_scan_phase", "one of " + joined(phases, true), json_excerpt(*phase),
-              phase->is_string() ? did_you_mean(text, phases) : std::string());
-    }
-  }
-  r.raft.election_timeout_min = std::chrono::milliseconds(1000);
-  r.raft.heartbeat_interval = std::chrono::milliseconds(100);
-  r.raft.pre_vote = true;
-  r.raft.check_quorum = true;
-  r.request_timeout = std::chrono::seconds(5);
-  if (const json* value = get(v, "election_timeout")) {
-    if (auto d = read_server_timer(*value, "/store/election_timeout")) {
-      r.raft.election_timeout_min = *d;
-    }
-  }
-  // etcd-io/raft draws each election timeout from [electionTimeout, 2 × electionTimeout).
-  r.raft.election_timeout_max = r.raft.election_timeout_min * 2 - sim::Duration(1);
-  if (const json* value = get(v, "heartbeat_interval")) {
-    if (auto d = read_server_timer(*value, "/store/heartbeat_interval")) {
-      if (*d >= r.raft.election_timeout_min) {
-        problem("/store/heartbeat_interval",
-                fmt::format("a duration below election_timeout ({})",
-                            sim::format_duration(r.raft.election_timeout_min)),
-                json_excerpt(*value), "etcd recommends an election timeout of 10 heartbeats");
-      } else {
-        r.raft.heartbeat_interval = *d;
-      }
-    }
-  }
-  if (const json* value = get(v, "pre_vote")) {
-    if (auto b = read_bool(*value, "/store/pre_vote")) r.raft.pre_vote = *b;
-  }
-  if (const json* value = get(v, "check_quorum")) {
-    if (auto b = read_bool(*value, "/store/check_quorum")) r.raft.check_quorum = *b;
-  }
-  if (const json* value = get(v, "lease_checkpoint")) {
-    if (auto b = read_bool(*value, "/store/lease_checkpoint")) r.lease_checkpoint = *b;
-  }
-  if (const json* value = get(v, "ticks")) {
-    // etcd's members count every timer in ticks of --heartbeat-interval (raft.Config's
-    // ElectionTick = election-timeout / heartbeat-interval, HeartbeatTick = 1).
-    if (auto b = read_bool(*value, "/store/ticks"); b && *b) {
-      r.raft.tick = r.raft.heartbeat_interval;
-    }
-  }
-  if (const json* value = get(v, "request_timeout")) {
-    if (auto d = read_server_timer(*value, "/store/request_timeout")) r.request_timeout = *d;
-  }
-  if (const json* clients = get(v, "clients")) {
-    const std::size_t nodes = nodes_.value_or(0);
-    if (!clients->is_array() || clients->size() != nodes) {
-      problem("/store/clients",
-              fmt::format("an array of {} member indexes, one per node (the member each node "
-                          "talks to first)",
-                          nodes),
-              json_excerpt(*clients));
-    } else {
-      r.home.clear();
-      for (std::size_t i = 0; i < clients->size(); ++i) {
-        const auto k = as_unsigned((*clients)[i]);
-        if (!k || *k >= r.members) {
-          problem(fmt::format("/store/clients/{}", i),
-                  fmt::format("a member index from 0 to {}", r.members - 1),
-                  json_excerpt((*clients)[i]));
-          continue;
-        }
-        r.home.push_back(static_cast<std::size_t>(*k));
-      }
-    }
-  }
-}
-
 // A file may lower or raise the limits on events and trace size, never past their ceilings: a run
 // that needs more is better split (a shorter duration, no trace, or a sweep).
 void Loader::read_limits(const json& v, Limits& limits) {
@@ -600,108 +470,21 @@ protocols::WorkloadConfig Loader::read_workload(const json& v) {
   return workload;
 }
 
-// The database server's settings, with PostgreSQL's names and defaults (PostgreSQL 16
-// documentation, "Connection Settings": tcp_keepalives_idle, tcp_keepalives_interval,
-// tcp_keepalives_count, in whole seconds (a count), 0 selecting the operating system's default;
-// "Statement Behavior": idle_in_transaction_session_timeout in milliseconds, 0 disabling it). The
-// upper bounds are Linux's (man 7 tcp: TCP_KEEPIDLE and TCP_KEEPINTVL at most 32767 s, TCP_KEEPCNT
-// at most 127) and PostgreSQL's (an int of milliseconds).
-void Loader::read_postgres(const json& v, servers::Services& services) {
-  servers::PostgresConfig config;
-  if (!check_object(v, "/postgres",
-                    {"tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count",
-                     "idle_in_transaction_session_timeout"},
-                    "the postgres section")) {
-    return;
-  }
-  const std::size_t before = problems_.size();
-  constexpr std::int64_t kMaxKeepaliveSeconds = 32767;
-  const auto seconds = [&](const char* key, sim::Duration& out) {
-    const json* value = get(v, key);
-    if (value == nullptr) return;
-    const std::string pointer = child("/postgres", key);
-    const std::size_t problems_before = problems_.size();
-    const auto d = params::read_duration(*value, pointer, problems_);
-    if (problems_.size() != problems_before || !d) return;
-    if (d->count() % 1'000'000'000 != 0 || *d > std::chrono::seconds(kMaxKeepaliveSeconds)) {
-      problem(pointer,
-              fmt::format("a whole number of seconds from \"0s\" (the system default) to "
-                          "\"{}s\" (Linux's limit)",
-                          kMaxKeepaliveSeconds),
-              json_excerpt(*value));
-      return;
-    }
-    out = *d;
-  };
-  seconds("tcp_keepalives_idle", config.tcp_keepalives_idle);
-  seconds("tcp_keepalives_interval", config.tcp_keepalives_interval);
-  if (const json* count = get(v, "tcp_keepalives_count")) {
-    const auto n = as_unsigned(*count);
-    if (!n || *n > 127) {
-      problem("/postgres/tcp_keepalives_count",
-              "a whole number of probes from 0 (the system default) to 127 (Linux's limit)",
-              json_excerpt(*count));
-    } else {
-      config.tcp_keepalives_count = static_cast<std::int64_t>(*n);
-    }
-  }
-  if (const json* idle = get(v, "idle_in_transaction_session_timeout")) {
-    const std::string pointer = "/postgres/idle_in_transaction_session_timeout";
-    const std::size_t problems_before = problems_.size();
-    const auto d = params::read_duration(*idle, pointer, problems_);
-    if (problems_.size() == problems_before && d) {
-      constexpr std::int64_t kMaxMs = 2147483647;  // PostgreSQL's int of milliseconds
-      if (d->count() % 1'000'000 != 0 || *d > std::chrono::milliseconds(kMaxMs)) {
-        problem(pointer,
-                fmt::format("a whole number of milliseconds from \"0s\" (disabled) to \"{}ms\"",
-                            kMaxMs),
-                json_excerpt(*idle));
-      } else {
-        config.idle_in_transaction_session_timeout = *d;
-      }
-    }
-  }
-  if (problems_.size() == before) services.postgres = config;
-}
-
-// Redlock's independent Redis masters ("Distributed Locks with Redis": N = 5 in its example; any
-// count from 1 to electsim's 9 addresses) and their AOF fsync policy (redis.conf "appendfsync":
-// always, everysec, no; "Redis Persistence", redis.io/docs/management/persistence).
-void Loader::read_redis(const json& v, servers::Services& services) {
-  servers::RedisConfig config;
-  if (!check_object(v, "/redis", {"masters", "appendfsync"}, "the redis section")) return;
-  const std::size_t before = problems_.size();
-  if (const json* masters = get(v, "masters")) {
-    const auto n = as_unsigned(*masters);
-    if (!n || *n < 1 || *n > sim::kMaxRedisMasters) {
-      problem("/redis/masters",
-              fmt::format("a whole number of masters from 1 to {}", sim::kMaxRedisMasters),
-              json_excerpt(*masters));
-    } else {
-      config.masters = static_cast<std::size_t>(*n);
-      redis_masters_ = config.masters;
-    }
-  }
-  if (const json* mode = get(v, "appendfsync")) {
-    const std::vector<std::string> modes = {"always", "everysec", "no"};
-    const std::string text = mode->is_string() ? mode->get<std::string>() : std::string();
-    if (text == "always") {
-      config.appendfsync = servers::Appendfsync::always;
-    } else if (text == "everysec") {
-      config.appendfsync = servers::Appendfsync::everysec;
-    } else if (text == "no") {
-      config.appendfsync = servers::Appendfsync::no;
-    } else {
-      problem("/redis/appendfsync", "one of " + joined(modes, true), json_excerpt(*mode),
-              mode->is_string() ? did_you_mean(text, modes) : std::string());
-    }
-  }
-  if (problems_.size() == before) services.redis = config;
-}
-
 }  // namespace electsim::runner::detail
 
 namespace electsim::runner::detail {
+
+void Loader::read_server_sections(const json& document, servers::Services& services) {
+  const servers::SectionContext context{nodes_.value_or(0)};
+  for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
+    if (kind.section.empty() || !kind.read) continue;
+    if (const json* section = get(document, kind.section.c_str())) {
+      kind.read(*section, context, problems_, services);
+    }
+  }
+  store_members_ = services.replication.members;
+  if (services.redis) redis_masters_ = services.redis->masters;
+}
 
 // Servers of kinds registered beside the built-in ones (servers/registry.hpp), each kind with how
 // many it has: {"echo": 2} gives "echo:0" and "echo:1". The built-in kinds have sections of their

@@ -14,6 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "params/params.hpp"
 #include "servers/world.hpp"
 #include "sim/kernel.hpp"
 #include "sim/topology.hpp"
@@ -49,6 +52,16 @@ class WorldBuilder {
   std::size_t next_free_ = sim::kFirstFreeServerSlot;
 };
 
+// What a kind's section reader knows of the scenario besides its section.
+struct SectionContext {
+  std::size_t node_count = 0;
+};
+// Checks a kind's section and fills `services` from it, each problem at its JSON pointer under
+// "/<section>".
+using SectionReader =
+    std::function<void(const nlohmann::json& section, const SectionContext& context,
+                       params::Problems& problems, Services& services)>;
+
 struct ServerKindInfo {
   std::string name;         // its kind in topologies, traces and `electsim list servers`
   std::string description;  // one line
@@ -61,6 +74,10 @@ struct ServerKindInfo {
   // Adds its servers to the world when `services` asks for them (the loader fills Services from
   // the scenario's sections; tests fill it by hand).
   std::function<void(const Services& services, WorldBuilder& world)> add;
+  // The scenario key of the section that configures this kind ("store") and its reader; "" and
+  // none for a kind configured by count in `servers` alone. The loader reads every kind's section.
+  std::string section;
+  SectionReader read;
 };
 
 // The most servers of one registered kind a scenario may ask for (Services::more).
@@ -72,8 +89,8 @@ const ServerKindInfo* find_server_kind(std::string_view name);
 // Registers a kind defined outside this folder (a test's server). Call it before any world is
 // built, never while one is (the table is not locked); a second kind of one name is refused.
 void register_server_kind(ServerKindInfo kind);
-// Whether `name` is one of the built-in kinds, which scenarios configure in sections of their own
-// rather than in `servers`.
+// Whether `name` is one of the built-in kinds, whose servers come from sections of their own
+// rather than from counts in `servers`.
 bool is_built_in(std::string_view name);
 // How many servers of `kind` `services` asks for in Services::more (0 for none).
 std::size_t servers_of(const Services& services, std::string_view kind);

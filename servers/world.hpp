@@ -4,6 +4,8 @@
 // ServerSpecs.
 #pragma once
 
+#include <any>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,6 +34,8 @@ struct ReplicationConfig {
 struct Services {
   StoreConfig store;
   SinkConfig sink;
+  // The sink section's fencing, when it gives one: it overrides the protocol's own.
+  std::optional<bool> sink_fencing;
   sim::ClockConfig store_clock;  // every member's; the sink's clock is perfect
   ReplicationConfig replication;
   // The database server (servers/postgres), in worlds whose protocol or scenario asks for it.
@@ -41,6 +45,9 @@ struct Services {
   std::vector<sim::ClockConfig> redis_clocks;  // by master; missing ones are perfect
   // Servers of kinds registered from outside this folder (a test's), by kind: how many of each.
   std::vector<std::pair<std::string, std::size_t>> more;
+  // Such a kind's settings, as its section reader validated them, by kind; its `add` knows the
+  // type it stored.
+  std::map<std::string, std::any, std::less<>> settings;
 };
 
 // Adds every registered kind's servers that `services` asks for to `world`, in the registry's

@@ -1,8 +1,13 @@
 // The database server as a kind of server (servers/registry.hpp), in worlds whose protocol or
 // scenario asks for it.
 #include <memory>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
 #include <string>
 
+#include "params/section.hpp"
 #include "servers/postgres/postgres_server.hpp"
 #include "servers/registry.hpp"
 
@@ -15,6 +20,85 @@ const ServerForm kDatabase{
     "the database",
     {true, sim::ServerLane::process,
      sim::kProcessFaults | sim::fault_bit(sim::FaultKind::operator_clear), true}};
+
+using nlohmann::json;
+using params::add_problem;
+using params::as_unsigned;
+using params::check_object;
+using params::child_pointer;
+using params::read_duration;
+using params::did_you_mean;
+using params::joined;
+using params::json_excerpt;
+using params::member;
+using params::read_bool;
+using params::read_positive_duration;
+using params::read_server_timer;
+
+// The database server's settings, with PostgreSQL's names and defaults (PostgreSQL 16
+// documentation, "Connection Settings": tcp_keepalives_idle, tcp_keepalives_interval,
+// tcp_keepalives_count, in whole seconds (a count), 0 selecting the operating system's default;
+// "Statement Behavior": idle_in_transaction_session_timeout in milliseconds, 0 disabling it). The
+// upper bounds are Linux's (man 7 tcp: TCP_KEEPIDLE and TCP_KEEPINTVL at most 32767 s, TCP_KEEPCNT
+// at most 127) and PostgreSQL's (an int of milliseconds).
+void read_postgres_section(const nlohmann::json& v, const SectionContext&,
+                           params::Problems& problems, Services& services) {
+  PostgresConfig config;
+  if (!check_object(v, "/postgres",
+                    {"tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count",
+                     "idle_in_transaction_session_timeout"},
+                    "the postgres section", problems)) {
+    return;
+  }
+  const std::size_t before = problems.size();
+  constexpr std::int64_t kMaxKeepaliveSeconds = 32767;
+  const auto seconds = [&](const char* key, sim::Duration& out) {
+    const json* value = member(v, key);
+    if (value == nullptr) return;
+    const std::string pointer = child_pointer("/postgres", key);
+    const std::size_t problems_before = problems.size();
+    const auto d = read_duration(*value, pointer, problems);
+    if (problems.size() != problems_before || !d) return;
+    if (d->count() % 1'000'000'000 != 0 || *d > std::chrono::seconds(kMaxKeepaliveSeconds)) {
+      add_problem(problems, pointer,
+                  fmt::format("a whole number of seconds from \"0s\" (the system default) to "
+                              "\"{}s\" (Linux's limit)",
+                              kMaxKeepaliveSeconds),
+                  json_excerpt(*value));
+      return;
+    }
+    out = *d;
+  };
+  seconds("tcp_keepalives_idle", config.tcp_keepalives_idle);
+  seconds("tcp_keepalives_interval", config.tcp_keepalives_interval);
+  if (const json* count = member(v, "tcp_keepalives_count")) {
+    const auto n = as_unsigned(*count);
+    if (!n || *n > 127) {
+      add_problem(problems, "/postgres/tcp_keepalives_count",
+                  "a whole number of probes from 0 (the system default) to 127 (Linux's limit)",
+                  json_excerpt(*count));
+    } else {
+      config.tcp_keepalives_count = static_cast<std::int64_t>(*n);
+    }
+  }
+  if (const json* idle = member(v, "idle_in_transaction_session_timeout")) {
+    const std::string pointer = "/postgres/idle_in_transaction_session_timeout";
+    const std::size_t problems_before = problems.size();
+    const auto d = read_duration(*idle, pointer, problems);
+    if (problems.size() == problems_before && d) {
+      constexpr std::int64_t kMaxMs = 2147483647;  // PostgreSQL's int of milliseconds
+      if (d->count() % 1'000'000 != 0 || *d > std::chrono::milliseconds(kMaxMs)) {
+        add_problem(problems, pointer,
+                    fmt::format("a whole number of milliseconds from \"0s\" (disabled) to \"{}ms\"",
+                                kMaxMs),
+                    json_excerpt(*idle));
+      } else {
+        config.idle_in_transaction_session_timeout = *d;
+      }
+    }
+  }
+  if (problems.size() == before) services.postgres = config;
+}
 
 }  // namespace
 
@@ -30,7 +114,9 @@ ServerKindInfo postgres_kind() {
                 "postgres", sim::server_kind::postgres, "", kDatabase, sim::ClockConfig{},
                 [config = *services.postgres] { return std::make_unique<PostgresServer>(config); },
                 sim::server_slot(sim::kPostgresEndpoint));
-          }};
+          },
+          "postgres",
+          read_postgres_section};
 }
 
 }  // namespace electsim::servers

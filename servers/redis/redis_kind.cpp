@@ -1,8 +1,13 @@
 // Redlock's independent Redis masters as a kind of server (servers/registry.hpp), in worlds whose
 // protocol or scenario asks for them.
 #include <memory>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
 #include <string>
 
+#include "params/section.hpp"
 #include "servers/redis/redis_server.hpp"
 #include "servers/registry.hpp"
 #include "sim/assert.hpp"
@@ -29,6 +34,56 @@ void add_masters(const Services& services, WorldBuilder& builder) {
   }
 }
 
+using nlohmann::json;
+using params::add_problem;
+using params::as_unsigned;
+using params::check_object;
+using params::child_pointer;
+using params::read_duration;
+using params::did_you_mean;
+using params::joined;
+using params::json_excerpt;
+using params::member;
+using params::read_bool;
+using params::read_positive_duration;
+using params::read_server_timer;
+
+// Redlock's independent Redis masters ("Distributed Locks with Redis": N = 5 in its example; any
+// count from 1 to electsim's 9 addresses) and their AOF fsync policy (redis.conf "appendfsync":
+// always, everysec, no; "Redis Persistence", redis.io/docs/management/persistence).
+void read_redis_section(const nlohmann::json& v, const SectionContext&, params::Problems& problems,
+                        Services& services) {
+  RedisConfig config;
+  if (!check_object(v, "/redis", {"masters", "appendfsync"}, "the redis section", problems)) return;
+  const std::size_t before = problems.size();
+  if (const json* masters = member(v, "masters")) {
+    const auto n = as_unsigned(*masters);
+    if (!n || *n < 1 || *n > sim::kMaxRedisMasters) {
+      add_problem(problems, "/redis/masters",
+                  fmt::format("a whole number of masters from 1 to {}", sim::kMaxRedisMasters),
+                  json_excerpt(*masters));
+    } else {
+      config.masters = static_cast<std::size_t>(*n);
+    }
+  }
+  if (const json* mode = member(v, "appendfsync")) {
+    const std::vector<std::string> modes = {"always", "everysec", "no"};
+    const std::string text = mode->is_string() ? mode->get<std::string>() : std::string();
+    if (text == "always") {
+      config.appendfsync = Appendfsync::always;
+    } else if (text == "everysec") {
+      config.appendfsync = Appendfsync::everysec;
+    } else if (text == "no") {
+      config.appendfsync = Appendfsync::no;
+    } else {
+      add_problem(problems, "/redis/appendfsync", "one of " + joined(modes, true),
+                  json_excerpt(*mode),
+                  mode->is_string() ? did_you_mean(text, modes) : std::string());
+    }
+  }
+  if (problems.size() == before) services.redis = config;
+}
+
 }  // namespace
 
 ServerKindInfo redis_kind() {
@@ -37,7 +92,9 @@ ServerKindInfo redis_kind() {
           {kMaster},
           "Redis masters",
           "Redis masters exist only with the redlock protocol or a redis section",
-          add_masters};
+          add_masters,
+          "redis",
+          read_redis_section};
 }
 
 }  // namespace electsim::servers

@@ -2,6 +2,7 @@
 #include <memory>
 #include <string>
 
+#include "params/section.hpp"
 #include "servers/registry.hpp"
 #include "servers/sink/sink_server.hpp"
 
@@ -12,6 +13,15 @@ namespace {
 // The protected database is what harm is measured at, not a coordinator, and no fault names it
 // as its target (links faults still cut it off).
 const ServerForm kSink{"the sink", {false, sim::ServerLane::sink, 0, false}};
+
+// {"fencing": false} runs the sink without fencing whatever the protocol asks for.
+void read_sink_section(const nlohmann::json& v, const SectionContext&, params::Problems& problems,
+                       Services& services) {
+  if (!params::check_object(v, "/sink", {"fencing"}, "the sink section", problems)) return;
+  if (const nlohmann::json* fencing = params::member(v, "fencing")) {
+    services.sink_fencing = params::read_bool(*fencing, "/sink/fencing", problems);
+  }
+}
 
 }  // namespace
 
@@ -26,7 +36,9 @@ ServerKindInfo sink_kind() {
                 "sink", sim::server_kind::sink, "", kSink, sim::ClockConfig{},
                 [config = services.sink] { return std::make_unique<SinkServer>(config); },
                 sim::server_slot(sim::kSinkEndpoint));
-          }};
+          },
+          "sink",
+          read_sink_section};
 }
 
 }  // namespace electsim::servers

@@ -1,8 +1,13 @@
 // The store as a kind of server (servers/registry.hpp): one logical server at the store's
 // address, or a replicated cluster of members running Raft as etcd does.
 #include <memory>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
 #include <string>
 
+#include "params/section.hpp"
 #include "servers/registry.hpp"
 #include "servers/store/member.hpp"
 #include "servers/store/store_server.hpp"
@@ -60,6 +65,154 @@ void add_store(const Services& services, WorldBuilder& builder) {
   client.home = r.home;
 }
 
+using nlohmann::json;
+using params::add_problem;
+using params::as_unsigned;
+using params::check_object;
+using params::child_pointer;
+using params::read_duration;
+using params::did_you_mean;
+using params::joined;
+using params::json_excerpt;
+using params::member;
+using params::read_bool;
+using params::read_positive_duration;
+using params::read_server_timer;
+
+// The store: one logical server (members 1, the default), or a replicated cluster of members
+// running Raft as etcd does. Defaults follow etcd 3.5: --election-timeout 1000ms,
+// --heartbeat-interval 100ms, --pre-vote true, CheckQuorum always on, the lessor's expiry checks
+// every 500ms; request_timeout follows etcdctl's --command-timeout (5s).
+void read_store_section(const nlohmann::json& v, const SectionContext& context,
+                        params::Problems& problems, Services& services) {
+  StoreConfig& store = services.store;
+  ReplicationConfig& r = services.replication;
+  if (!check_object(v, "/store",
+                    {"min_ttl", "expiry_scan_interval", "members", "election_timeout",
+                     "heartbeat_interval", "pre_vote", "check_quorum", "lease_checkpoint",
+                     "request_timeout", "clients", "ticks", "tick_time", "expiry_scan_phase"},
+                    "the store section", problems)) {
+    return;
+  }
+  // Every duration of the store is a timer of its own (min_ttl bounds the lease timers), so each
+  // has the protocols' lower bound.
+  if (const json* min_ttl = member(v, "min_ttl")) {
+    if (auto d = read_server_timer(*min_ttl, "/store/min_ttl", problems, "no minimum"))
+      store.min_ttl = *d;
+  }
+  if (const json* value = member(v, "tick_time")) {
+    // ZooKeeper's tickTime: what the zookeeper protocol's sessions are negotiated and expired in.
+    if (auto d = read_positive_duration(*value, "/store/tick_time", problems)) store.tick_time = *d;
+  }
+  if (const json* members = member(v, "members")) {
+    const auto n = as_unsigned(*members);
+    if (!n || *n == 0 || *n > sim::kMaxStoreMembers) {
+      add_problem(problems, "/store/members",
+                  fmt::format("a whole number of store members from 1 to {} (etcd runs 3 or 5)",
+                              sim::kMaxStoreMembers),
+                  json_excerpt(*members));
+    } else {
+      r.members = static_cast<std::size_t>(*n);
+    }
+  }
+  const bool replicated = r.members > 1;
+  std::optional<sim::Duration> scan;
+  if (const json* value = member(v, "expiry_scan_interval")) {
+    scan = read_server_timer(*value, "/store/expiry_scan_interval", problems,
+                             "a lease expires exactly at its deadline");
+    if (scan && scan->count() == 0 && replicated) {
+      add_problem(problems, "/store/expiry_scan_interval",
+                  "a duration above 0 for a replicated store (its leader checks for expired leases "
+                  "periodically; etcd every \"500ms\")",
+                  json_excerpt(*value));
+      scan.reset();
+    }
+  }
+  if (scan) store.expiry_scan_interval = *scan;
+  if (replicated && !member(v, "expiry_scan_interval")) {
+    store.expiry_scan_interval = std::chrono::milliseconds(500);  // etcd's lessor
+  }
+  if (const json* phase = member(v, "expiry_scan_phase")) {
+    // "random": each (re)start draws its first scan from (0, interval], as a real server's loop
+    // starts whenever its process did; "start": one interval after the (re)start, pinned.
+    const std::vector<std::string> phases = {"random", "start"};
+    const std::string text = phase->is_string() ? phase->get<std::string>() : std::string();
+    if (text == "random" || text == "start") {
+      store.random_scan_phase = text == "random";
+    } else {
+      add_problem(problems, "/store/expiry_scan_phase", "one of " + joined(phases, true),
+                  json_excerpt(*phase),
+                  phase->is_string() ? did_you_mean(text, phases) : std::string());
+    }
+  }
+  r.raft.election_timeout_min = std::chrono::milliseconds(1000);
+  r.raft.heartbeat_interval = std::chrono::milliseconds(100);
+  r.raft.pre_vote = true;
+  r.raft.check_quorum = true;
+  r.request_timeout = std::chrono::seconds(5);
+  if (const json* value = member(v, "election_timeout")) {
+    if (auto d = read_server_timer(*value, "/store/election_timeout", problems)) {
+      r.raft.election_timeout_min = *d;
+    }
+  }
+  // etcd-io/raft draws each election timeout from [electionTimeout, 2 × electionTimeout).
+  r.raft.election_timeout_max = r.raft.election_timeout_min * 2 - sim::Duration(1);
+  if (const json* value = member(v, "heartbeat_interval")) {
+    if (auto d = read_server_timer(*value, "/store/heartbeat_interval", problems)) {
+      if (*d >= r.raft.election_timeout_min) {
+        add_problem(problems, "/store/heartbeat_interval",
+                    fmt::format("a duration below election_timeout ({})",
+                                sim::format_duration(r.raft.election_timeout_min)),
+                    json_excerpt(*value), "etcd recommends an election timeout of 10 heartbeats");
+      } else {
+        r.raft.heartbeat_interval = *d;
+      }
+    }
+  }
+  if (const json* value = member(v, "pre_vote")) {
+    if (auto b = read_bool(*value, "/store/pre_vote", problems)) r.raft.pre_vote = *b;
+  }
+  if (const json* value = member(v, "check_quorum")) {
+    if (auto b = read_bool(*value, "/store/check_quorum", problems)) r.raft.check_quorum = *b;
+  }
+  if (const json* value = member(v, "lease_checkpoint")) {
+    if (auto b = read_bool(*value, "/store/lease_checkpoint", problems)) r.lease_checkpoint = *b;
+  }
+  if (const json* value = member(v, "ticks")) {
+    // etcd's members count every timer in ticks of --heartbeat-interval (raft.Config's
+    // ElectionTick = election-timeout / heartbeat-interval, HeartbeatTick = 1).
+    if (auto b = read_bool(*value, "/store/ticks", problems); b && *b) {
+      r.raft.tick = r.raft.heartbeat_interval;
+    }
+  }
+  if (const json* value = member(v, "request_timeout")) {
+    if (auto d = read_server_timer(*value, "/store/request_timeout", problems))
+      r.request_timeout = *d;
+  }
+  if (const json* clients = member(v, "clients")) {
+    const std::size_t nodes = context.node_count;
+    if (!clients->is_array() || clients->size() != nodes) {
+      add_problem(problems, "/store/clients",
+                  fmt::format("an array of {} member indexes, one per node (the member each node "
+                              "talks to first)",
+                              nodes),
+                  json_excerpt(*clients));
+    } else {
+      r.home.clear();
+      for (std::size_t i = 0; i < clients->size(); ++i) {
+        const auto k = as_unsigned((*clients)[i]);
+        if (!k || *k >= r.members) {
+          add_problem(problems, fmt::format("/store/clients/{}", i),
+                      fmt::format("a member index from 0 to {}", r.members - 1),
+                      json_excerpt((*clients)[i]));
+          continue;
+        }
+        r.home.push_back(static_cast<std::size_t>(*k));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 ServerKindInfo store_kind() {
@@ -69,7 +222,9 @@ ServerKindInfo store_kind() {
           {kSingle, kMember},
           "store members",
           "store members exist only in a replicated store: set store.members to 3 or 5",
-          add_store};
+          add_store,
+          "store",
+          read_store_section};
 }
 
 }  // namespace electsim::servers

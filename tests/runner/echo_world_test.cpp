@@ -4,6 +4,7 @@
 // it. Nothing outside tests/servers/echo names the kind: all of it comes from its registration.
 #include <catch2/catch.hpp>
 
+#include <any>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -19,6 +20,7 @@
 #include "runner/search.hpp"
 #include "sim/topology.hpp"
 #include "tests/files.hpp"
+#include "tests/servers/echo/echo.hpp"
 
 using namespace electsim;
 using electsim::testing::slurp;
@@ -163,6 +165,26 @@ TEST_CASE("echo world: bad declarations and faults the kind does not take are re
                                             "does nothing"));
   d["faults"] = json::array({{{"at", "1s"}, {"kind", "crash"}, {"target", "echo:2"}}});
   CHECK_THAT(load_error(d), Catch::Contains("\"echo:0\", \"echo:1\""));  // the names it has
+}
+
+TEST_CASE("echo world: the kind reads its own section, as the built-in kinds read theirs") {
+  json d = echo_document();
+  d["echo"] = {{"copies", 3}};
+  const runner::Scenario s = load(d);
+  const auto it = s.services.settings.find("echo");
+  REQUIRE(it != s.services.settings.end());
+  CHECK(std::any_cast<testing::EchoConfig>(it->second).copies == 3);
+  CHECK(load(echo_document()).services.settings.count("echo") == 0);  // no section, no settings
+
+  d["echo"] = {{"copies", 0}};
+  CHECK_THAT(load_error(d), Catch::Contains("at /echo/copies: expected a whole number of copies "
+                                            "from 1 to 16, found 0"));
+  d["echo"] = {{"copis", 2}};
+  CHECK_THAT(load_error(d), Catch::Contains("at /echo/copis: expected one of the keys of the echo "
+                                            "section: copies, found unknown key \"copis\"; did you "
+                                            "mean \"copies\"?"));
+  d["echo"] = "loud";
+  CHECK_THAT(load_error(d), Catch::Contains("at /echo: expected an object (the echo section)"));
 }
 
 TEST_CASE("echo world: the search's nemesis aims at the echo servers") {

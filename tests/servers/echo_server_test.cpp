@@ -21,11 +21,12 @@ using electsim::testing::EchoServer;
 
 // The world's servers with `echoes` echo servers: the store, the sink, then the echoes at the
 // first addresses no built-in server keeps.
-WorldConfig echo_world(std::size_t echoes) {
+WorldConfig echo_world(std::size_t echoes, std::size_t copies = 1) {
   WorldConfig world;
   world.node_count = 1;
   electsim::servers::Services services;
   services.more.emplace_back("echo", echoes);
+  if (copies != 1) services.settings["echo"] = electsim::testing::EchoConfig{copies};
   electsim::servers::add_services(world, services);
   return world;
 }
@@ -55,8 +56,8 @@ const Endpoint kEcho = server_endpoint(kFirstFreeServerSlot);
 struct EchoWorld {
   std::vector<LocalTime> echoes;
   std::unique_ptr<Kernel> kernel;
-  explicit EchoWorld(std::vector<FaultSpec> faults = {}) {
-    WorldConfig world = echo_world(1);
+  explicit EchoWorld(std::vector<FaultSpec> faults = {}, std::size_t copies = 1) {
+    WorldConfig world = echo_world(1, copies);
     world.duration = 1s;
     world.network.latency = Distribution::constant_of(5ms);
     world.faults = std::move(faults);
@@ -135,3 +136,10 @@ TEST_CASE("echo server: isolating the server cuts it off like any node") {
 }
 
 }  // namespace
+
+TEST_CASE("echo server: its kind's settings reach every server it adds") {
+  const EchoWorld once;
+  const EchoWorld thrice({}, 3);
+  REQUIRE_FALSE(once.echoes.empty());
+  CHECK(thrice.echoes.size() == 3 * once.echoes.size());
+}

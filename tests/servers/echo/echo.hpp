@@ -2,21 +2,34 @@
 // the same message. It shows what a new kind of server costs: these two files and the one
 // registration in echo.cpp. Through the server registry it gets its addresses, its names in
 // traces ("echo:0", "echo:1"), the faults it takes, a lane in the pictures and the search's reach,
-// and a scenario declares it with {"servers": {"echo": 2}}.
+// and a scenario declares it with {"servers": {"echo": 2}} and configures it in a section of its
+// own, {"echo": {"copies": 2}}.
 #pragma once
+
+#include <cstddef>
 
 #include "sim/process.hpp"
 
 namespace electsim::testing {
 
+// The echo section's settings.
+struct EchoConfig {
+  std::size_t copies = 1;  // answers to each message
+};
+inline constexpr std::size_t kMaxEchoCopies = 16;
+
 class EchoServer final : public sim::Process {
  public:
+  explicit EchoServer(EchoConfig config = {}) : config_(config) {}
   void on_start(sim::ProcessContext&) override {}
   void on_message(sim::ProcessContext& ctx, sim::Endpoint from, const sim::Message& m) override {
-    ctx.send(from, m);
+    for (std::size_t i = 0; i < config_.copies; ++i) ctx.send(from, m);
   }
   void on_payload(sim::ProcessContext&, sim::Endpoint, std::uint32_t, sim::Payload&&) override {}
   void on_timer(sim::ProcessContext&, sim::TimerId, sim::TimerTag) override {}
+
+ private:
+  EchoConfig config_;
 };
 
 // The faults an echo server takes: every process fault (crash, restart, pause, isolate, stop and
