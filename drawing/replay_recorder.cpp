@@ -20,18 +20,8 @@
 #include "sim/store_types.hpp"
 
 namespace electsim::drawing {
-using analysis::append_json_string;
 
-using analysis::Breach;
-using analysis::Failover;
-using analysis::format_summary;
-using analysis::LeaderInterval;
-using analysis::Report;
-using analysis::RunInfo;
-using analysis::SameEpochLeaders;
-using analysis::StaleWrite;
 using analysis::TraceHeader;
-using analysis::Verdict;
 
 namespace {
 

@@ -26,14 +26,9 @@ using params::add_problem;
 using params::as_unsigned;
 using params::check_object;
 using params::child_pointer;
-using params::read_duration;
-using params::did_you_mean;
-using params::joined;
 using params::json_excerpt;
 using params::member;
-using params::read_bool;
-using params::read_positive_duration;
-using params::read_server_timer;
+using params::read_duration;
 
 // The database server's settings, with PostgreSQL's names and defaults (PostgreSQL 16
 // documentation, "Connection Settings": tcp_keepalives_idle, tcp_keepalives_interval,

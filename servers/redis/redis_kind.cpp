@@ -38,15 +38,10 @@ using nlohmann::json;
 using params::add_problem;
 using params::as_unsigned;
 using params::check_object;
-using params::child_pointer;
-using params::read_duration;
 using params::did_you_mean;
 using params::joined;
 using params::json_excerpt;
 using params::member;
-using params::read_bool;
-using params::read_positive_duration;
-using params::read_server_timer;
 
 // Redlock's independent Redis masters ("Distributed Locks with Redis": N = 5 in its example; any
 // count from 1 to electsim's 9 addresses) and their AOF fsync policy (redis.conf "appendfsync":

@@ -69,8 +69,6 @@ using nlohmann::json;
 using params::add_problem;
 using params::as_unsigned;
 using params::check_object;
-using params::child_pointer;
-using params::read_duration;
 using params::did_you_mean;
 using params::joined;
 using params::json_excerpt;
