@@ -3,6 +3,7 @@
 // the reader reports malformed lines with their line number.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -594,4 +595,55 @@ TEST_CASE("trace: blank lines are skipped and a missing file is an error") {
   const analysis::TraceReadResult missing =
       analysis::read_trace_file((fs::temp_directory_path() / "electsim-no-such-trace").string());
   CHECK_THAT(missing.error, Catch::StartsWith("cannot open the trace"));
+}
+
+namespace {
+
+// The hash as docs/trace-format.md defines it: FNV-1a over each event's fields as little-endian
+// bytes (time 8, kind 1, code 2, node 4, peer 4, a to d 8 each, the text's length 4), then the
+// text, one byte at a time.
+std::uint64_t fnv1a_by_the_book(const std::vector<Event>& events) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  const auto byte = [&h](std::uint8_t b) { h = (h ^ b) * 0x100000001b3ull; };
+  const auto field = [&](std::uint64_t v, int width) {
+    for (int i = 0; i < width; ++i) byte(static_cast<std::uint8_t>(v >> (8 * i)));
+  };
+  for (const Event& e : events) {
+    field(static_cast<std::uint64_t>(e.time.ns), 8);
+    field(static_cast<std::uint64_t>(e.kind), 1);
+    field(e.code, 2);
+    field(static_cast<std::uint32_t>(e.node), 4);
+    field(static_cast<std::uint32_t>(e.peer), 4);
+    field(static_cast<std::uint64_t>(e.a), 8);
+    field(static_cast<std::uint64_t>(e.b), 8);
+    field(static_cast<std::uint64_t>(e.c), 8);
+    field(static_cast<std::uint64_t>(e.d), 8);
+    field(static_cast<std::uint32_t>(e.text.size()), 4);
+    for (const char ch : e.text) byte(static_cast<std::uint8_t>(ch));
+  }
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("trace: the hasher computes FNV-1a over the documented bytes, whatever the values") {
+  std::vector<Event> events = rich_stream();
+  // Values at every width's edges: zero, one byte, all bytes, negative (all bytes set).
+  for (const std::int64_t v :
+       {std::int64_t{0}, std::int64_t{1}, std::int64_t{255}, std::int64_t{256}, std::int64_t{-1},
+        INT64_MIN, INT64_MAX, std::int64_t{1} << 40, std::int64_t{0x0100000000000000}}) {
+    Event e = make(EventKind::sink_write, 3, static_cast<sim::NodeId>(v & 0x7fff));
+    e.time = sim::Time(v < 0 ? 0 : v);
+    e.code = static_cast<std::uint16_t>(v);
+    e.peer = static_cast<sim::NodeId>(v);
+    e.a = v;
+    e.b = -v;
+    e.c = v >> 7;
+    e.d = v ^ 0x5a5a;
+    e.text = v == 0 ? std::string() : std::string(static_cast<std::size_t>(v & 7), 'x');
+    events.push_back(e);
+  }
+  analysis::TraceHasher hasher;
+  for (const Event& e : events) hasher.on_event(e);
+  CHECK(hasher.value() == fnv1a_by_the_book(events));
 }
