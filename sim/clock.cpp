@@ -15,7 +15,15 @@ constexpr std::int64_t kLocalLimit = std::int64_t{1} << 62;
 __extension__ typedef __int128 Int128;  // exact products of ns and ppb
 
 // floor(a * b / c) for c > 0, without overflow for the magnitudes a run can reach.
+// A product that fits 64 bits (every reading of a clock without drift, most with it) is divided
+// in 64 bits: a 128-bit division is a library call, and clocks are read on every event.
 std::int64_t mul_div_floor(std::int64_t a, std::int64_t b, std::int64_t c) {
+  std::int64_t p64 = 0;
+  if (!__builtin_mul_overflow(a, b, &p64)) {
+    std::int64_t q = p64 / c;
+    if ((p64 % c != 0) && ((p64 < 0) != (c < 0))) --q;
+    return q;
+  }
   Int128 p = static_cast<Int128>(a) * b;
   Int128 q = p / c;
   if ((p % c != 0) && ((p < 0) != (c < 0))) --q;
