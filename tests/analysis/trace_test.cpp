@@ -637,10 +637,11 @@ TEST_CASE("trace: the hasher computes FNV-1a over the documented bytes, whatever
     e.code = static_cast<std::uint16_t>(v);
     e.peer = static_cast<sim::NodeId>(v);
     e.a = v;
-    e.b = -v;
+    e.b = static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(v));  // -v, without overflow
     e.c = v >> 7;
     e.d = v ^ 0x5a5a;
-    e.text = v == 0 ? std::string() : std::string(static_cast<std::size_t>(v & 7), 'x');
+    constexpr std::string_view kText = "xxxxxxx";  // outlives the events that view it
+    e.text = kText.substr(0, static_cast<std::size_t>(v & 7));
     events.push_back(e);
   }
   analysis::TraceHasher hasher;
