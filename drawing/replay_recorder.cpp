@@ -26,15 +26,6 @@ using analysis::TraceHeader;
 namespace {
 
 constexpr std::int64_t kBillion = 1'000'000'000;
-__extension__ typedef __int128 Int128;  // exact products of ns and ppb, as in sim/clock.cpp
-
-// floor(a * b / 1e9), exactly.
-std::int64_t mul_div_billion_floor(std::int64_t a, std::int64_t b) {
-  const Int128 p = static_cast<Int128>(a) * b;
-  Int128 q = p / kBillion;
-  if (p % kBillion != 0 && p < 0) --q;
-  return static_cast<std::int64_t>(q);
-}
 
 std::size_t kind_index(sim::EventKind kind) {
   return static_cast<std::size_t>(kind);
@@ -108,7 +99,7 @@ std::span<const std::string_view> replay_derived_fields() {
 
 std::int64_t clock_segment_reading(const ClockSegment& segment, std::int64_t t_ns) {
   const std::int64_t elapsed = t_ns - segment.anchor_ns;
-  return segment.base_ns + elapsed + mul_div_billion_floor(elapsed, segment.drift_ppb);
+  return segment.base_ns + elapsed + sim::mul_div_floor(elapsed, segment.drift_ppb, kBillion);
 }
 
 // ---- Recorder
@@ -151,8 +142,9 @@ void ReplayRecorder::rebuild_from(const Clock& clock, std::vector<ClockSegment>&
     const std::int64_t elapsed = from - clock.anchor_ns;
     const std::int64_t drift = clock.model.drift_ppb();
     const std::int64_t reading = clock.model.local_at(sim::Time(from)).ns;
-    segments.push_back(ClockSegment{
-        from, clock.anchor_ns, reading - elapsed - mul_div_billion_floor(elapsed, drift), drift});
+    segments.push_back(
+        ClockSegment{from, clock.anchor_ns,
+                     reading - elapsed - sim::mul_div_floor(elapsed, drift, kBillion), drift});
   };
   add(at_ns);
   for (const std::int64_t step_at : clock.scheduled_steps_ns) {

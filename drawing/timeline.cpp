@@ -9,19 +9,7 @@
 
 namespace electsim::drawing {
 
-namespace {
-
-__extension__ typedef __int128 Int128;  // exact products of ns and ppb, as in sim/clock.cpp
-
-// floor(a * b / c) for c > 0, the rounding sim::ClockModel uses.
-std::int64_t mul_div_floor(std::int64_t a, std::int64_t b, std::int64_t c) {
-  const Int128 p = static_cast<Int128>(a) * b;
-  Int128 q = p / c;
-  if ((p % c != 0) && ((p < 0) != (c < 0))) --q;
-  return static_cast<std::int64_t>(q);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 namespace timeline_record {
 
@@ -96,8 +84,8 @@ const char* hold_end_name(HoldEnd end) {
 }
 
 sim::LocalTime TimelineClockSegment::local_at(Time t) const {
-  const std::int64_t drift_part = mul_div_floor(t.ns - drift_since.ns, drift_ppb, kBillion) -
-                                  mul_div_floor(from.ns - drift_since.ns, drift_ppb, kBillion);
+  const std::int64_t drift_part = sim::mul_div_floor(t.ns - drift_since.ns, drift_ppb, kBillion) -
+                                  sim::mul_div_floor(from.ns - drift_since.ns, drift_ppb, kBillion);
   return sim::LocalTime(local_ns + (t.ns - from.ns) + drift_part);
 }
 

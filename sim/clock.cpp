@@ -14,7 +14,8 @@ constexpr std::int64_t kBillion = 1'000'000'000;
 constexpr std::int64_t kLocalLimit = std::int64_t{1} << 62;
 __extension__ typedef __int128 Int128;  // exact products of ns and ppb
 
-// floor(a * b / c) for c > 0, without overflow for the magnitudes a run can reach.
+}  // namespace
+
 // A product that fits 64 bits (every reading of a clock without drift, most with it) is divided
 // in 64 bits: a 128-bit division is a library call, and clocks are read on every event.
 std::int64_t mul_div_floor(std::int64_t a, std::int64_t b, std::int64_t c) {
@@ -29,7 +30,6 @@ std::int64_t mul_div_floor(std::int64_t a, std::int64_t b, std::int64_t c) {
   if ((p % c != 0) && ((p < 0) != (c < 0))) --q;
   return static_cast<std::int64_t>(q);
 }
-}  // namespace
 
 ClockModel::ClockModel(Duration offset, std::int64_t drift_ppb, std::vector<ClockStep> steps)
     : anchor_local_(offset.count()),

@@ -25,6 +25,10 @@ struct ClockConfig {
   std::vector<ClockStep> steps;
 };
 
+// floor(a * b / c) for c > 0, exact for the magnitudes a run reaches: how a clock's drift term
+// rounds. Pictures that mirror a clock read it with the same rounding.
+std::int64_t mul_div_floor(std::int64_t a, std::int64_t b, std::int64_t c);
+
 class ClockModel {
  public:
   ClockModel() = default;
