@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string>
@@ -81,6 +82,11 @@ std::string range_text(const ParamSpec& spec);
 template <typename Enum, std::size_t N>
 std::string choice_name(const char* const (&names)[N], Enum value) {
   return names[static_cast<std::size_t>(value)];
+}
+// The spec's choices from the same names.
+template <std::size_t N>
+std::vector<std::string> choice_names(const char* const (&names)[N]) {
+  return {std::begin(names), std::end(names)};
 }
 // A markdown table of the parameters: name, type, default, range, meaning.
 std::string param_table_markdown(std::span<const ParamSpec> params);

@@ -18,6 +18,7 @@
 #include "protocols/registry.hpp"
 #include "runner/compare.hpp"
 #include "runner/loader.hpp"
+#include "servers/registry.hpp"
 
 namespace electsim::runner {
 namespace {
@@ -139,8 +140,8 @@ std::string timing_cell(const std::string& text, const std::string& source,
     // A server's setting ("postgres.tcp_keepalives_idle", "store.tick_time") lives in the
     // server's own section of the file.
     std::string section;
-    for (const char* s : {"postgres", "store"}) {
-      if (name.rfind(std::string(s) + ".", 0) == 0) section = s;
+    for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
+      if (!kind.section.empty() && name.rfind(kind.section + ".", 0) == 0) section = kind.section;
     }
     const bool server = !section.empty();
     const std::string key = server ? name.substr(section.size() + 1) : name;

@@ -44,7 +44,7 @@ const std::vector<params::ParamSpec>& specs() {
          .meaning = "which nodes hold an election when they first start: all; lowest (only the "
                     "lowest id, the worst case for messages); none (the cluster idles until a "
                     "restart or step_down)",
-         .choices = {std::begin(kStartNames), std::end(kStartNames)}},
+         .choices = params::choice_names(kStartNames)},
     };
   }();
   return table;

@@ -61,7 +61,7 @@ const std::vector<params::ParamSpec>& specs() {
          .default_value = params::choice_name(kBehaviorNames, d.behavior),
          .meaning = "what the servers do with the session's keys when it is invalidated: release "
                     "(keep the key, without a Session; Consul's default) or delete",
-         .choices = {std::begin(kBehaviorNames), std::end(kBehaviorNames)}},
+         .choices = params::choice_names(kBehaviorNames)},
         {.name = "renew_interval",
          .default_note = "ttl/2",
          .min = params::kShortestTimer,
@@ -95,7 +95,7 @@ const std::vector<params::ParamSpec>& specs() {
          .meaning = "the token written to the sink: the acquire's ModifyIndex (the store revision "
                     "of the acquiring write) or the key's LockIndex (Consul's sequencer; needs "
                     "behavior release)",
-         .choices = {std::begin(kTokenNames), std::end(kTokenNames)}},
+         .choices = params::choice_names(kTokenNames)},
         {.name = "fencing",
          .type = params::ParamType::boolean,
          .default_value = d.fencing,

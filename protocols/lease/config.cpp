@@ -5,6 +5,8 @@
 // Cross-field problems are reported at the dependent field, for per_node overrides too.
 #include "protocols/lease/config.hpp"
 
+#include "params/section.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -26,11 +28,6 @@ constexpr const char* kExpiryNames[] = {"store", "client"};             // Expir
 constexpr const char* kPhaseNames[] = {"grant", "random"};              // random_keepalive_phase
 constexpr const char* kDurationFromNames[] = {"record", "own"};         // DurationFrom's order
 constexpr const char* kJudgeNames[] = {"observed_time", "renew_time"};  // ExpiryJudge's order
-
-template <std::size_t N>
-std::vector<std::string> names_of(const char* const (&names)[N]) {
-  return {std::begin(names), std::end(names)};
-}
 
 double jitter_factor_of(const LeaseConfig& c) {
   return static_cast<double>(c.jitter_ppm) / static_cast<double>(sim::kPpmOne);
@@ -74,7 +71,7 @@ const std::vector<params::ParamSpec>& specs() {
          .default_value = params::choice_name(kExpiryNames, LeaseConfig{}.expiry),
          .meaning = "store: the store's clock expires a lease (etcd); client: followers judge "
                     "expiry on their own clocks (Kubernetes Lease)",
-         .choices = names_of(kExpiryNames)},
+         .choices = params::choice_names(kExpiryNames)},
         {.name = "recheck_before_write",
          .type = params::ParamType::boolean,
          .default_value = store.recheck_before_write,
@@ -96,7 +93,7 @@ const std::vector<params::ParamSpec>& specs() {
                     "first renewal comes after a uniform draw from (0, renew_interval], then "
                     "every renew_interval, so that renewals need not lock onto the store's expiry "
                     "scans",
-         .choices = names_of(kPhaseNames)},
+         .choices = params::choice_names(kPhaseNames)},
         {.name = "key",
          .type = params::ParamType::text,
          .default_value = store.key,
@@ -108,7 +105,7 @@ const std::vector<params::ParamSpec>& specs() {
                     "wrote in the record (client-go since v0.27); own: its own ttl (older "
                     "client-go, fabric8 before its fix), so a replica configured shorter takes "
                     "over from a longer-configured holder",
-         .choices = names_of(kDurationFromNames)},
+         .choices = params::choice_names(kDurationFromNames)},
         {.name = "expiry_judged_by",
          .type = params::ParamType::choice,
          .default_value = params::choice_name(kJudgeNames, client.expiry_judged_by),
@@ -116,7 +113,7 @@ const std::vector<params::ParamSpec>& specs() {
                     "follower saw the record change, on its monotonic clock (client-go); "
                     "renew_time: from the record's renewTime, the holder's wall clock, against "
                     "the follower's wall clock (fabric8), so skew or a clock step moves the expiry",
-         .choices = names_of(kJudgeNames)},
+         .choices = params::choice_names(kJudgeNames)},
         {.name = "per_node",
          .type = params::ParamType::object,
          .default_note = "none",
@@ -183,16 +180,6 @@ const std::vector<params::ParamSpec>& node_timing_specs() {
     return out;
   }();
   return table;
-}
-
-void add_problem(params::Problems& problems, std::string pointer, std::string expected,
-                 std::string found, std::string hint) {
-  params::Problem p;
-  p.pointer = std::move(pointer);
-  p.expected = std::move(expected);
-  p.found = std::move(found);
-  p.hint = std::move(hint);
-  problems.push_back(std::move(p));
 }
 
 const char* mode_name(Expiry expiry) {
@@ -283,25 +270,27 @@ void read_timings(params::ParamReader& reader, const nlohmann::json& object, Exp
   bool renew_interval_fits = true;
   if (ttl_ok && renew_interval_ok && c.renew_interval >= c.ttl) {
     renew_interval_fits = false;
-    add_problem(problems, reader.pointer_of("renew_interval"),
-                fmt::format("a duration shorter than ttl ({})", ttl_text),
-                shown("renew_interval", c.renew_interval),
-                "renew_interval must be shorter than ttl");
+    params::add_problem(problems, reader.pointer_of("renew_interval"),
+                        fmt::format("a duration shorter than ttl ({})", ttl_text),
+                        shown("renew_interval", c.renew_interval),
+                        "renew_interval must be shorter than ttl");
   }
   if (ttl_ok && renew_deadline_ok && c.renew_deadline >= c.ttl) {
-    add_problem(problems, reader.pointer_of("renew_deadline"),
-                fmt::format("a duration shorter than ttl ({})", ttl_text),
-                shown("renew_deadline", c.renew_deadline),
-                "renew_deadline must be shorter than ttl, or the holder would still believe it "
-                "leads after its claim expired");
+    params::add_problem(
+        problems, reader.pointer_of("renew_deadline"),
+        fmt::format("a duration shorter than ttl ({})", ttl_text),
+        shown("renew_deadline", c.renew_deadline),
+        "renew_deadline must be shorter than ttl, or the holder would still believe it "
+        "leads after its claim expired");
   } else if (renew_interval_ok && renew_interval_fits && renew_deadline_ok &&
              c.renew_deadline < c.renew_interval) {
-    add_problem(problems, reader.pointer_of("renew_deadline"),
-                fmt::format("a duration of at least renew_interval ({})",
-                            sim::format_duration(c.renew_interval)),
-                shown("renew_deadline", c.renew_deadline),
-                "renew_deadline must be at least renew_interval, or the holder gives up before "
-                "it has renewed once");
+    params::add_problem(
+        problems, reader.pointer_of("renew_deadline"),
+        fmt::format("a duration of at least renew_interval ({})",
+                    sim::format_duration(c.renew_interval)),
+        shown("renew_deadline", c.renew_deadline),
+        "renew_deadline must be at least renew_interval, or the holder gives up before "
+        "it has renewed once");
   }
 }
 
@@ -322,9 +311,9 @@ std::optional<sim::NodeId> parse_node_key(const std::string& key, std::size_t no
 void read_per_node(const nlohmann::json& per_node, const std::string& pointer,
                    std::size_t node_count, LeaseConfig& c, params::Problems& problems) {
   if (!per_node.is_object()) {
-    add_problem(problems, pointer,
-                "an object from node id to timings, such as {\"2\": {\"ttl\": \"30s\"}}",
-                params::json_excerpt(per_node), "");
+    params::add_problem(problems, pointer,
+                        "an object from node id to timings, such as {\"2\": {\"ttl\": \"30s\"}}",
+                        params::json_excerpt(per_node), "");
     return;
   }
   // nlohmann::json keeps object keys sorted: problems come out in a stable order.
@@ -339,10 +328,10 @@ void read_per_node(const nlohmann::json& per_node, const std::string& pointer,
       continue;
     }
     if (!entry.is_object()) {
-      add_problem(problems, entry_pointer,
-                  "the node's timings, such as {\"ttl\": \"30s\", \"renew_deadline\": "
-                  "\"20s\"}",
-                  params::json_excerpt(entry), "");
+      params::add_problem(problems, entry_pointer,
+                          "the node's timings, such as {\"ttl\": \"30s\", \"renew_deadline\": "
+                          "\"20s\"}",
+                          params::json_excerpt(entry), "");
       continue;
     }
     params::ParamReader reader(entry, entry_pointer, node_timing_specs(), problems);
@@ -366,10 +355,11 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
   nlohmann::json without_expiry;
   const nlohmann::json* object = &params;
   if (kubernetes && params.is_object() && params.contains("expiry")) {
-    add_problem(problems, params::child_pointer(pointer, "expiry"),
-                "no expiry: the kubernetes protocol is client mode, where followers judge expiry "
-                "(the lease protocol offers \"expiry\": \"store\")",
-                params::json_excerpt(params.at("expiry")), "");
+    params::add_problem(
+        problems, params::child_pointer(pointer, "expiry"),
+        "no expiry: the kubernetes protocol is client mode, where followers judge expiry "
+        "(the lease protocol offers \"expiry\": \"store\")",
+        params::json_excerpt(params.at("expiry")), "");
     without_expiry = params;
     without_expiry.erase("expiry");
     object = &without_expiry;

@@ -28,7 +28,7 @@ const std::vector<params::ParamSpec>& specs() {
          .meaning = "advisory: a session-level pg_try_advisory_lock; row: SELECT ... FOR UPDATE "
                     "in an open transaction (followers wait in the lock queue); skip_locked: FOR "
                     "UPDATE SKIP LOCKED (followers retry)",
-         .choices = {std::begin(kLockNames), std::end(kLockNames)}},
+         .choices = params::choice_names(kLockNames)},
         {.name = "fencing",
          .type = params::ParamType::choice,
          .default_value = params::choice_name(kFencingNames, d.fencing),
@@ -36,7 +36,7 @@ const std::vector<params::ParamSpec>& specs() {
                     "token is an epoch row bumped when the lock is taken and the sink fences; "
                     "same_transaction: the database is the sink and each write checks, in its "
                     "own transaction, that its session still holds the lock",
-         .choices = {std::begin(kFencingNames), std::end(kFencingNames)}},
+         .choices = params::choice_names(kFencingNames)},
         {.name = "retry_interval",
          .default_value = d.retry_interval,
          .min = params::kShortestTimer,

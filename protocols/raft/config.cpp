@@ -4,6 +4,8 @@
 // Cross-field problems are reported at the dependent field.
 #include "protocols/raft/config.hpp"
 
+#include "params/section.hpp"
+
 #include <charconv>
 #include <iterator>
 #include <string>
@@ -60,7 +62,7 @@ const std::vector<params::ParamSpec>& specs() {
                     "refused by a majority follows; paper: only a stepping-down leader re-arms "
                     "it and a refused candidate waits for its timer (the paper's and LogCabin's "
                     "rule)",
-         .choices = {std::begin(kTimerRuleNames), std::end(kTimerRuleNames)}},
+         .choices = params::choice_names(kTimerRuleNames)},
         {.name = "tick",
          .default_note = "none",
          .meaning = "count every timer in whole ticks of this length from a random per-node "
@@ -75,30 +77,6 @@ const std::vector<params::ParamSpec>& specs() {
     };
   }();
   return table;
-}
-
-void add_problem(params::Problems& problems, std::string pointer, std::string expected,
-                 std::string found) {
-  params::Problem p;
-  p.pointer = std::move(pointer);
-  p.expected = std::move(expected);
-  p.found = std::move(found);
-  problems.push_back(std::move(p));
-}
-
-// RFC 6901: '~' and '/' inside a key are written "~0" and "~1".
-std::string pointer_token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 // A node id written the one way std::to_string writes it ("1", never "01" or "+1"), so that no
@@ -117,16 +95,16 @@ std::optional<std::int64_t> read_log_value(const nlohmann::json& entry, const ch
                                            const std::string& pointer, params::Problems& problems) {
   const auto it = entry.find(name);
   if (it == entry.end()) {
-    add_problem(problems, pointer, fmt::format("a whole number from 0 to {}", kLogValueMax),
-                fmt::format("nothing (a log position needs \"{}\")", name));
+    params::add_problem(problems, pointer, fmt::format("a whole number from 0 to {}", kLogValueMax),
+                        fmt::format("nothing (a log position needs \"{}\")", name));
     return std::nullopt;
   }
   if (!it->is_number_integer() ||
       (it->is_number_unsigned() && it->get<std::uint64_t>() > std::uint64_t{kLogValueMax}) ||
       (!it->is_number_unsigned() &&
        (it->get<std::int64_t>() < 0 || it->get<std::int64_t>() > kLogValueMax))) {
-    add_problem(problems, pointer, fmt::format("a whole number from 0 to {}", kLogValueMax),
-                params::json_excerpt(*it));
+    params::add_problem(problems, pointer, fmt::format("a whole number from 0 to {}", kLogValueMax),
+                        params::json_excerpt(*it));
     return std::nullopt;
   }
   return it->get<std::int64_t>();
@@ -136,16 +114,17 @@ std::optional<std::int64_t> read_log_value(const nlohmann::json& entry, const ch
 void read_log(const nlohmann::json& log, const std::string& pointer, std::size_t node_count,
               std::vector<LogPosition>& out, params::Problems& problems) {
   if (!log.is_object()) {
-    add_problem(problems, pointer,
-                "an object mapping node ids to log positions, such as {\"0\": {\"index\": 3, "
-                "\"term\": 2}}",
-                params::json_excerpt(log));
+    params::add_problem(
+        problems, pointer,
+        "an object mapping node ids to log positions, such as {\"0\": {\"index\": 3, "
+        "\"term\": 2}}",
+        params::json_excerpt(log));
     return;
   }
   static const std::vector<std::string> kEntryKeys = {"index", "term"};
   // nlohmann::json keeps object keys sorted: problems come out in a stable order.
   for (const auto& [key, entry] : log.items()) {
-    const std::string entry_pointer = pointer + "/" + pointer_token(key);
+    const std::string entry_pointer = params::child_pointer(pointer, key);
     const auto id = parse_node_id(key, node_count);
     if (!id) {
       add_problem(
@@ -155,8 +134,9 @@ void read_log(const nlohmann::json& log, const std::string& pointer, std::size_t
       continue;
     }
     if (!entry.is_object()) {
-      add_problem(problems, entry_pointer, "a log position such as {\"index\": 3, \"term\": 2}",
-                  params::json_excerpt(entry));
+      params::add_problem(problems, entry_pointer,
+                          "a log position such as {\"index\": 3, \"term\": 2}",
+                          params::json_excerpt(entry));
       continue;
     }
     const std::size_t before = problems.size();
@@ -166,14 +146,14 @@ void read_log(const nlohmann::json& log, const std::string& pointer, std::size_t
     if (problems.size() != before || !index || !term) continue;
     // Every entry is written in some term >= 1, and only the empty log has index 0.
     if (*index == 0 && *term != 0) {
-      add_problem(problems, entry_pointer + "/term", "term 0 for an empty log (index 0)",
-                  params::json_excerpt(entry.at("term")));
+      params::add_problem(problems, entry_pointer + "/term", "term 0 for an empty log (index 0)",
+                          params::json_excerpt(entry.at("term")));
       continue;
     }
     if (*index > 0 && *term == 0) {
-      add_problem(problems, entry_pointer + "/term",
-                  "a term of at least 1 (every entry is written in a term)",
-                  params::json_excerpt(entry.at("term")));
+      params::add_problem(problems, entry_pointer + "/term",
+                          "a term of at least 1 (every entry is written in a term)",
+                          params::json_excerpt(entry.at("term")));
       continue;
     }
     out[static_cast<std::size_t>(*id)] = LogPosition{*index, *term};
@@ -186,7 +166,7 @@ void read_lagging(const nlohmann::json& list, const std::string& pointer, std::s
   const std::string expected = fmt::format(
       "a list of distinct node ids below the cluster size ({}), such as [3, 4]", node_count);
   if (!list.is_array()) {
-    add_problem(problems, pointer, expected, params::json_excerpt(list));
+    params::add_problem(problems, pointer, expected, params::json_excerpt(list));
     return;
   }
   out.assign(node_count, false);
@@ -199,12 +179,12 @@ void read_lagging(const nlohmann::json& list, const std::string& pointer, std::s
                             : id.get<std::int64_t>() >= 0 &&
                                   id.get<std::int64_t>() < static_cast<std::int64_t>(node_count));
     if (!valid) {
-      add_problem(problems, item, expected, params::json_excerpt(id));
+      params::add_problem(problems, item, expected, params::json_excerpt(id));
       continue;
     }
     const auto node = id.get<std::size_t>();
     if (out[node]) {
-      add_problem(problems, item, expected, fmt::format("node {} a second time", node));
+      params::add_problem(problems, item, expected, fmt::format("node {} a second time", node));
       continue;
     }
     out[node] = true;

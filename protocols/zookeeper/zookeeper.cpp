@@ -45,7 +45,7 @@ const std::vector<params::ParamSpec>& specs() {
          .meaning = "what a leader does when SUSPENDED: stop acting until reconnected (Curator's "
                     "standard error policy) or keep_acting until it learns its session expired "
                     "(the session policy)",
-         .choices = {std::begin(kOnSuspendedNames), std::end(kOnSuspendedNames)}},
+         .choices = params::choice_names(kOnSuspendedNames)},
         {.name = "fencing",
          .type = params::ParamType::boolean,
          .default_value = d.fencing,
