@@ -61,6 +61,7 @@ void Core::start(Member self, std::size_t size) {
   ELECTSIM_ASSERT(self >= 0 && static_cast<std::size_t>(self) < size, "a member of the group");
   self_ = self;
   peers_.assign(size, Peer{});
+  votes_granted_ = votes_refused_ = 0;
   // Raft Figure 2: currentTerm and votedFor are persistent state, updated on stable storage
   // before responding to RPCs.
   const sim::DurableState& durable = host_.durable();
@@ -386,15 +387,12 @@ void Core::maybe_check_quorum() {
 Core::Tally Core::record_vote(Member from, bool granted) {
   Peer& p = peer(from);
   // The first answer of each member counts (a duplicated message does not count twice).
-  if (p.vote == Vote::none) p.vote = granted ? Vote::granted : Vote::refused;
-  std::size_t yes = 0;
-  std::size_t no = 0;
-  for (const Peer& q : peers_) {
-    yes += q.vote == Vote::granted ? 1 : 0;
-    no += q.vote == Vote::refused ? 1 : 0;
+  if (p.vote == Vote::none) {
+    p.vote = granted ? Vote::granted : Vote::refused;
+    ++(granted ? votes_granted_ : votes_refused_);
   }
-  if (yes >= majority()) return Tally::won;
-  if (no >= majority()) return Tally::lost;
+  if (votes_granted_ >= majority()) return Tally::won;
+  if (votes_refused_ >= majority()) return Tally::lost;
   return Tally::pending;
 }
 
@@ -441,6 +439,7 @@ void Core::note_contact(Member from, sim::LocalTime now) {
 
 void Core::reset_votes() {
   for (Peer& p : peers_) p = Peer{};
+  votes_granted_ = votes_refused_ = 0;
 }
 
 void Core::reset_election_timer() {

@@ -195,6 +195,10 @@ class Core {
   // of PreVote and CheckQuorum.
   sim::LocalTime leader_heard_at_;
   std::vector<Peer> peers_;
+  // The count of each answer among peers_' votes, kept as they arrive so that an answer costs
+  // the same in a group of any size.
+  std::size_t votes_granted_ = 0;
+  std::size_t votes_refused_ = 0;
 
   sim::Duration election_timeout_{0};  // the one drawn at the last reset
   sim::LocalTime tick_origin_;         // tick mode: ticks fall at origin + k * tick
