@@ -254,11 +254,8 @@ std::optional<Duration> Store::session_ttl(LeaseId lease) const {
 }
 
 std::optional<LocalTime> Store::next_lease_deadline() const {
-  std::optional<LocalTime> earliest;
-  for (const auto& [id, lease] : leases_) {
-    if (!earliest || lease.deadline < *earliest) earliest = lease.deadline;
-  }
-  return earliest;
+  if (deadlines_.empty()) return std::nullopt;
+  return deadlines_.begin()->first;
 }
 
 void Store::drop_watches_of(NodeId node) {
@@ -433,6 +430,7 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
       const LeaseId id = next_lease_++;
       Lease lease{ttl, now, {}, request.lock_delay, request.release_keys, request.session};
       lease.deadline = deadline_after(lease, now, ttl);
+      deadlines_.emplace(lease.deadline, id);
       leases_.emplace(id, std::move(lease));
       reply.lease = id;
       reply.ttl = ttl;
@@ -450,7 +448,7 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
         fail(StoreError::lease_not_found);
         break;
       }
-      it->second.deadline = deadline_after(it->second, now, it->second.ttl);
+      set_deadline(*it, deadline_after(it->second, now, it->second.ttl));
       reply.ttl = it->second.ttl;
       break;
     }
@@ -462,7 +460,7 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
         break;
       }
       end_lease_keys(request.lease, false, now, out);
-      leases_.erase(request.lease);
+      erase_lease(request.lease);
       break;
     }
 
@@ -509,29 +507,45 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
 }
 
 void Store::expire_leases(LocalTime now, StoreOutput& out) {
-  // Collected first: expiry erases from leases_. The map is ordered by id, so leases expire in id
-  // order whatever their deadlines.
+  // Collected first: expiry erases from leases_. Leases expire in id order whatever their
+  // deadlines.
   std::vector<LeaseId> due;
-  for (const auto& [id, lease] : leases_) {
-    if (lease.deadline <= now) due.push_back(id);
-  }
+  due_leases(now, due);
   for (LeaseId id : due) {
     end_lease_keys(id, true, now, out);
-    leases_.erase(id);
+    erase_lease(id);
     out.expired_leases.push_back(id);
   }
 }
 
 void Store::due_leases(LocalTime now, std::vector<LeaseId>& due) const {
-  for (const auto& [id, lease] : leases_) {
-    if (lease.deadline <= now) due.push_back(id);
+  // The deadline index gives the due leases without visiting the others; they are handed out
+  // in id order, as a walk of leases_ would give them.
+  const std::size_t first = due.size();
+  for (const auto& [deadline, id] : deadlines_) {
+    if (deadline > now) break;
+    due.push_back(id);
   }
+  std::sort(due.begin() + static_cast<std::ptrdiff_t>(first), due.end());
+}
+
+void Store::set_deadline(std::pair<const LeaseId, Lease>& lease, LocalTime deadline) {
+  deadlines_.erase({lease.second.deadline, lease.first});
+  lease.second.deadline = deadline;
+  deadlines_.emplace(deadline, lease.first);
+}
+
+void Store::erase_lease(LeaseId id) {
+  const auto it = leases_.find(id);
+  ELECTSIM_ASSERT(it != leases_.end(), "erasing a live lease");
+  deadlines_.erase({it->second.deadline, id});
+  leases_.erase(it);
 }
 
 bool Store::revoke_expired(LeaseId lease, LocalTime now, StoreOutput& out) {
   if (!leases_.contains(lease)) return false;
   end_lease_keys(lease, true, now, out);
-  leases_.erase(lease);
+  erase_lease(lease);
   out.expired_leases.push_back(lease);
   return true;
 }
@@ -539,7 +553,8 @@ bool Store::revoke_expired(LeaseId lease, LocalTime now, StoreOutput& out) {
 std::size_t Store::refresh_leases(LocalTime now, Duration extend, bool keep_remaining) {
   // etcd lease/lessor.go: Promote refreshes each lease to now + extend + RemainingTTL, where
   // RemainingTTL is the checkpointed remainder if there is one, else the whole TTL.
-  for (auto& [id, lease] : leases_) {
+  for (auto& entry : leases_) {
+    const Lease& lease = entry.second;
     Duration remaining = lease.ttl;
     if (keep_remaining) {
       remaining = std::clamp(lease.deadline - now, Duration(0), lease.ttl);
@@ -547,7 +562,7 @@ std::size_t Store::refresh_leases(LocalTime now, Duration extend, bool keep_rema
     // A ZooKeeper session lands on a tick boundary, as every touch of it does (simplified: a new
     // ZooKeeper leader re-adds each session with a full timeout from now, and no election
     // timeout is added).
-    lease.deadline = deadline_after(lease, now + extend, remaining);
+    set_deadline(entry, deadline_after(lease, now + extend, remaining));
   }
   return leases_.size();
 }

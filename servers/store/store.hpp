@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -200,6 +201,10 @@ class Store {
   // Ends a lease's hold on its keys: deletes them, or releases them with release_keys, and
   // starts their lock-delay at `now`. The lease itself is erased by the caller.
   void end_lease_keys(LeaseId lease, bool by_lease_expiry, LocalTime now, StoreOutput& out);
+  // Every change of a lease's deadline and every erasure goes through these two, which keep
+  // deadlines_ in step with leases_.
+  void set_deadline(std::pair<const LeaseId, Lease>& lease, LocalTime deadline);
+  void erase_lease(LeaseId id);
 
   StoreConfig config_;
   Revision revision_ = 0;
@@ -207,6 +212,9 @@ class Store {
   std::int64_t next_watch_ = 1;
   std::map<std::string, KeyValue, std::less<>> keys_;
   std::map<LeaseId, Lease> leases_;
+  // Each live lease by (deadline, id): the next expiry and the due leases are found without a
+  // walk of every lease.
+  std::set<std::pair<LocalTime, LeaseId>> deadlines_;
   std::map<std::int64_t, Watch> watches_;  // ordered by id: notification order is deterministic
   // Consul's lockDelay table: the end of each key's lock-delay on this server's clock. Only
   // leases granted with a lock_delay add to it; expired entries are pruned when one is added.
