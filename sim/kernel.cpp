@@ -1,4 +1,5 @@
-// The event loop. Entries live in a slab; the heap orders small (time, seq, slot) keys, so
+// The event loop. Entries live in a slab; the queue (sim/event_queue.hpp) orders small
+// (time, seq, slot) keys, so
 // equal-time events run in insertion order and nothing depends on addresses. Cancelling a timer
 // only marks it (ns-3); a stale entry is dropped when it surfaces. A paused process's entries are
 // parked in order and re-queued at resume; a crash bumps the process's incarnation so its timers,
@@ -116,7 +117,6 @@ Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
                      std::any_of(faults_.begin(), faults_.end(), [](const FaultSpec& f) {
                        return f.kind == FaultKind::disk_stall;
                      });
-  heap_.reserve(1024);
   entries_.reserve(1024);
 }
 
@@ -194,44 +194,11 @@ void Kernel::push(Time at, std::uint32_t slot) {
 }
 
 void Kernel::push_in_order(std::int64_t at, std::uint64_t seq, std::uint32_t slot) {
-  // A 4-ary min-heap on (time, seq): shallower than a binary heap, and its children share a line.
   ELECTSIM_ASSERT(slot < (1u << 24),
                   "at most 2^24 queued entries (the in-flight and timer limits)");
   ELECTSIM_ASSERT(seq < (std::uint64_t{1} << 40), "at most 2^40 events are queued in a run");
-  const QueueKey key{at, (seq << 24) | slot};
   entries_[slot].queued_at = at;
-  std::size_t i = heap_.size();
-  heap_.push_back(key);
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / 4;
-    if (!earlier(key, heap_[parent])) break;
-    heap_[i] = heap_[parent];
-    i = parent;
-  }
-  heap_[i] = key;
-}
-
-Kernel::QueueKey Kernel::pop_earliest() {
-  const QueueKey top = heap_.front();
-  const QueueKey last = heap_.back();
-  heap_.pop_back();
-  const std::size_t n = heap_.size();
-  if (n == 0) return top;
-  std::size_t i = 0;
-  for (;;) {
-    const std::size_t first = 4 * i + 1;
-    if (first >= n) break;
-    std::size_t best = first;
-    const std::size_t end = first + 4 < n ? first + 4 : n;
-    for (std::size_t c = first + 1; c < end; ++c) {
-      if (earlier(heap_[c], heap_[best])) best = c;
-    }
-    if (!earlier(heap_[best], last)) break;
-    heap_[i] = heap_[best];
-    i = best;
-  }
-  heap_[i] = last;
-  return top;
+  queue_.push(QueueKey{at, (seq << 24) | slot});
 }
 
 // ---- Running
@@ -260,7 +227,7 @@ void Kernel::start() {
 
 void Kernel::run_until(Time t) {
   ELECTSIM_ASSERT(started_, "start() before run_until()");
-  while (!heap_.empty() && heap_.front().time <= t.ns) {
+  while (queue_.ready(t.ns)) {
     if (stats_.events >= config_.limits.max_events) {
       stats_.hit_event_limit = true;
       return;
@@ -270,7 +237,7 @@ void Kernel::run_until(Time t) {
       stats_.cancelled = true;
       return;
     }
-    const QueueKey key = pop_earliest();
+    const QueueKey key = queue_.pop();
     now_ = Time(key.time);
     current_order_ = key.order >> 24;
     ++stats_.events;

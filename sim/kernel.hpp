@@ -22,6 +22,7 @@
 
 #include "sim/clock.hpp"
 #include "sim/event.hpp"
+#include "sim/event_queue.hpp"
 #include "sim/fault.hpp"
 #include "sim/message.hpp"
 #include "sim/network.hpp"
@@ -140,20 +141,12 @@ class Kernel {
   struct Entry;
   struct Body;
   struct Stream;
-  // A queued event's place in the total order: true time, then insertion sequence (FIFO ties).
-  // The sequence number takes the high 40 bits of `order` and the entry's slot the low 24, so a
-  // key is 16 bytes and four children of the 4-ary heap share a cache line.
-  struct QueueKey {
-    std::int64_t time;
-    std::uint64_t order;
-    std::uint32_t slot() const { return static_cast<std::uint32_t>(order & 0xff'ffff); }
-  };
+  using QueueKey = EventQueue::Key;
   enum class EntryKind : std::uint8_t;
 
   std::uint32_t new_entry(EntryKind kind, Endpoint owner);
   void push(Time at, std::uint32_t slot);
   void push_in_order(std::int64_t at, std::uint64_t seq, std::uint32_t slot);
-  QueueKey pop_earliest();
   void free_entry(std::uint32_t slot);
   void dispatch(std::uint32_t slot);
   void dispatch_to_process(std::uint32_t slot, Entry& entry);
@@ -230,7 +223,7 @@ class Kernel {
   std::uint64_t next_seq_ = 0;
   std::uint64_t current_order_ = 0;  // key of the entry being dispatched
 
-  std::vector<QueueKey> heap_;
+  EventQueue queue_;
   std::vector<Entry> entries_;
   std::vector<std::uint32_t> free_entries_;
   // Payloads of server traffic, apart from the small entries that carry peer messages.

@@ -39,10 +39,6 @@ constexpr std::uint32_t timer_generation(TimerId id) {
 
 // Where a disk's queue of fsyncs saturates: 2^62 ns, about 146 years, past any run's end.
 constexpr std::int64_t kDiskNever = std::int64_t{1} << 62;
-
-inline bool earlier(const auto& a, const auto& b) {
-  return a.time != b.time ? a.time < b.time : a.order < b.order;
-}
 }  // namespace kernel_detail
 using namespace kernel_detail;
 

@@ -1,0 +1,120 @@
+// The kernel's event queue: keys come out in (time, order) order whatever mix of times, ties,
+// late re-insertions and bounded pops a kernel gives it, checked against a sorted reference.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <iterator>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "sim/event_queue.hpp"
+#include "sim/rng.hpp"
+
+using namespace electsim::sim;
+
+namespace {
+
+using Reference = std::set<std::pair<std::int64_t, std::uint64_t>>;
+
+// Pops every key due by `until` from both and checks that they agree, key by key.
+void drain(EventQueue& queue, Reference& reference, std::int64_t until) {
+  while (queue.ready(until)) {
+    REQUIRE_FALSE(reference.empty());
+    const EventQueue::Key key = queue.pop();
+    const auto expected = *reference.begin();
+    reference.erase(reference.begin());
+    REQUIRE(key.time == expected.first);
+    REQUIRE(key.order == expected.second);
+  }
+  REQUIRE((reference.empty() || reference.begin()->first > until));
+  REQUIRE(queue.size() == reference.size());
+}
+
+}  // namespace
+
+TEST_CASE("event queue: equal times pop in order, earlier times first") {
+  EventQueue queue;
+  queue.push({5, 3});
+  queue.push({5, 1});
+  queue.push({2, 7});
+  queue.push({5, 2});
+  queue.push({9, 0});
+  std::vector<std::pair<std::int64_t, std::uint64_t>> out;
+  while (queue.ready(100)) {
+    const EventQueue::Key k = queue.pop();
+    out.emplace_back(k.time, k.order);
+  }
+  CHECK(out == std::vector<std::pair<std::int64_t, std::uint64_t>>{
+                   {2, 7}, {5, 1}, {5, 2}, {5, 3}, {9, 0}});
+  CHECK(queue.empty());
+}
+
+TEST_CASE("event queue: a bounded pop leaves later keys, and earlier pushes stay legal") {
+  EventQueue queue;
+  queue.push({1000, 1});
+  CHECK_FALSE(queue.ready(999));
+  // The queue did not move past 999: a key at 500 is still accepted and comes first.
+  queue.push({500, 2});
+  REQUIRE(queue.ready(999));
+  CHECK(queue.pop().time == 500);
+  CHECK_FALSE(queue.ready(999));
+  REQUIRE(queue.ready(1000));
+  CHECK(queue.pop().order == 1);
+  CHECK_FALSE(queue.ready(1'000'000));
+}
+
+TEST_CASE("event queue: a key pushed at the current time with an earlier order goes to its place") {
+  EventQueue queue;
+  queue.push({10, 5});
+  queue.push({10, 8});
+  queue.push({10, 9});
+  REQUIRE(queue.ready(10));
+  CHECK(queue.pop().order == 5);
+  // An adopted timer entry returns to its own place in the sequence, after the key just popped.
+  queue.push({10, 7});
+  queue.push({10, 12});
+  std::vector<std::uint64_t> orders;
+  while (queue.ready(10)) orders.push_back(queue.pop().order);
+  CHECK(orders == std::vector<std::uint64_t>{7, 8, 9, 12});
+}
+
+TEST_CASE("event queue: random kernel-like workloads match a sorted reference") {
+  // Each round pushes keys at or after the current time (some at it, some with orders from the
+  // past as adopted entries have, some far ahead), then pops up to a horizon that sometimes
+  // falls between keys, as run_until does.
+  const auto [seed, spread] = GENERATE(table<std::uint64_t, std::int64_t>({
+      {1, 1},                      // every key at one of two times: ties only
+      {2, 16},                     // few distinct times
+      {3, 1'000'000},              // microsecond-apart times
+      {4, std::int64_t{1} << 50},  // times across most of the bits
+  }));
+  Rng rng(seed, StreamPurpose::bench, 0);
+  EventQueue queue;
+  Reference reference;
+  std::int64_t now = 0;
+  std::uint64_t next_order = 1;
+  for (int round = 0; round < 2000; ++round) {
+    const std::int64_t pushes = rng.between(0, 8);
+    for (std::int64_t i = 0; i < pushes; ++i) {
+      const std::int64_t time = rng.between(0, 3) == 0 ? now : now + rng.between(0, spread);
+      std::uint64_t order = next_order++;
+      // An order from the past, above every key already popped at `now`.
+      if (time == now && !reference.empty() && rng.between(0, 4) == 0) {
+        const auto first_now = reference.lower_bound({now, 0});
+        if (first_now != reference.end() && first_now->first == now && first_now->second > 0) {
+          order = first_now->second - 1;
+          if (reference.contains({now, order})) order = next_order - 1;
+        }
+      }
+      if (reference.contains({time, order})) continue;
+      queue.push({time, order});
+      reference.emplace(time, order);
+    }
+    const std::int64_t until = now + rng.between(0, spread);
+    drain(queue, reference, until);
+    now = until;
+  }
+  drain(queue, reference, std::int64_t{1} << 62);
+  CHECK(queue.empty());
+}
