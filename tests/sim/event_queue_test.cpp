@@ -95,7 +95,8 @@ TEST_CASE("event queue: random kernel-like workloads match a sorted reference") 
   std::int64_t now = 0;
   std::uint64_t next_order = 1;
   for (int round = 0; round < 2000; ++round) {
-    const std::int64_t pushes = rng.between(0, 8);
+    // Now and then a burst: many keys split from one bucket at once.
+    const std::int64_t pushes = rng.between(0, 40) == 0 ? rng.between(100, 400) : rng.between(0, 8);
     for (std::int64_t i = 0; i < pushes; ++i) {
       const std::int64_t time = rng.between(0, 3) == 0 ? now : now + rng.between(0, spread);
       std::uint64_t order = next_order++;
@@ -111,10 +112,32 @@ TEST_CASE("event queue: random kernel-like workloads match a sorted reference") 
       queue.push({time, order});
       reference.emplace(time, order);
     }
-    const std::int64_t until = now + rng.between(0, spread);
+    const std::int64_t until = now + rng.between(0, spread) / (reference.size() > 64 ? 8 : 1);
     drain(queue, reference, until);
     now = until;
   }
   drain(queue, reference, std::int64_t{1} << 62);
+  CHECK(queue.empty());
+}
+
+TEST_CASE("event queue: many keys on few times drain in order") {
+  // 1000 keys on 50 times, pushed in a scrambled time order, then popped in steps with a push
+  // at the current time after each.
+  EventQueue queue;
+  Reference reference;
+  Rng rng(9, StreamPurpose::bench, 1);
+  for (std::uint64_t order = 1; order <= 1000; ++order) {
+    const std::int64_t time = 1000 + rng.between(0, 49) * 7;
+    queue.push({time, order});
+    reference.emplace(time, order);
+  }
+  CHECK(queue.size() == 1000);
+  std::uint64_t next_order = 1001;
+  for (std::int64_t until = 1000; until <= 1400; until += 20) {
+    drain(queue, reference, until);
+    queue.push({until, next_order});
+    reference.emplace(until, next_order++);
+  }
+  drain(queue, reference, 1'000'000);
   CHECK(queue.empty());
 }
