@@ -17,13 +17,13 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/clock.hpp"
 #include "sim/event.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/fault.hpp"
+#include "sim/flat_index.hpp"
 #include "sim/message.hpp"
 #include "sim/network.hpp"
 #include "sim/process.hpp"
@@ -230,9 +230,8 @@ class Kernel {
   // Each body is allocated once and reused: a payload stays put while its receiver handles it.
   std::vector<std::unique_ptr<Body>> bodies_;
   std::vector<Stream> streams_;
-  // (from, to) -> index into streams_. Only ever looked up, never iterated: its order cannot
-  // change an outcome.
-  std::unordered_map<std::uint64_t, std::uint32_t> stream_index_;
+  // (from, to) -> index into streams_.
+  FlatIndex stream_index_;
   static std::uint64_t stream_key(Endpoint from, Endpoint to) {
     return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
            static_cast<std::uint32_t>(to);

@@ -32,21 +32,21 @@ bool Kernel::rides_stream(const Entry& e, Endpoint from, Endpoint to) const {
 }
 
 std::uint32_t Kernel::stream_for(Endpoint from, Endpoint to, std::uint32_t to_incarnation) {
-  const auto [it, created] =
+  const auto [index, created] =
       stream_index_.try_emplace(stream_key(from, to), static_cast<std::uint32_t>(streams_.size()));
   if (created) {
     streams_.emplace_back();
     streams_.back().from = from;
     streams_.back().to = to;
   }
-  Stream& s = streams_[it->second];
+  Stream& s = streams_[index];
   const std::uint32_t from_incarnation = proc(from).incarnation;
   if (created || s.from_incarnation != from_incarnation || s.to_incarnation != to_incarnation) {
-    end_stream(it->second);  // a new connection between new lives
+    end_stream(index);  // a new connection between new lives
     s.from_incarnation = from_incarnation;
     s.to_incarnation = to_incarnation;
   }
-  return it->second;
+  return index;
 }
 
 void Kernel::end_stream(std::uint32_t index) {
@@ -166,9 +166,7 @@ void Kernel::break_stream(std::uint32_t index) {
   // Both directions of the connection end; the next send opens a new one (client libraries
   // reconnect by themselves).
   end_stream(index);
-  if (const auto back = stream_index_.find(stream_key(to, from)); back != stream_index_.end()) {
-    end_stream(back->second);
-  }
+  if (const auto back = stream_index_.find(stream_key(to, from))) end_stream(*back);
   if (traced()) emit_now(events::conn_break(from, to));
   // The sender's TCP gives up (ETIMEDOUT): its process learns the connection is gone, as it
   // learns of a reset. The other end learns nothing until it hears from the network again.
