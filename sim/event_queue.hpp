@@ -107,12 +107,17 @@ class EventQueue {
       occupied_ |= std::uint64_t{1} << (to - 1);
     }
     from.clear();
+    // A bucket that held a burst gives its memory back rather than keep it for the next: the
+    // buckets' capacities would otherwise add up to several times the largest queue.
+    if (from.capacity() > kKeepCapacity) std::vector<Key>().swap(from);
     if (now.size() > 1) {
       std::sort(now.begin(), now.end(),
                 [](const Key& x, const Key& y) { return x.order < y.order; });
     }
     return true;
   }
+
+  static constexpr std::size_t kKeepCapacity = 4096;
 
   std::array<std::vector<Key>, 65> buckets_;
   std::size_t head_ = 0;        // the next key of bucket 0 to pop

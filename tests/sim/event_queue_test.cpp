@@ -121,18 +121,18 @@ TEST_CASE("event queue: random kernel-like workloads match a sorted reference") 
 }
 
 TEST_CASE("event queue: many keys on few times drain in order") {
-  // 1000 keys on 50 times, pushed in a scrambled time order, then popped in steps with a push
-  // at the current time after each.
+  // 20000 keys on 50 times, pushed in a scrambled time order, then popped in steps with a push
+  // at the current time after each: buckets far past the capacity a bucket keeps.
   EventQueue queue;
   Reference reference;
   Rng rng(9, StreamPurpose::bench, 1);
-  for (std::uint64_t order = 1; order <= 1000; ++order) {
+  for (std::uint64_t order = 1; order <= 20000; ++order) {
     const std::int64_t time = 1000 + rng.between(0, 49) * 7;
     queue.push({time, order});
     reference.emplace(time, order);
   }
-  CHECK(queue.size() == 1000);
-  std::uint64_t next_order = 1001;
+  CHECK(queue.size() == 20000);
+  std::uint64_t next_order = 20001;
   for (std::int64_t until = 1000; until <= 1400; until += 20) {
     drain(queue, reference, until);
     queue.push({until, next_order});
