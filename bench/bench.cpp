@@ -311,12 +311,12 @@ int bench_sweep(std::uint64_t runs, unsigned jobs) {
 }
 
 // Cost growth with the cluster: every protocol on 5, 50, 500 and 1000 nodes with its defaults
-// (every node starts at once), for 60 simulated seconds x 1000 / nodes (1000 nodes: 60 s, 5 nodes:
-// 12000 s), so that small clusters run long enough for their speed to be measured, not their
-// setup. Each row runs in a process of its
-// own, so its peak memory (the child's maximum resident set) is that run's alone; the row prints
-// the events per simulated second each size needs, the events per wall second it runs at and that
-// peak. A run that hits the event limit prints where it stopped.
+// (every node starts at once), for 300 simulated seconds x 1000 / nodes (1000 nodes: 5 minutes,
+// 5 nodes: 60000 s), so that every row runs long enough (about half a second and more) for its
+// speed to be measured rather than its setup or the machine's noise. Each row runs in a process
+// of its own, so its peak memory (the child's maximum resident set) is that run's alone; the row
+// prints the events per simulated second each size needs, the events per wall second it runs at
+// and that peak. A run that hits the event limit prints where it stopped.
 // One row of the table, or nullopt (and the loader's messages on stderr) if its scenario does not
 // load.
 std::optional<std::string> scale_row(const char* protocol, int nodes, std::uint64_t seed) {
@@ -325,7 +325,7 @@ std::optional<std::string> scale_row(const char* protocol, int nodes, std::uint6
           "network": {{"latency": {{"dist": "uniform", "min": "1ms", "max": "10ms",
                                      "step": "1ms"}}}},
           "workload": {{"interval": "100ms"}}}})",
-      nodes, 60 * 1000 / nodes, protocol);
+      nodes, 300 * 1000 / nodes, protocol);
   runner::LoadOptions options;
   options.seed = seed;
   const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench scale>", options);
