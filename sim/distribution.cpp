@@ -89,6 +89,21 @@ Distribution Distribution::uniform_of(Duration lo, Duration hi, Duration step) {
   return dist;
 }
 
+PreparedDistribution::PreparedDistribution(const Distribution& d) : d_(d) {
+  if (d.kind != DistributionKind::uniform || d.step.count() <= 0 || d.min > d.max) return;
+  const StepRange r = step_range(d.min.count(), d.max.count(), d.step.count());
+  if (r.first > r.last) return;
+  stepped_ = true;
+  first_ = r.first;
+  last_ = r.last;
+}
+
+Duration PreparedDistribution::sample(Rng& rng) const {
+  // Distribution::sample's uniform-on-steps draw, with its range already known.
+  if (stepped_) return Duration(clamp_ns(rng.between(first_, last_) * d_.step.count()));
+  return d_.sample(rng);
+}
+
 Duration Distribution::sample(Rng& rng) const {
   const std::int64_t step_ns = step.count();
   switch (kind) {

@@ -36,4 +36,21 @@ struct Distribution {
   std::string describe() const;
 };
 
+// A distribution with the part of each draw that never changes worked out once: for a uniform
+// on whole steps, the range of step multiples, which costs two divisions a draw otherwise. Every
+// sample is the distribution's own, drawn from the same stream in the same way. The kernel's
+// network draws a latency per message from one of these.
+class PreparedDistribution {
+ public:
+  explicit PreparedDistribution(const Distribution& d);
+  Duration sample(Rng& rng) const;
+  const Distribution& distribution() const { return d_; }
+
+ private:
+  Distribution d_;
+  bool stepped_ = false;  // a uniform on whole steps with at least one inside [min, max]
+  std::int64_t first_ = 0;
+  std::int64_t last_ = 0;
+};
+
 }  // namespace electsim::sim

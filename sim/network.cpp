@@ -10,7 +10,10 @@
 namespace electsim::sim {
 
 Network::Network(std::size_t node_count, NetworkConfig config, std::size_t server_count)
-    : nodes_(node_count), endpoints_(node_count + server_count), config_(std::move(config)) {
+    : nodes_(node_count),
+      endpoints_(node_count + server_count),
+      config_(std::move(config)),
+      latency_(config_.latency) {
   for (const LinkLatency& link : config_.links) {
     const std::size_t from = index_of(link.from);
     const std::size_t to = index_of(link.to);
@@ -25,7 +28,7 @@ Duration Network::sample_latency(Endpoint from, Endpoint to, Rng& rng) const {
     const auto it = latency_of_.find(link_key(index_of(from), index_of(to)));
     if (it != latency_of_.end()) d = it->second;
   }
-  Duration latency = (d != nullptr ? *d : config_.latency).sample(rng);
+  Duration latency = d != nullptr ? d->sample(rng) : latency_.sample(rng);
   // Only the spikes in force, in the order they began: a run's ended spikes cost nothing.
   for (const SpikeHandle live : live_spikes_) latency += spikes_[live].sample(rng);
   return latency;

@@ -156,6 +156,7 @@ class Network {
   std::size_t nodes_;
   std::size_t endpoints_;
   NetworkConfig config_;
+  PreparedDistribution latency_;      // config_.latency, prepared once
   std::vector<Cut> cuts_;             // by handle
   std::vector<bool> cut_live_;        // by handle
   std::vector<CutHandle> live_cuts_;  // the cuts in force, in handle order
