@@ -9,8 +9,6 @@
 
 namespace electsim::drawing {
 
-namespace {}  // namespace
-
 namespace timeline_record {
 
 std::string members_text(const std::vector<sim::Endpoint>& members, const sim::Topology& topology) {

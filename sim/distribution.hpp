@@ -44,7 +44,6 @@ class PreparedDistribution {
  public:
   explicit PreparedDistribution(const Distribution& d);
   Duration sample(Rng& rng) const;
-  const Distribution& distribution() const { return d_; }
 
  private:
   Distribution d_;

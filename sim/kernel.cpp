@@ -1,12 +1,11 @@
-// The event loop. Entries live in a slab; the queue (sim/event_queue.hpp) orders small
-// (time, seq, slot) keys, so
-// equal-time events run in insertion order and nothing depends on addresses. Cancelling a timer
-// only marks it (ns-3); a stale entry is dropped when it surfaces. A paused process's entries are
-// parked in order and re-queued at resume; a crash bumps the process's incarnation so its timers,
-// held traffic and connections die. Every process, election node or server, goes through the same
-// paths: the kernel has no code for any one of them. The faults are sim/kernel_faults.cpp, the
-// traffic (datagrams, connections, held sends) sim/kernel_traffic.cpp, the private types they
-// share sim/kernel_impl.hpp.
+// The event loop. Entries live in a slab; the queue (sim/event_queue.hpp) orders small (time,
+// seq, slot) keys, so equal-time events run in insertion order and nothing depends on addresses.
+// Cancelling a timer only marks it (ns-3); a stale entry is dropped when it surfaces. A paused
+// process's entries are parked in order and re-queued at resume; a crash bumps the process's
+// incarnation so its timers, held traffic and connections die. Every process, election node or
+// server, goes through the same paths: the kernel has no code for any one of them. The faults are
+// sim/kernel_faults.cpp, the traffic (datagrams, connections, held sends) sim/kernel_traffic.cpp,
+// the private types they share sim/kernel_impl.hpp.
 #include "sim/kernel.hpp"
 
 #include <algorithm>

@@ -5,17 +5,16 @@
 // Cross-field problems are reported at the dependent field, for per_node overrides too.
 #include "protocols/lease/config.hpp"
 
-#include "params/section.hpp"
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "params/section.hpp"
 
 namespace electsim::protocols::lease {
 namespace {
@@ -321,7 +320,7 @@ void read_per_node(const nlohmann::json& per_node, const std::string& pointer,
     const std::string entry_pointer = params::child_pointer(pointer, key);
     const auto id = parse_node_key(key, node_count);
     if (!id) {
-      add_problem(
+      params::add_problem(
           problems, entry_pointer,
           fmt::format("a node id written in decimal, below the cluster size ({})", node_count),
           fmt::format("the key {}", nlohmann::json(key).dump()), "");

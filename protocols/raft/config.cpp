@@ -4,14 +4,13 @@
 // Cross-field problems are reported at the dependent field.
 #include "protocols/raft/config.hpp"
 
-#include "params/section.hpp"
-
 #include <charconv>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "params/section.hpp"
 
 namespace electsim::protocols::raft {
 namespace {
@@ -127,7 +126,7 @@ void read_log(const nlohmann::json& log, const std::string& pointer, std::size_t
     const std::string entry_pointer = params::child_pointer(pointer, key);
     const auto id = parse_node_id(key, node_count);
     if (!id) {
-      add_problem(
+      params::add_problem(
           problems, entry_pointer,
           fmt::format("a node id written in decimal, below the cluster size ({})", node_count),
           fmt::format("the key {}", nlohmann::json(key).dump()));

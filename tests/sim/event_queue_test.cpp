@@ -100,7 +100,8 @@ TEST_CASE("event queue: random kernel-like workloads match a sorted reference") 
     for (std::int64_t i = 0; i < pushes; ++i) {
       const std::int64_t time = rng.between(0, 3) == 0 ? now : now + rng.between(0, spread);
       std::uint64_t order = next_order++;
-      // An order from the past, above every key already popped at `now`.
+      // An order from the past, just below the earliest key queued at `now`, as an adopted timer
+      // entry goes back to its own place in the sequence.
       if (time == now && !reference.empty() && rng.between(0, 4) == 0) {
         const auto first_now = reference.lower_bound({now, 0});
         if (first_now != reference.end() && first_now->first == now && first_now->second > 0) {
