@@ -14,21 +14,25 @@ Network::Network(std::size_t node_count, NetworkConfig config, std::size_t serve
       endpoints_(node_count + server_count),
       config_(std::move(config)),
       latency_(config_.latency) {
-  for (const LinkLatency& link : config_.links) {
+  for (const LinkLatency& link : config_.links) link_latencies_.emplace_back(link.latency);
+  // Later entries win: taken from the last, the first entry to claim a link keeps it.
+  for (std::size_t i = config_.links.size(); i-- > 0;) {
+    const LinkLatency& link = config_.links[i];
     const std::size_t from = index_of(link.from);
     const std::size_t to = index_of(link.to);
-    latency_of_[link_key(from, to)] = &link.latency;  // later entries win
-    if (link.both_ways) latency_of_[link_key(to, from)] = &link.latency;
+    latency_of_.try_emplace(link_key(from, to), static_cast<std::uint32_t>(i));
+    if (link.both_ways) latency_of_.try_emplace(link_key(to, from), static_cast<std::uint32_t>(i));
   }
 }
 
 Duration Network::sample_latency(Endpoint from, Endpoint to, Rng& rng) const {
-  const Distribution* d = nullptr;
-  if (!latency_of_.empty()) {
-    const auto it = latency_of_.find(link_key(index_of(from), index_of(to)));
-    if (it != latency_of_.end()) d = it->second;
+  const PreparedDistribution* d = &latency_;
+  if (latency_of_.size() != 0) {
+    if (const auto link = latency_of_.find(link_key(index_of(from), index_of(to)))) {
+      d = &link_latencies_[*link];
+    }
   }
-  Duration latency = d != nullptr ? d->sample(rng) : latency_.sample(rng);
+  Duration latency = d->sample(rng);
   // Only the spikes in force, in the order they began: a run's ended spikes cost nothing.
   for (const SpikeHandle live : live_spikes_) latency += spikes_[live].sample(rng);
   return latency;

@@ -8,13 +8,13 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/assert.hpp"
 #include "sim/distribution.hpp"
 #include "sim/event.hpp"
 #include "sim/fault.hpp"
+#include "sim/flat_index.hpp"
 #include "sim/ids.hpp"
 #include "sim/rng.hpp"
 
@@ -160,8 +160,10 @@ class Network {
   std::vector<Cut> cuts_;             // by handle
   std::vector<bool> cut_live_;        // by handle
   std::vector<CutHandle> live_cuts_;  // the cuts in force, in handle order
-  // Per-link latency overrides (network.links), by link; only looked up, never iterated.
-  std::unordered_map<std::uint64_t, const Distribution*> latency_of_;
+  // Per-link latency overrides (network.links): each entry's distribution prepared, and the
+  // entry that decides each link (the last to name it), by link_key.
+  std::vector<PreparedDistribution> link_latencies_;
+  FlatIndex latency_of_;
   Ppm extra_loss_ = 0;
   Ppm extra_duplicate_ = 0;
   std::vector<Distribution> spikes_;

@@ -2,6 +2,8 @@
 // duplication and latency spikes.
 #include <catch2/catch.hpp>
 
+#include <optional>
+
 #include "sim/network.hpp"
 
 using namespace electsim::sim;
@@ -78,6 +80,24 @@ TEST_CASE("network: per-link latency overrides the default, one way or both") {
   CHECK(net.sample_latency(2, kStoreEndpoint, rng) == 30ms);
   CHECK(net.sample_latency(kStoreEndpoint, 2, rng) == 1ms);
   CHECK(net.sample_latency(0, 2, rng) == 1ms);
+}
+
+TEST_CASE("network: of two entries for one link the later decides, in the direction it names") {
+  NetworkConfig config = constant_latency(1ms);
+  config.links.push_back({0, 1, true, Distribution::constant_of(7ms)});
+  config.links.push_back({0, 1, false, Distribution::constant_of(9ms)});
+  config.links.push_back({2, 0, true, Distribution::constant_of(4ms)});
+  config.links.push_back({0, 2, true, Distribution::constant_of(5ms)});
+  // A copy draws the same after its original is gone: overrides are not pointers into it.
+  std::optional<Network> original;
+  original.emplace(3, config);
+  const Network net = *original;
+  original.reset();
+  Rng rng(1, StreamPurpose::network, 0);
+  CHECK(net.sample_latency(0, 1, rng) == 9ms);
+  CHECK(net.sample_latency(1, 0, rng) == 7ms);
+  CHECK(net.sample_latency(0, 2, rng) == 5ms);
+  CHECK(net.sample_latency(2, 0, rng) == 5ms);
 }
 
 TEST_CASE("network: loss and duplication windows add to the configured probability") {
