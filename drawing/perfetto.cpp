@@ -36,16 +36,12 @@ void PerfettoWriter::State::write_preamble() {
   thread_metadata(sink_tid(), "sink");
   thread_metadata(lane_tid(0), "faults");
   lanes.emplace_back();
-  if (replicated) {
-    for (std::size_t m = 0; m < std::min(header.store_members, sim::kMaxStoreMembers); ++m) {
+  if (spans.replicated()) {
+    for (std::size_t m = 0; m < std::min(header.store_members, members.size()); ++m) {
       ensure_member_track(m);
     }
   }
-  for (const sim::NamedEndpoint& server : header.topology.servers()) {
-    if (server.traits.lane == sim::ServerLane::process) server_rows.push_back(server.address);
-  }
-  server_tracks.assign(server_rows.size(), ServerTrack{});
-  for (std::size_t row = 0; row < server_rows.size(); ++row) ensure_server_track(row);
+  for (std::size_t row = 0; row < spans.server_rows().size(); ++row) ensure_server_track(row);
 }
 
 void PerfettoWriter::State::write_trailer() {
@@ -102,21 +98,7 @@ void PerfettoWriter::State::finish(Time end) {
   if (finished) return;
   finished = true;
   flush_bursts();
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const auto n = static_cast<NodeId>(i);
-    end_pause(n, end);
-    close_role(n, end);
-    end_down(n, end);
-  }
-  for (std::size_t m = 0; m < members.size(); ++m) {
-    end_member_pause(m, end);
-    close_member_role(m, end);
-    end_member_down(m, end);
-  }
-  for (std::size_t row = 0; row < server_tracks.size(); ++row) {
-    end_server_pause(row, end);
-    end_server_down(row, end);
-  }
+  spans.finish(end, *this);
   close_holder(end, "run end");
   for (std::size_t i = 0; i < lanes.size(); ++i) close_lane(i, end);
   if (counter_bucket) {
@@ -140,46 +122,12 @@ void PerfettoWriter::State::on_event(const sim::Event& e) {
       on_fault(e);
       break;
     case sim::EventKind::belief:
-      on_belief(e);
-      break;
     case sim::EventKind::crash:
-      if (const auto m = member_at(e.node)) {
-        on_member_crash(*m, e);
-      } else if (const auto row = server_row(e.node)) {
-        on_server_crash(*row, e);
-      } else {
-        on_crash(e);
-      }
-      break;
     case sim::EventKind::restart:
-      if (const auto m = member_at(e.node)) {
-        end_member_down(*m, e.time);
-      } else if (const auto row = server_row(e.node)) {
-        end_server_down(*row, e.time);
-      } else if (is_node(e.node)) {
-        end_down(e.node, e.time);
-      }
-      break;
     case sim::EventKind::pause:
-      if (const auto m = member_at(e.node)) {
-        on_member_pause(*m, e.time, e.a);
-      } else if (const auto row = server_row(e.node)) {
-        on_server_pause(*row, e.time);
-      } else {
-        on_pause(e);
-      }
-      break;
     case sim::EventKind::resume:
-      if (const auto m = member_at(e.node)) {
-        end_member_pause(*m, e.time);
-      } else if (const auto row = server_row(e.node)) {
-        end_server_pause(*row, e.time);
-      } else if (is_node(e.node)) {
-        end_pause(e.node, e.time);
-      }
-      break;
     case sim::EventKind::server_role:
-      on_server_role(e);
+      on_span_event(e);
       break;
     case sim::EventKind::lease_refresh:
       on_lease_refresh(e);
@@ -216,11 +164,11 @@ void PerfettoWriter::State::on_event(const sim::Event& e) {
       fmt::format_to(Out(args_scratch), "\"duration_ns\":{}", e.a);
       open_window(kStorePauseWindow, e.time, "store paused", args_scratch);
       // A replicated store's store_pause stalls its member 0, at the store's address.
-      if (replicated) on_member_pause(0, e.time, e.a);
+      on_span_event(e);
       break;
     case sim::EventKind::store_resume:
       close_window(kStorePauseWindow, e.time);
-      if (replicated) end_member_pause(0, e.time);
+      on_span_event(e);
       break;
     case sim::EventKind::network_change:
       on_network_change(e);

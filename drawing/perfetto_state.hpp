@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <deque>
 #include <iterator>
@@ -22,6 +21,7 @@
 
 #include "analysis/json_text.hpp"
 #include "drawing/perfetto.hpp"
+#include "drawing/spans.hpp"
 #include "io/output.hpp"
 #include "sim/fault.hpp"
 #include "sim/protocol.hpp"
@@ -102,7 +102,7 @@ using namespace perfetto_detail;
 using analysis::append_json_string;
 using analysis::TraceHeader;
 
-struct PerfettoWriter::State {
+struct PerfettoWriter::State final : SpanListener {
   // Messages sent at one instant by one node (or delivered at one instant to it): one slice.
   struct Burst {
     bool open = false;
@@ -116,24 +116,9 @@ struct PerfettoWriter::State {
     std::vector<std::pair<std::uint64_t, std::uint16_t>> flows;  // flow id, message type
   };
 
+  // A node's or a store member's drawing state; its spans are the span model's.
   struct NodeTrack {
-    // The open belief slice.
-    bool role_open = false;
-    sim::Role role = sim::Role::follower;
-    Epoch epoch = 0;
-    NodeId known_leader = sim::kNoNode;
-    Time role_start;
-    // Downtime.
-    bool down = false;
-    bool graceful = false;
-    Time down_start;
-    // The open GC pause.
-    bool paused = false;
-    bool pause_extended = false;
-    Time pause_start;
-    std::int64_t pause_planned_ns = 0;
-    std::optional<Time> pause_boundary;  // first belief boundary strictly inside the pause
-    // Pauses inside the open belief slice: written just after it, so that a viewer reading the
+    // Pauses inside the open role slice: written just after it, so that a viewer reading the
     // file in order meets the enclosing slice first even when both start at the same instant.
     std::string pending;
     bool pauses_track = false;
@@ -162,8 +147,9 @@ struct PerfettoWriter::State {
       : path(std::move(p)),
         header(h),
         max_bytes(max),
+        spans(h.node_count, h.topology, h.store_members > 1),
         nodes(h.node_count),
-        replicated(h.store_members > 1) {}
+        members(spans.member_count()) {}
 
   // ---- Track ids: per node its main track, its messages and (when needed) its pauses, then the
   // store, the sink and the fault lanes. thread_sort_index follows the same order.
@@ -174,7 +160,7 @@ struct PerfettoWriter::State {
   int sink_tid() const { return store_tid() + 1; }
   int lane_tid(std::size_t lane) const { return store_tid() + 2 + static_cast<int>(lane); }
 
-  bool is_node(NodeId n) const { return n >= 0 && static_cast<std::size_t>(n) < nodes.size(); }
+  bool is_node(NodeId n) const { return spans.is_node(n); }
 
   // A replicated store's member K: its roles, downtime and pauses on one track, and pauses that
   // a role change cuts through on a second.
@@ -184,26 +170,8 @@ struct PerfettoWriter::State {
 
   // ---- Servers with a lane of their own: when each was down or paused, on one track each.
 
-  struct ServerTrack {
-    bool named = false;
-    bool down = false;
-    bool graceful = false;
-    Time down_start;
-    bool paused = false;
-    Time pause_start;
-  };
   int server_tid(std::size_t row) const { return kServerTidBase + static_cast<int>(row); }
-  std::optional<std::size_t> server_row(sim::Endpoint e) const;
   void ensure_server_track(std::size_t row);
-  void end_server_pause(std::size_t row, Time at);
-  void end_server_down(std::size_t row, Time at);
-  void on_server_crash(std::size_t row, const sim::Event& e);
-  void on_server_pause(std::size_t row, Time at);
-
-  // The member at `e` when the store is replicated.
-  std::optional<std::size_t> member_at(sim::Endpoint e) const;
-  // A store member's index among the header's store servers (the single store is 0), or -1.
-  std::int32_t member_index(sim::Endpoint e) const { return header.topology.store_member_index(e); }
 
   // Store member m's name: the topology's, or "store:m" for a member the header's world does not
   // replicate (a trace whose server_role events name members its header leaves out).
@@ -260,38 +228,24 @@ struct PerfettoWriter::State {
 
   void flush_buffer();
 
-  // ---- Beliefs, downtime and pauses on a node's track.
+  // ---- Roles, downtime and pauses (perfetto_tracks.cpp): the span model's spans, each written
+  // as a slice when it closes, on the track of its process. The single store's pauses are
+  // fault windows instead (store_pause).
 
-  // A belief slice starts or ends at `at`: a pause it cuts through cannot nest on the same track.
-  static void role_boundary(NodeTrack& t, Time at);
+  // The track a process's slices go on.
+  int track_of(const SpanOwner& owner) const;
 
-  void close_role(NodeId n, Time at);
+  void role_opened(const SpanOwner& owner, OpenRole& span) override;
+  void role_closed(const SpanOwner& owner, const OpenRole& span, Time end) override;
+  void down_opened(const SpanOwner& owner, OpenDown& span) override;
+  void down_closed(const SpanOwner& owner, const OpenDown& span, Time end) override;
+  void pause_opened(const SpanOwner& owner, OpenPause& span) override;
+  void pause_closed(const SpanOwner& owner, const OpenPause& span, Time end) override;
 
-  void on_belief(const sim::Event& e);
-
-  void end_pause(NodeId n, Time at);
-
-  void on_pause(const sim::Event& e);
-
-  void on_crash(const sim::Event& e);
-
-  void end_down(NodeId n, Time at);
+  // The tracks a span event is drawn on are named before the model writes on them.
+  void on_span_event(const sim::Event& e);
 
   void on_clock_change(const sim::Event& e);
-
-  // ---- A replicated store's members: Raft roles, downtime and pauses, as a node's beliefs.
-
-  void close_member_role(std::size_t m, Time at);
-
-  void on_server_role(const sim::Event& e);
-
-  void end_member_pause(std::size_t m, Time at);
-
-  void on_member_pause(std::size_t m, Time at, std::int64_t planned_ns);
-
-  void on_member_crash(std::size_t m, const sim::Event& e);
-
-  void end_member_down(std::size_t m, Time at);
 
   // A new store leader refreshed the leases it found (etcd's lessor Promote).
   void on_lease_refresh(const sim::Event& e);
@@ -394,21 +348,18 @@ struct PerfettoWriter::State {
   std::string window_scratch;
   std::string type_scratch;
 
+  SpanModel spans;
   std::vector<NodeTrack> nodes;
-  // A replicated store: set by the header, or by the first server_role event.
-  bool replicated = false;
-  bool store_process = false;              // the "store" process is named
-  bool servers_process = false;            // the "servers" process is named
-  std::vector<sim::Endpoint> server_rows;  // the servers with a lane, in the topology's order
-  std::vector<ServerTrack> server_tracks;
-  std::array<NodeTrack, sim::kMaxStoreMembers> members;
-  std::array<bool, sim::kMaxStoreMembers> member_named{};
+  std::vector<NodeTrack> members;
+  std::vector<bool> member_named = std::vector<bool>(members.size(), false);
+  bool store_process = false;    // the "store" process is named
+  bool servers_process = false;  // the "servers" process is named
+  std::vector<bool> server_named = std::vector<bool>(spans.server_rows().size(), false);
   std::vector<NodeId> open_bursts;
   std::map<LinkKey, std::deque<PendingSend>> in_flight;  // by link, for traces without ids
   std::deque<PendingSend> pending;                       // by message id, from pending_base
   std::uint64_t pending_base = 0;
   std::uint64_t next_flow = 1;
-  std::optional<Epoch> newest_epoch;  // the newest leader epoch announced so far
 
   std::vector<Lane> lanes;
 

@@ -1,126 +1,143 @@
-// The Perfetto writer's per-process tracks (drawing/perfetto_state.hpp): a node's beliefs,
-// downtime and pauses, a replicated store member's Raft roles, and the clock changes and lease
-// refreshes drawn on them, and the tracks of servers with a lane of their own.
+// The Perfetto writer's per-process tracks (drawing/perfetto_state.hpp): the span model's roles,
+// downtime and pauses (drawing/spans.hpp) as slices on a node's, a replicated store member's or
+// a server's track, and the clock changes, lease refreshes and store failovers drawn on them.
 #include "drawing/perfetto_state.hpp"
 
 namespace electsim::drawing {
 
-// ---- Beliefs, downtime and pauses on a node's track.
+// ---- Roles, downtime and pauses: the span model's spans, each a slice when it closes.
 
-void PerfettoWriter::State::role_boundary(NodeTrack& t, Time at) {
-  if (t.paused && at > t.pause_start && !t.pause_boundary) t.pause_boundary = at;
+int PerfettoWriter::State::track_of(const SpanOwner& owner) const {
+  switch (owner.lane) {
+    case SpanLane::member:
+      return member_tid(owner.index);
+    case SpanLane::server:
+      return server_tid(owner.index);
+    case SpanLane::node:
+    case SpanLane::store:
+      break;
+  }
+  return node_tid(static_cast<NodeId>(owner.index));
 }
 
-void PerfettoWriter::State::close_role(NodeId n, Time at) {
-  NodeTrack& t = nodes[static_cast<std::size_t>(n)];
-  if (!t.role_open) return;
-  role_boundary(t, at);
+void PerfettoWriter::State::on_span_event(const sim::Event& e) {
+  // The tracks a span may be written on are named first, in the order the file has them.
+  bool was_paused = false;
+  if (e.kind == sim::EventKind::server_role) {
+    const std::optional<std::size_t> m = spans.member_index(e.node);
+    if (m && e.code <= static_cast<std::uint16_t>(sim::Role::leader)) ensure_member_track(*m);
+  } else if (e.kind == sim::EventKind::crash || e.kind == sim::EventKind::pause) {
+    if (const auto m = spans.member_at(e.node)) ensure_member_track(*m);
+    was_paused = e.kind == sim::EventKind::crash && is_node(e.node) &&
+                 spans.node(static_cast<std::size_t>(e.node)).pause.has_value();
+  } else if (e.kind == sim::EventKind::store_pause && spans.replicated()) {
+    ensure_member_track(0);
+  }
+  spans.on_event(e, *this);
+  // Messages parked at a paused node vanish when it crashes, without an event of their own.
+  if (was_paused) forget_sends_to(e.node);
+}
+
+void PerfettoWriter::State::role_opened(const SpanOwner&, OpenRole&) {}
+
+void PerfettoWriter::State::role_closed(const SpanOwner& owner, const OpenRole& span, Time end) {
   name_scratch.clear();
   args_scratch.clear();
-  switch (t.role) {
-    case sim::Role::leader:
-      fmt::format_to(Out(name_scratch), "leader e{}", t.epoch);
-      break;
-    case sim::Role::candidate:
-      fmt::format_to(Out(name_scratch), "candidate e{}", t.epoch);
-      break;
-    case sim::Role::follower:
-      name_scratch += "follower";
-      if (t.known_leader != sim::kNoNode) {
-        name_scratch += " of ";
-        append_endpoint(name_scratch, t.known_leader);
-      }
-      break;
-  }
-  fmt::format_to(Out(args_scratch),
-                 "\"role\":\"{}\",\"epoch\":{},\"leader\":", sim::role_name(t.role), t.epoch);
-  append_endpoint_json(args_scratch, t.role == sim::Role::leader ? n : t.known_leader);
-  complete(buffer, node_tid(n), "belief", name_scratch, t.role_start, at, args_scratch);
-  buffer += t.pending;
-  t.pending.clear();
-  t.role_open = false;
-}
-
-void PerfettoWriter::State::on_belief(const sim::Event& e) {
-  if (!is_node(e.node) || e.code > static_cast<std::uint16_t>(sim::Role::leader)) return;
-  NodeTrack& t = nodes[static_cast<std::size_t>(e.node)];
-  const auto role = static_cast<sim::Role>(e.code);
-  const NodeId known = role == sim::Role::follower ? static_cast<NodeId>(e.b) : sim::kNoNode;
-  // As analysis/analyzer.cpp: a leader announcing its own epoch again keeps its interval.
-  if (t.role_open && t.role == role && t.epoch == e.a && t.known_leader == known) return;
-  end_down(e.node, e.time);  // only a stream without its restart: keeps the track nested
-  close_role(e.node, e.time);
-  role_boundary(t, e.time);
-  t.role_open = true;
-  t.role = role;
-  t.epoch = e.a;
-  t.known_leader = known;
-  t.role_start = e.time;
-  if (role == sim::Role::leader && (!newest_epoch || e.a > *newest_epoch)) newest_epoch = e.a;
-}
-
-void PerfettoWriter::State::end_pause(NodeId n, Time at) {
-  NodeTrack& t = nodes[static_cast<std::size_t>(n)];
-  if (!t.paused) return;
-  t.paused = false;
-  args_scratch.clear();
-  fmt::format_to(Out(args_scratch), "\"planned_ns\":{},\"extended\":{}", t.pause_planned_ns,
-                 t.pause_extended);
-  if (!t.pause_boundary) {
-    // Inside the open belief slice (if any), which is written when it ends.
-    complete(t.role_open ? t.pending : buffer, node_tid(n), "pause", "GC pause", t.pause_start, at,
-             args_scratch);
-  } else if (*t.pause_boundary == at) {
-    // The enclosing slice ended exactly with the pause and is already written.
-    complete(buffer, node_tid(n), "pause", "GC pause", t.pause_start, at, args_scratch);
+  NodeTrack* track = nullptr;
+  if (owner.lane == SpanLane::member) {
+    // A store member's Raft role: "follower t3 of store:1"; a leader is its own leader.
+    fmt::format_to(Out(name_scratch), "{} t{}", sim::role_name(span.role), span.epoch);
+    if (span.role == sim::Role::follower && span.known_leader != sim::kNoNode) {
+      name_scratch += " of ";
+      append_endpoint(name_scratch, span.known_leader);
+    }
+    fmt::format_to(Out(args_scratch),
+                   "\"role\":\"{}\",\"term\":{},\"leader\":", sim::role_name(span.role),
+                   span.epoch);
+    append_endpoint_json(args_scratch,
+                         span.role == sim::Role::leader ? owner.endpoint : span.known_leader);
+    complete(buffer, track_of(owner), "store", name_scratch, span.start, end, args_scratch);
+    track = &members[owner.index];
   } else {
-    // A belief changed during the pause: the pause would overlap it partly.
-    ensure_pauses_track(n);
-    complete(buffer, pauses_tid(n), "pause", "GC pause", t.pause_start, at, args_scratch);
+    switch (span.role) {
+      case sim::Role::leader:
+        fmt::format_to(Out(name_scratch), "leader e{}", span.epoch);
+        break;
+      case sim::Role::candidate:
+        fmt::format_to(Out(name_scratch), "candidate e{}", span.epoch);
+        break;
+      case sim::Role::follower:
+        name_scratch += "follower";
+        if (span.known_leader != sim::kNoNode) {
+          name_scratch += " of ";
+          append_endpoint(name_scratch, span.known_leader);
+        }
+        break;
+    }
+    fmt::format_to(Out(args_scratch),
+                   "\"role\":\"{}\",\"epoch\":{},\"leader\":", sim::role_name(span.role),
+                   span.epoch);
+    append_endpoint_json(args_scratch,
+                         span.role == sim::Role::leader ? owner.endpoint : span.known_leader);
+    complete(buffer, track_of(owner), "belief", name_scratch, span.start, end, args_scratch);
+    track = &nodes[owner.index];
   }
+  buffer += track->pending;
+  track->pending.clear();
 }
 
-void PerfettoWriter::State::on_pause(const sim::Event& e) {
-  if (!is_node(e.node)) return;
-  NodeTrack& t = nodes[static_cast<std::size_t>(e.node)];
-  if (t.down) return;
-  if (t.paused) {
-    t.pause_extended = true;  // a longer pause on top of one still running
-    return;
-  }
-  t.paused = true;
-  t.pause_extended = false;
-  t.pause_start = e.time;
-  t.pause_planned_ns = e.a;
-  t.pause_boundary.reset();
-}
+void PerfettoWriter::State::down_opened(const SpanOwner&, OpenDown&) {}
 
-void PerfettoWriter::State::on_crash(const sim::Event& e) {
-  if (!is_node(e.node)) return;
-  NodeTrack& t = nodes[static_cast<std::size_t>(e.node)];
-  const bool was_paused = t.paused;
-  end_pause(e.node, e.time);
-  close_role(e.node, e.time);
-  if (was_paused) forget_sends_to(e.node);
-  if (t.down) return;
-  t.down = true;
-  t.graceful = e.a != 0;
-  t.down_start = e.time;
-}
-
-void PerfettoWriter::State::end_down(NodeId n, Time at) {
-  NodeTrack& t = nodes[static_cast<std::size_t>(n)];
-  if (!t.down) return;
-  t.down = false;
+void PerfettoWriter::State::down_closed(const SpanOwner& owner, const OpenDown& span, Time end) {
+  if (owner.lane == SpanLane::store) return;
   args_scratch.clear();
-  fmt::format_to(Out(args_scratch), "\"graceful\":{}", t.graceful);
-  complete(buffer, node_tid(n), "down", t.graceful ? "stopped" : "crashed", t.down_start, at,
+  fmt::format_to(Out(args_scratch), "\"graceful\":{}", span.graceful);
+  complete(buffer, track_of(owner), "down", span.graceful ? "stopped" : "crashed", span.start, end,
            args_scratch);
+}
+
+void PerfettoWriter::State::pause_opened(const SpanOwner&, OpenPause&) {}
+
+void PerfettoWriter::State::pause_closed(const SpanOwner& owner, const OpenPause& span, Time end) {
+  args_scratch.clear();
+  switch (owner.lane) {
+    case SpanLane::store:
+      return;  // a fault window on the faults track (store_pause)
+    case SpanLane::server:
+      complete(buffer, track_of(owner), "pause", "paused", span.start, end, args_scratch);
+      return;
+    case SpanLane::node:
+    case SpanLane::member:
+      break;
+  }
+  const bool member = owner.lane == SpanLane::member;
+  NodeTrack& track = member ? members[owner.index] : nodes[owner.index];
+  const char* name = member ? "paused" : "GC pause";
+  fmt::format_to(Out(args_scratch), "\"planned_ns\":{},\"extended\":{}", span.planned_ns,
+                 span.extended);
+  if (!span.boundary) {
+    // Inside the open role slice (if any), which is written when it ends.
+    const bool role_open = member ? spans.member(owner.index).role.has_value()
+                                  : spans.node(owner.index).role.has_value();
+    complete(role_open ? track.pending : buffer, track_of(owner), "pause", name, span.start, end,
+             args_scratch);
+  } else if (*span.boundary == end) {
+    // The enclosing slice ended exactly with the pause and is already written.
+    complete(buffer, track_of(owner), "pause", name, span.start, end, args_scratch);
+  } else if (member) {
+    // A role changed during the pause: the pause would overlap it partly.
+    ensure_member_pauses_track(owner.index);
+    complete(buffer, member_pauses_tid(owner.index), "pause", name, span.start, end, args_scratch);
+  } else {
+    const auto n = static_cast<NodeId>(owner.index);
+    ensure_pauses_track(n);
+    complete(buffer, pauses_tid(n), "pause", name, span.start, end, args_scratch);
+  }
 }
 
 void PerfettoWriter::State::on_clock_change(const sim::Event& e) {
   const bool store = e.node == sim::kStoreEndpoint;
-  const std::optional<std::size_t> member = member_at(e.node);
+  const std::optional<std::size_t> member = spans.member_at(e.node);
   if (!store && !member && !is_node(e.node)) return;
   const char* what = e.code == 0 ? "drift" : e.code == 1 ? "step" : "offset";
   name_scratch.clear();
@@ -138,111 +155,8 @@ void PerfettoWriter::State::on_clock_change(const sim::Event& e) {
   instant(buffer, tid, "clock", name_scratch, e.time, args_scratch);
 }
 
-// ---- A replicated store's members: Raft roles, downtime and pauses, as a node's beliefs.
-
-void PerfettoWriter::State::close_member_role(std::size_t m, Time at) {
-  NodeTrack& t = members[m];
-  if (!t.role_open) return;
-  role_boundary(t, at);
-  name_scratch.clear();
-  args_scratch.clear();
-  fmt::format_to(Out(name_scratch), "{} t{}", sim::role_name(t.role), t.epoch);
-  if (t.role == sim::Role::follower && t.known_leader != sim::kNoNode) {
-    name_scratch += " of ";
-    append_endpoint(name_scratch, t.known_leader);
-  }
-  fmt::format_to(Out(args_scratch),
-                 "\"role\":\"{}\",\"term\":{},\"leader\":", sim::role_name(t.role), t.epoch);
-  const sim::Endpoint leader =
-      t.role == sim::Role::leader ? header.topology.store_member(m) : t.known_leader;
-  append_endpoint_json(args_scratch, leader);
-  complete(buffer, member_tid(m), "store", name_scratch, t.role_start, at, args_scratch);
-  buffer += t.pending;
-  t.pending.clear();
-  t.role_open = false;
-}
-
-void PerfettoWriter::State::on_server_role(const sim::Event& e) {
-  if (e.node >= 0 || member_index(e.node) < 0 ||
-      e.code > static_cast<std::uint16_t>(sim::Role::leader)) {
-    return;
-  }
-  replicated = true;  // a stream whose header did not say so still shows its members
-  const auto m = static_cast<std::size_t>(member_index(e.node));
-  ensure_member_track(m);
-  NodeTrack& t = members[m];
-  const auto role = static_cast<sim::Role>(e.code);
-  const auto known = static_cast<sim::Endpoint>(e.b);
-  const sim::Endpoint leader =
-      role == sim::Role::follower && e.b != sim::kNoNode && member_index(known) >= 0 ? known
-                                                                                     : sim::kNoNode;
-  if (t.role_open && t.role == role && t.epoch == e.a && t.known_leader == leader) return;
-  end_member_down(m, e.time);
-  close_member_role(m, e.time);
-  role_boundary(t, e.time);
-  t.role_open = true;
-  t.role = role;
-  t.epoch = e.a;
-  t.known_leader = leader;
-  t.role_start = e.time;
-}
-
-void PerfettoWriter::State::end_member_pause(std::size_t m, Time at) {
-  NodeTrack& t = members[m];
-  if (!t.paused) return;
-  t.paused = false;
-  args_scratch.clear();
-  fmt::format_to(Out(args_scratch), "\"planned_ns\":{},\"extended\":{}", t.pause_planned_ns,
-                 t.pause_extended);
-  if (!t.pause_boundary) {
-    complete(t.role_open ? t.pending : buffer, member_tid(m), "pause", "paused", t.pause_start, at,
-             args_scratch);
-  } else if (*t.pause_boundary == at) {
-    complete(buffer, member_tid(m), "pause", "paused", t.pause_start, at, args_scratch);
-  } else {
-    ensure_member_pauses_track(m);
-    complete(buffer, member_pauses_tid(m), "pause", "paused", t.pause_start, at, args_scratch);
-  }
-}
-
-void PerfettoWriter::State::on_member_pause(std::size_t m, Time at, std::int64_t planned_ns) {
-  ensure_member_track(m);
-  NodeTrack& t = members[m];
-  if (t.down) return;
-  if (t.paused) {
-    t.pause_extended = true;
-    return;
-  }
-  t.paused = true;
-  t.pause_extended = false;
-  t.pause_start = at;
-  t.pause_planned_ns = planned_ns;
-  t.pause_boundary.reset();
-}
-
-void PerfettoWriter::State::on_member_crash(std::size_t m, const sim::Event& e) {
-  ensure_member_track(m);
-  NodeTrack& t = members[m];
-  end_member_pause(m, e.time);
-  close_member_role(m, e.time);
-  if (t.down) return;
-  t.down = true;
-  t.graceful = e.a != 0;
-  t.down_start = e.time;
-}
-
-void PerfettoWriter::State::end_member_down(std::size_t m, Time at) {
-  NodeTrack& t = members[m];
-  if (!t.down) return;
-  t.down = false;
-  args_scratch.clear();
-  fmt::format_to(Out(args_scratch), "\"graceful\":{}", t.graceful);
-  complete(buffer, member_tid(m), "down", t.graceful ? "stopped" : "crashed", t.down_start, at,
-           args_scratch);
-}
-
 void PerfettoWriter::State::on_lease_refresh(const sim::Event& e) {
-  const std::optional<std::size_t> m = member_at(e.node);
+  const std::optional<std::size_t> m = spans.member_at(e.node);
   if (!m) return;
   ensure_member_track(*m);
   name_scratch.clear();
@@ -273,13 +187,6 @@ void PerfettoWriter::State::on_client_failover(const sim::Event& e) {
 
 // ---- Servers with a lane of their own: when each was down or paused, on one track each.
 
-std::optional<std::size_t> PerfettoWriter::State::server_row(sim::Endpoint e) const {
-  if (e >= 0) return std::nullopt;
-  const auto it = std::find(server_rows.begin(), server_rows.end(), e);
-  if (it == server_rows.end()) return std::nullopt;
-  return static_cast<std::size_t>(it - server_rows.begin());
-}
-
 void PerfettoWriter::State::ensure_server_track(std::size_t row) {
   if (!servers_process) {
     servers_process = true;
@@ -289,55 +196,13 @@ void PerfettoWriter::State::ensure_server_track(std::size_t row) {
     fmt::format_to(Out(buffer), "\"pid\":{},\"args\":{{\"sort_index\":{}}}}}", kServersPid,
                    kServersPid);
   }
-  ServerTrack& t = server_tracks[row];
-  if (t.named) return;
-  t.named = true;
-  thread_metadata(server_tid(row), header.topology.name_of(server_rows[row]), kServersPid,
+  if (server_named[row]) return;
+  server_named[row] = true;
+  thread_metadata(server_tid(row), header.topology.name_of(spans.server_rows()[row]), kServersPid,
                   static_cast<int>(row));
 }
 
-void PerfettoWriter::State::end_server_pause(std::size_t row, Time at) {
-  ServerTrack& t = server_tracks[row];
-  if (!t.paused) return;
-  t.paused = false;
-  args_scratch.clear();
-  complete(buffer, server_tid(row), "pause", "paused", t.pause_start, at, args_scratch);
-}
-
-void PerfettoWriter::State::end_server_down(std::size_t row, Time at) {
-  ServerTrack& t = server_tracks[row];
-  if (!t.down) return;
-  t.down = false;
-  args_scratch.clear();
-  fmt::format_to(Out(args_scratch), "\"graceful\":{}", t.graceful);
-  complete(buffer, server_tid(row), "down", t.graceful ? "stopped" : "crashed", t.down_start, at,
-           args_scratch);
-}
-
-void PerfettoWriter::State::on_server_crash(std::size_t row, const sim::Event& e) {
-  ensure_server_track(row);
-  end_server_pause(row, e.time);
-  ServerTrack& t = server_tracks[row];
-  if (t.down) return;
-  t.down = true;
-  t.graceful = e.a != 0;
-  t.down_start = e.time;
-}
-
-void PerfettoWriter::State::on_server_pause(std::size_t row, Time at) {
-  ensure_server_track(row);
-  ServerTrack& t = server_tracks[row];
-  if (t.down || t.paused) return;  // an extension keeps its slice
-  t.paused = true;
-  t.pause_start = at;
-}
-
-std::optional<std::size_t> PerfettoWriter::State::member_at(sim::Endpoint e) const {
-  if (!replicated || e >= 0) return std::nullopt;
-  const std::int32_t m = member_index(e);
-  if (m < 0) return std::nullopt;
-  return static_cast<std::size_t>(m);
-}
+// ---- Names
 
 std::string PerfettoWriter::State::member_name(std::size_t m) const {
   const sim::NamedEndpoint* server = header.topology.store_members() > 1

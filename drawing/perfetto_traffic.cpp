@@ -379,6 +379,7 @@ void PerfettoWriter::State::on_store_request(const sim::Event& e) {
 
 void PerfettoWriter::State::on_sink_write(const sim::Event& e) {
   const bool accepted = e.c != 0;
+  const std::optional<Epoch> newest_epoch = spans.newest_epoch();
   const bool stale = newest_epoch && e.a < *newest_epoch;
   name_scratch.clear();
   if (accepted && stale) {

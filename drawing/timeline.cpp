@@ -115,19 +115,12 @@ void TimelineRecorder::State::init(TraceHeader header, const sim::WorldConfig* w
   if (ttl) tl.lease_judged_by_store = judged_by_store;
   sent_by_code.assign(header.message_types.size(), 0);
   if (header.store_members > 1) {
-    replicated = true;
     tl.store_members = std::min(header.store_members, sim::kMaxStoreMembers);
     indexed_members = tl.store_members;
   }
+  spans = SpanModel(n, header.topology, header.store_members > 1);
   tl.header = std::move(header);
-  for (const sim::NamedEndpoint& server : tl.header.topology.servers()) {
-    if (server.traits.lane == sim::ServerLane::process) tl.server_rows.push_back(server.address);
-  }
-  open_server_down.assign(tl.server_rows.size(), std::nullopt);
-  open_server_pause.assign(tl.server_rows.size(), std::nullopt);
-  open_belief.assign(n, std::nullopt);
-  open_down.assign(n, std::nullopt);
-  open_pause.assign(n, std::nullopt);
+  tl.server_rows = spans.server_rows();
   for (std::size_t i = 0; i < n; ++i) {
     const bool configured = world != nullptr && i < world->clocks.size();
     clocks.push_back(make_track(configured ? world->clocks[i] : sim::ClockConfig{}));
@@ -155,13 +148,6 @@ std::vector<sim::Endpoint> TimelineRecorder::State::indexed_servers() const {
   }
   servers.insert(servers.end(), tl.server_rows.begin(), tl.server_rows.end());
   return servers;
-}
-
-std::optional<std::size_t> TimelineRecorder::State::member_at(sim::Endpoint e) const {
-  if (!replicated) return std::nullopt;
-  const std::int32_t member = tl.header.topology.store_member_index(e);
-  if (member < 0) return std::nullopt;
-  return static_cast<std::size_t>(member);
 }
 
 TimelineRecorder::TimelineRecorder(TraceHeader header, const sim::WorldConfig& world,
@@ -212,63 +198,14 @@ void TimelineRecorder::on_event(const sim::Event& e) {
       ++s.sent_by_code[e.code];
       break;
     case sim::EventKind::belief:
-      s.on_belief(e);
-      break;
     case sim::EventKind::crash:
-      if (const auto m = s.member_at(e.node)) {
-        s.on_member_crash(*m, e);
-      } else if (const auto row = s.server_row(e.node)) {
-        s.on_server_crash(*row, e);
-      } else {
-        s.on_crash(e);
-      }
-      break;
     case sim::EventKind::restart:
-      if (const auto m = s.member_at(e.node)) {
-        s.on_member_restart(*m, e.time);
-      } else if (const auto row = s.server_row(e.node)) {
-        s.on_server_restart(*row, e.time);
-      } else {
-        s.on_restart(e);
-      }
-      break;
     case sim::EventKind::pause:
-      if (const auto m = s.member_at(e.node)) {
-        s.on_member_pause(*m, e.time);
-      } else if (e.node == sim::kStoreEndpoint) {
-        s.on_store_pause(e);
-      } else if (const auto row = s.server_row(e.node)) {
-        s.on_server_pause(*row, e);
-      } else {
-        s.on_pause(e);
-      }
-      break;
     case sim::EventKind::resume:
-      if (const auto m = s.member_at(e.node)) {
-        s.close_member_pause(*m, e.time);
-      } else if (const auto row = s.server_row(e.node)) {
-        s.close_server_pause(*row, e.time);
-      } else if (s.is_node(e.node)) {
-        s.close_pause(e.node, e.time);
-      }
-      break;
     case sim::EventKind::store_pause:
-      // A replicated store's store_pause stalls its member 0, the process at the store's address.
-      if (s.replicated) {
-        s.on_member_pause(0, e.time);
-      } else {
-        s.on_store_pause(e);
-      }
-      break;
     case sim::EventKind::store_resume:
-      if (s.replicated) {
-        s.close_member_pause(0, e.time);
-      } else {
-        s.on_store_resume(e);
-      }
-      break;
     case sim::EventKind::server_role:
-      s.on_server_role(e);
+      s.spans.on_event(e, s);
       break;
     case sim::EventKind::fault:
       s.on_fault(e);
@@ -362,47 +299,25 @@ Timeline TimelineRecorder::finish(const Report& report) {
   const Time end = s.run_end ? *s.run_end : std::max(s.last_event, Time(tl.header.duration));
   tl.duration = end.since_start();
 
-  for (std::size_t node = 0; node < s.n; ++node) {
-    if (const auto& open = s.open_belief[node]) {
-      tl.beliefs[*open].end = end;
-      tl.beliefs[*open].open_at_end = true;
-    }
-    if (const auto& open = s.open_down[node]) {
-      tl.downs[*open].end = end;
-      tl.downs[*open].open_at_end = true;
-    }
-    if (const auto& open = s.open_pause[node]) {
-      tl.pauses[*open].end = end;
-      tl.pauses[*open].open_at_end = true;
-    }
-  }
-  if (s.open_store_pause) {
-    tl.store_pauses[*s.open_store_pause].end = end;
-    tl.store_pauses[*s.open_store_pause].open_at_end = true;
-  }
-  for (std::size_t m = 0; m < sim::kMaxStoreMembers; ++m) {
-    if (const auto& open = s.open_member_role[m]) {
-      tl.member_roles[*open].end = end;
-      tl.member_roles[*open].open_at_end = true;
-    }
-    if (const auto& open = s.open_member_down[m]) {
-      tl.member_downs[*open].end = end;
-      tl.member_downs[*open].open_at_end = true;
-    }
-    if (const auto& open = s.open_member_pause[m]) {
-      tl.member_pauses[*open].end = end;
-      tl.member_pauses[*open].open_at_end = true;
-    }
-  }
-  for (std::size_t row = 0; row < tl.server_rows.size(); ++row) {
-    if (const auto& open = s.open_server_down[row]) {
-      tl.server_downs[*open].end = end;
-      tl.server_downs[*open].open_at_end = true;
-    }
-    if (const auto& open = s.open_server_pause[row]) {
-      tl.server_pauses[*open].end = end;
-      tl.server_pauses[*open].open_at_end = true;
-    }
+  // Spans still open end with the run; after an overflow tl holds none of them.
+  if (!s.overflowed) {
+    s.spans.for_each([&](const SpanOwner& owner, const ProcessSpans& p) {
+      if (p.role) {
+        BeliefSpan& span = State::roles_of(tl, owner.lane)[p.role->record];
+        span.end = end;
+        span.open_at_end = true;
+      }
+      if (p.down) {
+        DownSpan& span = State::downs_of(tl, owner.lane)[p.down->record];
+        span.end = end;
+        span.open_at_end = true;
+      }
+      if (p.pause) {
+        PauseSpan& span = State::pauses_of(tl, owner.lane)[p.pause->record];
+        span.end = end;
+        span.open_at_end = true;
+      }
+    });
   }
   if (s.open_partition) {
     tl.partitions[*s.open_partition].end = end;

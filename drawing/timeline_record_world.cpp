@@ -197,7 +197,8 @@ void TimelineRecorder::State::on_sink_write(const sim::Event& e) {
   mark.writer = e.node;
   mark.token = e.a;
   mark.accepted = e.c != 0;
-  mark.stale = newest_epoch && e.a < *newest_epoch;
+  const std::optional<Epoch> newest = spans.newest_epoch();
+  mark.stale = newest && e.a < *newest;
   mark.overwrite = mark.accepted && e.a < e.d;
   tl.writes.push_back(mark);
 }

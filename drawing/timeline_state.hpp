@@ -1,10 +1,11 @@
 // The timeline recorder's state (drawing/timeline.hpp), shared by the files that keep it:
 // timeline.cpp (the model, the dispatch of events and the finished timeline),
-// timeline_record_nodes.cpp (beliefs, crashes, pauses and clocks of nodes, store members and
-// servers) and timeline_record_world.cpp (faults, the network's shape, the store and the sink).
-// Private to drawing/.
+// timeline_record_nodes.cpp (the records of the span model's beliefs, roles, downtime and
+// pauses, drawing/spans.hpp, and the clocks) and timeline_record_world.cpp (faults, the network's
+// shape, the store and the sink). Private to drawing/.
 #pragma once
 
+#include "drawing/spans.hpp"
 #include "drawing/timeline.hpp"
 
 #include <optional>
@@ -12,7 +13,6 @@
 #include <vector>
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <iterator>
 #include <string_view>
@@ -73,7 +73,7 @@ std::string members_text(const std::vector<sim::Endpoint>& members, const sim::T
 // The recorder's files read these unqualified.
 using namespace timeline_record;
 
-struct TimelineRecorder::State {
+struct TimelineRecorder::State final : SpanListener {
   // A partition, isolation or cut in force: the side of each endpoint it touches.
   struct ActiveCut {
     std::size_t index = 0;
@@ -83,25 +83,14 @@ struct TimelineRecorder::State {
 
   Timeline tl;
   std::size_t n = 0;
-  std::vector<std::optional<std::size_t>> open_belief;  // per node, into tl.beliefs
-  std::vector<std::optional<std::size_t>> open_down;
-  std::vector<std::optional<std::size_t>> open_pause;
-  std::optional<std::size_t> open_store_pause;
-  // A replicated store's members, by member index, into tl.member_roles, member_downs and
-  // member_pauses.
-  bool replicated = false;
+  // Beliefs, roles, downtime and pauses; each open span's `record` is its index into tl's
+  // vector for its lane (beliefs, member_roles, downs, ...).
+  SpanModel spans;
   std::size_t indexed_members = 1;  // members with an index in PartitionSpan::side_of
-  std::array<std::optional<std::size_t>, sim::kMaxStoreMembers> open_member_role;
-  std::array<std::optional<std::size_t>, sim::kMaxStoreMembers> open_member_down;
-  std::array<std::optional<std::size_t>, sim::kMaxStoreMembers> open_member_pause;
-  // The servers with rows (Timeline::server_rows), by row.
-  std::vector<std::optional<std::size_t>> open_server_down;
-  std::vector<std::optional<std::size_t>> open_server_pause;
   std::optional<std::size_t> open_hold;
   std::optional<std::size_t> open_partition;
   std::vector<ActiveCut> active;
-  std::optional<Epoch> newest_epoch;  // highest leader epoch announced so far
-  std::vector<ClockTrack> clocks;     // nodes, then the store
+  std::vector<ClockTrack> clocks;  // nodes, then the store
   std::vector<std::uint64_t> sent_by_code;
   Time last_event;
   std::optional<Time> run_end;
@@ -114,6 +103,7 @@ struct TimelineRecorder::State {
 
   bool is_node(sim::Endpoint e) const { return e >= 0 && static_cast<std::size_t>(e) < n; }
   std::size_t at(sim::Endpoint node) const { return static_cast<std::size_t>(node); }
+  std::optional<std::size_t> server_row(sim::Endpoint e) const { return spans.server_row(e); }
 
   // The endpoint's index in PartitionSpan::side_of, or nullopt for no endpoint.
   std::optional<std::size_t> endpoint_index(sim::Endpoint e) const;
@@ -124,54 +114,19 @@ struct TimelineRecorder::State {
   // servers with rows.
   std::size_t endpoint_count() const { return n + 1 + indexed_members + tl.server_rows.size(); }
 
-  // The member index of a replicated store's member at `e`, or nullopt.
-  std::optional<std::size_t> member_at(sim::Endpoint e) const;
+  // ---- Spans (timeline_record_nodes.cpp): each opens a record in tl and closes it
 
-  // ---- Beliefs, crashes, pauses
+  // The vector of `timeline` that keeps a lane's spans of each kind.
+  static std::vector<BeliefSpan>& roles_of(Timeline& timeline, SpanLane lane);
+  static std::vector<DownSpan>& downs_of(Timeline& timeline, SpanLane lane);
+  static std::vector<PauseSpan>& pauses_of(Timeline& timeline, SpanLane lane);
 
-  void close_belief(NodeId node, Time t);
-
-  void on_belief(const sim::Event& e);
-
-  void close_pause(NodeId node, Time t);
-
-  void on_crash(const sim::Event& e);
-
-  void on_restart(const sim::Event& e);
-
-  void on_pause(const sim::Event& e);
-
-  void on_store_pause(const sim::Event& e);
-
-  void on_store_resume(const sim::Event& e);
-
-  // ---- Servers with rows of their own: crashes and pauses, as a node's
-
-  // The row of the server at `e`, or nullopt (a few servers at most: only crash, restart, pause
-  // and resume events look).
-  std::optional<std::size_t> server_row(sim::Endpoint e) const;
-
-  void close_server_pause(std::size_t row, Time t);
-
-  void on_server_crash(std::size_t row, const sim::Event& e);
-
-  void on_server_restart(std::size_t row, Time t);
-
-  void on_server_pause(std::size_t row, const sim::Event& e);
-
-  // ---- A replicated store's members: the same spans as a node's, by member index
-
-  void close_member_role(std::size_t m, Time t);
-
-  void close_member_pause(std::size_t m, Time t);
-
-  void on_server_role(const sim::Event& e);
-
-  void on_member_crash(std::size_t m, const sim::Event& e);
-
-  void on_member_restart(std::size_t m, Time t);
-
-  void on_member_pause(std::size_t m, Time t);
+  void role_opened(const SpanOwner& owner, OpenRole& span) override;
+  void role_closed(const SpanOwner& owner, const OpenRole& span, Time end) override;
+  void down_opened(const SpanOwner& owner, OpenDown& span) override;
+  void down_closed(const SpanOwner& owner, const OpenDown& span, Time end) override;
+  void pause_opened(const SpanOwner& owner, OpenPause& span) override;
+  void pause_closed(const SpanOwner& owner, const OpenPause& span, Time end) override;
 
   // ---- Faults and the network's shape
 
