@@ -14,10 +14,6 @@
 namespace electsim::sim {
 namespace {
 
-// About eleven and a half days: far beyond any run, small enough that sums of a few samples never
-// overflow int64 nanoseconds.
-constexpr std::int64_t kMaxSampleNs = 1'000'000'000'000'000;
-
 // Normal draws below zero are redrawn; a distribution that is almost all negative would loop for
 // long, so after this many redraws the sample is 0.
 constexpr int kNormalRedrawsMax = 64;
@@ -96,12 +92,7 @@ PreparedDistribution::PreparedDistribution(const Distribution& d) : d_(d) {
   stepped_ = true;
   first_ = r.first;
   last_ = r.last;
-}
-
-Duration PreparedDistribution::sample(Rng& rng) const {
-  // Distribution::sample's uniform-on-steps draw, with its range already known.
-  if (stepped_) return Duration(clamp_ns(rng.between(first_, last_) * d_.step.count()));
-  return d_.sample(rng);
+  step_ns_ = d.step.count();
 }
 
 Duration Distribution::sample(Rng& rng) const {

@@ -3,12 +3,18 @@
 // optionally rounded to a multiple of `step` ("uniform whole milliseconds").
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "sim/rng.hpp"
 #include "sim/time.hpp"
 
 namespace electsim::sim {
+
+// The largest sample in nanoseconds, about eleven and a half days: far beyond any run, small
+// enough that sums of a few samples never overflow int64 nanoseconds.
+inline constexpr std::int64_t kMaxSampleNs = 1'000'000'000'000'000;
 
 enum class DistributionKind { constant, uniform, normal, exponential, lognormal, pareto };
 
@@ -43,13 +49,21 @@ struct Distribution {
 class PreparedDistribution {
  public:
   explicit PreparedDistribution(const Distribution& d);
-  Duration sample(Rng& rng) const;
+  // Inline: the network draws one per message.
+  Duration sample(Rng& rng) const {
+    if (stepped_) {
+      return Duration(
+          std::clamp<std::int64_t>(rng.between(first_, last_) * step_ns_, 0, kMaxSampleNs));
+    }
+    return d_.sample(rng);
+  }
 
  private:
   Distribution d_;
   bool stepped_ = false;  // a uniform on whole steps with at least one inside [min, max]
   std::int64_t first_ = 0;
   std::int64_t last_ = 0;
+  std::int64_t step_ns_ = 0;
 };
 
 }  // namespace electsim::sim

@@ -187,19 +187,6 @@ void Kernel::free_entry(std::uint32_t slot) {
   free_entries_.push_back(slot);
 }
 
-void Kernel::push(Time at, std::uint32_t slot) {
-  ELECTSIM_ASSERT(at >= now_, "events are never scheduled in the past");
-  push_in_order(at.ns, next_seq_++, slot);
-}
-
-void Kernel::push_in_order(std::int64_t at, std::uint64_t seq, std::uint32_t slot) {
-  ELECTSIM_ASSERT(slot < (1u << 24),
-                  "at most 2^24 queued entries (the in-flight and timer limits)");
-  ELECTSIM_ASSERT(seq < (std::uint64_t{1} << 40), "at most 2^40 events are queued in a run");
-  entries_[slot].queued_at = at;
-  queue_.push(QueueKey{at, (seq << 24) | slot});
-}
-
 // ---- Running
 // -------------------------------------------------------------------------------------
 

@@ -208,6 +208,20 @@ struct Kernel::Proc {
 };
 
 // The disk's watch over a handler costs a test of one flag while disks take no time.
+// Inline: every message and timer is queued through them.
+inline void Kernel::push_in_order(std::int64_t at, std::uint64_t seq, std::uint32_t slot) {
+  ELECTSIM_ASSERT(slot < (1u << 24),
+                  "at most 2^24 queued entries (the in-flight and timer limits)");
+  ELECTSIM_ASSERT(seq < (std::uint64_t{1} << 40), "at most 2^40 events are queued in a run");
+  entries_[slot].queued_at = at;
+  queue_.push(QueueKey{at, (seq << 24) | slot});
+}
+
+inline void Kernel::push(Time at, std::uint32_t slot) {
+  ELECTSIM_ASSERT(at >= now_, "events are never scheduled in the past");
+  push_in_order(at.ns, next_seq_++, slot);
+}
+
 inline void Kernel::begin_handler(Proc& p) {
   if (!disks_take_time_) return;
   p.handler_version = p.durable.version();

@@ -25,7 +25,7 @@ Network::Network(std::size_t node_count, NetworkConfig config, std::size_t serve
   }
 }
 
-Duration Network::sample_latency(Endpoint from, Endpoint to, Rng& rng) const {
+Duration Network::sample_latency_of_link(Endpoint from, Endpoint to, Rng& rng) const {
   const PreparedDistribution* d = &latency_;
   if (latency_of_.size() != 0) {
     if (const auto link = latency_of_.find(link_key(index_of(from), index_of(to)))) {

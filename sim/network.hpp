@@ -95,7 +95,11 @@ class Network {
   bool link_up(Endpoint from, Endpoint to) const {
     return live_cuts_.empty() || !cut_by_any(index_of(from), index_of(to));
   }
-  Duration sample_latency(Endpoint from, Endpoint to, Rng& rng) const;
+  // A message's latency: the link's distribution, plus every latency spike in force.
+  Duration sample_latency(Endpoint from, Endpoint to, Rng& rng) const {
+    if (latency_of_.size() == 0 && live_spikes_.empty()) return latency_.sample(rng);
+    return sample_latency_of_link(from, to, rng);
+  }
   // One draw each only when the probability is not zero: a lossless network stays cheap.
   bool draw_loss(Rng& rng) const {
     const Ppm p = config_.loss + extra_loss_;
@@ -156,6 +160,8 @@ class Network {
   std::size_t nodes_;
   std::size_t endpoints_;
   NetworkConfig config_;
+  Duration sample_latency_of_link(Endpoint from, Endpoint to, Rng& rng) const;
+
   PreparedDistribution latency_;      // config_.latency, prepared once
   std::vector<Cut> cuts_;             // by handle
   std::vector<bool> cut_live_;        // by handle
