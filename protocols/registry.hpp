@@ -40,10 +40,6 @@ struct PreparedProtocol {
   // The server leadership depends on (stall is measured while it cannot answer; a partition
   // that cuts the leader from it takes the leader away): the store, or the database server.
   sim::Endpoint coordinator = sim::kStoreEndpoint;
-  // The world needs the database server (servers/postgres).
-  bool uses_database = false;
-  // The world needs the Redis masters (servers/redis).
-  bool uses_redis = false;
   // The tokens on its writes grow with every grant of leadership (a revision, a term, a fencing
   // counter). False where they do not (Redlock without fencing writes its start's wall-clock
   // reading, the database flag writes 0): analysis then judges stale writes and overwrites by
@@ -85,12 +81,12 @@ struct ProtocolInfo {
   // The message types that elect (votes, election and coordinator messages), as opposed to those
   // that keep a leader in place (heartbeats): "election messages per election" counts these.
   std::vector<std::string> election_message_types;
-  // Its world has the database server (servers/postgres), as PreparedProtocol::uses_database says
-  // once the parameters are valid: known before, so that faults naming "postgres" are judged
-  // rightly even when a parameter is wrong.
-  bool uses_database = false;
-  // Its world has Redis masters (servers/redis), likewise known before the parameters are valid.
-  bool uses_redis = false;
+  // The kinds of server (servers/registry.hpp) its world needs beyond the store and the sink,
+  // which every world has: {"postgres"}, {"redis"}. The loader puts them in the world when the
+  // scenario configures none, and the search's nemesis aims at them only when the protocol
+  // running needs them. Known before the parameters are read, so that faults naming them are
+  // judged rightly even when a parameter is wrong.
+  std::vector<std::string> servers;
   DetectionKnob detection;
   // Validates `params` (the protocol object without "name"), reporting problems under `pointer`.
   // Returns nullopt when there were problems.

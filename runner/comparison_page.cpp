@@ -140,10 +140,14 @@ std::string timing_cell(const std::string& text, const std::string& source,
     // A server's setting ("postgres.tcp_keepalives_idle", "store.tick_time") lives in the
     // server's own section of the file.
     std::string section;
+    const servers::ServerKindInfo* server_kind = nullptr;
     for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
-      if (!kind.section.empty() && name.rfind(kind.section + ".", 0) == 0) section = kind.section;
+      if (!kind.section.empty() && name.rfind(kind.section + ".", 0) == 0) {
+        section = kind.section;
+        server_kind = &kind;
+      }
     }
-    const bool server = !section.empty();
+    const bool server = server_kind != nullptr;
     const std::string key = server ? name.substr(section.size() + 1) : name;
     const nlohmann::json empty = nlohmann::json::object();
     const nlohmann::json& holder = server ? (doc.contains(section) ? doc[section] : empty) : params;
@@ -151,7 +155,9 @@ std::string timing_cell(const std::string& text, const std::string& source,
     if (holder.is_object() && holder.contains(key)) {
       value = holder[key].is_string() ? holder[key].get<std::string>() : holder[key].dump();
     } else if (server) {
-      value = section == "postgres" ? "(Linux default)" : "(2s)";
+      const std::string text =
+          server_kind->setting_default ? server_kind->setting_default(key) : std::string();
+      value = text.empty() ? "?" : "(" + text + ")";
     } else {
       const auto spec = std::find_if(info->params.begin(), info->params.end(),
                                      [&](const params::ParamSpec& s) { return s.name == key; });

@@ -160,16 +160,22 @@ std::optional<Scenario> Loader::load(const json& document,
   if (const json* workload = get(document, "workload")) s.workload = read_workload(*workload);
   if (const json* more = get(document, "servers")) read_servers(*more, s.services);
   read_protocol_choice(document, s);
-  // The database server is in the world when the protocol needs it or the file configures it,
-  // so that `compare` runs every protocol in the same world.
-  if (s.prepared.uses_database && !s.services.postgres) s.services.postgres.emplace();
-  // Likewise the Redis masters, with the redis section's settings or Redis's defaults.
-  if (s.prepared.uses_redis && !s.services.redis) s.services.redis.emplace();
-  const protocols::ProtocolInfo* running = protocols::find_protocol(s.protocol);
-  redis_ = s.services.redis.has_value() || get(document, "redis") != nullptr ||
-           (running != nullptr && running->uses_redis);
-  database_ = s.services.postgres.has_value() || get(document, "postgres") != nullptr ||
-              (running != nullptr && running->uses_database);
+  // The servers the protocol needs are in the world, with their section's settings or their
+  // defaults; a server the file configures is there for every protocol, so that `compare` runs
+  // them all in the same world.
+  if (const protocols::ProtocolInfo* running = protocols::find_protocol(s.protocol)) {
+    for (const std::string& kind : running->servers) {
+      servers::require_servers(s.services, kind);
+      required_kinds_.push_back(kind);
+    }
+  }
+  // A kind whose section alone puts its servers in the world (it has `require`) is there even
+  // when the section is wrong, so that faults are judged against the world the file means.
+  for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
+    if (kind.require && !kind.section.empty() && get(document, kind.section.c_str()) != nullptr) {
+      required_kinds_.push_back(kind.name);
+    }
+  }
   if (s.prepared.leader_key) s.services.store.leader_key = *s.prepared.leader_key;
   store_keeps_record_ = !s.services.store.leader_key.empty();
   build_topology(s.services);

@@ -173,8 +173,10 @@ class Loader {
   Problems& problems_;
   std::optional<std::size_t> nodes_;  // known once /nodes is valid
   std::size_t store_members_ = 1;     // known once /store is read
+  // The kinds of server the world has because the protocol needs them or the file has their
+  // section, even where that section or the protocol's parameters are wrong.
+  std::vector<std::string> required_kinds_;
   bool database_ = false;  // the world has the database server: known before faults are read
-  bool redis_ = false;     // the world has Redis masters: known before faults are read
   // The single store keeps a leadership record (the protocol's leader key) that a person can
   // clear: known before faults are read.
   bool store_keeps_record_ = false;

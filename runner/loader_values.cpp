@@ -87,15 +87,14 @@ void Loader::build_topology(const servers::Services& services) {
   servers::Services world_services = services;
   // A file whose protocol failed to validate still has the servers its sections or its protocol
   // ask for, so that its faults are judged against the world it means.
-  if (database_ && !world_services.postgres) world_services.postgres.emplace();
-  if (redis_ && !world_services.redis) {
-    world_services.redis.emplace();
-    world_services.redis->masters = redis_masters_;
-  }
+  for (const std::string& kind : required_kinds_) servers::require_servers(world_services, kind);
   sim::WorldConfig world;
   world.node_count = nodes_.value_or(0);
   servers::add_services(world, world_services);
   topology_ = sim::topology_of(world);
+  database_ =
+      std::any_of(topology_.servers().begin(), topology_.servers().end(),
+                  [](const sim::NamedEndpoint& s) { return s.kind == sim::server_kind::postgres; });
 }
 
 std::optional<sim::Endpoint> Loader::fault_target(const std::string& text) const {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "protocols/registry.hpp"
 #include "runner/search.hpp"
 #include "runner/search_detail.hpp"
 #include "servers/world.hpp"
@@ -345,14 +346,20 @@ SearchWorld search_world(const Scenario& scenario) {
   sim::WorldConfig world;
   world.node_count = scenario.world.node_count;
   servers::add_services(world, scenario.services);
-  // The servers the protocol depends on: the store, the database or the Redis masters as the
-  // protocol says; a server of any other kind is in the world only because the scenario put it
-  // there.
+  // The servers the protocol depends on: the store when leadership depends on a coordinator, a
+  // kind some protocol needs (ProtocolInfo::servers) when the one running needs it. A server of
+  // any other kind is in the world only because the scenario put it there.
+  const protocols::ProtocolInfo* running = protocols::find_protocol(scenario.protocol);
+  const auto needs = [](const protocols::ProtocolInfo& p, std::string_view kind) {
+    return std::find(p.servers.begin(), p.servers.end(), kind) != p.servers.end();
+  };
   const auto depends = [&](std::string_view kind) {
     if (kind == sim::server_kind::store) return scenario.prepared.uses_store;
-    if (kind == sim::server_kind::postgres) return scenario.prepared.uses_database;
-    if (kind == sim::server_kind::redis) return scenario.prepared.uses_redis;
-    return true;
+    const auto all = protocols::all_protocols();
+    if (std::none_of(all.begin(), all.end(), [&](const auto& p) { return needs(p, kind); })) {
+      return true;
+    }
+    return running != nullptr && needs(*running, kind);
   };
   std::string last_group;
   for (const sim::ServerSpec& s : world.servers) {

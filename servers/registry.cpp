@@ -95,6 +95,16 @@ std::size_t servers_of(const Services& services, std::string_view kind) {
   return n;
 }
 
+void require_servers(Services& services, std::string_view kind) {
+  const ServerKindInfo* info = find_server_kind(kind);
+  if (info == nullptr) return;
+  if (info->require) {
+    info->require(services);
+  } else if (!is_built_in(kind) && servers_of(services, kind) == 0) {
+    services.more.emplace_back(info->name, 1);
+  }
+}
+
 std::string server_noun(const sim::Topology& topology, sim::Endpoint e) {
   const sim::NamedEndpoint* server = topology.server(e);
   if (server == nullptr) return {};

@@ -78,6 +78,14 @@ struct ServerKindInfo {
   // none for a kind configured by count in `servers` alone. The loader reads every kind's section.
   std::string section;
   SectionReader read;
+  // The default of a setting of its section, in the words a reader of the comparison page takes
+  // ("2s", "Linux default"); "" for a key its section does not have or a kind without one.
+  std::function<std::string(std::string_view key)> setting_default;
+  // Puts its servers, with its defaults, into `services` that ask for none: the loader calls it
+  // when the running protocol needs the kind (protocols::ProtocolInfo::servers) or the scenario
+  // has the kind's section. None for a kind every world has (the store, the sink); a registered
+  // kind without it gets one server (require_servers).
+  std::function<void(Services& services)> require;
 };
 
 // The most servers of one registered kind a scenario may ask for (Services::more).
@@ -94,6 +102,9 @@ void register_server_kind(ServerKindInfo kind);
 bool is_built_in(std::string_view name);
 // How many servers of `kind` `services` asks for in Services::more (0 for none).
 std::size_t servers_of(const Services& services, std::string_view kind);
+// Makes `services` ask for servers of `kind` when it asks for none: the kind's `require`, or one
+// server of a registered kind without it. Nothing for an unknown kind.
+void require_servers(Services& services, std::string_view kind);
 
 // The noun messages give the server at `e` of `topology` ("a store member"), or "" for a node or
 // an address no registered kind's form matches.

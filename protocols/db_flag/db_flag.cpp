@@ -110,7 +110,7 @@ ProtocolInfo protocol_info() {
       "blocks election until a person clears the row";
   const auto params = db_flag_params();
   info.params.assign(params.begin(), params.end());
-  info.uses_database = true;
+  info.servers = {"postgres"};
   info.prepare = [](const nlohmann::json& params, const std::string& pointer,
                     const ClusterInfo& cluster,
                     params::Problems& problems) -> std::optional<PreparedProtocol> {
@@ -120,7 +120,6 @@ ProtocolInfo protocol_info() {
     PreparedProtocol prepared;
     prepared.uses_store = true;  // leadership depends on one coordinator: the database
     prepared.coordinator = sim::kPostgresEndpoint;
-    prepared.uses_database = true;
     prepared.tokens_ordered = false;  // every write carries token 0
     // Every write carries the same token, so the sink's fencing can reject nothing; it is left
     // off so that the report says so.

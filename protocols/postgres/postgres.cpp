@@ -166,7 +166,7 @@ ProtocolInfo protocol_info() {
       "transaction); released only when the server notices the holder's connection is gone";
   const auto params = postgres_params();
   info.params.assign(params.begin(), params.end());
-  info.uses_database = true;
+  info.servers = {"postgres"};
   info.prepare = [](const nlohmann::json& params, const std::string& pointer,
                     const ClusterInfo& cluster,
                     params::Problems& problems) -> std::optional<PreparedProtocol> {
@@ -176,7 +176,6 @@ ProtocolInfo protocol_info() {
     PreparedProtocol prepared;
     prepared.uses_store = true;  // leadership depends on one coordinator: the database
     prepared.coordinator = sim::kPostgresEndpoint;
-    prepared.uses_database = true;
     // txid and epoch_row need the sink to fence; none turns it off; with same_transaction the
     // database itself is the sink and the sink server receives nothing.
     prepared.fencing = config->fencing != Fencing::none;

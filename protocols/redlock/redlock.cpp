@@ -393,7 +393,7 @@ ProtocolInfo protocol_info() {
       "extended by a check-and-pexpire script, optional INCR fencing counter";
   const auto params = redlock_params();
   info.params.assign(params.begin(), params.end());
-  info.uses_redis = true;
+  info.servers = {"redis"};
   info.prepare = [](const nlohmann::json& params, const std::string& pointer,
                     const ClusterInfo& cluster,
                     params::Problems& problems) -> std::optional<PreparedProtocol> {
@@ -402,7 +402,6 @@ ProtocolInfo protocol_info() {
     config->workload = cluster.workload;
     config->masters = cluster.redis_masters;
     PreparedProtocol prepared;
-    prepared.uses_redis = true;
     prepared.fencing = config->fencing;
     // Without the INCR counter the token is a node's wall-clock reading: no order of grants.
     prepared.tokens_ordered = config->fencing;

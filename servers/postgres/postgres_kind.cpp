@@ -95,6 +95,21 @@ void read_postgres_section(const nlohmann::json& v, const SectionContext&,
   if (problems.size() == before) services.postgres = config;
 }
 
+// Zero keepalive settings select the operating system's (Linux's) values: PostgresConfig.
+std::string postgres_setting_default(std::string_view key) {
+  const PostgresConfig config;
+  if (key == "tcp_keepalives_idle" || key == "tcp_keepalives_interval" ||
+      key == "tcp_keepalives_count") {
+    return "Linux default";
+  }
+  if (key == "idle_in_transaction_session_timeout") {
+    return config.idle_in_transaction_session_timeout.count() == 0
+               ? "disabled"
+               : sim::format_duration(config.idle_in_transaction_session_timeout);
+  }
+  return "";
+}
+
 }  // namespace
 
 ServerKindInfo postgres_kind() {
@@ -111,7 +126,11 @@ ServerKindInfo postgres_kind() {
                 sim::server_slot(sim::kPostgresEndpoint));
           },
           "postgres",
-          read_postgres_section};
+          read_postgres_section,
+          postgres_setting_default,
+          [](Services& services) {
+            if (!services.postgres) services.postgres.emplace();
+          }};
 }
 
 }  // namespace electsim::servers

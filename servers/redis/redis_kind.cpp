@@ -89,7 +89,16 @@ ServerKindInfo redis_kind() {
           "Redis masters exist only with the redlock protocol or a redis section",
           add_masters,
           "redis",
-          read_redis_section};
+          read_redis_section,
+          [](std::string_view key) -> std::string {
+            const RedisConfig config;
+            if (key == "masters") return std::to_string(config.masters);
+            if (key == "appendfsync") return appendfsync_name(config.appendfsync);
+            return "";
+          },
+          [](Services& services) {
+            if (!services.redis) services.redis.emplace();
+          }};
 }
 
 }  // namespace electsim::servers

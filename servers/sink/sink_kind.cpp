@@ -38,7 +38,12 @@ ServerKindInfo sink_kind() {
                 sim::server_slot(sim::kSinkEndpoint));
           },
           "sink",
-          read_sink_section};
+          read_sink_section,
+          [](std::string_view key) -> std::string {
+            // Without a sink section the sink fences as the protocol's own `fencing` says.
+            return key == "fencing" ? "the protocol's fencing" : "";
+          },
+          nullptr};  // every world has the sink
 }
 
 }  // namespace electsim::servers

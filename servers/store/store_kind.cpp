@@ -211,6 +211,34 @@ void read_store_section(const nlohmann::json& v, const SectionContext& context,
   }
 }
 
+// A setting's default as the section reader leaves it when the section omits it: what an empty
+// section gives a single store and, for the replication settings, a replicated one.
+std::string store_setting_default(std::string_view key) {
+  params::Problems problems;
+  Services single;
+  read_store_section(nlohmann::json::object(), SectionContext{}, problems, single);
+  Services replicated;
+  read_store_section(nlohmann::json{{"members", 3}}, SectionContext{}, problems, replicated);
+  const StoreConfig& store = single.store;
+  const ReplicationConfig& r = replicated.replication;
+  const auto on_off = [](bool b) { return std::string(b ? "true" : "false"); };
+  if (key == "min_ttl") return sim::format_duration(store.min_ttl);
+  if (key == "tick_time") return sim::format_duration(store.tick_time);
+  if (key == "expiry_scan_interval") {
+    return fmt::format("{}, {} when replicated", sim::format_duration(store.expiry_scan_interval),
+                       sim::format_duration(replicated.store.expiry_scan_interval));
+  }
+  if (key == "expiry_scan_phase") return store.random_scan_phase ? "random" : "pinned";
+  if (key == "members") return std::to_string(single.replication.members);
+  if (key == "election_timeout") return sim::format_duration(r.raft.election_timeout_min);
+  if (key == "heartbeat_interval") return sim::format_duration(r.raft.heartbeat_interval);
+  if (key == "pre_vote") return on_off(r.raft.pre_vote);
+  if (key == "check_quorum") return on_off(r.raft.check_quorum);
+  if (key == "lease_checkpoint") return on_off(r.lease_checkpoint);
+  if (key == "request_timeout") return sim::format_duration(r.request_timeout);
+  return "";
+}
+
 }  // namespace
 
 ServerKindInfo store_kind() {
@@ -222,7 +250,9 @@ ServerKindInfo store_kind() {
           "store members exist only in a replicated store: set store.members to 3 or 5",
           add_store,
           "store",
-          read_store_section};
+          read_store_section,
+          store_setting_default,
+          nullptr};  // every world has the store
 }
 
 }  // namespace electsim::servers

@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -116,7 +118,7 @@ TEST_CASE("db-flag: the registry entry leaves the sink's fencing off and needs t
   auto prepared = info->prepare(json::object(), "/protocol", {3, {}}, problems);
   REQUIRE(prepared.has_value());
   CHECK(prepared->fencing == false);
-  CHECK(prepared->uses_database);
+  CHECK(info->servers == std::vector<std::string>{"postgres"});
   CHECK(prepared->coordinator == sim::kPostgresEndpoint);
   CHECK_FALSE(info->prepare({{"retry_interval", "-1s"}}, "/protocol", {3, {}}, problems));
   REQUIRE(problems.size() == 1);

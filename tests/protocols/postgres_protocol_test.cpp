@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -201,7 +202,7 @@ TEST_CASE("postgres protocol: the registry entry prepares a database world") {
   electsim::protocols::ClusterInfo cluster{3, {}};
   auto prepared = info->prepare({{"fencing", "none"}}, "/protocol", cluster, problems);
   REQUIRE(prepared.has_value());
-  CHECK(prepared->uses_database);
+  CHECK(info->servers == std::vector<std::string>{"postgres"});
   CHECK(prepared->coordinator == sim::kPostgresEndpoint);
   CHECK(prepared->fencing == false);
   CHECK_FALSE(prepared->leader_key.has_value());

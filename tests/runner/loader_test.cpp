@@ -13,8 +13,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "protocols/registry.hpp"
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
+#include "servers/registry.hpp"
+#include "servers/world.hpp"
 
 namespace {
 
@@ -927,6 +930,31 @@ TEST_CASE("loader: a database protocol gets the database server, with PostgreSQL
   CHECK(r.scenario->prepared.coordinator == electsim::sim::kPostgresEndpoint);
 }
 
+TEST_CASE("loader: a protocol's world has the servers it needs, with their defaults") {
+  int needing = 0;
+  for (const electsim::protocols::ProtocolInfo& p : electsim::protocols::all_protocols()) {
+    for (const std::string& kind : p.servers) {
+      INFO(p.name << " needs " << kind);
+      ++needing;
+      REQUIRE(electsim::servers::find_server_kind(kind) != nullptr);
+      const LoadResult r = load(with(R"({"protocol": {"name": ")" + p.name + R"("}})"));
+      INFO(all_messages(r));
+      REQUIRE(r.scenario.has_value());
+      electsim::sim::WorldConfig world;
+      world.node_count = r.scenario->world.node_count;
+      electsim::servers::add_services(world, r.scenario->services);
+      CHECK(std::any_of(world.servers.begin(), world.servers.end(),
+                        [&](const electsim::sim::ServerSpec& s) { return s.kind == kind; }));
+    }
+  }
+  CHECK(needing >= 3);  // the database for postgres and db-flag, the masters for redlock
+  // A kind no protocol of the file needs is absent until the file configures it.
+  const LoadResult lease = load(json::parse(kMinimal));
+  REQUIRE(lease.scenario.has_value());
+  CHECK_FALSE(lease.scenario->services.postgres.has_value());
+  CHECK_FALSE(lease.scenario->services.redis.has_value());
+}
+
 TEST_CASE("loader: redlock gets five Redis masters, each a fault target by name") {
   const LoadResult r = load(with(R"({"protocol": {"name": "redlock", "fencing": true},
     "clocks": {"redis": {"2": {"offset": "3s"}}},
@@ -943,7 +971,6 @@ TEST_CASE("loader: redlock gets five Redis masters, each a fault target by name"
   CHECK(r.scenario->world.faults[0].target.node == electsim::sim::redis_endpoint(2));
   CHECK(r.scenario->world.faults[1].to == electsim::sim::redis_endpoint(4));
   CHECK(r.scenario->world.faults[2].groups[0].back() == electsim::sim::redis_endpoint(0));
-  CHECK(r.scenario->prepared.uses_redis);
   CHECK(r.scenario->prepared.fencing == true);
 }
 

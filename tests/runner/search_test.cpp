@@ -458,6 +458,36 @@ TEST_CASE("search: the nemesis aims at every server the protocol depends on") {
   CHECK(single.count("store:0") == 0);
 }
 
+TEST_CASE("search: a server the file configures but the protocol does not need is left alone") {
+  // Servers listed for the nemesis, by name, for the lease file with a database and three Redis
+  // masters configured, run with `protocol`.
+  const auto aimed = [](const char* protocol) {
+    json d = document("lease-leader-crash.json");
+    d["postgres"] = json::object();
+    d["redis"] = {{"masters", 3}};
+    d["protocol"] = {{"name", protocol}};
+    const runner::LoadResult loaded = runner::load_scenario_json(d, "configured.json");
+    REQUIRE(loaded.scenario);
+    CHECK(loaded.scenario->services.postgres.has_value());
+    CHECK(loaded.scenario->services.redis.has_value());
+    std::set<std::string> names;
+    for (const runner::SearchServers& g : runner::search_world(*loaded.scenario).servers) {
+      names.insert(g.names.begin(), g.names.end());
+    }
+    return names;
+  };
+  const std::set<std::string> lease = aimed("lease");
+  CHECK(lease.count("store") == 1);
+  CHECK(lease.count("postgres") == 0);
+  CHECK(lease.count("redis:0") == 0);
+  const std::set<std::string> postgres = aimed("postgres");
+  CHECK(postgres.count("postgres") == 1);
+  CHECK(postgres.count("redis:0") == 0);
+  const std::set<std::string> redlock = aimed("redlock");
+  CHECK(redlock.count("postgres") == 0);
+  CHECK(redlock.count("redis:2") == 1);
+}
+
 TEST_CASE("search: some partitions are partial, leaving nodes linked to both sides") {
   runner::SearchConfig config = runner::SearchConfig::defaults();
   REQUIRE(runner::parse_kinds("partition", config) == std::nullopt);

@@ -51,7 +51,11 @@ servers::ServerKindInfo echo_kind() {
             }
           },
           "echo",
-          read_echo_section};
+          read_echo_section,
+          [](std::string_view key) {
+            return key == "copies" ? std::to_string(EchoConfig{}.copies) : std::string();
+          },
+          nullptr};  // a protocol that needs echo servers gets one (servers::require_servers)
 }
 
 [[maybe_unused]] const bool kRegistered = (servers::register_server_kind(echo_kind()), true);
