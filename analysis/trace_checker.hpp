@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/trace.hpp"
 #include "sim/event.hpp"
 #include "sim/fault.hpp"
 #include "sim/protocol.hpp"
+#include "sim/requests.hpp"
 #include "sim/store_types.hpp"
 
 namespace electsim::analysis {
@@ -157,10 +159,6 @@ class StreamChecker {
         return non_negative(e.a, "request");
       case K::server_request:
         if (auto p = need_node(e.node, "node")) return *p;
-        if (kind_of(e.peer) != sim::server_kind::postgres &&
-            kind_of(e.peer) != sim::server_kind::redis) {
-          return "field \"server\": expected \"postgres\" or a Redis master";
-        }
         if (auto p = need_server_op(e.peer, e.text)) return *p;
         return non_negative(e.a, "request");
       case K::conn_break: {
@@ -224,25 +222,25 @@ class StreamChecker {
         "field \"{}\": expected a member of the header's store ({}), found {}", field, members,
         n == sim::kNoNode ? std::string("null") : "\"" + header_.topology.name_of(n) + "\"");
   }
-  // A server_request names an operation the server it went to knows.
-  static std::optional<std::string> need_server_op(sim::NodeId server, std::string_view op) {
-    std::vector<std::string> names;
-    if (server == sim::kPostgresEndpoint) {
-      for (int i = 0; i < sim::kDbOpCount; ++i) {
-        names.emplace_back(sim::db_op_name(static_cast<sim::DbOp>(i)));
+  // A server_request goes to a server that answers requests and names an operation its kind
+  // knows (sim/requests.hpp).
+  std::optional<std::string> need_server_op(sim::NodeId server, std::string_view op) const {
+    const sim::RequestVocabulary* v = sim::request_vocabulary(kind_of(server));
+    if (v == nullptr) {
+      std::string servers;
+      for (const sim::RequestVocabulary& each : sim::request_vocabularies()) {
+        servers += (servers.empty() ? "" : " or ") + std::string(each.target);
       }
-    } else {
-      for (int i = 0; i < sim::kRedisOpCount; ++i) {
-        names.emplace_back(sim::redis_op_name(static_cast<sim::RedisOp>(i)));
-      }
+      return "field \"server\": expected " + servers;
     }
-    if (std::find(names.begin(), names.end(), op) != names.end()) return std::nullopt;
+    if (std::find(v->ops.begin(), v->ops.end(), op) != v->ops.end()) return std::nullopt;
     std::string list;
-    for (const std::string& name : names) list += (list.empty() ? "\"" : ", \"") + name + "\"";
+    for (const std::string_view name : v->ops) {
+      list += (list.empty() ? "\"" : ", \"") + std::string(name) + "\"";
+    }
     std::string found;
     append_json_string(found, op.substr(0, 64));
-    return fmt::format("field \"op\": expected an operation of {} ({}), found {}",
-                       server == sim::kPostgresEndpoint ? "the database" : "a Redis master", list,
+    return fmt::format("field \"op\": expected an operation of {} ({}), found {}", v->noun, list,
                        found);
   }
   std::optional<std::string> need_node(sim::NodeId n, const char* field) const {

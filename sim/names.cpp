@@ -1,12 +1,17 @@
 // Names of the kernel's enumerations, as they appear in traces, reports and error messages. These
 // strings are part of the trace schema (docs/trace-format.md): never rename one.
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "sim/event.hpp"
 #include "sim/fault.hpp"
 #include "sim/ids.hpp"
 #include "sim/protocol.hpp"
+#include "sim/requests.hpp"
 #include "sim/store_types.hpp"
+#include "sim/topology.hpp"
+#include "sim/wire.hpp"
 
 namespace electsim::sim {
 
@@ -180,6 +185,27 @@ const char* redis_op_name(RedisOp op) {
       return "incr";
   }
   return "?";
+}
+
+const std::vector<RequestVocabulary>& request_vocabularies() {
+  static const std::vector<RequestVocabulary> vocabularies = [] {
+    RequestVocabulary database{server_kind::postgres, "\"postgres\"", "the database", {}};
+    for (int i = 0; i < kDbOpCount; ++i)
+      database.ops.emplace_back(db_op_name(static_cast<DbOp>(i)));
+    RequestVocabulary redis{server_kind::redis, "a Redis master", "a Redis master", {}};
+    for (int i = 0; i < kRedisOpCount; ++i) {
+      redis.ops.emplace_back(redis_op_name(static_cast<RedisOp>(i)));
+    }
+    return std::vector<RequestVocabulary>{database, redis};
+  }();
+  return vocabularies;
+}
+
+const RequestVocabulary* request_vocabulary(std::string_view kind) {
+  for (const RequestVocabulary& v : request_vocabularies()) {
+    if (v.kind == kind) return &v;
+  }
+  return nullptr;
 }
 
 const char* drop_reason_name(DropReason reason) {

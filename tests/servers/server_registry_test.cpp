@@ -1,6 +1,6 @@
-// Tests of what the server registry (servers/registry.hpp) says of each built-in kind's section:
-// the defaults of its settings, as the comparison page prints them, follow the kind's own
-// configuration types and readers.
+// Tests of what the server registry (servers/registry.hpp) says of each kind: the defaults of its
+// settings, as the comparison page prints them, follow the kind's own configuration types and
+// readers; and every kind that answers requests (sim/requests.hpp) is a registered one.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -9,6 +9,7 @@
 #include "servers/redis/redis.hpp"
 #include "servers/registry.hpp"
 #include "servers/store/store.hpp"
+#include "sim/requests.hpp"
 
 namespace {
 
@@ -44,4 +45,17 @@ TEST_CASE("the database's and the Redis masters' defaults follow their configura
   CHECK(default_of("redis", "appendfsync") == "everysec");
   CHECK(default_of("sink", "fencing") == "the protocol's fencing");
   CHECK(default_of("postgres", "masters").empty());
+}
+
+TEST_CASE("every kind of server that answers requests is registered, with its operations") {
+  REQUIRE_FALSE(sim::request_vocabularies().empty());
+  for (const sim::RequestVocabulary& v : sim::request_vocabularies()) {
+    INFO(v.kind);
+    CHECK(servers::find_server_kind(v.kind) != nullptr);
+    CHECK_FALSE(v.ops.empty());
+    CHECK(sim::request_vocabulary(v.kind) == &v);
+  }
+  REQUIRE(sim::request_vocabulary("redis") != nullptr);
+  CHECK(sim::request_vocabulary("redis")->ops.back() == "incr");
+  CHECK(sim::request_vocabulary("store") == nullptr);  // the store's requests are its own events
 }
