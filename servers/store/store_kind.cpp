@@ -1,11 +1,12 @@
 // The store as a kind of server (servers/registry.hpp): one logical server at the store's
 // address, or a replicated cluster of members running Raft as etcd does.
+#include <array>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
-#include <string>
 
 #include "params/section.hpp"
 #include "servers/registry.hpp"
@@ -81,6 +82,9 @@ using params::read_server_timer;
 // running Raft as etcd does. Defaults follow etcd 3.5: --election-timeout 1000ms,
 // --heartbeat-interval 100ms, --pre-vote true, CheckQuorum always on, the lessor's expiry checks
 // every 500ms; request_timeout follows etcdctl's --command-timeout (5s).
+// The choices of `expiry_scan_phase`: a random first scan, or one pinned to the (re)start.
+constexpr std::array<const char*, 2> kScanPhases = {"random", "start"};
+
 void read_store_section(const nlohmann::json& v, const SectionContext& context,
                         params::Problems& problems, Services& services) {
   StoreConfig& store = services.store;
@@ -133,10 +137,10 @@ void read_store_section(const nlohmann::json& v, const SectionContext& context,
   if (const json* phase = member(v, "expiry_scan_phase")) {
     // "random": each (re)start draws its first scan from (0, interval], as a real server's loop
     // starts whenever its process did; "start": one interval after the (re)start, pinned.
-    const std::vector<std::string> phases = {"random", "start"};
+    const std::vector<std::string> phases(kScanPhases.begin(), kScanPhases.end());
     const std::string text = phase->is_string() ? phase->get<std::string>() : std::string();
-    if (text == "random" || text == "start") {
-      store.random_scan_phase = text == "random";
+    if (text == kScanPhases[0] || text == kScanPhases[1]) {
+      store.random_scan_phase = text == kScanPhases[0];
     } else {
       add_problem(problems, "/store/expiry_scan_phase", "one of " + joined(phases, true),
                   json_excerpt(*phase),
@@ -228,7 +232,7 @@ std::string store_setting_default(std::string_view key) {
     return fmt::format("{}, {} when replicated", sim::format_duration(store.expiry_scan_interval),
                        sim::format_duration(replicated.store.expiry_scan_interval));
   }
-  if (key == "expiry_scan_phase") return store.random_scan_phase ? "random" : "pinned";
+  if (key == "expiry_scan_phase") return kScanPhases[store.random_scan_phase ? 0 : 1];
   if (key == "members") return std::to_string(single.replication.members);
   if (key == "election_timeout") return sim::format_duration(r.raft.election_timeout_min);
   if (key == "heartbeat_interval") return sim::format_duration(r.raft.heartbeat_interval);

@@ -5,10 +5,13 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "servers/postgres/database.hpp"
 #include "servers/redis/redis.hpp"
 #include "servers/registry.hpp"
 #include "servers/store/store.hpp"
+#include "servers/world.hpp"
 #include "sim/requests.hpp"
 
 namespace {
@@ -35,6 +38,14 @@ TEST_CASE("the store's defaults are what its reader leaves when the section is s
   CHECK(default_of("store", "request_timeout") == "5s");
   CHECK(default_of("store", "pre_vote") == "true");
   CHECK(default_of("store", "no_such_setting").empty());
+  // A choice's default is one of the words the section accepts.
+  const std::string phase = default_of("store", "expiry_scan_phase");
+  params::Problems problems;
+  servers::Services services;
+  servers::find_server_kind("store")->read(nlohmann::json{{"expiry_scan_phase", phase}},
+                                           servers::SectionContext{}, problems, services);
+  CHECK(problems.empty());
+  CHECK(services.store.random_scan_phase == servers::StoreConfig{}.random_scan_phase);
 }
 
 TEST_CASE("the database's and the Redis masters' defaults follow their configurations") {
