@@ -139,18 +139,15 @@ std::string timing_cell(const std::string& text, const std::string& source,
   for (const std::string& name : info->detection.timing_params) {
     // A server's setting ("postgres.tcp_keepalives_idle", "store.tick_time") lives in the
     // server's own section of the file.
-    std::string section;
     const servers::ServerKindInfo* server_kind = nullptr;
     for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
-      if (!kind.section.empty() && name.rfind(kind.section + ".", 0) == 0) {
-        section = kind.section;
-        server_kind = &kind;
-      }
+      if (!kind.section.empty() && name.rfind(kind.section + ".", 0) == 0) server_kind = &kind;
     }
     const bool server = server_kind != nullptr;
-    const std::string key = server ? name.substr(section.size() + 1) : name;
+    const std::string key = server ? name.substr(server_kind->section.size() + 1) : name;
     const nlohmann::json empty = nlohmann::json::object();
-    const nlohmann::json& holder = server ? (doc.contains(section) ? doc[section] : empty) : params;
+    const nlohmann::json& holder =
+        server ? (doc.contains(server_kind->section) ? doc[server_kind->section] : empty) : params;
     std::string value;
     if (holder.is_object() && holder.contains(key)) {
       value = holder[key].is_string() ? holder[key].get<std::string>() : holder[key].dump();

@@ -18,10 +18,6 @@ namespace {
 // long, so after this many redraws the sample is 0.
 constexpr int kNormalRedrawsMax = 64;
 
-std::int64_t clamp_ns(std::int64_t ns) {
-  return std::clamp<std::int64_t>(ns, 0, kMaxSampleNs);
-}
-
 // A real-valued sample in nanoseconds to whole nanoseconds within [0, kMaxSampleNs]. NaN (from a
 // degenerate shape) counts as 0 rather than reaching llround, whose result would be unspecified.
 std::int64_t to_ns(double x) {
@@ -99,15 +95,15 @@ Duration Distribution::sample(Rng& rng) const {
   const std::int64_t step_ns = step.count();
   switch (kind) {
     case DistributionKind::constant:
-      return Duration(round_to_step(clamp_ns(value.count()), step_ns));
+      return Duration(round_to_step(clamp_sample_ns(value.count()), step_ns));
     case DistributionKind::uniform: {
       ELECTSIM_ASSERT(min <= max, "uniform distribution needs min <= max");
-      if (step_ns <= 0) return Duration(clamp_ns(rng.between(min.count(), max.count())));
+      if (step_ns <= 0) return Duration(clamp_sample_ns(rng.between(min.count(), max.count())));
       const StepRange r = step_range(min.count(), max.count(), step_ns);
       // No multiple of step inside [min, max]: the nearest multiple of min is the best answer,
       // and no draw is taken (validation should have refused such a distribution).
-      if (r.first > r.last) return Duration(round_to_step(clamp_ns(min.count()), step_ns));
-      return Duration(clamp_ns(rng.between(r.first, r.last) * step_ns));
+      if (r.first > r.last) return Duration(round_to_step(clamp_sample_ns(min.count()), step_ns));
+      return Duration(clamp_sample_ns(rng.between(r.first, r.last) * step_ns));
     }
     case DistributionKind::normal: {
       const double mean_ns = static_cast<double>(mean.count());
@@ -140,7 +136,7 @@ Duration Distribution::sample(Rng& rng) const {
 Duration Distribution::expected() const {
   switch (kind) {
     case DistributionKind::constant:
-      return Duration(round_to_step(clamp_ns(value.count()), step.count()));
+      return Duration(round_to_step(clamp_sample_ns(value.count()), step.count()));
     case DistributionKind::uniform: {
       const std::int64_t step_ns = step.count();
       if (step_ns <= 0) {
@@ -151,7 +147,7 @@ Duration Distribution::expected() const {
         return Duration(to_ns(mid));
       }
       const StepRange r = step_range(min.count(), max.count(), step_ns);
-      if (r.first > r.last) return Duration(round_to_step(clamp_ns(min.count()), step_ns));
+      if (r.first > r.last) return Duration(round_to_step(clamp_sample_ns(min.count()), step_ns));
       const double mid_k = static_cast<double>(r.first) + static_cast<double>(r.last - r.first) / 2;
       return Duration(to_ns(mid_k * static_cast<double>(step_ns)));
     }

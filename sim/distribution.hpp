@@ -15,6 +15,10 @@ namespace electsim::sim {
 // The largest sample in nanoseconds, about eleven and a half days: far beyond any run, small
 // enough that sums of a few samples never overflow int64 nanoseconds.
 inline constexpr std::int64_t kMaxSampleNs = 1'000'000'000'000'000;
+// A sample in nanoseconds brought within [0, kMaxSampleNs].
+inline std::int64_t clamp_sample_ns(std::int64_t ns) {
+  return std::clamp<std::int64_t>(ns, 0, kMaxSampleNs);
+}
 
 enum class DistributionKind { constant, uniform, normal, exponential, lognormal, pareto };
 
@@ -52,8 +56,7 @@ class PreparedDistribution {
   // Inline: the network draws one per message.
   Duration sample(Rng& rng) const {
     if (stepped_) {
-      return Duration(
-          std::clamp<std::int64_t>(rng.between(first_, last_) * step_ns_, 0, kMaxSampleNs));
+      return Duration(clamp_sample_ns(rng.between(first_, last_) * step_ns_));
     }
     return d_.sample(rng);
   }

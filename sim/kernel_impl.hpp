@@ -207,7 +207,6 @@ struct Kernel::Proc {
         ctx(kernel, *this) {}
 };
 
-// The disk's watch over a handler costs a test of one flag while disks take no time.
 // Inline: every message and timer is queued through them.
 inline void Kernel::push_in_order(std::int64_t at, std::uint64_t seq, std::uint32_t slot) {
   ELECTSIM_ASSERT(slot < (1u << 24),
@@ -222,6 +221,7 @@ inline void Kernel::push(Time at, std::uint32_t slot) {
   push_in_order(at.ns, next_seq_++, slot);
 }
 
+// The disk's watch over a handler costs a test of one flag while disks take no time.
 inline void Kernel::begin_handler(Proc& p) {
   if (!disks_take_time_) return;
   p.handler_version = p.durable.version();

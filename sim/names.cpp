@@ -190,8 +190,9 @@ const char* redis_op_name(RedisOp op) {
 const std::vector<RequestVocabulary>& request_vocabularies() {
   static const std::vector<RequestVocabulary> vocabularies = [] {
     RequestVocabulary database{server_kind::postgres, "\"postgres\"", "the database", {}};
-    for (int i = 0; i < kDbOpCount; ++i)
+    for (int i = 0; i < kDbOpCount; ++i) {
       database.ops.emplace_back(db_op_name(static_cast<DbOp>(i)));
+    }
     RequestVocabulary redis{server_kind::redis, "a Redis master", "a Redis master", {}};
     for (int i = 0; i < kRedisOpCount; ++i) {
       redis.ops.emplace_back(redis_op_name(static_cast<RedisOp>(i)));

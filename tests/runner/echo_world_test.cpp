@@ -4,6 +4,7 @@
 // it. Nothing outside tests/servers/echo names the kind: all of it comes from its registration.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <any>
 #include <filesystem>
 #include <set>
@@ -18,6 +19,8 @@
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
 #include "runner/search.hpp"
+#include "servers/registry.hpp"
+#include "servers/world.hpp"
 #include "sim/topology.hpp"
 #include "tests/files.hpp"
 #include "tests/servers/echo/echo.hpp"
@@ -214,4 +217,24 @@ TEST_CASE("echo world: the search's nemesis aims at the echo servers") {
   }
   CHECK(seen.count("echo:0") == 1);
   CHECK(seen.count("echo:1") == 1);
+}
+
+TEST_CASE(
+    "echo world: a kind a protocol needs comes with one server unless the file asks for more") {
+  // require_servers, as the loader calls it for ProtocolInfo::servers: the echo kind has no
+  // `require` of its own, so it gets the registry's: one server.
+  servers::Services none;
+  servers::require_servers(none, "echo");
+  CHECK(servers::servers_of(none, "echo") == 1);
+  sim::WorldConfig world;
+  world.node_count = 3;
+  servers::add_services(world, none);
+  CHECK(std::count_if(world.servers.begin(), world.servers.end(),
+                      [](const sim::ServerSpec& s) { return s.kind == "echo"; }) == 1);
+  servers::Services two;
+  two.more.emplace_back("echo", 2);
+  servers::require_servers(two, "echo");
+  CHECK(servers::servers_of(two, "echo") == 2);
+  servers::require_servers(two, "no-such-kind");  // an unknown kind adds nothing
+  CHECK(two.more.size() == 1);
 }
