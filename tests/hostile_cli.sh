@@ -15,8 +15,11 @@ passed=0
 failed=0
 # An AddressSanitizer build runs several times slower and reserves terabytes of address space for
 # its shadow memory: time limits are scaled, and address-space limits (ulimit -v) cannot apply.
+# ldd's whole output is read first: `ldd | grep -q` fails under pipefail whenever grep's early
+# exit cuts ldd off (SIGPIPE), which took a sanitized build for a plain one under load.
 sanitized=false
-if ldd "$electsim" 2>/dev/null | grep -q libasan; then sanitized=true; fi
+libraries=$(ldd "$electsim" 2>/dev/null || true)
+if [[ $libraries == *libasan* ]]; then sanitized=true; fi
 slow=1
 if $sanitized; then slow=8; fi
 
