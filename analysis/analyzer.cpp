@@ -13,8 +13,9 @@ Analyzer::Analyzer(AnalysisConfig config) : state_(std::make_unique<State>()) {
   state_->node_count = config.node_count;
   // The coordinator's servers: the store's members by the topology, or the one server leadership
   // depends on.
+  if (config.coordinator == sim::kNoNode) config.coordinator = config.topology.store_member(0);
   std::vector<sim::Endpoint> coordinator = {config.coordinator};
-  if (config.store_members > 1 && config.coordinator == sim::kStoreEndpoint) {
+  if (config.store_members > 1 && config.coordinator == config.topology.store_member(0)) {
     coordinator.clear();
     for (std::size_t m = 0; m < config.store_members; ++m) {
       coordinator.push_back(config.topology.store_member(m));

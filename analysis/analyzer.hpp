@@ -28,8 +28,9 @@ struct AnalysisConfig {
   std::size_t store_members = 1;  // a replicated store's members (1: the single store)
   // The world's servers by name, for the endpoints a partition's groups name.
   sim::Topology topology;
-  // The server leadership depends on when it is not the store: the database server.
-  sim::Endpoint coordinator = sim::kStoreEndpoint;
+  // The server leadership depends on: kNoNode for the store (its members, by the topology), or
+  // one server, such as the database.
+  sim::Endpoint coordinator = sim::kNoNode;
   // The leaders' write interval (the workload's); service outages are measured only with one. A
   // gap between accepted writes longer than two intervals is an outage.
   std::optional<Duration> write_interval;

@@ -218,7 +218,8 @@ void Analyzer::State::record_window(const sim::Event& e, sim::FaultKind kind) {
   // Reports call the server at the store's address "store", as scenario files may (a
   // replicated store's member 0 there), and every other server by its topology name.
   if (e.node < 0) {
-    w.cause.target_name = e.node == sim::kStoreEndpoint ? "store" : config.topology.name_of(e.node);
+    w.cause.target_name =
+        e.node == config.topology.store_member(0) ? "store" : config.topology.name_of(e.node);
   }
   w.cause.at = e.time;
   w.until = e.time + Duration(e.b);

@@ -14,7 +14,7 @@ CoordinatorWatch::CoordinatorWatch(std::vector<sim::Endpoint> members, bool data
   report_.database = database;
   for (std::size_t k = 0; k < member_count_; ++k) {
     Member m;
-    m.endpoint = k < members.size() ? members[k] : sim::kStoreEndpoint;
+    m.endpoint = k < members.size() ? members[k] : sim::kNoNode;
     // A single store serves from the start; members lead only once elected.
     m.leads = member_count_ == 1;
     members_.push_back(m);

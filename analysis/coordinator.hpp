@@ -23,8 +23,7 @@ class CoordinatorWatch {
  public:
   // `members`: the coordinator's servers, a replicated store's members in order or the one
   // server leadership depends on (the single store; with `database`, the database server).
-  explicit CoordinatorWatch(std::vector<sim::Endpoint> members = {sim::kStoreEndpoint},
-                            bool database = false);
+  explicit CoordinatorWatch(std::vector<sim::Endpoint> members = {}, bool database = false);
 
   void on_event(const sim::Event& e);
   // Whether the store could grant a lease just before the current event.

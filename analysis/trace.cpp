@@ -220,7 +220,10 @@ nlohmann::json header_json(const TraceHeader& h) {
   if (!h.election_message_types.empty()) j["election_message_types"] = h.election_message_types;
   j["leader_key"] = h.leader_key ? nlohmann::json(*h.leader_key) : nlohmann::json(nullptr);
   j["uses_store"] = h.uses_store;
-  if (h.coordinator == sim::kPostgresEndpoint) j["coordinator"] = "postgres";
+  // Written only when it is not the store, so that the traces of store protocols stay as they were.
+  if (h.coordinator != sim::kNoNode && h.coordinator != h.topology.store_member(0)) {
+    j["coordinator"] = h.topology.name_of(h.coordinator);
+  }
   if (h.write_interval) j["write_interval_ns"] = h.write_interval->count();
   if (!h.tokens_ordered) j["tokens_ordered"] = false;
   nlohmann::json endpoints = nlohmann::json::array();

@@ -51,8 +51,9 @@ struct TraceHeader {
   // A replicated store's member count (1: a single store). Version 1 wrote it as
   // "store_members"; from version 2 it is the topology's "store" group.
   std::size_t store_members = 1;
-  // The server leadership depends on; written only when it is not the store ("postgres").
-  sim::Endpoint coordinator = sim::kStoreEndpoint;
+  // The server leadership depends on (kNoNode: the store's first member); written by name only
+  // when it is not the store ("postgres").
+  sim::Endpoint coordinator = sim::kNoNode;
   // The leaders' write interval; written only when the leaders write (a workload), so that
   // `check` measures the same service outages as the run did.
   std::optional<Duration> write_interval;

@@ -245,12 +245,20 @@ class StreamChecker {
   }
   std::optional<std::string> need_node(sim::NodeId n, const char* field) const {
     if (is_node(n)) return std::nullopt;
+    // A server by the name a scenario gives it (the store's first member is "store").
+    const sim::Topology& topology = header_.topology;
+    std::string found;
+    if (n == sim::kNoNode) {
+      found = "null";
+    } else if (n == topology.store_member(0)) {
+      found = "\"store\"";
+    } else if (topology.server(n) != nullptr) {
+      append_json_string(found, topology.name_of(n).substr(0, 64));
+    } else {
+      found = std::to_string(n);
+    }
     return fmt::format("field \"{}\": expected a node of this trace (0 to {}), found {}", field,
-                       header_.node_count == 0 ? 0 : header_.node_count - 1,
-                       n == sim::kStoreEndpoint  ? std::string("\"store\"")
-                       : n == sim::kSinkEndpoint ? std::string("\"sink\"")
-                       : n == sim::kNoNode       ? std::string("null")
-                                                 : std::to_string(n));
+                       header_.node_count == 0 ? 0 : header_.node_count - 1, found);
   }
   static std::string non_negative(std::int64_t v, const char* field) {
     if (v >= 0) return {};

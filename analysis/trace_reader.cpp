@@ -410,12 +410,6 @@ std::string read_header(const nlohmann::json& j, TraceHeader& h) {
       }
       h.write_interval = Duration(*interval);
     }
-    if (j.contains("coordinator")) {
-      if (j.at("coordinator") != "postgres") {
-        return "header field \"coordinator\" must be \"postgres\" when present";
-      }
-      h.coordinator = sim::kPostgresEndpoint;
-    }
     if (h.schema_version >= 2) {
       // The topology names the store's members; version 1 wrote their count apart.
       if (std::string problem = read_topology(j, h); !problem.empty()) return problem;
@@ -426,6 +420,18 @@ std::string read_header(const nlohmann::json& j, TraceHeader& h) {
       }
     } else {
       h.topology = legacy_topology(h.node_count, h.store_members);
+    }
+    // The server leadership depends on, by name: the store's first member unless it says.
+    h.coordinator = h.topology.store_member(0);
+    if (j.contains("coordinator")) {
+      const nlohmann::json& c = j.at("coordinator");
+      const std::optional<sim::Endpoint> named =
+          c.is_string() ? h.topology.find(c.get<std::string>()) : std::nullopt;
+      if (!named || !h.topology.is_coordinator(*named)) {
+        return "header field \"coordinator\" must name a server of the header's endpoints that "
+               "leadership depends on (\"postgres\")";
+      }
+      h.coordinator = *named;
     }
   } catch (const nlohmann::json::exception& e) {
     return fmt::format("bad trace header: {}", e.what());

@@ -136,7 +136,7 @@ void PerfettoWriter::State::pause_closed(const SpanOwner& owner, const OpenPause
 }
 
 void PerfettoWriter::State::on_clock_change(const sim::Event& e) {
-  const bool store = e.node == sim::kStoreEndpoint;
+  const bool store = e.node != sim::kNoNode && e.node == spans.store_endpoint();
   const std::optional<std::size_t> member = spans.member_at(e.node);
   if (!store && !member && !is_node(e.node)) return;
   const char* what = e.code == 0 ? "drift" : e.code == 1 ? "step" : "offset";

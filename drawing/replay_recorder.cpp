@@ -114,7 +114,7 @@ ReplayRecorder::ReplayRecorder(TraceHeader header, const sim::WorldConfig& world
       timer_fires_by_node_(header_.node_count, 0),
       store_members_(
           header_.store_members > 1 ? std::min(header_.store_members, sim::kMaxStoreMembers) : 0),
-      store_clock_(make_clock(sim::server_clock(world, sim::kStoreEndpoint))) {
+      store_clock_(make_clock(sim::server_clock(world, header_.topology.store_member(0)))) {
   node_clocks_.reserve(header_.node_count);
   node_segments_.resize(header_.node_count);
   for (std::size_t i = 0; i < header_.node_count; ++i) {
@@ -158,7 +158,7 @@ void ReplayRecorder::on_clock_change(const sim::Event& e) {
   if (e.node >= 0 && static_cast<std::size_t>(e.node) < node_clocks_.size()) {
     clock = &node_clocks_[static_cast<std::size_t>(e.node)];
     segments = &node_segments_[static_cast<std::size_t>(e.node)];
-  } else if (e.node == sim::kStoreEndpoint) {
+  } else if (e.node != sim::kNoNode && e.node == header_.topology.store_member(0)) {
     clock = &store_clock_;
     segments = &store_segments_;
   }

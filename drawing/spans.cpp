@@ -13,7 +13,7 @@ constexpr auto kLastRole = static_cast<std::uint16_t>(sim::Role::leader);
 }  // namespace
 
 SpanModel::SpanModel(std::size_t nodes, const sim::Topology& topology, bool replicated)
-    : replicated_(replicated), nodes_(nodes) {
+    : replicated_(replicated), store_(topology.store_member(0)), nodes_(nodes) {
   for (std::size_t m = 0; m < topology.store_members(); ++m) {
     member_endpoints_.push_back(topology.store_member(m));
   }
@@ -56,9 +56,9 @@ ProcessSpans* SpanModel::find(sim::Endpoint e, bool store_too, SpanOwner& owner)
     owner = node_owner(static_cast<std::size_t>(e));
     return &nodes_[static_cast<std::size_t>(e)];
   }
-  if (store_too && e == sim::kStoreEndpoint) {
+  if (store_too && e == store_ && e != sim::kNoNode) {
     owner = store_owner();
-    return &store_;
+    return &store_spans_;
   }
   return nullptr;
 }
@@ -142,7 +142,7 @@ void SpanModel::finish(sim::Time end, SpanListener& listener) {
   for (std::size_t i = 0; i < nodes_.size(); ++i) close_all(node_owner(i), nodes_[i]);
   for (std::size_t m = 0; m < members_.size(); ++m) close_all(member_owner(m), members_[m]);
   for (std::size_t r = 0; r < servers_.size(); ++r) close_all(server_owner(r), servers_[r]);
-  close_all(store_owner(), store_);
+  close_all(store_owner(), store_spans_);
 }
 
 void SpanModel::announce(const SpanOwner& owner, ProcessSpans& p, OpenRole next,

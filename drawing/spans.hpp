@@ -105,6 +105,8 @@ class SpanModel {
   bool replicated() const { return replicated_; }
   std::size_t node_count() const { return nodes_.size(); }
   std::size_t member_count() const { return members_.size(); }
+  // The store's address (a replicated store's member 0), kNoNode in a world without one.
+  sim::Endpoint store_endpoint() const { return store_; }
   // The servers with a lane of their own, by row.
   const std::vector<sim::Endpoint>& server_rows() const { return server_rows_; }
 
@@ -121,7 +123,7 @@ class SpanModel {
   const ProcessSpans& node(std::size_t n) const { return nodes_[n]; }
   const ProcessSpans& member(std::size_t m) const { return members_[m]; }
   const ProcessSpans& server(std::size_t row) const { return servers_[row]; }
-  const ProcessSpans& store() const { return store_; }
+  const ProcessSpans& store() const { return store_spans_; }
 
   // Calls `visit(owner, spans)` for every process, in the order finish closes them: nodes,
   // members, servers, the store.
@@ -130,7 +132,7 @@ class SpanModel {
     for (std::size_t i = 0; i < nodes_.size(); ++i) visit(node_owner(i), nodes_[i]);
     for (std::size_t m = 0; m < members_.size(); ++m) visit(member_owner(m), members_[m]);
     for (std::size_t r = 0; r < servers_.size(); ++r) visit(server_owner(r), servers_[r]);
-    visit(store_owner(), store_);
+    visit(store_owner(), store_spans_);
   }
 
  private:
@@ -143,7 +145,7 @@ class SpanModel {
   SpanOwner server_owner(std::size_t row) const {
     return {SpanLane::server, row, server_rows_[row]};
   }
-  static SpanOwner store_owner() { return {SpanLane::store, 0, sim::kStoreEndpoint}; }
+  SpanOwner store_owner() const { return {SpanLane::store, 0, store_}; }
 
   // The process an event about `e` is drawn on: a replicated store's member, a server with a
   // lane, an election node, or (for `pause` and store_pause only) the single store.
@@ -165,11 +167,12 @@ class SpanModel {
 
   bool replicated_ = false;
   std::vector<sim::Endpoint> member_endpoints_;  // the store's members, by index
+  sim::Endpoint store_ = sim::kNoNode;           // the single store's address (its member 0)
   std::vector<ProcessSpans> nodes_;
   std::vector<ProcessSpans> members_;
   std::vector<sim::Endpoint> server_rows_;
   std::vector<ProcessSpans> servers_;
-  ProcessSpans store_;
+  ProcessSpans store_spans_;
   std::optional<sim::Epoch> newest_epoch_;
 };
 

@@ -48,6 +48,7 @@ ClockTrack make_track(const sim::ClockConfig& config) {
 // ---- Model
 
 int PartitionSpan::side(sim::Endpoint endpoint) const {
+  if (endpoint == sim::kNoNode) return -1;  // a world without the server asked about
   std::size_t index = 0;
   if (endpoint >= 0 && static_cast<std::size_t>(endpoint) < nodes) {
     index = static_cast<std::size_t>(endpoint);
@@ -89,7 +90,7 @@ sim::LocalTime TimelineClockSegment::local_at(Time t) const {
 
 sim::LocalTime Timeline::local_at(sim::Endpoint node, Time t) const {
   const std::vector<TimelineClockSegment>* segments = nullptr;
-  if (node == sim::kStoreEndpoint) {
+  if (node == store_endpoint() && node != sim::kNoNode) {
     segments = &store_clock;
   } else if (node >= 0 && static_cast<std::size_t>(node) < clocks.size()) {
     segments = &clocks[static_cast<std::size_t>(node)];
@@ -120,19 +121,22 @@ void TimelineRecorder::State::init(TraceHeader header, const sim::WorldConfig* w
   }
   spans = SpanModel(n, header.topology, header.store_members > 1);
   tl.header = std::move(header);
+  store = tl.store_endpoint();
+  sink = tl.sink_endpoint();
   tl.server_rows = spans.server_rows();
   for (std::size_t i = 0; i < n; ++i) {
     const bool configured = world != nullptr && i < world->clocks.size();
     clocks.push_back(make_track(configured ? world->clocks[i] : sim::ClockConfig{}));
   }
-  clocks.push_back(make_track(world != nullptr ? sim::server_clock(*world, sim::kStoreEndpoint)
-                                               : sim::ClockConfig{}));
+  clocks.push_back(
+      make_track(world != nullptr ? sim::server_clock(*world, store) : sim::ClockConfig{}));
 }
 
 std::optional<std::size_t> TimelineRecorder::State::endpoint_index(sim::Endpoint e) const {
   if (is_node(e)) return at(e);
-  if (e == sim::kStoreEndpoint) return n;
-  if (e == sim::kSinkEndpoint) return n + 1;
+  if (e == sim::kNoNode) return std::nullopt;
+  if (e == store) return n;
+  if (e == sink) return n + 1;
   const std::int32_t member = tl.header.topology.store_member_index(e);
   if (member > 0 && static_cast<std::size_t>(member) < indexed_members) {
     return n + 1 + static_cast<std::size_t>(member);
@@ -142,7 +146,7 @@ std::optional<std::size_t> TimelineRecorder::State::endpoint_index(sim::Endpoint
 }
 
 std::vector<sim::Endpoint> TimelineRecorder::State::indexed_servers() const {
-  std::vector<sim::Endpoint> servers = {sim::kStoreEndpoint, sim::kSinkEndpoint};
+  std::vector<sim::Endpoint> servers = {store, sink};
   for (std::size_t m = 1; m < indexed_members; ++m) {
     servers.push_back(tl.header.topology.store_member(m));
   }

@@ -53,7 +53,7 @@ struct DownSpan {
 // A stall: a node (or the store) runs nothing from start to end. A pause extended while it lasts
 // stays one span; a crash ends it.
 struct PauseSpan {
-  sim::Endpoint endpoint = sim::kNoNode;  // a node id, or kStoreEndpoint
+  sim::Endpoint endpoint = sim::kNoNode;  // a node id, or the store's address
   Time start;
   Time end;
   bool open_at_end = false;
@@ -194,7 +194,7 @@ struct Timeline {
   std::vector<TimelineClockSegment> store_clock;
   // A replicated store (header.store_members > 1, or server_role events in the stream): each
   // member's Raft role, its crashes and its pauses, and each change of the store's leader. Member
-  // spans name the member by its endpoint (sim::store_member_endpoint); a role span's epoch is
+  // spans name the member by its endpoint (the topology's store_member); a role span's epoch is
   // the Raft term and its known_leader the leader member's endpoint. With a replicated store its
   // member 0's pauses are here, not in store_pauses.
   std::size_t store_members = 1;  // rows to draw: the header's count, or more if events name more
@@ -214,8 +214,12 @@ struct Timeline {
   // shown first in the picture's summary line.
   std::string verdict;
 
-  // The reading of a node's clock at true time t (the store's with kStoreEndpoint).
+  // The reading of a node's clock at true time t (the store's at the store's address).
   sim::LocalTime local_at(sim::Endpoint node, Time t) const;
+  // The addresses of the store (a replicated store's member 0) and the sink, by the header's
+  // topology; kNoNode in a world without one.
+  sim::Endpoint store_endpoint() const { return header.topology.store_member(0); }
+  sim::Endpoint sink_endpoint() const { return header.topology.of_kind(sim::server_kind::sink); }
   // Whether the store is a replicated cluster whose members get rows of their own.
   bool replicated() const { return store_members > 1 || !member_roles.empty(); }
 };

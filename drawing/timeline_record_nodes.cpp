@@ -90,7 +90,7 @@ void TimelineRecorder::State::pause_closed(const SpanOwner& owner, const OpenPau
 
 void TimelineRecorder::State::on_clock_change(const sim::Event& e) {
   std::size_t track = 0;
-  if (e.node == sim::kStoreEndpoint) {
+  if (e.node == store && store != sim::kNoNode) {
     track = n;
   } else if (is_node(e.node)) {
     track = at(e.node);

@@ -48,7 +48,7 @@ void PanelPainter::paint_store(std::string& out) {
   paint_pauses(out, pauses, top, bar, "store pause");
   // A replicated store's member 0 has the store's address; its side is drawn on its own row.
   if (rows_.strip > 0 && !has_members_) {
-    paint_strip(out, sim::kStoreEndpoint, top + bar + 0.5, rows_.strip);
+    paint_strip(out, tl_.store_endpoint(), top + bar + 0.5, rows_.strip);
   }
   out += "</g>\n";
 }
@@ -215,7 +215,7 @@ void PanelPainter::paint_members(std::string& out) {
   out += "<g class=\"store-members\">\n";
   for (std::size_t m = 0; m < count; ++m) {
     const double top = member_top(m);
-    const sim::Endpoint endpoint = sim::store_member_endpoint(m);
+    const sim::Endpoint endpoint = tl_.header.topology.store_member(m);
     const std::string who = fmt::format("store:{}", m);
     fmt::format_to(std::back_inserter(out), "<g class=\"member-row\" data-member=\"{}\">\n", m);
     service_label(out, top, bar, who, "");
@@ -402,7 +402,7 @@ void PanelPainter::paint_sink(std::string& out) {
     }
   }
   out += texts;  // labels over every mark, so later marks never hide them
-  if (rows_.strip > 0) paint_strip(out, sim::kSinkEndpoint, top + bar + 0.5, rows_.strip);
+  if (rows_.strip > 0) paint_strip(out, tl_.sink_endpoint(), top + bar + 0.5, rows_.strip);
   out += "</g>\n";
 }
 

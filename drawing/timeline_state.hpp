@@ -86,7 +86,9 @@ struct TimelineRecorder::State final : SpanListener {
   // Beliefs, roles, downtime and pauses; each open span's `record` is its index into tl's
   // vector for its lane (beliefs, member_roles, downs, ...).
   SpanModel spans;
-  std::size_t indexed_members = 1;  // members with an index in PartitionSpan::side_of
+  std::size_t indexed_members = 1;     // members with an index in PartitionSpan::side_of
+  sim::Endpoint store = sim::kNoNode;  // the store's address (a replicated store's member 0)
+  sim::Endpoint sink = sim::kNoNode;
   std::optional<std::size_t> open_hold;
   std::optional<std::size_t> open_partition;
   std::vector<ActiveCut> active;

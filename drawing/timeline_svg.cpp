@@ -162,8 +162,8 @@ double PanelPainter::paint(std::string& out, double top, const std::vector<svg::
   const Geometry& g = c_.g;
   const std::size_t n = tl_.node_count;
   has_store_ = tl_.header.leader_key.has_value() || !tl_.leader_key.empty() ||
-               !tl_.store_pauses.empty() || touches(sim::kStoreEndpoint);
-  has_sink_ = !tl_.writes.empty() || touches(sim::kSinkEndpoint);
+               !tl_.store_pauses.empty() || touches(tl_.store_endpoint());
+  has_sink_ = !tl_.writes.empty() || touches(tl_.sink_endpoint());
   leaders_.assign(n, {});
   for (const BeliefSpan& b : tl_.beliefs) {
     if (b.role != sim::Role::leader) continue;

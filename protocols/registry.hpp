@@ -37,9 +37,10 @@ struct PreparedProtocol {
   // the store, or by followers' clocks in client mode). Pictures use it to draw the lease draining.
   std::optional<sim::Duration> lease_ttl;
   bool lease_judged_by_store = false;  // false: followers judge expiry on their own clocks
-  // The server leadership depends on (stall is measured while it cannot answer; a partition
-  // that cuts the leader from it takes the leader away): the store, or the database server.
-  sim::Endpoint coordinator = sim::kStoreEndpoint;
+  // The kind of server leadership depends on (stall is measured while it cannot answer; a
+  // partition that cuts the leader from it takes the leader away): the store, or the database
+  // server. The world's first server of the kind is the one (sim::Topology::of_kind).
+  std::string_view coordinator = sim::server_kind::store;
   // The tokens on its writes grow with every grant of leadership (a revision, a term, a fencing
   // counter). False where they do not (Redlock without fencing writes its start's wall-clock
   // reading, the database flag writes 0): analysis then judges stale writes and overwrites by

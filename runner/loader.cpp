@@ -472,15 +472,15 @@ LoadResult load_scenario_json(const nlohmann::json& document, std::string source
     // A store the protocol never asks is simulated for nothing: say so (compare and sweep run
     // one file across protocols, some of which use it).
     const bool asks_store = scenario && scenario->prepared.uses_store &&
-                            scenario->prepared.coordinator == sim::kStoreEndpoint;
+                            scenario->prepared.coordinator == sim::server_kind::store;
     if (problems.empty() && scenario && !asks_store && doc.contains("store") &&
         !options.all_protocols_run) {
       result.warnings.push_back(fmt::format(
           "the store section (/store) does nothing for this run: protocol {} elects without the "
           "store{}",
           scenario->protocol,
-          scenario->prepared.coordinator == sim::kPostgresEndpoint ? " (through the database)"
-                                                                   : ""));
+          scenario->prepared.coordinator == sim::server_kind::postgres ? " (through the database)"
+                                                                       : ""));
     }
     if (problems.empty() && scenario) {
       scenario->source = result.source;

@@ -69,7 +69,7 @@ std::string Loader::target_noun(const sim::Target& target) const {
     case sim::TargetKind::random:
       return "an election node";
     case sim::TargetKind::store:
-      return servers::server_noun(topology_, sim::kStoreEndpoint);
+      return servers::server_noun(topology_, topology_.store_member(0));
     case sim::TargetKind::group_leader:
     case sim::TargetKind::group_follower:
       return servers::server_noun(topology_, topology_.group_member(target.group, 0));
@@ -158,8 +158,8 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
         fault.target = *t;
         // A person clears a record that a server keeps: the database's flag row and locks, or
         // the single store's leader key.
-        const bool on_database =
-            t->kind == sim::TargetKind::node && t->node == sim::kPostgresEndpoint;
+        const bool on_database = t->kind == sim::TargetKind::node &&
+                                 topology_.kind_of(t->node) == sim::server_kind::postgres;
         const bool on_store = t->kind == sim::TargetKind::store && store_members_ <= 1;
         if (*kind != sim::FaultKind::operator_clear && !sim::obeys(*kind, *t, topology_)) {
           // A target outside the kind's set would silently do nothing (sim/fault.hpp).

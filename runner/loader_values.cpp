@@ -163,7 +163,7 @@ std::optional<sim::Endpoint> Loader::read_endpoint(const json& v, const std::str
   if (v.is_string()) {
     const auto& text = v.get_ref<const std::string&>();
     // "store" is the store's address in any world: a replicated store's member 0.
-    if (text == "store") return sim::kStoreEndpoint;
+    if (text == "store") return topology_.store_member(0);
     if (const auto server = topology_.find(text); server && *server < 0) return server;
   }
   if (v.is_number_integer()) return read_node(v, pointer);

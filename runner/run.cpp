@@ -107,7 +107,7 @@ analysis::TraceHeader trace_header(const Scenario& scenario, const sim::WorldCon
   header.leader_key = scenario.prepared.leader_key;
   header.uses_store = scenario.prepared.uses_store;
   header.store_members = std::max<std::size_t>(1, header.topology.store_members());
-  header.coordinator = scenario.prepared.coordinator;
+  header.coordinator = header.topology.of_kind(scenario.prepared.coordinator);
   if (scenario.workload.enabled) header.write_interval = scenario.workload.interval;
   header.tokens_ordered = scenario.prepared.tokens_ordered;
   return header;

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "servers/postgres/postgres_server.hpp"
 #include "servers/redis/redis_server.hpp"
@@ -25,7 +26,9 @@ sim::WorldConfig with_services(sim::WorldConfig world, const Services& services)
 }
 
 const Store& store_of(const sim::Kernel& kernel) {
-  const sim::Process* process = kernel.process(sim::kStoreEndpoint);
+  const std::vector<sim::Endpoint>& members = kernel.config().node_servers.store.members;
+  ELECTSIM_ASSERT(!members.empty(), "the world has a store");
+  const sim::Process* process = kernel.process(members.front());
   if (const auto* member = dynamic_cast<const StoreMember*>(process)) return member->store();
   const auto* server = dynamic_cast<const StoreServer*>(process);
   ELECTSIM_ASSERT(server != nullptr, "the world has a store");
@@ -33,18 +36,22 @@ const Store& store_of(const sim::Kernel& kernel) {
 }
 
 const Sink& sink_of(const sim::Kernel& kernel) {
-  const auto* server = dynamic_cast<const SinkServer*>(kernel.process(sim::kSinkEndpoint));
+  const auto* server =
+      dynamic_cast<const SinkServer*>(kernel.process(kernel.config().node_servers.sink));
   ELECTSIM_ASSERT(server != nullptr, "the world has a sink");
   return server->sink();
 }
 
 const Database* database_of(const sim::Kernel& kernel) {
-  const auto* server = dynamic_cast<const PostgresServer*>(kernel.process(sim::kPostgresEndpoint));
+  const auto* server =
+      dynamic_cast<const PostgresServer*>(kernel.process(kernel.config().node_servers.database));
   return server != nullptr ? &server->database() : nullptr;
 }
 
 const Redis* redis_of(const sim::Kernel& kernel, std::size_t k) {
-  const auto* server = dynamic_cast<const RedisServer*>(kernel.process(sim::redis_endpoint(k)));
+  const std::vector<sim::Endpoint>& masters = kernel.config().node_servers.redis;
+  if (k >= masters.size()) return nullptr;
+  const auto* server = dynamic_cast<const RedisServer*>(kernel.process(masters[k]));
   return server != nullptr ? &server->redis() : nullptr;
 }
 

@@ -18,6 +18,10 @@ using Endpoint = std::int32_t;
 // always had, so that the traces of today's worlds stay byte for byte what they were (a trace hash
 // covers addresses): the store 0, the sink 1, a replicated store's members 2 to 7, the database
 // server 8, the Redis masters 9 to 17. Other servers take the next free slot from 18.
+// Only the kinds' registrations (servers/*/..._kind.cpp) and the reader of version-1 traces, which
+// carry no topology (analysis/trace.cpp's legacy_topology), use the fixed slots below. Everything
+// else finds a server by kind or name in the world's topology (sim::Topology), and the election
+// nodes' requests go where sim::NodeServers says.
 inline constexpr std::size_t kMaxServerSlots = 999'999;  // addresses -2 to -1000000
 constexpr Endpoint server_endpoint(std::size_t k) {
   return -2 - static_cast<Endpoint>(k);

@@ -501,7 +501,7 @@ void Kernel::start_process(Proc& p) {
   if (p.id >= 0) {
     std::unique_ptr<Protocol> protocol = factory_(p.id);
     ELECTSIM_ASSERT(protocol != nullptr, "the factory makes a protocol for every node");
-    auto adapter = std::make_unique<ProtocolProcess>(std::move(protocol), &config_.store_client);
+    auto adapter = std::make_unique<ProtocolProcess>(std::move(protocol), &config_.node_servers);
     p.node = adapter.get();
     p.process = std::move(adapter);
   } else {

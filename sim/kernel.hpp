@@ -26,10 +26,10 @@
 #include "sim/flat_index.hpp"
 #include "sim/message.hpp"
 #include "sim/network.hpp"
+#include "sim/node_servers.hpp"
 #include "sim/process.hpp"
 #include "sim/protocol.hpp"
 #include "sim/rng.hpp"
-#include "sim/store_client.hpp"
 #include "sim/time.hpp"
 #include "sim/topology.hpp"
 
@@ -70,8 +70,8 @@ struct WorldConfig {
   // loader's; empty: one group of every node). The kernel runs every node alike; the groups
   // travel to the trace header's topology (topology_of).
   std::vector<ElectionGroup> groups;
-  // How the election nodes reach the store when it is replicated (sim/store_client.hpp).
-  StoreClientConfig store_client;
+  // Where the election nodes' requests go (sim/node_servers.hpp), filled as servers are added.
+  NodeServers node_servers;
   std::vector<FaultSpec> faults;  // any order; applied in time order, ties in list order
   KernelLimits limits;
 };
@@ -168,6 +168,12 @@ class Kernel {
   Proc& proc(Endpoint endpoint);
   const Proc& proc(Endpoint endpoint) const;
   bool listens(Endpoint endpoint) const;
+  // The server a fault on "the store" reaches: the single store, or a replicated store's first
+  // member (kNoNode in a world without a store).
+  Endpoint the_store() const {
+    const std::vector<Endpoint>& members = config_.node_servers.store.members;
+    return members.empty() ? kNoNode : members.front();
+  }
   void start_process(Proc& p);
   void crash_process(Proc& p, bool graceful);
   void restart_process(Proc& p);

@@ -234,7 +234,7 @@ void Kernel::apply_fault(std::size_t index) {
     case FaultKind::clock_offset:
     case FaultKind::clock_drift:
     case FaultKind::clock_step: {
-      Proc& p = proc(f.target.kind == TargetKind::store ? kStoreEndpoint : *target);
+      Proc& p = proc(f.target.kind == TargetKind::store ? the_store() : *target);
       ClockModel& clock = p.clock;
       events::ClockWhat what = events::ClockWhat::drift;
       if (f.kind == FaultKind::clock_drift) {
@@ -261,7 +261,7 @@ void Kernel::apply_fault(std::size_t index) {
       break;
     }
     case FaultKind::store_pause:
-      pause_process(proc(kStoreEndpoint), f.duration, true);
+      pause_process(proc(the_store()), f.duration, true);
       break;
     case FaultKind::step_down:
     case FaultKind::stop:
@@ -277,7 +277,7 @@ void Kernel::apply_fault(std::size_t index) {
     case FaultKind::operator_clear: {
       // A person's order to the server that keeps the leadership record: carried out when the
       // server runs (a paused server does it at resume, a crashed one never).
-      const Endpoint server = f.target.kind == TargetKind::store ? kStoreEndpoint : *target;
+      const Endpoint server = f.target.kind == TargetKind::store ? the_store() : *target;
       const std::uint32_t slot = new_entry(EntryKind::command, server);
       entries_[slot].payload = static_cast<std::uint64_t>(Command::operator_clear);
       push(now_, slot);

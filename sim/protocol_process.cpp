@@ -12,9 +12,8 @@
 
 namespace electsim::sim {
 
-ProtocolProcess::ProtocolProcess(std::unique_ptr<Protocol> protocol,
-                                 const StoreClientConfig* store_client)
-    : protocol_(std::move(protocol)), client_(store_client) {
+ProtocolProcess::ProtocolProcess(std::unique_ptr<Protocol> protocol, const NodeServers* servers)
+    : protocol_(std::move(protocol)), servers_(servers), client_(&servers->store) {
   ELECTSIM_ASSERT(protocol_ != nullptr, "a node process runs a protocol");
 }
 
@@ -131,9 +130,9 @@ RequestId ProtocolProcess::sink_write(Token token, std::int64_t payload, Duratio
     ctx_->trace(events::sink_send(ctx_->self(), token, payload, send_delay, late));
   }
   if (send_delay.count() == 0) {
-    ctx_->send(kSinkEndpoint, Payload(SinkWrite{id, token, payload}));
+    ctx_->send(servers_->sink, Payload(SinkWrite{id, token, payload}));
   } else {
-    ctx_->send_later(send_delay, kSinkEndpoint, Payload(SinkWrite{id, token, payload}));
+    ctx_->send_later(send_delay, servers_->sink, Payload(SinkWrite{id, token, payload}));
   }
   return id;
 }
@@ -145,17 +144,18 @@ void ProtocolProcess::trace_server_request(Endpoint server, RequestId id, const 
 RequestId ProtocolProcess::db(DbRequest request) {
   const RequestId id = ctx_->new_request_id();
   request.id = id;
-  trace_server_request(kPostgresEndpoint, id, db_op_name(request.op));
-  ctx_->send(kPostgresEndpoint, Payload(request));
+  trace_server_request(servers_->database, id, db_op_name(request.op));
+  ctx_->send(servers_->database, Payload(request));
   return id;
 }
 
 RequestId ProtocolProcess::redis(std::size_t master, RedisRequest request) {
-  ELECTSIM_ASSERT(master < kMaxRedisMasters, "a Redis master's index");
+  ELECTSIM_ASSERT(master < servers_->redis.size(), "a Redis master's index");
+  const Endpoint to = servers_->redis[master];
   const RequestId id = ctx_->new_request_id();
   request.id = id;
-  trace_server_request(redis_endpoint(master), id, redis_op_name(request.op));
-  ctx_->send(redis_endpoint(master), Payload(request));
+  trace_server_request(to, id, redis_op_name(request.op));
+  ctx_->send(to, Payload(request));
   return id;
 }
 

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "sim/node_servers.hpp"
 #include "sim/process.hpp"
 #include "sim/protocol.hpp"
 #include "sim/store_client.hpp"
@@ -15,8 +16,8 @@ namespace electsim::sim {
 
 class ProtocolProcess final : public Process, private Context {
  public:
-  // `store_client` says how to reach a replicated store (nullptr or one member: the single store).
-  ProtocolProcess(std::unique_ptr<Protocol> protocol, const StoreClientConfig* store_client);
+  // `servers` says where its requests go; it outlives the process.
+  ProtocolProcess(std::unique_ptr<Protocol> protocol, const NodeServers* servers);
 
   Protocol& protocol() { return *protocol_; }
 
@@ -57,6 +58,7 @@ class ProtocolProcess final : public Process, private Context {
   void trace_server_request(Endpoint server, RequestId id, const char* op);
 
   std::unique_ptr<Protocol> protocol_;
+  const NodeServers* servers_;
   StoreClient client_;
   ProcessContext* ctx_ = nullptr;      // the kernel's context for this node: one for its whole life
   std::optional<LocalTime> deadline_;  // own_deadline, on the monotonic clock

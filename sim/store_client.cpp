@@ -10,7 +10,7 @@
 namespace electsim::sim {
 
 Endpoint StoreClient::current() const {
-  return replicated() ? config_->members[current_] : kStoreEndpoint;
+  return current_ < config_->members.size() ? config_->members[current_] : kNoNode;
 }
 
 void StoreClient::start(ProcessContext& ctx) {
@@ -155,9 +155,8 @@ void StoreClient::on_timer(ProcessContext& ctx, TimerId id, std::vector<StoreRep
 void StoreClient::on_disconnect(ProcessContext& ctx, Endpoint peer) {
   // A member's crash, or the connection given up: with a single store the client reconnects to
   // it, fails what was in flight and re-creates its watches there.
-  const bool ours = replicated() ? std::find(config_->members.begin(), config_->members.end(),
-                                             peer) != config_->members.end()
-                                 : peer == kStoreEndpoint;
+  const bool ours =
+      std::find(config_->members.begin(), config_->members.end(), peer) != config_->members.end();
   if (!ours) return;
   for (auto it = outstanding_.begin(); it != outstanding_.end();) {
     if (it->sent_to != peer) {

@@ -25,7 +25,7 @@
 namespace electsim::sim {
 
 struct StoreClientConfig {
-  std::vector<Endpoint> members;  // the store's members; empty: the single store
+  std::vector<Endpoint> members;  // the store's members; one: the single store
   Duration request_timeout{0};    // 0: wait for ever
   std::vector<std::size_t> home;  // by node id: the member index it talks to first
 };
@@ -37,7 +37,8 @@ class StoreClient {
 
   explicit StoreClient(const StoreClientConfig* config) : config_(config) {}
 
-  bool replicated() const { return config_ != nullptr && config_->members.size() > 1; }
+  bool replicated() const { return config_->members.size() > 1; }
+  // The member requests go to now (kNoNode in a world without a store).
   Endpoint current() const;
   void start(ProcessContext& ctx);
   // Sends a protocol's request (its id set) to the current member.

@@ -115,13 +115,17 @@ std::size_t Topology::store_members() const {
   return n;
 }
 
-Endpoint Topology::store_member(std::size_t m) const {
+Endpoint Topology::of_kind(std::string_view kind, std::size_t index) const {
   for (const NamedEndpoint& s : servers_) {
-    if (s.kind != server_kind::store) continue;
-    if (m == 0) return s.address;
-    --m;
+    if (s.kind != kind) continue;
+    if (index == 0) return s.address;
+    --index;
   }
   return kNoNode;
+}
+
+Endpoint Topology::store_member(std::size_t m) const {
+  return of_kind(server_kind::store, m);
 }
 
 std::int32_t Topology::store_member_index(Endpoint e) const {
@@ -148,7 +152,7 @@ bool obeys(FaultKind kind, const Target& target, const Topology& topology) {
     case TargetKind::random:
       return fault_info(kind).nodes_obey;
     case TargetKind::store:
-      return takes(kStoreEndpoint);
+      return takes(topology.store_member(0));
     case TargetKind::group_leader:
     case TargetKind::group_follower:
       return takes(topology.group_member(target.group, 0));

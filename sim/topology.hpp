@@ -120,6 +120,9 @@ class Topology {
   // The server at `index` in `group`, or kNoNode.
   Endpoint group_member(std::string_view group, std::size_t index) const;
 
+  // The server at `index` among those of `kind`, in the world's order, or kNoNode.
+  Endpoint of_kind(std::string_view kind, std::size_t index = 0) const;
+
   // The store's members, its servers of kind "store" in the world's order (the single store is
   // member 0): how many, member m's address (kNoNode past the last), and the index of the member
   // at `e` (-1 for any other endpoint).

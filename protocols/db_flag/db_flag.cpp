@@ -119,7 +119,7 @@ ProtocolInfo protocol_info() {
     config->workload = cluster.workload;
     PreparedProtocol prepared;
     prepared.uses_store = true;  // leadership depends on one coordinator: the database
-    prepared.coordinator = sim::kPostgresEndpoint;
+    prepared.coordinator = sim::server_kind::postgres;
     prepared.tokens_ordered = false;  // every write carries token 0
     // Every write carries the same token, so the sink's fencing can reject nothing; it is left
     // off so that the report says so.

@@ -175,7 +175,7 @@ ProtocolInfo protocol_info() {
     config->workload = cluster.workload;
     PreparedProtocol prepared;
     prepared.uses_store = true;  // leadership depends on one coordinator: the database
-    prepared.coordinator = sim::kPostgresEndpoint;
+    prepared.coordinator = sim::server_kind::postgres;
     // txid and epoch_row need the sink to fence; none turns it off; with same_transaction the
     // database itself is the sink and the sink server receives nothing.
     prepared.fencing = config->fencing != Fencing::none;

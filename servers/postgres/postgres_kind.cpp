@@ -120,7 +120,7 @@ ServerKindInfo postgres_kind() {
           "the database server exists only with a database protocol or a postgres section",
           [](const Services& services, WorldBuilder& builder) {
             if (!services.postgres) return;
-            builder.add(
+            builder.world().node_servers.database = builder.add(
                 "postgres", sim::server_kind::postgres, "", kDatabase, sim::ClockConfig{},
                 [config = *services.postgres] { return std::make_unique<PostgresServer>(config); },
                 sim::server_slot(sim::kPostgresEndpoint));

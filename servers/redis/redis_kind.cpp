@@ -27,10 +27,10 @@ void add_masters(const Services& services, WorldBuilder& builder) {
   for (std::size_t k = 0; k < services.redis->masters; ++k) {
     const sim::ClockConfig clock =
         k < services.redis_clocks.size() ? services.redis_clocks[k] : sim::ClockConfig{};
-    builder.add(
+    builder.world().node_servers.redis.push_back(builder.add(
         "redis:" + std::to_string(k), sim::server_kind::redis, "redis", kMaster, clock,
         [config = *services.redis, k] { return std::make_unique<RedisServer>(config, k); },
-        sim::server_slot(sim::redis_endpoint(k)));
+        sim::server_slot(sim::redis_endpoint(k))));
   }
 }
 

@@ -32,7 +32,7 @@ ServerKindInfo sink_kind() {
           "",
           "",
           [](const Services& services, WorldBuilder& builder) {
-            builder.add(
+            builder.world().node_servers.sink = builder.add(
                 "sink", sim::server_kind::sink, "", kSink, sim::ClockConfig{},
                 [config = services.sink] { return std::make_unique<SinkServer>(config); },
                 sim::server_slot(sim::kSinkEndpoint));

@@ -38,11 +38,12 @@ const ServerForm kMember{
 void add_store(const Services& services, WorldBuilder& builder) {
   const ReplicationConfig& r = services.replication;
   const std::string kind(sim::server_kind::store);
+  sim::StoreClientConfig& client = builder.world().node_servers.store;
   if (r.members <= 1) {
-    builder.add(
+    client.members = {builder.add(
         "store", kind, "store", kSingle, services.store_clock,
         [config = services.store] { return std::make_unique<StoreServer>(config); },
-        sim::server_slot(sim::kStoreEndpoint));
+        sim::server_slot(sim::kStoreEndpoint))};
     return;
   }
   auto config = std::make_shared<MemberConfig>();
@@ -60,7 +61,6 @@ void add_store(const Services& services, WorldBuilder& builder) {
         [config, k] { return std::make_unique<StoreMember>(config, static_cast<raft::Member>(k)); },
         sim::server_slot(config->members[k]));
   }
-  sim::StoreClientConfig& client = builder.world().store_client;
   client.members = config->members;
   client.request_timeout = r.request_timeout;
   client.home = r.home;

@@ -249,6 +249,31 @@ TEST_CASE("trace: a written trace read back gives the same report and the same h
   fs::remove_all(dir);
 }
 
+namespace {
+
+// The trace a writer leaves for `h`: run_start, `events`, run_end at 2 s.
+std::string written(const TraceHeader& h, const char* name, const std::vector<Event>& events) {
+  const fs::path dir = scratch_dir(name);
+  const fs::path path = dir / "run.jsonl";
+  {
+    analysis::TraceWriter writer(path.string(), h);
+    Event start = make(EventKind::run_start, 0);
+    start.a = static_cast<std::int64_t>(h.node_count);
+    start.b = static_cast<std::int64_t>(h.seed);
+    writer.on_event(start);
+    for (const Event& e : events) writer.on_event(e);
+    writer.on_event(make(EventKind::run_end, 2000));
+    REQUIRE(writer.close());
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  fs::remove_all(dir);
+  return text.str();
+}
+
+}  // namespace
+
 TEST_CASE("trace: the header carries the world's servers and election groups") {
   TraceHeader h = header();
   const sim::ServerTraits member{true, sim::ServerLane::store,
@@ -265,25 +290,11 @@ TEST_CASE("trace: the header carries the world's servers and election groups") {
        {false, sim::ServerLane::process, sim::kClockFaults, false}}};
   h.topology =
       sim::Topology(3, servers, {{"election", "lease", {0, 1, 2}, "/k"}, {"b", "raft", {}, {}}});
-  std::stringstream text;
-  {
-    const fs::path dir = scratch_dir("topology");
-    const fs::path path = dir / "run.jsonl";
-    analysis::TraceWriter writer(path.string(), h);
-    Event start = make(EventKind::run_start, 0);
-    start.a = 3;
-    start.b = static_cast<std::int64_t>(h.seed);
-    writer.on_event(start);
-    writer.on_event(at(sim::events::conn_break(1, sim::server_endpoint(12)), 1));
-    writer.on_event(at(sim::events::client_failover(2, sim::store_member_endpoint(1),
-                                                    sim::FailoverReason::timeout, 0),
-                       2));
-    writer.on_event(make(EventKind::run_end, 2000));
-    REQUIRE(writer.close());
-    std::ifstream in(path);
-    text << in.rdbuf();
-    fs::remove_all(dir);
-  }
+  std::stringstream text(written(h, "topology",
+                                 {at(sim::events::conn_break(1, sim::server_endpoint(12)), 1),
+                                  at(sim::events::client_failover(2, sim::store_member_endpoint(1),
+                                                                  sim::FailoverReason::timeout, 0),
+                                     2)}));
   // Servers by the names the world gave them, even a kind no reader knows.
   CHECK_THAT(text.str(), Catch::Contains(R"("node":1,"peer":"echo")"));
   CHECK_THAT(text.str(), Catch::Contains(R"("member":"store:1")"));
@@ -303,6 +314,50 @@ TEST_CASE("trace: the header carries the world's servers and election groups") {
   CHECK(read.header.topology.groups()[0].key == std::optional<std::string>("/k"));
   CHECK(read.header.topology.groups()[1].protocol == "raft");
   CHECK(read.header.store_members == 2);  // from the store group
+}
+
+TEST_CASE("trace: the coordinator is a server the header names, at whatever address it has") {
+  TraceHeader h = header();
+  const sim::ServerTraits coordinating{true, sim::ServerLane::process, sim::kProcessFaults, true};
+  const sim::Endpoint db = sim::server_endpoint(30);  // no built-in kind's address
+  h.topology = sim::Topology(
+      3,
+      {{sim::kStoreEndpoint,
+        "store",
+        "store",
+        "store",
+        {true, sim::ServerLane::store, sim::kClockFaults, true}},
+       {sim::kSinkEndpoint, "sink", "sink", "", {false, sim::ServerLane::sink, 0, false}},
+       {db, "db", "postgres", "", coordinating}},
+      {sim::election_group(3, "postgres", std::nullopt)});
+  auto round_trip = [&](sim::Endpoint coordinator) {
+    h.coordinator = coordinator;
+    return written(h, "coordinator", {});
+  };
+  const std::string named = round_trip(db);
+  CHECK_THAT(named, Catch::Contains(R"("coordinator":"db")"));
+  std::istringstream in(named);
+  const analysis::TraceReadResult read = analysis::read_trace(in);
+  REQUIRE(read.error == "");
+  CHECK(read.header.coordinator == db);
+  // The store is the coordinator a header leaves unsaid.
+  const std::string store = round_trip(sim::kStoreEndpoint);
+  CHECK_THAT(store, !Catch::Contains(R"("coordinator":")"));
+  std::istringstream store_in(store);
+  const analysis::TraceReadResult store_read = analysis::read_trace(store_in);
+  REQUIRE(store_read.error == "");
+  CHECK(store_read.header.coordinator == sim::kStoreEndpoint);
+  // A name that is no server leadership depends on is refused.
+  for (const char* wrong :
+       {R"("coordinator":"sink")", R"("coordinator":"nowhere")", R"("coordinator":3)"}) {
+    std::string text = named;
+    text.replace(text.find(R"("coordinator":"db")"), std::string(R"("coordinator":"db")").size(),
+                 wrong);
+    INFO(wrong);
+    std::istringstream bad(text);
+    CHECK_THAT(analysis::read_trace(bad).error,
+               Catch::StartsWith("line 1: header field \"coordinator\" must name a server"));
+  }
 }
 
 TEST_CASE("trace: a header whose topology is malformed is refused, saying what was expected") {

@@ -139,6 +139,7 @@ TraceHeader header_for(const sim::WorldConfig& world, std::string scenario = "be
   h.message_types = {"ping", "pong"};
   h.leader_key = "/leader";
   h.uses_store = true;
+  h.topology = sim::topology_of(world);  // as every run's header has it
   return h;
 }
 

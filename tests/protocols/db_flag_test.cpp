@@ -119,7 +119,7 @@ TEST_CASE("db-flag: the registry entry leaves the sink's fencing off and needs t
   REQUIRE(prepared.has_value());
   CHECK(prepared->fencing == false);
   CHECK(info->servers == std::vector<std::string>{"postgres"});
-  CHECK(prepared->coordinator == sim::kPostgresEndpoint);
+  CHECK(prepared->coordinator == sim::server_kind::postgres);
   CHECK_FALSE(info->prepare({{"retry_interval", "-1s"}}, "/protocol", {3, {}}, problems));
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].pointer == "/protocol/retry_interval");

@@ -203,7 +203,7 @@ TEST_CASE("postgres protocol: the registry entry prepares a database world") {
   auto prepared = info->prepare({{"fencing", "none"}}, "/protocol", cluster, problems);
   REQUIRE(prepared.has_value());
   CHECK(info->servers == std::vector<std::string>{"postgres"});
-  CHECK(prepared->coordinator == sim::kPostgresEndpoint);
+  CHECK(prepared->coordinator == sim::server_kind::postgres);
   CHECK(prepared->fencing == false);
   CHECK_FALSE(prepared->leader_key.has_value());
 }

@@ -927,7 +927,10 @@ TEST_CASE("loader: a database protocol gets the database server, with PostgreSQL
   CHECK(pg.idle_in_transaction_session_timeout == Duration(0));
   CHECK(r.scenario->world.faults[0].target.node == electsim::sim::kPostgresEndpoint);
   CHECK(r.scenario->world.faults[2].groups[1].back() == electsim::sim::kPostgresEndpoint);
-  CHECK(r.scenario->prepared.coordinator == electsim::sim::kPostgresEndpoint);
+  CHECK(r.scenario->prepared.coordinator == electsim::sim::server_kind::postgres);
+  // The nodes' statements go to the database server of the world a run builds.
+  CHECK(electsim::runner::world_for_seed(*r.scenario, 1).node_servers.database ==
+        electsim::sim::kPostgresEndpoint);
 }
 
 TEST_CASE("loader: a protocol's world has the servers it needs, with their defaults") {

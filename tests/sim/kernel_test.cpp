@@ -318,6 +318,40 @@ TEST_CASE("kernel: the store is reached over the network and answers after a rou
   CHECK(electsim::servers::store_of(*f.kernel).revision() == 1);
 }
 
+TEST_CASE("kernel: a node's store requests and sink writes go where the world's servers are") {
+  // The store and the sink moved to addresses no built-in kind has: the nodes follow
+  // WorldConfig::node_servers, not an address of their own.
+  WorldConfig config = electsim::servers::with_services(world(1, 10ms));
+  const Endpoint store = server_endpoint(40);
+  const Endpoint sink = server_endpoint(41);
+  for (ServerSpec& server : config.servers) {
+    if (server.kind == "store") server.endpoint = store;
+    if (server.kind == "sink") server.endpoint = sink;
+  }
+  config.node_servers.store.members = {store};
+  config.node_servers.sink = sink;
+  auto log = std::make_shared<Log>();
+  auto script = std::make_shared<Script>();
+  script->start = [](Context& ctx) {
+    StoreRequest put;
+    put.op = StoreOp::put;
+    put.key = "k";
+    put.value = "0";
+    ctx.store(put);
+    ctx.sink_write(7, 1, Duration(0));
+  };
+  std::unique_ptr<Kernel> kernel;
+  kernel = std::make_unique<Kernel>(std::move(config), [&](NodeId) {
+    return std::make_unique<Probe>(log, script, [&] { return kernel->now(); });
+  });
+  kernel->start();
+  kernel->run_until(Time(Duration(1s)));
+  CHECK(log->lines(0) == std::vector<std::string>{"start:0", "reply_put:1", "sink_ok:7"});
+  CHECK(kernel->process(kStoreEndpoint) == nullptr);
+  CHECK(electsim::servers::store_of(*kernel).revision() == 1);
+  CHECK(electsim::servers::sink_of(*kernel).highest_accepted() == 7);
+}
+
 TEST_CASE("kernel: a sink write leaves its writer a send delay after the commit") {
   Fixture f(world(1, 10ms));
   f.script->start = [](Context& ctx) { ctx.sink_write(1, 1, 3ms); };
