@@ -176,7 +176,9 @@ class Loader {
   // The kinds of server the world has because the protocol needs them or the file has their
   // section, even where that section or the protocol's parameters are wrong.
   std::vector<std::string> required_kinds_;
-  bool database_ = false;  // the world has the database server: known before faults are read
+  // The servers besides the store that keep a leadership record a person can clear (those whose
+  // kind takes operator_clear: the database), by name: known before faults are read.
+  std::vector<std::string> record_keepers_;
   // The single store keeps a leadership record (the protocol's leader key) that a person can
   // clear: known before faults are read.
   bool store_keeps_record_ = false;

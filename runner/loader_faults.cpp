@@ -1,4 +1,5 @@
 // The scenario loader (runner/loader_detail.hpp): `faults` and `random_faults`.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "runner/loader_detail.hpp"
 #include "servers/registry.hpp"
@@ -32,6 +34,33 @@ FaultShape shape_of(sim::FaultKind kind) {
     if (key != nullptr) shape.keys.emplace_back(key);
   }
   return shape;
+}
+
+// "\"a\", \"b\" or \"c\"".
+std::string quoted_or(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += i == 0 ? "" : i + 1 == names.size() ? " or " : ", ";
+    out += json_quoted(names[i]);
+  }
+  return out;
+}
+
+// The registered kinds besides the store whose servers keep a record a person can clear, for a
+// world that has none of them: "\"postgres\" where the world has one: <the kind's hint>".
+std::string absent_keepers() {
+  std::vector<std::string> parts;
+  for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
+    if (kind.name == sim::server_kind::store) continue;
+    const bool keeps = std::any_of(kind.forms.begin(), kind.forms.end(), [](const auto& form) {
+      return (form.traits.faults & sim::fault_bit(sim::FaultKind::operator_clear)) != 0;
+    });
+    if (!keeps) continue;
+    std::string part = json_quoted(kind.name) + " where the world has one";
+    if (!kind.absent_hint.empty()) part += ": " + kind.absent_hint;
+    parts.push_back(std::move(part));
+  }
+  return parts.empty() ? "no other kind keeps one" : fmt::format("{}", fmt::join(parts, "; "));
 }
 
 std::vector<std::string> fault_kind_names() {
@@ -148,18 +177,22 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
     if (auto t = read_time(*at, child(pointer, "at"))) fault.at = *t;
   }
   if (shape.target == Need::required) {
+    // The servers that keep a leadership record: the world's other keepers, then the store.
+    std::vector<std::string> keepers = record_keepers_;
+    keepers.emplace_back("store");
+    const std::string keepers_text = quoted_or(keepers);
     const std::string expected_target =
         *kind == sim::FaultKind::operator_clear
-            ? std::string(database_ ? "\"postgres\" or \"store\"" : "\"store\"") +
-                  " (the server that keeps the leadership record)"
+            ? keepers_text + " (the server that keeps the leadership record)"
             : node_expected() + " or \"leader\", \"follower\", \"random\"";
     if (const json* target = required("target", expected_target)) {
       if (auto t = read_target(*target, child(pointer, "target"), shape.store_target)) {
         fault.target = *t;
         // A person clears a record that a server keeps: the database's flag row and locks, or
         // the single store's leader key.
-        const bool on_database = t->kind == sim::TargetKind::node &&
-                                 topology_.kind_of(t->node) == sim::server_kind::postgres;
+        const bool on_keeper = t->kind == sim::TargetKind::node && t->node < 0 &&
+                               std::find(record_keepers_.begin(), record_keepers_.end(),
+                                         topology_.name_of(t->node)) != record_keepers_.end();
         const bool on_store = t->kind == sim::TargetKind::store && store_members_ <= 1;
         if (*kind != sim::FaultKind::operator_clear && !sim::obeys(*kind, *t, topology_)) {
           // A target outside the kind's set would silently do nothing (sim/fault.hpp).
@@ -172,15 +205,15 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
           problem(child(pointer, "target"),
                   "a server that keeps a leadership record to clear: \"store\" with a protocol "
                   "that keeps a leader key in it" +
-                      std::string(database_ ? ", or \"postgres\"" : ""),
+                      (record_keepers_.empty() ? "" : ", or " + quoted_or(record_keepers_)),
                   fmt::format("{}, where this scenario's protocol keeps no key",
                               json_excerpt(*target)));
-        } else if (*kind == sim::FaultKind::operator_clear && !on_database && !on_store) {
+        } else if (*kind == sim::FaultKind::operator_clear && !on_keeper && !on_store) {
           problem(child(pointer, "target"),
-                  database_ ? "\"postgres\" or \"store\" (the server that keeps the "
-                              "leadership record)"
-                            : "\"store\" (the server that keeps the leadership record; "
-                              "\"postgres\" with a database protocol)",
+                  record_keepers_.empty()
+                      ? "\"store\" (the server that keeps the leadership record; " +
+                            absent_keepers() + ")"
+                      : keepers_text + " (the server that keeps the leadership record)",
                   json_excerpt(*target),
                   store_members_ > 1 && t->kind == sim::TargetKind::store
                       ? "operator_clear acts on a single store only"

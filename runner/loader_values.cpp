@@ -92,9 +92,13 @@ void Loader::build_topology(const servers::Services& services) {
   world.node_count = nodes_.value_or(0);
   servers::add_services(world, world_services);
   topology_ = sim::topology_of(world);
-  database_ =
-      std::any_of(topology_.servers().begin(), topology_.servers().end(),
-                  [](const sim::NamedEndpoint& s) { return s.kind == sim::server_kind::postgres; });
+  record_keepers_.clear();
+  for (const sim::NamedEndpoint& s : topology_.servers()) {
+    if (s.kind != sim::server_kind::store &&
+        (s.traits.faults & sim::fault_bit(sim::FaultKind::operator_clear)) != 0) {
+      record_keepers_.push_back(s.name);
+    }
+  }
 }
 
 std::optional<sim::Endpoint> Loader::fault_target(const std::string& text) const {
