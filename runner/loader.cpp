@@ -149,8 +149,9 @@ std::optional<Scenario> Loader::load(const json& document,
 
   if (const json* network = get(document, "network")) s.world.network = read_network(*network);
   if (const json* disk = get(document, "disk")) s.world.disk = read_disk(*disk);
-  // Before the clocks, whose "redis" part names masters.
+  // Before the clocks, whose part for a kind's servers (the Redis masters) names them by index.
   read_server_sections(document, s.services);
+  if (const json* more = get(document, "servers")) read_servers(*more, s.services);
   if (const json* clocks = get(document, "clocks")) {
     read_clocks(*clocks, s);
   } else {
@@ -158,7 +159,6 @@ std::optional<Scenario> Loader::load(const json& document,
     s.clock_ranges.assign(nodes_.value_or(0), ClockRanges{});
   }
   if (const json* workload = get(document, "workload")) s.workload = read_workload(*workload);
-  if (const json* more = get(document, "servers")) read_servers(*more, s.services);
   read_protocol_choice(document, s);
   // The servers the protocol needs are in the world, with their section's settings or their
   // defaults; a server the file configures is there for every protocol, so that `compare` runs

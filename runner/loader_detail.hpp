@@ -20,6 +20,7 @@
 #include "params/section.hpp"
 #include "protocols/registry.hpp"
 #include "runner/loader.hpp"
+#include "servers/registry.hpp"
 #include "servers/world.hpp"
 #include "sim/fault.hpp"
 #include "sim/topology.hpp"
@@ -143,6 +144,9 @@ class Loader {
   void read_clock(const json& v, const std::string& pointer, sim::ClockConfig& clock,
                   ClockRanges& ranges);
   void read_clocks(const json& v, Scenario& s);
+  // /clocks/<kind>: the clocks of a kind's servers, by index
+  // (servers::ServerKindInfo::clock_index).
+  void read_server_clocks(const json& v, const servers::ServerKindInfo& kind, Scenario& s);
   void read_servers(const json& v, servers::Services& services);
   // Every server kind's section of `document` (servers/registry.hpp), read by its kind.
   void read_server_sections(const json& document, servers::Services& services);

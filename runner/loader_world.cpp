@@ -325,8 +325,12 @@ void Loader::read_clock(const json& v, const std::string& pointer, sim::ClockCon
 
 void Loader::read_clocks(const json& v, Scenario& s) {
   sim::WorldConfig& world = s.world;
-  if (!check_object(v, "/clocks", {"default", "nodes", "store", "redis"}, "the clocks section"))
-    return;
+  // The nodes', the store's, and each kind's whose servers keep clocks of their own.
+  std::vector<std::string> keys = {"default", "nodes", "store"};
+  for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
+    if (!kind.clock_index.empty()) keys.push_back(kind.name);
+  }
+  if (!check_object(v, "/clocks", keys, "the clocks section")) return;
   sim::ClockConfig base;
   ClockRanges base_ranges;
   if (const json* d = get(v, "default")) read_clock(*d, "/clocks/default", base, base_ranges);
@@ -360,33 +364,52 @@ void Loader::read_clocks(const json& v, Scenario& s) {
   if (const json* store = get(v, "store")) {
     read_clock(*store, "/clocks/store", s.services.store_clock, s.store_clock_ranges);
   }
-  if (const json* redis = get(v, "redis")) {
-    // Each Redis master's own clock, by master index: fixed values only (no drawn ranges).
-    if (!redis->is_object()) {
-      problem("/clocks/redis",
-              "an object from master index to clock, such as {\"2\": {\"drift_ppm\": 50}}",
-              json_excerpt(*redis));
-    } else {
-      s.services.redis_clocks.assign(redis_masters_, sim::ClockConfig{});
-      for (const auto& [key, clock] : redis->items()) {
-        const std::string pointer = child("/clocks/redis", key);
-        const auto id = parse_index(key);
-        sim::ClockConfig scratch;
-        ClockRanges ranges;
-        if (!id || static_cast<std::size_t>(*id) >= redis_masters_) {
-          problem(pointer,
-                  fmt::format("a master index from 0 to {} (redis.masters) as the key",
-                              redis_masters_ - 1),
-                  json_quoted(key));
-          read_clock(clock, pointer, scratch, ranges);
-          continue;
-        }
-        read_clock(clock, pointer, s.services.redis_clocks[static_cast<std::size_t>(*id)], ranges);
-        if (ranges.offset_ns || ranges.drift_ppb) {
-          problem(pointer, "a fixed offset and drift (a Redis master's clock is not drawn)",
-                  "a range");
-        }
-      }
+  for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
+    if (kind.clock_index.empty()) continue;
+    if (const json* clocks = get(v, kind.name.c_str())) read_server_clocks(*clocks, kind, s);
+  }
+}
+
+void Loader::read_server_clocks(const json& v, const servers::ServerKindInfo& kind, Scenario& s) {
+  const std::string section = child("/clocks", kind.name);
+  // Fixed values only (no drawn ranges): a server's clock is not drawn per seed.
+  if (!v.is_object()) {
+    problem(
+        section,
+        fmt::format("an object from {} index to clock, such as {{\"2\": {{\"drift_ppm\": 50}}}}",
+                    kind.clock_index),
+        json_excerpt(v));
+    return;
+  }
+  const std::size_t count =
+      kind.count ? kind.count(s.services) : servers::servers_of(s.services, kind.name);
+  std::vector<sim::ClockConfig>& clocks = s.services.clocks[kind.name];
+  clocks.assign(count, sim::ClockConfig{});
+  for (const auto& [key, clock] : v.items()) {
+    const std::string pointer = child(section, key);
+    const auto id = parse_index(key);
+    sim::ClockConfig scratch;
+    ClockRanges ranges;
+    if (!id || static_cast<std::size_t>(*id) >= count) {
+      problem(pointer,
+              count == 0
+                  ? fmt::format("no key: the world has no {} ({})", kind.plural, kind.count_setting)
+                  : fmt::format("{} {} index from 0 to {} ({}) as the key",
+                                std::string_view("aeiou").find(kind.clock_index.front()) ==
+                                        std::string_view::npos
+                                    ? "a"
+                                    : "an",
+                                kind.clock_index, count - 1, kind.count_setting),
+              json_quoted(key));
+      read_clock(clock, pointer, scratch, ranges);
+      continue;
+    }
+    read_clock(clock, pointer, clocks[static_cast<std::size_t>(*id)], ranges);
+    if (ranges.offset_ns || ranges.drift_ppb) {
+      problem(pointer,
+              fmt::format("a fixed offset and drift ({}'s clock is not drawn)",
+                          kind.forms.empty() ? "a server" : kind.forms.front().noun),
+              "a range");
     }
   }
 }

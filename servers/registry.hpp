@@ -86,6 +86,14 @@ struct ServerKindInfo {
   // has the kind's section. None for a kind every world has (the store, the sink); a registered
   // kind without it gets one server (require_servers).
   std::function<void(Services& services)> require;
+  // For a kind whose servers each keep a clock of their own (the Redis masters): the scenario
+  // gives them under /clocks/<name>, by index. How a message calls an index ("master"), the
+  // setting that says how many there are ("redis.masters"), and that count as the scenario's
+  // sections give it (none: the `servers` count, servers_of). An empty `clock_index`: the
+  // kind's servers run on perfect clocks.
+  std::string clock_index;
+  std::string count_setting;
+  std::function<std::size_t(const Services& services)> count;
 };
 
 // The most servers of one registered kind a scenario may ask for (Services::more).

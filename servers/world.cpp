@@ -15,6 +15,12 @@
 
 namespace electsim::servers {
 
+sim::ClockConfig clock_of(const Services& services, std::string_view kind, std::size_t k) {
+  const auto it = services.clocks.find(kind);
+  if (it == services.clocks.end() || k >= it->second.size()) return sim::ClockConfig{};
+  return it->second[k];
+}
+
 void add_services(sim::WorldConfig& world, const Services& services) {
   WorldBuilder builder(world);
   for (const ServerKindInfo& kind : all_server_kinds()) kind.add(services, builder);

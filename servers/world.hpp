@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,13 +43,18 @@ struct Services {
   std::optional<PostgresConfig> postgres;
   // Redlock's independent Redis masters (servers/redis), in worlds whose protocol asks for them.
   std::optional<RedisConfig> redis;
-  std::vector<sim::ClockConfig> redis_clocks;  // by master; missing ones are perfect
+  // The clocks of a kind's servers, by kind and server index (/clocks/<kind>: the Redis
+  // masters'); missing ones are perfect.
+  std::map<std::string, std::vector<sim::ClockConfig>, std::less<>> clocks;
   // Servers of kinds registered from outside this folder (a test's), by kind: how many of each.
   std::vector<std::pair<std::string, std::size_t>> more;
   // Such a kind's settings, as its section reader validated them, by kind; its `add` knows the
   // type it stored.
   std::map<std::string, std::any, std::less<>> settings;
 };
+
+// The clock `services` gives server `k` of `kind` (/clocks/<kind>), or a perfect one.
+sim::ClockConfig clock_of(const Services& services, std::string_view kind, std::size_t k);
 
 // Adds every registered kind's servers that `services` asks for to `world`, in the registry's
 // order: the store (its members, when replicated), the sink and, if configured, the database

@@ -25,8 +25,7 @@ void add_masters(const Services& services, WorldBuilder& builder) {
   ELECTSIM_ASSERT(services.redis->masters <= sim::kMaxRedisMasters,
                   "masters within the scenario limit");
   for (std::size_t k = 0; k < services.redis->masters; ++k) {
-    const sim::ClockConfig clock =
-        k < services.redis_clocks.size() ? services.redis_clocks[k] : sim::ClockConfig{};
+    const sim::ClockConfig clock = clock_of(services, sim::server_kind::redis, k);
     builder.world().node_servers.redis.push_back(builder.add(
         "redis:" + std::to_string(k), sim::server_kind::redis, "redis", kMaster, clock,
         [config = *services.redis, k] { return std::make_unique<RedisServer>(config, k); },
@@ -98,6 +97,12 @@ ServerKindInfo redis_kind() {
           },
           [](Services& services) {
             if (!services.redis) services.redis.emplace();
+          },
+          // Each master keeps its own clock (Redis expires keys on its wall clock).
+          "master",
+          "redis.masters",
+          [](const Services& services) {
+            return services.redis ? services.redis->masters : RedisConfig{}.masters;
           }};
 }
 

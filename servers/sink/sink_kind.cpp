@@ -43,7 +43,10 @@ ServerKindInfo sink_kind() {
             // Without a sink section the sink fences as the protocol's own `fencing` says.
             return key == "fencing" ? "the protocol's fencing" : "";
           },
-          nullptr};  // every world has the sink
+          nullptr,  // every world has the sink
+          "",       // on a perfect clock
+          "",
+          nullptr};
 }
 
 }  // namespace electsim::servers

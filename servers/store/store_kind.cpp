@@ -256,7 +256,10 @@ ServerKindInfo store_kind() {
           "store",
           read_store_section,
           store_setting_default,
-          nullptr};  // every world has the store
+          nullptr,  // every world has the store
+          "",       // its members share the one clock of /clocks/store
+          "",
+          nullptr};
 }
 
 }  // namespace electsim::servers

@@ -190,6 +190,27 @@ TEST_CASE("echo world: the kind reads its own section, as the built-in kinds rea
   CHECK_THAT(load_error(d), Catch::Contains("at /echo: expected an object (the echo section)"));
 }
 
+TEST_CASE("echo world: the kind's servers keep the clocks the clocks section gives them") {
+  json d = echo_document();
+  d["clocks"] = {{"echo", {{"1", {{"offset", "3s"}, {"drift_ppm", 50}}}}}};
+  const runner::Scenario s = load(d);
+  const sim::WorldConfig world = runner::world_for_seed(s, 1);
+  const sim::Topology topology = sim::topology_of(world);
+  CHECK(sim::server_clock(world, *topology.find("echo:1")).offset == std::chrono::seconds(3));
+  CHECK(sim::server_clock(world, *topology.find("echo:1")).drift_ppb == 50'000);
+  CHECK(sim::server_clock(world, *topology.find("echo:0")).offset == std::chrono::seconds(0));
+
+  d["clocks"] = {{"echo", {{"2", {{"offset", "1s"}}}}}};
+  CHECK_THAT(load_error(d), Catch::Contains("at /clocks/echo/2: expected an echo server index from "
+                                            "0 to 1 (servers.echo) as the key, found \"2\""));
+  d["clocks"] = {{"echo", {{"0", {{"offset", {{"min", "1s"}, {"max", "2s"}}}}}}}};
+  CHECK_THAT(load_error(d), Catch::Contains("at /clocks/echo/0: expected a fixed offset and drift "
+                                            "(an echo server's clock is not drawn)"));
+  d["clocks"] = {{"echo", 5}};
+  CHECK_THAT(load_error(d), Catch::Contains("at /clocks/echo: expected an object from echo server "
+                                            "index to clock"));
+}
+
 TEST_CASE("echo world: the search's nemesis aims at the echo servers") {
   const json base = echo_document();
   const runner::Scenario s = load(base);

@@ -969,8 +969,9 @@ TEST_CASE("loader: redlock gets five Redis masters, each a fault target by name"
   REQUIRE(r.scenario->services.redis.has_value());
   CHECK(r.scenario->services.redis->masters == 5);
   CHECK(r.scenario->services.redis->appendfsync == electsim::servers::Appendfsync::everysec);
-  REQUIRE(r.scenario->services.redis_clocks.size() == 5);
-  CHECK(r.scenario->services.redis_clocks[2].offset == 3s);
+  const std::vector<electsim::sim::ClockConfig>& clocks = r.scenario->services.clocks.at("redis");
+  REQUIRE(clocks.size() == 5);
+  CHECK(clocks[2].offset == 3s);
   CHECK(r.scenario->world.faults[0].target.node == electsim::sim::redis_endpoint(2));
   CHECK(r.scenario->world.faults[1].to == electsim::sim::redis_endpoint(4));
   CHECK(r.scenario->world.faults[2].groups[0].back() == electsim::sim::redis_endpoint(0));

@@ -46,7 +46,8 @@ servers::ServerKindInfo echo_kind() {
                                           ? EchoConfig{}
                                           : std::any_cast<EchoConfig>(it->second);
             for (std::size_t k = 0; k < count; ++k) {
-              world.add("echo:" + std::to_string(k), "echo", "echo", kEcho, sim::ClockConfig{},
+              world.add("echo:" + std::to_string(k), "echo", "echo", kEcho,
+                        servers::clock_of(services, "echo", k),
                         [config] { return std::make_unique<EchoServer>(config); });
             }
           },
@@ -55,7 +56,11 @@ servers::ServerKindInfo echo_kind() {
           [](std::string_view key) {
             return key == "copies" ? std::to_string(EchoConfig{}.copies) : std::string();
           },
-          nullptr};  // a protocol that needs echo servers gets one (servers::require_servers)
+          nullptr,  // a protocol that needs echo servers gets one (servers::require_servers)
+          // Each keeps a clock of its own (/clocks/echo), as many as the servers section asks.
+          "echo server",
+          "servers.echo",
+          nullptr};
 }
 
 [[maybe_unused]] const bool kRegistered = (servers::register_server_kind(echo_kind()), true);
