@@ -8,6 +8,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,7 +23,16 @@ namespace electsim::protocols {
 struct ClusterInfo {
   std::size_t node_count = 0;
   WorkloadConfig workload;
-  std::size_t redis_masters = 5;  // the scenario's redis section (servers/redis)
+  // How many servers of each kind the protocol needs (ProtocolInfo::servers) its world holds, by
+  // kind: the Redis masters of the scenario's redis section, or the kind's default.
+  std::vector<std::pair<std::string, std::size_t>> servers = {};
+  // The count of `kind`'s servers, or nullopt when the world's count was not given.
+  std::optional<std::size_t> servers_of(std::string_view kind) const {
+    for (const auto& [name, count] : servers) {
+      if (name == kind) return count;
+    }
+    return std::nullopt;
+  }
 };
 
 struct PreparedProtocol {

@@ -186,8 +186,7 @@ class Loader {
   // The single store keeps a leadership record (the protocol's leader key) that a person can
   // clear: known before faults are read.
   bool store_keeps_record_ = false;
-  std::size_t redis_masters_ = servers::RedisConfig{}.masters;  // known once /redis is read
-  sim::Topology topology_;                                      // build_topology's
+  sim::Topology topology_;                 // build_topology's
   bool network_links_ = false;             // the network section's shape was right: read its links
   std::optional<sim::Duration> duration_;  // known once /duration is valid
   std::optional<std::size_t> cluster_size_;  // /nodes if it is a number from 1, even over the limit

@@ -173,10 +173,19 @@ void Loader::read_protocol_at(const json& params, const std::string& name,
   // reported) its verdict would be noise.
   if (!cluster_size_) return;
   const std::size_t before = problems_.size();
+  // How many servers of each kind it needs the world will hold (its section's count, or the
+  // kind's default when the file gives none).
+  protocols::ClusterInfo cluster{*cluster_size_, workload};
+  for (const std::string& name : info->servers) {
+    const servers::ServerKindInfo* kind = servers::find_server_kind(name);
+    if (kind == nullptr) continue;
+    servers::Services world = s.services;
+    servers::require_servers(world, name);
+    cluster.servers.emplace_back(
+        name, kind->count ? kind->count(world) : servers::servers_of(world, name));
+  }
   try {
-    auto prepared =
-        info->prepare(s.protocol_params, pointer,
-                      protocols::ClusterInfo{*cluster_size_, workload, redis_masters_}, problems_);
+    auto prepared = info->prepare(s.protocol_params, pointer, cluster, problems_);
     if (prepared) {
       s.prepared = std::move(*prepared);
     } else if (problems_.size() == before) {

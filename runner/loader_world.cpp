@@ -506,7 +506,6 @@ void Loader::read_server_sections(const json& document, servers::Services& servi
     }
   }
   store_members_ = services.replication.members;
-  if (services.redis) redis_masters_ = services.redis->masters;
 }
 
 // Servers of kinds registered beside the built-in ones (servers/registry.hpp), each kind with how

@@ -400,7 +400,8 @@ ProtocolInfo protocol_info() {
     std::optional<RedlockConfig> config = read_config(params, pointer, problems);
     if (!config) return std::nullopt;
     config->workload = cluster.workload;
-    config->masters = cluster.redis_masters;
+    if (const auto masters = cluster.servers_of(sim::server_kind::redis))
+      config->masters = *masters;
     PreparedProtocol prepared;
     prepared.fencing = config->fencing;
     // Without the INCR counter the token is a node's wall-clock reading: no order of grants.

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -956,6 +957,29 @@ TEST_CASE("loader: a protocol's world has the servers it needs, with their defau
   REQUIRE(lease.scenario.has_value());
   CHECK_FALSE(lease.scenario->services.postgres.has_value());
   CHECK_FALSE(lease.scenario->services.redis.has_value());
+}
+
+TEST_CASE("loader: redlock locks on as many masters as the world has") {
+  const auto masters_used = [](const std::string& extra) {
+    const LoadResult r = load(with(R"({"protocol": {"name": "redlock"})" + extra + "}"));
+    INFO(all_messages(r));
+    REQUIRE(r.scenario.has_value());
+    const std::filesystem::path path =
+        std::filesystem::temp_directory_path() / "electsim-loader-redlock-masters.jsonl";
+    electsim::runner::run_scenario(*r.scenario,
+                                   electsim::runner::RunOptions{}.output("trace", path.string()));
+    std::ifstream in(path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::filesystem::remove(path);
+    std::size_t used = 0;
+    // The masters its nodes send requests to (the header names every master the world has).
+    while (text.find("\"server\":\"redis:" + std::to_string(used) + "\"") != std::string::npos) {
+      ++used;
+    }
+    return used;
+  };
+  CHECK(masters_used("") == 5);  // the redis section's default
+  CHECK(masters_used(R"(, "redis": {"masters": 3})") == 3);
 }
 
 TEST_CASE("loader: redlock gets five Redis masters, each a fault target by name") {
