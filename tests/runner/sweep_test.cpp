@@ -441,7 +441,7 @@ TEST_CASE(
       sweep(shipped("ttl-vs-gc-pause.json",
                     {axis("protocol.ttl=1s,3s,8s"), axis("protocol.fencing=true,false"),
                      axis("protocol.recheck_before_write=true,false")},
-                    200),
+                    100),
             2);
   const auto points = runner::summarise(r);
   std::vector<double> careless;
@@ -451,7 +451,7 @@ TEST_CASE(
     INFO("ttl " << ttl);
     for (const char* recheck : {"true", "false"}) {
       const auto& fenced = point_where(r, points, {ttl, "true", recheck});
-      REQUIRE(fenced.runs == 200);
+      REQUIRE(fenced.runs == 100);
       CHECK(fenced.overwrite_probability == 0.0);
       CHECK(fenced.same_epoch_leaders == 0);
       // Leader crashes as well as pauses: failovers at every TTL, pauses ridden out too.
