@@ -475,12 +475,17 @@ LoadResult load_scenario_json(const nlohmann::json& document, std::string source
                             scenario->prepared.coordinator == sim::server_kind::store;
     if (problems.empty() && scenario && !asks_store && doc.contains("store") &&
         !options.all_protocols_run) {
+      // Through which server it elects instead, as its kind calls it ("the database").
+      std::string through;
+      const servers::ServerKindInfo* kind =
+          servers::find_server_kind(scenario->prepared.coordinator);
+      if (kind != nullptr && kind->name != sim::server_kind::store && !kind->forms.empty()) {
+        through = " (through " + kind->forms.front().noun + ")";
+      }
       result.warnings.push_back(fmt::format(
           "the store section (/store) does nothing for this run: protocol {} elects without the "
           "store{}",
-          scenario->protocol,
-          scenario->prepared.coordinator == sim::server_kind::postgres ? " (through the database)"
-                                                                       : ""));
+          scenario->protocol, through));
     }
     if (problems.empty() && scenario) {
       scenario->source = result.source;
