@@ -488,7 +488,8 @@ TEST_CASE("cli: a store section for a protocol that uses no store is a warning")
                          "--set", "store.members=3"});
   CHECK(r.code != 2);
   CHECK_THAT(r.err, Catch::Contains("the store section (/store) does nothing for this run: "
-                                    "protocol postgres elects without the store"));
+                                    "protocol postgres elects without the store (through the "
+                                    "database)"));
   const Outcome lease =
       cli({"run", scenario("lease-leader-crash.json"), "--set", "store.members=3"});
   CHECK_THAT(lease.err, !Catch::Contains("does nothing"));
