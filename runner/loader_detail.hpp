@@ -96,6 +96,9 @@ inline void add(Problems& problems, std::string pointer, std::string expected, s
 
 // ---- The validating reader ------------------------------------------------------------------
 
+// "a, b or c".
+std::string or_list(const std::vector<std::string>& parts);
+
 class Loader {
  public:
   Loader(const LoadOptions& options, Problems& problems) : options_(options), problems_(problems) {}

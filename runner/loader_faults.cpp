@@ -37,13 +37,9 @@ FaultShape shape_of(sim::FaultKind kind) {
 }
 
 // "\"a\", \"b\" or \"c\"".
-std::string quoted_or(const std::vector<std::string>& names) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    out += i == 0 ? "" : i + 1 == names.size() ? " or " : ", ";
-    out += json_quoted(names[i]);
-  }
-  return out;
+std::string quoted_or(std::vector<std::string> names) {
+  for (std::string& name : names) name = json_quoted(name);
+  return or_list(names);
 }
 
 // The registered kinds besides the store whose servers keep a record a person can clear, for a
@@ -178,9 +174,12 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
   }
   if (shape.target == Need::required) {
     // The servers that keep a leadership record: the world's other keepers, then the store.
-    std::vector<std::string> keepers = record_keepers_;
-    keepers.emplace_back("store");
-    const std::string keepers_text = quoted_or(keepers);
+    std::string keepers_text;
+    if (*kind == sim::FaultKind::operator_clear) {
+      std::vector<std::string> keepers = record_keepers_;
+      keepers.emplace_back("store");
+      keepers_text = quoted_or(std::move(keepers));
+    }
     const std::string expected_target =
         *kind == sim::FaultKind::operator_clear
             ? keepers_text + " (the server that keeps the leadership record)"

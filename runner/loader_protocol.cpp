@@ -181,8 +181,7 @@ void Loader::read_protocol_at(const json& params, const std::string& name,
     if (kind == nullptr) continue;
     servers::Services world = s.services;
     servers::require_servers(world, name);
-    cluster.servers.emplace_back(
-        name, kind->count ? kind->count(world) : servers::servers_of(world, name));
+    cluster.servers.emplace_back(name, servers::count_of(*kind, world));
   }
   try {
     auto prepared = info->prepare(s.protocol_params, pointer, cluster, problems_);

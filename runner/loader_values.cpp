@@ -155,6 +155,10 @@ std::string Loader::server_names_expected() const {
     }
     i = k + 1;
   }
+  return or_list(parts);
+}
+
+std::string or_list(const std::vector<std::string>& parts) {
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     out += i == 0 ? "" : i + 1 == parts.size() ? " or " : ", ";

@@ -381,8 +381,7 @@ void Loader::read_server_clocks(const json& v, const servers::ServerKindInfo& ki
         json_excerpt(v));
     return;
   }
-  const std::size_t count =
-      kind.count ? kind.count(s.services) : servers::servers_of(s.services, kind.name);
+  const std::size_t count = servers::count_of(kind, s.services);
   std::vector<sim::ClockConfig>& clocks = s.services.clocks[kind.name];
   clocks.assign(count, sim::ClockConfig{});
   for (const auto& [key, clock] : v.items()) {

@@ -89,6 +89,10 @@ bool is_built_in(std::string_view name) {
   return std::any_of(kinds.begin(), end, [&](const ServerKindInfo& k) { return k.name == name; });
 }
 
+std::size_t count_of(const ServerKindInfo& kind, const Services& services) {
+  return kind.count ? kind.count(services) : servers_of(services, kind.name);
+}
+
 std::size_t servers_of(const Services& services, std::string_view kind) {
   std::size_t n = 0;
   for (const auto& [name, count] : services.more) n += name == kind ? count : 0;

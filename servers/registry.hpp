@@ -91,9 +91,9 @@ struct ServerKindInfo {
   // setting that says how many there are ("redis.masters"), and that count as the scenario's
   // sections give it (none: the `servers` count, servers_of). An empty `clock_index`: the
   // kind's servers run on perfect clocks.
-  std::string clock_index;
-  std::string count_setting;
-  std::function<std::size_t(const Services& services)> count;
+  std::string clock_index = {};
+  std::string count_setting = {};
+  std::function<std::size_t(const Services& services)> count = {};
 };
 
 // The most servers of one registered kind a scenario may ask for (Services::more).
@@ -110,6 +110,8 @@ void register_server_kind(ServerKindInfo kind);
 bool is_built_in(std::string_view name);
 // How many servers of `kind` `services` asks for in Services::more (0 for none).
 std::size_t servers_of(const Services& services, std::string_view kind);
+// How many servers of `kind` `services` gives: its `count`, or else the `servers` count.
+std::size_t count_of(const ServerKindInfo& kind, const Services& services);
 // Makes `services` ask for servers of `kind` when it asks for none: the kind's `require`, or one
 // server of a registered kind without it. Nothing for an unknown kind.
 void require_servers(Services& services, std::string_view kind);

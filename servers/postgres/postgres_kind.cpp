@@ -130,10 +130,7 @@ ServerKindInfo postgres_kind() {
           postgres_setting_default,
           [](Services& services) {
             if (!services.postgres) services.postgres.emplace();
-          },
-          "",  // on a perfect clock
-          "",
-          nullptr};
+          }};
 }
 
 }  // namespace electsim::servers

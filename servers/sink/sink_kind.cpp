@@ -43,10 +43,7 @@ ServerKindInfo sink_kind() {
             // Without a sink section the sink fences as the protocol's own `fencing` says.
             return key == "fencing" ? "the protocol's fencing" : "";
           },
-          nullptr,  // every world has the sink
-          "",       // on a perfect clock
-          "",
-          nullptr};
+          nullptr};  // every world has the sink
 }
 
 }  // namespace electsim::servers

@@ -256,10 +256,7 @@ ServerKindInfo store_kind() {
           "store",
           read_store_section,
           store_setting_default,
-          nullptr,  // every world has the store
-          "",       // its members share the one clock of /clocks/store
-          "",
-          nullptr};
+          nullptr};  // every world has the store; its members share /clocks/store
 }
 
 }  // namespace electsim::servers
