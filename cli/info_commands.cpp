@@ -113,6 +113,10 @@ void list_servers(std::ostream& out) {
                          sim::server_lane_name(form.traits.lane), faults.empty() ? "none" : faults,
                          form.traits.nemesis ? "; the search aims at it" : "");
     }
+    if (!kind.clock_index.empty()) {
+      out << fmt::format("  {:<10} clocks of their own: /clocks/{}, by {} index ({})\n", "",
+                         kind.name, kind.clock_index, kind.count_setting);
+    }
   }
   out << "\n";
 }

@@ -143,6 +143,9 @@ TEST_CASE("cli: list servers prints every registered kind with the faults each f
         std::string::npos);
   CHECK(o.out.find("the single store: a coordinator; lane store; faults: clock_offset") !=
         std::string::npos);
+  // The Redis masters keep their own clocks, which the clocks section gives by index.
+  CHECK(o.out.find("clocks of their own: /clocks/redis, by master index (redis.masters)") !=
+        std::string::npos);
   CHECK(cli({"list"}).out.find("server kinds (the server registry)") != std::string::npos);
 }
 
