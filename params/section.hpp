@@ -29,6 +29,8 @@ std::string did_you_mean(std::string_view wrong, std::span<const std::string> na
 std::optional<std::uint64_t> as_unsigned(const nlohmann::json& v);
 // The member `key` of `object`, or nullptr when it has none (or is not an object).
 const nlohmann::json* member(const nlohmann::json& object, const char* key);
+// What a problem found where a required key is missing.
+inline constexpr const char* kRequired = "nothing (the key is required)";
 void add_problem(Problems& problems, std::string pointer, std::string expected, std::string found,
                  std::string hint = {});
 

@@ -35,7 +35,7 @@ using params::Problems;
 // A clock at most 50% fast or slow: far beyond any real oscillator, but lessons on the lease
 // inequality exaggerate drift to make it visible (scenarios/lease-clock-drift.json runs at 25%).
 inline constexpr double kMaxDriftPpm = 500'000;
-inline constexpr const char* kRequired = "nothing (the key is required)";
+using params::kRequired;
 inline constexpr std::size_t kMaxVariants = 64;
 inline constexpr std::uint64_t kEventsCeiling = 100'000'000'000;  // the kernel orders 2^40 pushes
 inline constexpr std::uint64_t kTraceBytesCeiling = 64ull << 30;  // 64 GiB

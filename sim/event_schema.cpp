@@ -117,7 +117,9 @@ constexpr std::array kStoreReply = {
     EventField{S::c, "error", F::integer, false,
                "0 none, 1 lease not found, 2 watch not found, 3 resource exhausted, 4 no leader: "
                "the member knew none, 5 unavailable: the client gave up after `request_timeout`, "
-               "or its connection broke (the server crashed, or TCP gave up)"},
+               "or its connection broke (the server crashed, or TCP gave up), 6 too many requests: "
+               "a store "
+               "of finite capacity refused a write while its queue was full"},
     EventField{S::d, "request", F::integer, true,
                "a replicated store only: the request it answers"},
 };

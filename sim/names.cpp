@@ -53,6 +53,8 @@ const char* store_error_name(StoreError error) {
       return "no_leader";
     case StoreError::unavailable:
       return "unavailable";
+    case StoreError::too_many_requests:
+      return "too_many_requests";
   }
   return "?";
 }

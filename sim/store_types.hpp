@@ -99,8 +99,9 @@ enum class StoreError : std::uint8_t {
   resource_exhausted,
   no_leader,
   unavailable,
+  too_many_requests,  // a store of finite capacity refused a write (etcd: "too many requests")
 };
-inline constexpr int kStoreErrorCount = 6;
+inline constexpr int kStoreErrorCount = 7;
 const char* store_error_name(StoreError error);
 
 struct StoreReply {

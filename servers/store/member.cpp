@@ -15,7 +15,10 @@ using sim::LogEntry;
 using sim::StoreCommand;
 
 StoreMember::StoreMember(std::shared_ptr<const MemberConfig> config, raft::Member self)
-    : config_(std::move(config)), self_(self), core_(config_->raft, *this) {
+    : config_(std::move(config)),
+      self_(self),
+      core_(config_->raft, *this),
+      queue_(config_->store.capacity) {
   ELECTSIM_ASSERT(self_ >= 0 && static_cast<std::size_t>(self_) < config_->members.size(),
                   "a member of the store");
   ELECTSIM_ASSERT(config_->store.expiry_scan_interval.count() > 0,
@@ -58,6 +61,7 @@ void StoreMember::on_start(sim::ProcessContext& ctx) {
   appended_at_.clear();
   core_.start(self_, config_->members.size());
   ctx.set_timer(first_scan_after(config_->store, ctx.workload_rng()), kScanTag);
+  queue_.on_start(ctx);
 }
 
 void StoreMember::on_command(sim::ProcessContext& /*ctx*/, sim::Command command) {
@@ -71,12 +75,17 @@ void StoreMember::on_message(sim::ProcessContext& /*ctx*/, sim::Endpoint /*from*
   ELECTSIM_ASSERT(false, "store members speak payloads");
 }
 
-void StoreMember::on_payload(sim::ProcessContext& /*ctx*/, sim::Endpoint from,
+void StoreMember::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
                              std::uint32_t from_incarnation, sim::Payload&& payload) {
   note_sync();
   if (auto* request = std::get_if<StoreRequest>(&payload)) {
     ELECTSIM_ASSERT(from >= 0, "store clients are election nodes");
-    take_request(from, from_incarnation, std::move(*request));
+    if (!queue_.limited()) {
+      take_request(from, from_incarnation, std::move(*request));
+    } else if (!queue_.arrive(ctx, {from, from_incarnation, *request})) {
+      ctx.reply(from, from_incarnation,
+                sim::Payload(too_many_requests(*request, disk_->store->revision())));
+    }
   } else if (auto* replica = std::get_if<sim::ReplicaMessage>(&payload)) {
     const std::optional<raft::RaftMessage> message = raft::decode(replica->header);
     ELECTSIM_ASSERT(message.has_value(), "members exchange Raft messages");
@@ -93,7 +102,7 @@ void StoreMember::on_payload(sim::ProcessContext& /*ctx*/, sim::Endpoint from,
     if (command.request.op == StoreOp::get) {
       // The leader answers the reads it is forwarded (the follower does not wait for them), also
       // when, new in its term, it must put one through the log.
-      command.member = ctx().self();
+      command.member = ctx.self();
       wait_for(command.client, command.request.id);
     }
     propose(std::move(command));
@@ -114,6 +123,11 @@ void StoreMember::on_timer(sim::ProcessContext& ctx, sim::TimerId id, sim::Timer
     flush_touches();
     return;
   }
+  if (tag == ServiceQueue::kServiceTag) {
+    ServiceQueue::Request done = queue_.finish(ctx, id);
+    if (!done.cancelled) take_request(done.from, done.from_incarnation, std::move(done.request));
+    return;
+  }
   const bool core_timer = core_.on_timer(id, tag);
   ELECTSIM_ASSERT(core_timer, "a timer tag of the store member");
 }
@@ -124,6 +138,7 @@ void StoreMember::on_disconnect(sim::ProcessContext& /*ctx*/, sim::Endpoint peer
   if (peer < 0) return;
   disk_->store->drop_watches_of(peer);
   std::erase_if(pending_, [peer](const Pending& p) { return p.client == peer; });
+  if (queue_.limited()) queue_.cancel_watches_of(peer);
 }
 
 // ---- Requests ---------------------------------------------------------------------------------

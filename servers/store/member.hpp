@@ -138,6 +138,7 @@ class StoreMember final : public sim::Process, private raft::Host {
   std::shared_ptr<const MemberConfig> config_;
   raft::Member self_;
   raft::Core core_;
+  ServiceQueue queue_;                  // the member's capacity for its clients' requests
   sim::ProcessContext* ctx_ = nullptr;  // the kernel's context: one for the process's life
   MemberDisk* disk_ = nullptr;          // in the durable state's bulk storage
   raft::Progress progress_;

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "servers/store/service_queue.hpp"
 #include "sim/event.hpp"
 #include "sim/ids.hpp"
 #include "sim/rng.hpp"
@@ -46,6 +47,8 @@ struct StoreConfig {
   // The key whose holder leads, when the protocol keeps one here: the operator_clear fault
   // deletes it (`etcdctl del`). Empty: that fault finds nothing to clear.
   std::string leader_key;
+  // How fast its processes serve requests (servers/store/service_queue.hpp): unlimited unless set.
+  CapacityConfig capacity;
 };
 
 // How a member of a replicated store runs the same state machine. Every member applies every

@@ -78,6 +78,42 @@ using params::read_bool;
 using params::read_positive_duration;
 using params::read_server_timer;
 
+// The limits on `capacity`'s whole numbers: far beyond any store, small enough for any sum.
+constexpr std::uint64_t kMaxConcurrency = 1024;
+
+// `capacity`: how fast each store process serves its clients (servers/store/service_queue.hpp).
+void read_capacity(const nlohmann::json& v, params::Problems& problems, CapacityConfig& capacity) {
+  if (!check_object(v, "/store/capacity", {"service_time", "concurrency", "queue_limit"},
+                    "the store's capacity", problems)) {
+    return;
+  }
+  if (const json* value = member(v, "service_time")) {
+    capacity.service_time =
+        params::read_distribution(*value, "/store/capacity/service_time", problems);
+  } else {
+    add_problem(problems, "/store/capacity/service_time",
+                "a distribution: how long a store process takes to serve one request (etcd "
+                "applies about 30000 small writes a second: \"33us\")",
+                params::kRequired);
+  }
+  const auto whole = [&](const char* key, std::uint64_t lo, std::uint64_t hi, const char* what,
+                         std::size_t& out) {
+    const json* value = member(v, key);
+    if (value == nullptr) return;
+    const auto n = as_unsigned(*value);
+    if (!n || *n < lo || *n > hi) {
+      add_problem(problems, fmt::format("/store/capacity/{}", key),
+                  fmt::format("a whole number from {} to {} ({})", lo, hi, what),
+                  json_excerpt(*value));
+      return;
+    }
+    out = static_cast<std::size_t>(*n);
+  };
+  whole("concurrency", 1, kMaxConcurrency, "requests served at once", capacity.concurrency);
+  whole("queue_limit", 0, CapacityConfig::kMaxWaiting,
+        "waiting requests past which writes are refused", capacity.queue_limit);
+}
+
 // The store: one logical server (members 1, the default), or a replicated cluster of members
 // running Raft as etcd does. Defaults follow etcd 3.5: --election-timeout 1000ms,
 // --heartbeat-interval 100ms, --pre-vote true, CheckQuorum always on, the lessor's expiry checks
@@ -89,11 +125,12 @@ void read_store_section(const nlohmann::json& v, const SectionContext& context,
                         params::Problems& problems, Services& services) {
   StoreConfig& store = services.store;
   ReplicationConfig& r = services.replication;
-  if (!check_object(v, "/store",
-                    {"min_ttl", "expiry_scan_interval", "members", "election_timeout",
-                     "heartbeat_interval", "pre_vote", "check_quorum", "lease_checkpoint",
-                     "request_timeout", "clients", "ticks", "tick_time", "expiry_scan_phase"},
-                    "the store section", problems)) {
+  if (!check_object(
+          v, "/store",
+          {"min_ttl", "expiry_scan_interval", "members", "election_timeout", "heartbeat_interval",
+           "pre_vote", "check_quorum", "lease_checkpoint", "request_timeout", "clients", "ticks",
+           "tick_time", "expiry_scan_phase", "capacity"},
+          "the store section", problems)) {
     return;
   }
   // Every duration of the store is a timer of its own (min_ttl bounds the lease timers), so each
@@ -191,6 +228,9 @@ void read_store_section(const nlohmann::json& v, const SectionContext& context,
     if (auto d = read_server_timer(*value, "/store/request_timeout", problems))
       r.request_timeout = *d;
   }
+  if (const json* capacity = member(v, "capacity")) {
+    read_capacity(*capacity, problems, store.capacity);
+  }
   if (const json* clients = member(v, "clients")) {
     const std::size_t nodes = context.node_count;
     if (!clients->is_array() || clients->size() != nodes) {
@@ -240,6 +280,7 @@ std::string store_setting_default(std::string_view key) {
   if (key == "check_quorum") return on_off(r.raft.check_quorum);
   if (key == "lease_checkpoint") return on_off(r.lease_checkpoint);
   if (key == "request_timeout") return sim::format_duration(r.request_timeout);
+  if (key == "capacity") return "unlimited";
   return "";
 }
 

@@ -15,6 +15,7 @@ void StoreServer::on_start(sim::ProcessContext& ctx) {
   if (config.expiry_scan_interval.count() > 0) {
     ctx.set_timer(first_scan_after(config, ctx.workload_rng()), kScan);
   }
+  queue_.on_start(ctx);
 }
 
 LocalTime StoreServer::clock(const sim::ProcessContext& ctx) {
@@ -36,16 +37,27 @@ void StoreServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
   auto* request = std::get_if<StoreRequest>(&payload);
   ELECTSIM_ASSERT(request != nullptr, "the store receives store requests");
   ELECTSIM_ASSERT(from >= 0, "store clients are election nodes");
+  if (!queue_.limited()) {
+    serve(ctx, from, from_incarnation, *request);
+    return;
+  }
+  if (!queue_.arrive(ctx, {from, from_incarnation, *request})) {
+    ctx.reply(from, from_incarnation, sim::Payload(too_many_requests(*request, store_.revision())));
+  }
+}
+
+void StoreServer::serve(sim::ProcessContext& ctx, sim::Endpoint from,
+                        std::uint32_t from_incarnation, const StoreRequest& request) {
   out_.clear();
-  StoreReply reply = store_.apply(from, *request, clock(ctx), out_);
+  StoreReply reply = store_.apply(from, request, clock(ctx), out_);
   if (ctx.traced()) {
-    const std::string negotiated = negotiated_timeout_text(*request, reply);
-    ctx.trace(apply_event(from, *request, reply, negotiated));
+    const std::string negotiated = negotiated_timeout_text(request, reply);
+    ctx.trace(apply_event(from, request, reply, negotiated));
   }
   // The reply belongs to the connection of the incarnation that sent the request. A watch's
   // answer (etcd's Created response) comes before the changes it resumes from its start
   // revision, as on a store member.
-  const bool watch = request->op == StoreOp::watch || request->op == StoreOp::unwatch;
+  const bool watch = request.op == StoreOp::watch || request.op == StoreOp::unwatch;
   if (watch) ctx.reply(from, from_incarnation, sim::Payload(std::move(reply)));
   publish(ctx);
   if (!watch) ctx.reply(from, from_incarnation, sim::Payload(std::move(reply)));
@@ -53,6 +65,11 @@ void StoreServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
 }
 
 void StoreServer::on_timer(sim::ProcessContext& ctx, sim::TimerId id, sim::TimerTag tag) {
+  if (tag == ServiceQueue::kServiceTag) {
+    const ServiceQueue::Request done = queue_.finish(ctx, id);
+    if (!done.cancelled) serve(ctx, done.from, done.from_incarnation, done.request);
+    return;
+  }
   if (tag == kScan) {
     expire(ctx);
     ctx.set_timer(store_.config().expiry_scan_interval, kScan);
@@ -65,7 +82,9 @@ void StoreServer::on_timer(sim::ProcessContext& ctx, sim::TimerId id, sim::Timer
 
 void StoreServer::on_disconnect(sim::ProcessContext& /*ctx*/, sim::Endpoint peer) {
   // A client's watches live on its connection (etcd cancels a stream's watches when it closes).
-  if (peer >= 0) store_.drop_watches_of(peer);
+  if (peer < 0) return;
+  store_.drop_watches_of(peer);
+  if (queue_.limited()) queue_.cancel_watches_of(peer);
 }
 
 void StoreServer::on_command(sim::ProcessContext& ctx, sim::Command command) {

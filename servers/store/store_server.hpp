@@ -1,6 +1,7 @@
 // The store as a process of the world: the etcd-like state machine of servers/store/store.hpp
 // behind the network. Requests arrive as payloads and take effect on arrival (the linearization
-// point); replies go back on the requester's connection and watch notifications to each watcher.
+// point), or with a finite `capacity` when their service ends (servers/store/service_queue.hpp);
+// replies go back on the requester's connection and watch notifications to each watcher.
 // Lease expiry is this process's own timer on its own clock: exact at the deadline, or, with
 // `expiry_scan_interval`, noticed only at periodic scans as etcd's leader does (every 500 ms,
 // server/lease/lessor.go).
@@ -15,7 +16,7 @@ namespace electsim::servers {
 
 class StoreServer final : public sim::Process {
  public:
-  explicit StoreServer(StoreConfig config) : store_(config) {
+  explicit StoreServer(StoreConfig config) : store_(config), queue_(config.capacity) {
     // etcd keeps its MVCC history until a compaction: a client whose connection broke resumes
     // its watches from the revision after the last event it saw (sim/store_client.hpp).
     ReplicaMode mode;
@@ -45,8 +46,12 @@ class StoreServer final : public sim::Process {
   void expire(sim::ProcessContext& ctx);
   void publish(sim::ProcessContext& ctx);  // traces out_ and sends its watch notifications
   void schedule_expiry(sim::ProcessContext& ctx);
+  // Applies a request and answers it: on arrival, or when its service ends.
+  void serve(sim::ProcessContext& ctx, sim::Endpoint from, std::uint32_t from_incarnation,
+             const StoreRequest& request);
 
   Store store_;
+  ServiceQueue queue_;
   StoreOutput out_;
   // The expiry timer armed for the earliest lease deadline, if any. Timers for later deadlines are
   // never armed while it is; earlier ones are armed beside it, and a firing that finds nothing

@@ -104,6 +104,7 @@ TEST_CASE("loader: a minimal scenario loads with the documented defaults") {
   CHECK(s.services.store.min_ttl == Duration(0));
   CHECK(s.services.store.expiry_scan_interval == Duration(0));
   CHECK(s.services.store.tick_time == Duration(2s));  // zoo_sample.cfg's tickTime
+  CHECK_FALSE(s.services.store.capacity.limited());   // every request served on arrival
   CHECK(s.services.sink.fencing == true);
   CHECK(s.world.faults.empty());
   CHECK(s.workload.enabled == true);
@@ -233,6 +234,19 @@ TEST_CASE("loader: every section is converted to the kernel's types") {
   CHECK(w.faults[7].duration == Duration(0));  // no automatic restart
 }
 
+TEST_CASE("loader: the store's capacity reaches the store, with etcd's queue limit by default") {
+  const LoadResult r = load(with(R"({"store": {"members": 3, "capacity": {
+      "service_time": {"dist": "exponential", "mean": "33us"}, "concurrency": 2}}})"));
+  INFO(all_messages(r));
+  REQUIRE(r.scenario.has_value());
+  const electsim::servers::CapacityConfig& c = r.scenario->services.store.capacity;
+  REQUIRE(c.limited());
+  CHECK(c.service_time->kind == electsim::sim::DistributionKind::exponential);
+  CHECK(c.service_time->mean == 33us);
+  CHECK(c.concurrency == 2);
+  CHECK(c.queue_limit == 5000);  // etcd's maxGapBetweenApplyAndCommitIndex
+}
+
 TEST_CASE("loader: each kind of bad input is one problem at its pointer") {
   const auto [fragment, pointer, part] = GENERATE(table<std::string, std::string, std::string>({
       {R"({"duration": "-5s"})", "/duration", "non-negative duration"},
@@ -317,6 +331,19 @@ TEST_CASE("loader: each kind of bad input is one problem at its pointer") {
       {R"({"store": {"tick_time": "0s"}})", "/store/tick_time", "above 0"},
       {R"({"store": {"members": 0}})", "/store/members", "from 1 to 7 (etcd runs 3 or 5)"},
       {R"({"store": {"members": 8}})", "/store/members", "from 1 to 7"},
+      {R"({"store": {"capacity": {}}})", "/store/capacity/service_time",
+       "nothing (the key is required)"},
+      {R"({"store": {"capacity": {"service_time": "-1ms"}}})", "/store/capacity/service_time",
+       "non-negative"},
+      {R"({"store": {"capacity": {"service_time": "1ms", "concurrency": 0}}})",
+       "/store/capacity/concurrency", "from 1 to 1024 (requests served at once)"},
+      {R"({"store": {"capacity": {"service_time": "1ms", "queue_limit": 1000001}}})",
+       "/store/capacity/queue_limit", "from 0 to 1000000"},
+      {R"({"store": {"capacity": {"service_time": "1ms", "queue_limit": -1}}})",
+       "/store/capacity/queue_limit", "found -1"},
+      {R"({"store": {"capacity": {"service_time": "1ms", "rate": 5}}})", "/store/capacity/rate",
+       "the store's capacity"},
+      {R"({"store": {"capacity": 5}})", "/store/capacity", "found 5"},
       {R"({"store": {"members": 3, "clients": [0, 1]}})", "/store/clients",
        "an array of 5 member indexes"},
       {R"({"store": {"members": 3, "clients": [0, 1, 2, 0, 3]}})", "/store/clients/4",
