@@ -40,11 +40,6 @@ bool ServiceQueue::arrive(sim::ProcessContext& ctx, Request&& request) {
   return true;
 }
 
-bool ServiceQueue::serves(sim::TimerId id) const {
-  return std::any_of(serving_.begin(), serving_.end(),
-                     [id](const auto& s) { return s.first == id; });
-}
-
 ServiceQueue::Request ServiceQueue::finish(sim::ProcessContext& ctx, sim::TimerId id) {
   const auto it =
       std::find_if(serving_.begin(), serving_.end(), [id](const auto& s) { return s.first == id; });

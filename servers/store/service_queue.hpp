@@ -67,8 +67,6 @@ class ServiceQueue {
   // waits. False, and nothing kept, when it is a write that the full queue refuses, or any
   // request at kMaxWaiting.
   bool arrive(sim::ProcessContext& ctx, Request&& request);
-  // Whether `id` is one of this queue's service timers.
-  bool serves(sim::TimerId id) const;
   // The service of timer `id` ended: its request, to be answered now. The next waiting request
   // starts its service.
   Request finish(sim::ProcessContext& ctx, sim::TimerId id);
@@ -77,9 +75,6 @@ class ServiceQueue {
   // watch stream's watches with it. Its other requests still take effect (in etcd they are in the
   // log already); only their answers are lost.
   void cancel_watches_of(sim::Endpoint peer);
-
-  std::size_t waiting() const { return waiting_.size(); }
-  std::size_t in_service() const { return serving_.size(); }
 
  private:
   void start(sim::ProcessContext& ctx, Request&& request);
