@@ -69,6 +69,13 @@ class EventQueue {
     return last_ <= until;
   }
 
+  // The slot of the key `ahead` places after the next one to pop, if bucket 0 holds it: what the
+  // kernel will touch soon, for it to fetch ahead of time.
+  const Key* upcoming(std::size_t ahead) const {
+    const std::vector<Key>& now = buckets_[0];
+    return head_ + ahead < now.size() ? &now[head_ + ahead] : nullptr;
+  }
+
   // Removes the earliest key; only after ready() said yes.
   Key pop() {
     ELECTSIM_ASSERT(head_ < buckets_[0].size(), "pop() follows ready()");

@@ -148,10 +148,14 @@ bool Kernel::listens(Endpoint endpoint) const {
 // ---------------------------------------------------------------------------------------
 
 std::uint32_t Kernel::new_entry(EntryKind kind, Endpoint owner) {
+  static_assert(sizeof(Entry) == 64, "an entry is one cache line");
   std::uint32_t slot;
   if (!free_entries_.empty()) {
     slot = free_entries_.back();
     free_entries_.pop_back();
+    // The next free slot may be cold (a storm frees and takes slots in no order): its fetch for
+    // writing starts now.
+    if (!free_entries_.empty()) __builtin_prefetch(&entries_[free_entries_.back()], 1);
   } else {
     slot = static_cast<std::uint32_t>(entries_.size());
     entries_.emplace_back();
@@ -166,9 +170,6 @@ std::uint32_t Kernel::new_entry(EntryKind kind, Endpoint owner) {
   e.counts_in_flight = false;
   e.session = false;
   e.payload = 0;
-  e.stream = Entry::kNoStream;
-  e.retransmit = false;
-  e.step = Entry::StreamStep::travelling;
   return slot;
 }
 
@@ -183,6 +184,10 @@ void Kernel::free_entry(std::uint32_t slot) {
     bodies_[e.body]->value = std::monostate{};
     free_bodies_.push_back(e.body);
     e.body = Entry::kNoBody;
+  }
+  if (e.segment != Entry::kNoSegment) {
+    free_segments_.push_back(e.segment);
+    e.segment = Entry::kNoSegment;
   }
   free_entries_.push_back(slot);
 }
@@ -224,6 +229,9 @@ void Kernel::run_until(Time t) {
       return;
     }
     const QueueKey key = queue_.pop();
+    // In a storm of millions of queued entries, each one popped is a cache miss: the fetch of
+    // the one after the next starts now, while this one is handled.
+    if (const QueueKey* soon = queue_.upcoming(1)) __builtin_prefetch(&entries_[soon->slot()]);
     now_ = Time(key.time);
     current_order_ = key.order >> 24;
     ++stats_.events;
@@ -306,7 +314,7 @@ void Kernel::dispatch(std::uint32_t slot) {
 void Kernel::emit_drop(const Entry& e, Endpoint from, Endpoint to, DropReason reason) {
   // Peer messages are traced by the kernel; payloads by the processes that send and receive them.
   if (e.body != Entry::kNoBody) return;
-  if (traced()) emit_now(events::msg_drop(from, to, e.msg.type, reason, e.msg_id));
+  if (traced()) emit_now(events::msg_drop(from, to, e.type, reason, e.payload));
 }
 
 void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
@@ -315,8 +323,8 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
     answer_probe(slot, e);
     return;
   }
-  if (e.kind == EntryKind::deliver && e.stream != Entry::kNoStream &&
-      e.step != Entry::StreamStep::admitted && !stream_arrival(slot, e)) {
+  if (e.kind == EntryKind::deliver && e.segment != Entry::kNoSegment &&
+      segments_[e.segment].step != Segment::Step::admitted && !stream_arrival(slot, e)) {
     return;
   }
   Proc& p = proc(e.node);
@@ -338,7 +346,7 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
   }
   if (e.kind == EntryKind::timer) {
     // A cancelled timer is dropped here, without waking a paused process.
-    const TimerSlot& t = timers_[timer_slot(e.payload)];
+    TimerSlot& t = timers_[timer_slot(e.payload)];
     if (!t.armed || t.generation != timer_generation(e.payload)) {
       auto& orphans = p.orphans;
       for (std::size_t i = 0; i < orphans.size(); ++i) {
@@ -352,11 +360,12 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
       return;
     }
     if (t.due > now_.ns || (t.due == now_.ns && t.seq > current_order_)) {
+      t.entry_at = t.due;
       push_in_order(t.due, t.seq, slot);  // an adopted entry: on to the timer's own place
       return;
     }
   }
-  if (e.kind == EntryKind::deliver && e.stream == Entry::kNoStream &&
+  if (e.kind == EntryKind::deliver && e.segment == Entry::kNoSegment &&
       network_.in_flight() == InFlightPolicy::drop_if_cut_on_arrival &&
       !network_.link_up(e.peer, e.node)) {
     emit_drop(e, e.peer, e.node, DropReason::cut_on_arrival);
@@ -373,8 +382,8 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
       const Endpoint from = e.peer;
       if (e.body == Entry::kNoBody) {
         ++stats_.messages_delivered;
-        const Message msg = e.msg;
-        if (traced()) emit_now(events::msg_deliver(p.id, from, msg.type, e.msg_id));
+        const Message msg = e.msg();
+        if (traced()) emit_now(events::msg_deliver(p.id, from, msg.type, e.payload));
         free_entry(slot);
         begin_handler(p);
         process.on_message(p.ctx, from, msg);
@@ -413,7 +422,7 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
       const Endpoint to = e.peer;
       if (e.body == Entry::kNoBody) {
         // A peer message held until its sender's fsync: it is sent now.
-        const Message msg = e.msg;
+        const Message msg = e.msg();
         free_entry(slot);
         route_message(p, to, msg);
         return;
@@ -585,7 +594,16 @@ void Kernel::resume_process(Proc& p) {
   // Everything that came due during the pause runs now, in the order it came due.
   std::deque<std::uint32_t> parked;
   parked.swap(p.parked);
-  for (std::uint32_t slot : parked) push(now_, slot);
+  for (std::uint32_t slot : parked) {
+    // A timer's entry surfaces again now: an orphan made of it (a handler that runs first may
+    // cancel the timer) is taken at this time.
+    const Entry& e = entries_[slot];
+    if (e.kind == EntryKind::timer) {
+      TimerSlot& t = timers_[timer_slot(e.payload)];
+      if (t.armed && t.generation == timer_generation(e.payload)) t.entry_at = now_.ns;
+    }
+    push(now_, slot);
+  }
 }
 
 void Kernel::announce(Proc& p, const Belief& belief) {
@@ -623,6 +641,7 @@ TimerId Kernel::arm_timer(Proc& p, Duration after_local, TimerTag tag) {
     if (p.orphans[i].at > due) continue;
     t.entry = p.orphans[i].entry;
     entries_[t.entry].payload = id;
+    t.entry_at = p.orphans[i].at;
     p.orphans[i] = p.orphans.back();
     p.orphans.pop_back();
     return id;
@@ -630,6 +649,7 @@ TimerId Kernel::arm_timer(Proc& p, Duration after_local, TimerTag tag) {
   const std::uint32_t slot = new_entry(EntryKind::timer, p.id);
   entries_[slot].payload = id;
   t.entry = slot;
+  t.entry_at = due;
   push_in_order(due, seq, slot);
   return id;
 }
@@ -644,8 +664,7 @@ void Kernel::cancel_timer(Proc& p, TimerId id) {
   ++t.generation;
   free_timers_.push_back(index);
   --p.armed_timers;
-  if (p.orphans.size() < Proc::kOrphansMax)
-    p.orphans.push_back({t.entry, entries_[t.entry].queued_at});
+  if (p.orphans.size() < Proc::kOrphansMax) p.orphans.push_back({t.entry, t.entry_at});
 }
 
 bool Kernel::timer_fires_by(const Proc& p, TimerId id, Duration after_local) const {

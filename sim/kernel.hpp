@@ -141,6 +141,7 @@ class Kernel {
   struct Entry;
   struct Body;
   struct Stream;
+  struct Segment;
   using QueueKey = EventQueue::Key;
   enum class EntryKind : std::uint8_t;
 
@@ -236,6 +237,8 @@ class Kernel {
   // Each body is allocated once and reused: a payload stays put while its receiver handles it.
   std::vector<std::unique_ptr<Body>> bodies_;
   std::vector<Stream> streams_;
+  std::vector<Segment> segments_;  // by Entry::segment
+  std::vector<std::uint32_t> free_segments_;
   // (from, to) -> index into streams_.
   FlatIndex stream_index_;
   static std::uint64_t stream_key(Endpoint from, Endpoint to) {
@@ -253,9 +256,10 @@ class Kernel {
     std::uint32_t generation = 1;
     bool armed = false;
     TimerTag tag = 0;
-    std::int64_t due = 0;     // true time it fires
-    std::uint64_t seq = 0;    // its place among equal-time events: the sequence when it was set
-    std::uint32_t entry = 0;  // the queued entry that carries it
+    std::int64_t due = 0;       // true time it fires
+    std::uint64_t seq = 0;      // its place among equal-time events: the sequence when it was set
+    std::uint32_t entry = 0;    // the queued entry that carries it
+    std::int64_t entry_at = 0;  // when that entry surfaces (earlier than `due` if adopted)
   };
   std::vector<TimerSlot> timers_;
   std::vector<std::uint32_t> free_timers_;

@@ -64,10 +64,20 @@ bool Kernel::route_stream(Endpoint from, Endpoint to, std::uint32_t slot) {
   Stream& s = streams_[index];
   Entry& e = entries_[slot];
   e.session = true;  // a connection ends with either end's life
-  e.stream = index;
-  e.stream_generation = s.generation;
-  e.seq = s.next_seq++;
-  e.retransmissions = 0;
+  if (e.segment == Entry::kNoSegment) {
+    if (!free_segments_.empty()) {
+      e.segment = free_segments_.back();
+      free_segments_.pop_back();
+    } else {
+      e.segment = static_cast<std::uint32_t>(segments_.size());
+      segments_.emplace_back();
+    }
+  }
+  Segment& g = segments_[e.segment];
+  g = Segment{};
+  g.stream = index;
+  g.stream_generation = s.generation;
+  g.seq = s.next_seq++;
   if (!e.counts_in_flight) {
     if (in_flight_ >= config_.limits.max_in_flight) {
       // The simulator's memory bound: the connection is reset rather than left with a hole.
@@ -83,42 +93,43 @@ bool Kernel::route_stream(Endpoint from, Endpoint to, std::uint32_t slot) {
 }
 
 void Kernel::transmit(std::uint32_t slot) {
-  Entry& e = entries_[slot];
-  const Stream& s = streams_[e.stream];
-  e.sent_at = now_.ns;
+  Segment& g = segments_[entries_[slot].segment];
+  const Stream& s = streams_[g.stream];
+  g.sent_at = now_.ns;
   if (!network_.link_up(s.from, s.to) || network_.draw_loss(network_rng_)) {
-    e.retransmit = true;
-    push(now_ + config_.network.tcp.rto(e.retransmissions, s.established), slot);
+    g.retransmit = true;
+    push(now_ + config_.network.tcp.rto(g.retransmissions, s.established), slot);
     return;
   }
-  e.retransmit = false;
+  g.retransmit = false;
   push(now_ + network_.sample_latency(s.from, s.to, network_rng_), slot);
 }
 
 bool Kernel::stream_arrival(std::uint32_t slot, Entry& e) {
-  Stream& s = streams_[e.stream];
-  if (e.stream_generation != s.generation) {  // its connection is gone
+  Segment& g = segments_[e.segment];
+  Stream& s = streams_[g.stream];
+  if (g.stream_generation != s.generation) {  // its connection is gone
     free_entry(slot);
     return false;
   }
   const Proc& receiver = proc(s.to);
   if (receiver.incarnation != s.to_incarnation ||
-      (e.retransmit && proc(s.from).incarnation != s.from_incarnation)) {
+      (g.retransmit && proc(s.from).incarnation != s.from_incarnation)) {
     // The receiver's life this connection reached has ended (its segments die with it), or the
     // sender crashed with the segment still in its socket buffer.
     free_entry(slot);
     return false;
   }
-  if (e.step == Entry::StreamStep::released) return admit(s, e);
-  if (e.retransmit) {
+  if (g.step == Segment::Step::released) return admit(s, e);
+  if (g.retransmit) {
     // The retransmission timer of a lost segment: send it again, or give the connection up.
-    if (e.retransmissions >= config_.network.tcp.retries(s.established)) {
-      const std::uint32_t index = e.stream;
+    if (g.retransmissions >= config_.network.tcp.retries(s.established)) {
+      const std::uint32_t index = g.stream;
       free_entry(slot);
       break_stream(index);
       return false;
     }
-    ++e.retransmissions;
+    ++g.retransmissions;
     ++stats_.retransmissions;
     transmit(slot);
     return false;
@@ -127,16 +138,16 @@ bool Kernel::stream_arrival(std::uint32_t slot, Entry& e) {
                        !network_.link_up(s.from, s.to))) {
     // Lost on the way, or its host is down (a connection to a crashed server's next life waits
     // for it to come up): the sender's timer, armed when it left, sends it again.
-    e.retransmit = true;
-    const Duration rto = config_.network.tcp.rto(e.retransmissions, s.established);
-    push(std::max(now_, Time(e.sent_at) + rto), slot);
+    g.retransmit = true;
+    const Duration rto = config_.network.tcp.rto(g.retransmissions, s.established);
+    push(std::max(now_, Time(g.sent_at) + rto), slot);
     return false;
   }
-  if (e.seq != s.expected) {
+  if (g.seq != s.expected) {
     // It overtook a segment still on its way: the receiver holds it until that one is in.
     const auto at =
-        std::lower_bound(s.early.begin(), s.early.end(), std::make_pair(e.seq, std::uint32_t{0}));
-    s.early.insert(at, {e.seq, slot});
+        std::lower_bound(s.early.begin(), s.early.end(), std::make_pair(g.seq, std::uint32_t{0}));
+    s.early.insert(at, {g.seq, slot});
     return false;
   }
   return admit(s, e);
@@ -145,13 +156,13 @@ bool Kernel::stream_arrival(std::uint32_t slot, Entry& e) {
 bool Kernel::admit(Stream& s, Entry& e) {
   ++s.expected;
   s.established = true;
-  e.step = Entry::StreamStep::admitted;
+  segments_[e.segment].step = Segment::Step::admitted;
   // The segment that waited behind this one follows at once, and in turn releases the next: a
   // segment arriving meanwhile finds its place taken and waits too.
   if (!s.early.empty() && s.early.front().first == s.expected) {
     const std::uint32_t next = s.early.front().second;
     s.early.erase(s.early.begin());
-    entries_[next].step = Entry::StreamStep::released;
+    segments_[entries_[next].segment].step = Segment::Step::released;
     push(now_, next);
   }
   return true;
@@ -212,8 +223,8 @@ bool Kernel::route(Endpoint from, Endpoint to, std::uint32_t slot) {
     c.incarnation = original.incarnation;
     c.session = original.session;
     c.payload = original.payload;
-    c.msg = original.msg;
-    c.msg_id = original.msg_id;
+    c.type = original.type;
+    c.field = original.field;
     if (original.body != Entry::kNoBody) {
       Body copied = *bodies_[original.body];
       set_body(copy, std::move(copied.value));
@@ -269,7 +280,7 @@ void Kernel::send_message(Proc& from, Endpoint to, const Message& message) {
     const Time at = synced_at(from);
     if (at > now_) {
       if (const auto slot = hold(from, at, to)) {
-        entries_[*slot].msg = message;
+        entries_[*slot].set_msg(message);
       } else {
         const std::uint64_t id = ++stats_.messages_sent;
         if (traced()) {
@@ -289,8 +300,8 @@ void Kernel::route_message(Proc& from, Endpoint to, const Message& message) {
   const std::uint32_t slot = new_entry(EntryKind::deliver, to);
   Entry& e = entries_[slot];
   e.peer = from.id;
-  e.msg = message;
-  e.msg_id = id;
+  e.set_msg(message);
+  e.payload = id;
   route(from.id, to, slot);
 }
 
