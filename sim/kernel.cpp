@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <string>
-#include <variant>
 
 #include "sim/kernel_impl.hpp"
 
@@ -181,7 +180,7 @@ void Kernel::free_entry(std::uint32_t slot) {
     e.counts_in_flight = false;
   }
   if (e.body != Entry::kNoBody) {
-    bodies_[e.body]->value = std::monostate{};
+    bodies_[e.body]->value.reset();
     free_bodies_.push_back(e.body);
     e.body = Entry::kNoBody;
   }
@@ -319,7 +318,7 @@ void Kernel::emit_drop(const Entry& e, Endpoint from, Endpoint to, DropReason re
 
 void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
   if (e.kind == EntryKind::deliver && e.body != Entry::kNoBody &&
-      std::holds_alternative<TcpProbe>(bodies_[e.body]->value)) {
+      bodies_[e.body]->value.holds<TcpProbe>()) {
     answer_probe(slot, e);
     return;
   }
@@ -399,7 +398,7 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
       begin_handler(p);
       process.on_payload(p.ctx, from, from_incarnation, std::move(payload));
       end_handler(p);
-      payload = std::monostate{};
+      payload.reset();
       free_bodies_.push_back(body);
       return;
     }
@@ -461,7 +460,7 @@ void Kernel::answer_probe(std::uint32_t slot, Entry& e) {
   Proc& p = proc(e.node);
   const Endpoint server = e.peer;
   const auto server_incarnation = static_cast<std::uint32_t>(e.payload);
-  const std::int64_t connection = std::get<TcpProbe>(bodies_[e.body]->value).connection;
+  const std::int64_t connection = bodies_[e.body]->value.get<TcpProbe>().connection;
   const bool reset = e.incarnation != p.incarnation;
   const bool cut = network_.in_flight() == InFlightPolicy::drop_if_cut_on_arrival &&
                    !network_.link_up(server, p.id);

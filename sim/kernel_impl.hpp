@@ -7,7 +7,6 @@
 #include <memory>
 #include <string>
 #include <utility>
-#include <variant>
 
 #include "sim/assert.hpp"
 #include "sim/events.hpp"

@@ -3,7 +3,6 @@
 // sends held while a process is paused or its disk is still syncing, and delayed sends.
 #include <algorithm>
 #include <string>
-#include <variant>
 
 #include "sim/kernel_impl.hpp"
 
@@ -23,7 +22,7 @@ bool Kernel::rides_stream(const Entry& e, Endpoint from, Endpoint to) const {
     if (config_.network.clients != Transport::tcp || (from >= 0) == (to >= 0)) return false;
     // Keepalive probes and their answers are the TCP stacks' own segments, never retransmitted.
     const Payload& payload = bodies_[e.body]->value;
-    if (std::holds_alternative<TcpProbe>(payload) || std::holds_alternative<TcpProbeAck>(payload)) {
+    if (payload.holds<TcpProbe>() || payload.holds<TcpProbeAck>()) {
       return false;
     }
   }

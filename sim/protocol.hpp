@@ -114,6 +114,10 @@ class Context {
   // Sends a command to Redis master `master` (0 to N-1, servers/redis); the reply (if it
   // arrives) comes to on_redis_reply with this id.
   virtual RequestId redis(std::size_t master, RedisRequest request) = 0;
+  // Sends a payload of a server's own types (sim/payload.hpp) to the server at `to`: how a
+  // protocol talks to a kind of server that the calls above do not name. What comes back comes to
+  // on_reply.
+  virtual void request(Endpoint to, Payload payload) = 0;
   // Announces a belief. Announcing the same belief again is a no-op.
   virtual void announce(const Belief& belief) = 0;
   // The leader's own deadline: `remaining` from now on this node's clock its claim runs out by its
@@ -136,6 +140,8 @@ class Protocol {
   virtual void on_db_reply(Context& /*ctx*/, const DbReply& /*reply*/) {}
   // Only protocols that talk to Redis masters receive these.
   virtual void on_redis_reply(Context& /*ctx*/, const RedisReply& /*reply*/) {}
+  // Any other payload a server sends this node (an answer to request()).
+  virtual void on_reply(Context& /*ctx*/, Endpoint /*from*/, const Payload& /*payload*/) {}
   // step_down: give up leadership now (voluntary release); stop: release and shut down (the kernel
   // takes the node down right after this call returns; messages sent during it still go out);
   // campaign: try for leadership now (a leader ignores it).

@@ -4,7 +4,6 @@
 
 #include <optional>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "sim/assert.hpp"
@@ -40,11 +39,11 @@ void ProtocolProcess::deliver(ProcessContext& ctx, const StoreReply& reply) {
 
 void ProtocolProcess::on_payload(ProcessContext& ctx, Endpoint from,
                                  std::uint32_t /*from_incarnation*/, Payload&& payload) {
-  if (auto* reply = std::get_if<StoreReply>(&payload)) {
+  if (auto* reply = payload.get_if<StoreReply>()) {
     if (std::optional<StoreReply> given = client_.on_reply(ctx, std::move(*reply))) {
       deliver(ctx, *given);
     }
-  } else if (auto* watch = std::get_if<WatchEvent>(&payload)) {
+  } else if (auto* watch = payload.get_if<WatchEvent>()) {
     if (!client_.on_watch(from, *watch)) return;
     if (ctx.traced()) {
       ctx.trace(events::watch_notify(
@@ -53,15 +52,15 @@ void ProtocolProcess::on_payload(ProcessContext& ctx, Endpoint from,
           watch->revision));
     }
     protocol_->on_watch(*this, *watch);
-  } else if (auto* sink = std::get_if<SinkReply>(&payload)) {
+  } else if (auto* sink = payload.get_if<SinkReply>()) {
     if (ctx.traced()) ctx.trace(events::sink_reply(ctx.self(), sink->token, sink->accepted));
     protocol_->on_sink_reply(*this, *sink);
-  } else if (auto* db = std::get_if<DbReply>(&payload)) {
+  } else if (auto* db = payload.get_if<DbReply>()) {
     protocol_->on_db_reply(*this, *db);
-  } else if (auto* redis = std::get_if<RedisReply>(&payload)) {
+  } else if (auto* redis = payload.get_if<RedisReply>()) {
     protocol_->on_redis_reply(*this, *redis);
-  } else {
-    ELECTSIM_ASSERT(false, "a node receives only replies, watches and peer messages");
+  } else if (!payload.empty()) {
+    protocol_->on_reply(*this, from, payload);
   }
 }
 

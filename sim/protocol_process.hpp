@@ -47,6 +47,7 @@ class ProtocolProcess final : public Process, private Context {
   RequestId sink_write(Token token, std::int64_t payload, Duration send_delay) override;
   RequestId db(DbRequest request) override;
   RequestId redis(std::size_t master, RedisRequest request) override;
+  void request(Endpoint to, Payload payload) override { ctx_->send(to, std::move(payload)); }
   void announce(const Belief& belief) override { ctx_->announce(belief); }
   void own_deadline(std::optional<Duration> remaining) override {
     deadline_.reset();

@@ -1,7 +1,7 @@
 // The requests each kind of server answers, as `server_request` events name them: the
-// database's statements (sim::DbOp) and a Redis master's commands (sim::RedisOp). While a
-// server's request types are members of sim::Payload (sim/wire.hpp), their names are listed here,
-// beside them, and the trace checker reads this table instead of naming kinds.
+// database's statements (sim::DbOp) and a Redis master's commands (sim::RedisOp). Their request
+// types live in sim/wire.hpp, so their names are listed here, beside them, and the trace checker
+// reads this table instead of naming kinds.
 #pragma once
 
 #include <string_view>

@@ -1,17 +1,16 @@
 // What travels on the simulated network besides the small peer messages of sim/message.hpp: the
-// requests and replies that clients exchange with the world's servers (the store's etcd-like
-// API of sim/store_types.hpp, the sink's fenced writes). The kernel carries a Payload from one
-// process to another and never looks inside; a server that speaks a new request type adds it to
-// the variant.
+// requests and replies of the built-in servers (the store's etcd-like API of sim/store_types.hpp,
+// the sink's fenced writes, the database's statements, the Redis masters' commands), each carried
+// in a Payload (sim/payload.hpp). A new kind of server defines its own in its own folder.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <variant>
 #include <vector>
 
 #include "sim/ids.hpp"
 #include "sim/message.hpp"
+#include "sim/payload.hpp"
 #include "sim/store_types.hpp"
 #include "sim/time.hpp"
 
@@ -148,9 +147,5 @@ struct RedisReply {
   bool ok = false;          // SET answered OK; a script returned 1; INCR always
   std::int64_t value = 0;   // incr: the counter after it
 };
-
-using Payload = std::variant<std::monostate, StoreRequest, StoreReply, WatchEvent, SinkWrite,
-                             SinkReply, ReplicaMessage, ForwardedProposal, DbRequest, DbReply,
-                             TcpProbe, TcpProbeAck, RedisRequest, RedisReply>;
 
 }  // namespace electsim::sim

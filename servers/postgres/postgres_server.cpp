@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <utility>
-#include <variant>
 
 #include "sim/assert.hpp"
 #include "sim/events.hpp"
@@ -39,7 +38,7 @@ void PostgresServer::on_message(sim::ProcessContext& /*ctx*/, sim::Endpoint /*fr
 
 void PostgresServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
                                 std::uint32_t from_incarnation, sim::Payload&& payload) {
-  if (const auto* ack = std::get_if<TcpProbeAck>(&payload)) {
+  if (const auto* ack = payload.get_if<TcpProbeAck>()) {
     Session* s = db_.find(ack->connection);
     if (s == nullptr || s->client != from) return;  // a session already ended
     if (ack->reset) {
@@ -52,7 +51,7 @@ void PostgresServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
     schedule(ctx);
     return;
   }
-  const auto* request = std::get_if<DbRequest>(&payload);
+  const auto* request = payload.get_if<DbRequest>();
   ELECTSIM_ASSERT(request != nullptr, "the database receives statements and probe answers");
   ELECTSIM_ASSERT(from >= 0, "database clients are election nodes");
   Session& session = db_.session_of(from, from_incarnation, clock(ctx));

@@ -1,8 +1,6 @@
 // A Redis master's process: see servers/redis/redis_server.hpp.
 #include "servers/redis/redis_server.hpp"
 
-#include <variant>
-
 #include "sim/assert.hpp"
 
 namespace electsim::servers {
@@ -30,7 +28,7 @@ void RedisServer::on_message(sim::ProcessContext& /*ctx*/, sim::Endpoint /*from*
 
 void RedisServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
                              std::uint32_t from_incarnation, sim::Payload&& payload) {
-  const auto* request = std::get_if<sim::RedisRequest>(&payload);
+  const auto* request = payload.get_if<sim::RedisRequest>();
   ELECTSIM_ASSERT(request != nullptr, "a Redis master receives commands");
   const Redis::Outcome outcome = redis_.execute(*request, ctx.now());
   if (outcome.wrote) {

@@ -1,8 +1,6 @@
 // The sink's process: see servers/sink/sink_server.hpp.
 #include "servers/sink/sink_server.hpp"
 
-#include <variant>
-
 #include "sim/assert.hpp"
 #include "sim/events.hpp"
 
@@ -15,7 +13,7 @@ void SinkServer::on_message(sim::ProcessContext& /*ctx*/, sim::Endpoint /*from*/
 
 void SinkServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
                             std::uint32_t from_incarnation, sim::Payload&& payload) {
-  const auto* write = std::get_if<SinkWrite>(&payload);
+  const auto* write = payload.get_if<SinkWrite>();
   ELECTSIM_ASSERT(write != nullptr, "the sink receives writes");
   const Token highest_before = sink_.highest_accepted();
   // Decisions are stamped with the sink's own clock, which is perfect: its reading is true time.

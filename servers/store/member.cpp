@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <string>
 #include <utility>
-#include <variant>
 
 #include "sim/assert.hpp"
 #include "sim/events.hpp"
@@ -78,7 +77,7 @@ void StoreMember::on_message(sim::ProcessContext& /*ctx*/, sim::Endpoint /*from*
 void StoreMember::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
                              std::uint32_t from_incarnation, sim::Payload&& payload) {
   note_sync();
-  if (auto* request = std::get_if<StoreRequest>(&payload)) {
+  if (auto* request = payload.get_if<StoreRequest>()) {
     ELECTSIM_ASSERT(from >= 0, "store clients are election nodes");
     if (!queue_.limited()) {
       take_request(from, from_incarnation, std::move(*request));
@@ -86,14 +85,14 @@ void StoreMember::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
       ctx.reply(from, from_incarnation,
                 sim::Payload(too_many_requests(*request, disk_->store->revision())));
     }
-  } else if (auto* replica = std::get_if<sim::ReplicaMessage>(&payload)) {
+  } else if (auto* replica = payload.get_if<sim::ReplicaMessage>()) {
     const std::optional<raft::RaftMessage> message = raft::decode(replica->header);
     ELECTSIM_ASSERT(message.has_value(), "members exchange Raft messages");
     incoming_ = &replica->entries;
     incoming_round_ = replica->round;
     core_.step(member_of(from), *message);
     incoming_ = nullptr;
-  } else if (auto* forwarded = std::get_if<sim::ForwardedProposal>(&payload)) {
+  } else if (auto* forwarded = payload.get_if<sim::ForwardedProposal>()) {
     // etcd-io/raft drops a proposal that reaches a member no longer leading
     // (ErrProposalDropped); the client's timeout covers it.
     if (core_.state() != raft::State::leader) return;

@@ -3,7 +3,6 @@
 
 #include <string>
 #include <utility>
-#include <variant>
 
 #include "sim/assert.hpp"
 #include "sim/events.hpp"
@@ -34,7 +33,7 @@ void StoreServer::on_message(sim::ProcessContext& /*ctx*/, sim::Endpoint /*from*
 
 void StoreServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
                              std::uint32_t from_incarnation, sim::Payload&& payload) {
-  auto* request = std::get_if<StoreRequest>(&payload);
+  auto* request = payload.get_if<StoreRequest>();
   ELECTSIM_ASSERT(request != nullptr, "the store receives store requests");
   ELECTSIM_ASSERT(from >= 0, "store clients are election nodes");
   if (!queue_.limited()) {

@@ -59,6 +59,11 @@ class FakeContext final : public sim::Context {
     sim::RedisRequest request;
     sim::LocalTime at;
   };
+  struct Request {
+    sim::Endpoint to = sim::kNoNode;
+    sim::Payload payload;
+    sim::LocalTime at;
+  };
 
   explicit FakeContext(sim::NodeId self = 0, std::size_t cluster_size = 3, std::uint64_t seed = 1)
       : self_(self),
@@ -120,6 +125,9 @@ class FakeContext final : public sim::Context {
     redis_calls.push_back(RedisCall{id, master, request, now_});
     return id;
   }
+  void request(sim::Endpoint to, sim::Payload payload) override {
+    requests.push_back(Request{to, std::move(payload), now_});
+  }
   void announce(const sim::Belief& belief) override {
     announcements.push_back(Announcement{belief, now_});
   }
@@ -131,6 +139,7 @@ class FakeContext final : public sim::Context {
   std::vector<SinkCall> sink_calls;
   std::vector<DbCall> db_calls;
   std::vector<RedisCall> redis_calls;
+  std::vector<Request> requests;
   std::vector<Announcement> announcements;  // every call, repeats included
 
   // The belief the kernel would hold (it ignores repeats, so the last call is the belief).

@@ -143,3 +143,47 @@ TEST_CASE("echo server: its kind's settings reach every server it adds") {
   REQUIRE_FALSE(once.echoes.empty());
   CHECK(thrice.echoes.size() == 3 * once.echoes.size());
 }
+
+namespace {
+
+// A client that speaks the echo server's own request type through Context::request and collects
+// the answers that come back to on_reply.
+struct Caller final : Protocol {
+  std::vector<electsim::testing::EchoReply>* replies;
+  std::int64_t next = 0;
+  explicit Caller(std::vector<electsim::testing::EchoReply>* out) : replies(out) {}
+  void on_start(Context& ctx) override { ctx.set_timer(100ms, 0); }
+  void on_timer(Context& ctx, TimerId, TimerTag) override {
+    ctx.request(kEcho, Payload(electsim::testing::EchoRequest{++next, "ping"}));
+    ctx.set_timer(100ms, 0);
+  }
+  void on_message(Context&, NodeId, const Message&) override {}
+  void on_reply(Context&, Endpoint from, const Payload& payload) override {
+    if (from != kEcho) return;
+    if (const auto* reply = payload.get_if<electsim::testing::EchoReply>()) {
+      replies->push_back(*reply);
+    }
+  }
+  void on_store_reply(Context&, const StoreReply&) override {}
+  void on_watch(Context&, const WatchEvent&) override {}
+  void on_sink_reply(Context&, const SinkReply&) override {}
+  void on_command(Context&, Command) override {}
+};
+
+}  // namespace
+
+TEST_CASE("echo server: a kind's own payload types travel without an edit outside its files") {
+  WorldConfig world = echo_world(1, 2);
+  world.duration = 1s;
+  world.network.latency = Distribution::constant_of(5ms);
+  std::vector<electsim::testing::EchoReply> replies;
+  Kernel kernel(std::move(world), [&](NodeId) { return std::make_unique<Caller>(&replies); });
+  kernel.run();
+  // Requests at 100..900 ms, each answered twice 10 ms later; the 1000 ms one is on its way.
+  REQUIRE(replies.size() == 18);
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    CHECK(replies[i].number == static_cast<std::int64_t>(i / 2 + 1));
+    CHECK(replies[i].copy == i % 2);
+    CHECK(replies[i].text == "ping");
+  }
+}

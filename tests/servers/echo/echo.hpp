@@ -3,10 +3,13 @@
 // registration in echo.cpp. Through the server registry it gets its addresses, its names in
 // traces ("echo:0", "echo:1"), the faults it takes, a lane in the pictures and the search's reach,
 // and a scenario declares it with {"servers": {"echo": 2}} and configures it in a section of its
-// own, {"echo": {"copies": 2}}.
+// own, {"echo": {"copies": 2}}. Besides peer messages it answers requests of its own type
+// (EchoRequest), which sim/wire.hpp and the kernel never hear of.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 #include "sim/process.hpp"
 
@@ -18,6 +21,17 @@ struct EchoConfig {
 };
 inline constexpr std::size_t kMaxEchoCopies = 16;
 
+// The echo server's own request and answer, carried in a sim::Payload like the built-in servers'.
+struct EchoRequest {
+  std::int64_t number = 0;
+  std::string text;
+};
+struct EchoReply {
+  std::int64_t number = 0;
+  std::string text;
+  std::size_t copy = 0;  // 0 to copies - 1
+};
+
 class EchoServer final : public sim::Process {
  public:
   explicit EchoServer(EchoConfig config = {}) : config_(config) {}
@@ -25,7 +39,14 @@ class EchoServer final : public sim::Process {
   void on_message(sim::ProcessContext& ctx, sim::Endpoint from, const sim::Message& m) override {
     for (std::size_t i = 0; i < config_.copies; ++i) ctx.send(from, m);
   }
-  void on_payload(sim::ProcessContext&, sim::Endpoint, std::uint32_t, sim::Payload&&) override {}
+  void on_payload(sim::ProcessContext& ctx, sim::Endpoint from, std::uint32_t from_incarnation,
+                  sim::Payload&& payload) override {
+    const auto* request = payload.get_if<EchoRequest>();
+    if (request == nullptr) return;
+    for (std::size_t i = 0; i < config_.copies; ++i) {
+      ctx.reply(from, from_incarnation, sim::Payload(EchoReply{request->number, request->text, i}));
+    }
+  }
   void on_timer(sim::ProcessContext&, sim::TimerId, sim::TimerTag) override {}
 
  private:
