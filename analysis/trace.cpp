@@ -232,14 +232,17 @@ nlohmann::json header_json(const TraceHeader& h) {
     for (const sim::FaultKindInfo& f : sim::fault_catalogue()) {
       if ((s.traits.faults & sim::fault_bit(f.kind)) != 0) faults.push_back(f.name);
     }
-    endpoints.push_back({{"address", s.address},
-                         {"name", s.name},
-                         {"kind", s.kind},
-                         {"group", s.group},
-                         {"coordinator", s.traits.coordinator},
-                         {"lane", sim::server_lane_name(s.traits.lane)},
-                         {"faults", std::move(faults)},
-                         {"nemesis", s.traits.nemesis}});
+    nlohmann::json entry = {{"address", s.address},
+                            {"name", s.name},
+                            {"kind", s.kind},
+                            {"group", s.group},
+                            {"coordinator", s.traits.coordinator},
+                            {"lane", sim::server_lane_name(s.traits.lane)},
+                            {"faults", std::move(faults)},
+                            {"nemesis", s.traits.nemesis}};
+    // Only for a server that answers requests, so that other headers stay as they were.
+    if (!s.traits.requests.empty()) entry["requests"] = s.traits.requests;
+    endpoints.push_back(std::move(entry));
   }
   j["endpoints"] = std::move(endpoints);
   nlohmann::json groups = nlohmann::json::array();
@@ -271,7 +274,12 @@ sim::ServerTraits legacy_traits(std::string_view kind, bool listed) {
   namespace k = sim::server_kind;
   if (kind == k::sink) return {false, sim::ServerLane::sink, 0, false};
   if (kind == k::store) return {true, sim::ServerLane::store, 0, false};
-  return {true, listed ? sim::ServerLane::process : sim::ServerLane::none, 0, false};
+  sim::ServerTraits traits{true, listed ? sim::ServerLane::process : sim::ServerLane::none, 0,
+                           false};
+  // The two kinds that answered requests before headers listed them.
+  if (kind == k::postgres) traits.requests = sim::db_op_names();
+  if (kind == k::redis) traits.requests = sim::redis_op_names();
+  return traits;
 }
 
 sim::Topology legacy_topology(std::size_t node_count, std::size_t store_members) {

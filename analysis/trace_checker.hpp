@@ -15,7 +15,6 @@
 #include "sim/event.hpp"
 #include "sim/fault.hpp"
 #include "sim/protocol.hpp"
-#include "sim/requests.hpp"
 #include "sim/store_types.hpp"
 
 namespace electsim::analysis {
@@ -181,7 +180,6 @@ class StreamChecker {
     return n >= 0 && static_cast<std::uint64_t>(n) < header_.node_count;
   }
   static std::size_t idx(sim::NodeId n) { return static_cast<std::size_t>(n); }
-  std::string_view kind_of(sim::NodeId n) const { return header_.topology.kind_of(n); }
   // A store member's index (the single store is member 0), or -1.
   std::int32_t store_member(sim::NodeId n) const { return header_.topology.store_member_index(n); }
   bool is_server(sim::NodeId n) const { return header_.topology.server(n) != nullptr; }
@@ -222,26 +220,28 @@ class StreamChecker {
         "field \"{}\": expected a member of the header's store ({}), found {}", field, members,
         n == sim::kNoNode ? std::string("null") : "\"" + header_.topology.name_of(n) + "\"");
   }
-  // A server_request goes to a server that answers requests and names an operation its kind
-  // knows (sim/requests.hpp).
+  // A server_request goes to a server that answers requests and names an operation it lists in
+  // the header (sim::ServerTraits::requests).
   std::optional<std::string> need_server_op(sim::NodeId server, std::string_view op) const {
-    const sim::RequestVocabulary* v = sim::request_vocabulary(kind_of(server));
-    if (v == nullptr) {
+    const sim::Topology& topology = header_.topology;
+    const sim::NamedEndpoint* s = topology.server(server);
+    if (s == nullptr || s->traits.requests.empty()) {
       std::string servers;
-      for (const sim::RequestVocabulary& each : sim::request_vocabularies()) {
-        servers += (servers.empty() ? "" : " or ") + std::string(each.target);
+      for (const sim::NamedEndpoint& each : topology.servers()) {
+        if (each.traits.requests.empty()) continue;
+        servers += (servers.empty() ? "\"" : ", \"") + each.name + "\"";
       }
-      return "field \"server\": expected " + servers;
+      return "field \"server\": expected a server of the header that answers requests" +
+             (servers.empty() ? std::string(" (it has none)") : " (" + servers + ")");
     }
-    if (std::find(v->ops.begin(), v->ops.end(), op) != v->ops.end()) return std::nullopt;
+    const std::vector<std::string>& ops = s->traits.requests;
+    if (std::find(ops.begin(), ops.end(), op) != ops.end()) return std::nullopt;
     std::string list;
-    for (const std::string_view name : v->ops) {
-      list += (list.empty() ? "\"" : ", \"") + std::string(name) + "\"";
-    }
+    for (const std::string& name : ops) list += (list.empty() ? "\"" : ", \"") + name + "\"";
     std::string found;
     append_json_string(found, op.substr(0, 64));
-    return fmt::format("field \"op\": expected an operation of {} ({}), found {}", v->noun, list,
-                       found);
+    return fmt::format("field \"op\": expected an operation of \"{}\" ({}), found {}", s->name,
+                       list, found);
   }
   std::optional<std::string> need_node(sim::NodeId n, const char* field) const {
     if (is_node(n)) return std::nullopt;

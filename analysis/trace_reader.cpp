@@ -256,6 +256,9 @@ std::optional<std::string> header_name(const nlohmann::json& object, const char*
   return text;
 }
 
+// The most operations a header's server may list ("requests"), each a name of at most 256 bytes.
+constexpr std::size_t kMaxRequestNames = 256;
+
 // The header's "endpoints" and "groups" (version 2 on): the world's servers and election groups.
 std::string read_topology(const nlohmann::json& j, TraceHeader& h) {
   const auto endpoints = j.find("endpoints");
@@ -314,6 +317,20 @@ std::string read_topology(const nlohmann::json& j, TraceHeader& h) {
         }
         if (info == nullptr) return problem("\"faults\" must be a list of fault kinds");
         traits.faults |= sim::fault_bit(info->kind);
+      }
+    }
+    if (e.contains("requests")) {
+      const nlohmann::json& requests = e.at("requests");
+      if (!requests.is_array() || requests.size() > kMaxRequestNames) {
+        return problem("\"requests\" must be a list of at most 256 operation names");
+      }
+      traits.requests.clear();
+      for (const nlohmann::json& r : requests) {
+        if (!r.is_string() || r.get_ref<const std::string&>().empty() ||
+            r.get_ref<const std::string&>().size() > 256) {
+          return problem("\"requests\" must be a list of at most 256 operation names");
+        }
+        traits.requests.push_back(r.get<std::string>());
       }
     }
     servers.push_back({static_cast<sim::Endpoint>(*address), *name, *kind, *group, traits});

@@ -8,7 +8,6 @@
 #include "sim/fault.hpp"
 #include "sim/ids.hpp"
 #include "sim/protocol.hpp"
-#include "sim/requests.hpp"
 #include "sim/store_types.hpp"
 #include "sim/topology.hpp"
 #include "sim/wire.hpp"
@@ -189,26 +188,17 @@ const char* redis_op_name(RedisOp op) {
   return "?";
 }
 
-const std::vector<RequestVocabulary>& request_vocabularies() {
-  static const std::vector<RequestVocabulary> vocabularies = [] {
-    RequestVocabulary database{server_kind::postgres, "\"postgres\"", "the database", {}};
-    for (int i = 0; i < kDbOpCount; ++i) {
-      database.ops.emplace_back(db_op_name(static_cast<DbOp>(i)));
-    }
-    RequestVocabulary redis{server_kind::redis, "a Redis master", "a Redis master", {}};
-    for (int i = 0; i < kRedisOpCount; ++i) {
-      redis.ops.emplace_back(redis_op_name(static_cast<RedisOp>(i)));
-    }
-    return std::vector<RequestVocabulary>{database, redis};
-  }();
-  return vocabularies;
+std::vector<std::string> db_op_names() {
+  std::vector<std::string> names;
+  for (int i = 0; i < kDbOpCount; ++i) names.emplace_back(db_op_name(static_cast<DbOp>(i)));
+  return names;
 }
 
-const RequestVocabulary* request_vocabulary(std::string_view kind) {
-  for (const RequestVocabulary& v : request_vocabularies()) {
-    if (v.kind == kind) return &v;
-  }
-  return nullptr;
+std::vector<std::string> redis_op_names() {
+  std::vector<std::string> names;
+  for (int i = 0; i < kRedisOpCount; ++i)
+    names.emplace_back(redis_op_name(static_cast<RedisOp>(i)));
+  return names;
 }
 
 const char* drop_reason_name(DropReason reason) {

@@ -67,6 +67,9 @@ struct ServerTraits {
   ServerLane lane = ServerLane::none;
   FaultSet faults = 0;   // the fault kinds that act on it when a fault names it as the target
   bool nemesis = false;  // `electsim search` may aim the faults it takes at it
+  // The operations it answers, as `server_request` events name them (the database's statements,
+  // a Redis master's commands); empty for a server that takes no such requests.
+  std::vector<std::string> requests = {};
 
   friend bool operator==(const ServerTraits&, const ServerTraits&) = default;
 };

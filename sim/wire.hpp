@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "sim/ids.hpp"
@@ -87,7 +88,8 @@ enum class DbOp : std::uint8_t {
   write,  // the protected write, in one transaction with its fencing check (the database as sink)
 };
 inline constexpr int kDbOpCount = 9;
-const char* db_op_name(DbOp op);  // for the trace (server_request)
+const char* db_op_name(DbOp op);         // for the trace (server_request)
+std::vector<std::string> db_op_names();  // every one, in the enum's order
 
 struct DbRequest {
   RequestId id = 0;
@@ -131,7 +133,8 @@ enum class RedisOp : std::uint8_t {
   incr,       // INCR fence: the optional fencing counter
 };
 inline constexpr int kRedisOpCount = 4;
-const char* redis_op_name(RedisOp op);  // for the trace (server_request)
+const char* redis_op_name(RedisOp op);      // for the trace (server_request)
+std::vector<std::string> redis_op_names();  // every one, in the enum's order
 
 struct RedisRequest {
   RequestId id = 0;

@@ -382,7 +382,7 @@ expect 2 'or null, found "store:2"' -- \
   "$electsim" check "$regressions/member-crash-without-store-members.jsonl"
 expect 2 'line 3: field "member": expected a node id, a server of the header'"'"'s world ("store", "store:1", "store:2", "sink", "postgres", "redis:0", "redis:1", "redis:2", "redis:3", "redis:4", "redis:5", "redis:6", "redis:7", "redis:8") or null, found "store:5"' -- \
   "$electsim" check "$regressions/client-failover-to-missing-member.jsonl"
-expect 2 'line 3: field "op": expected an operation of the database ("try_advisory_lock",' -- \
+expect 2 'line 3: field "op": expected an operation of "postgres" ("try_advisory_lock",' -- \
   "$electsim" check "$regressions/server-request-unknown-op.jsonl"
 expect 2 'line 4: server store:2 crashes while it is down' -- \
   "$electsim" check "$regressions/server-crashes-while-down.jsonl"
@@ -412,8 +412,18 @@ expect 2 'field "member": expected a node id, a server of the header'"'"'s world
 damage redlock.jsonl bad-op.jsonl '
 i = next(i for i, l in enumerate(lines) if l.get("ev") == "server_request")
 lines[i]["op"] = "flushall"'
-expect 2 'field "op": expected an operation of a Redis master ("set_nx_px", "release", "extend", "incr"), found "flushall"' -- \
+expect 2 'field "op": expected an operation of "redis:0" ("set_nx_px", "release", "extend", "incr"), found "flushall"' -- \
   "$electsim" check bad-op.jsonl
+# The operations a server answers come from the header: none listed, none taken.
+damage redlock.jsonl no-ops.jsonl '
+for e in lines[0]["endpoints"]:
+    if e["kind"] == "redis": e["requests"] = []'
+expect 2 'field "server": expected a server of the header that answers requests (it has none)' -- \
+  "$electsim" check no-ops.jsonl
+damage redlock.jsonl ops-not-list.jsonl '
+lines[0]["endpoints"][-1]["requests"] = "incr"'
+expect 2 ': "requests" must be a list of at most 256 operation names' -- \
+  "$electsim" check ops-not-list.jsonl
 damage members.jsonl twice-down.jsonl '
 i = next(i for i, l in enumerate(lines) if l.get("ev") == "crash" and isinstance(l["node"], str))
 lines.insert(i + 1, dict(lines[i]))'

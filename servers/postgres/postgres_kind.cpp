@@ -16,10 +16,10 @@ namespace electsim::servers {
 namespace {
 
 // A process like the nodes (any process fault), whose flag row and locks a person may clear.
-const ServerForm kDatabase{
-    "the database",
-    {true, sim::ServerLane::process,
-     sim::kProcessFaults | sim::fault_bit(sim::FaultKind::operator_clear), true}};
+const ServerForm kDatabase{"the database",
+                           {true, sim::ServerLane::process,
+                            sim::kProcessFaults | sim::fault_bit(sim::FaultKind::operator_clear),
+                            true, sim::db_op_names()}};
 
 using nlohmann::json;
 using params::add_problem;

@@ -17,8 +17,9 @@ namespace electsim::servers {
 namespace {
 
 // Each master is a process of its own: crash, pause, isolate, stop and clock faults apply.
-const ServerForm kMaster{"a Redis master",
-                         {true, sim::ServerLane::process, sim::kProcessFaults, true}};
+const ServerForm kMaster{
+    "a Redis master",
+    {true, sim::ServerLane::process, sim::kProcessFaults, true, sim::redis_op_names()}};
 
 void add_masters(const Services& services, WorldBuilder& builder) {
   if (!services.redis) return;

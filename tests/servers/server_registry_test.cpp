@@ -1,6 +1,6 @@
 // Tests of what the server registry (servers/registry.hpp) says of each kind: the defaults of its
 // settings, as the comparison page prints them, follow the kind's own configuration types and
-// readers; and every kind that answers requests (sim/requests.hpp) is a registered one.
+// readers; and the kinds that answer requests say which, in the traits their servers carry.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -12,7 +12,6 @@
 #include "servers/registry.hpp"
 #include "servers/store/store.hpp"
 #include "servers/world.hpp"
-#include "sim/requests.hpp"
 
 namespace {
 
@@ -58,15 +57,21 @@ TEST_CASE("the database's and the Redis masters' defaults follow their configura
   CHECK(default_of("postgres", "masters").empty());
 }
 
-TEST_CASE("every kind of server that answers requests is registered, with its operations") {
-  REQUIRE_FALSE(sim::request_vocabularies().empty());
-  for (const sim::RequestVocabulary& v : sim::request_vocabularies()) {
-    INFO(v.kind);
-    CHECK(servers::find_server_kind(v.kind) != nullptr);
-    CHECK_FALSE(v.ops.empty());
-    CHECK(sim::request_vocabulary(v.kind) == &v);
+TEST_CASE("the kinds that answer requests list their operations in their servers' traits") {
+  for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
+    INFO(kind.name);
+    for (const servers::ServerForm& form : kind.forms) {
+      // Exactly the database and the Redis masters take server_request traffic.
+      const bool answers = kind.name == "postgres" || kind.name == "redis";
+      CHECK(form.traits.requests.empty() == !answers);
+    }
   }
-  REQUIRE(sim::request_vocabulary("redis") != nullptr);
-  CHECK(sim::request_vocabulary("redis")->ops.back() == "incr");
-  CHECK(sim::request_vocabulary("store") == nullptr);  // the store's requests are its own events
+  const servers::ServerKindInfo* redis = servers::find_server_kind("redis");
+  REQUIRE(redis != nullptr);
+  REQUIRE_FALSE(redis->forms.empty());
+  CHECK(redis->forms[0].traits.requests == sim::redis_op_names());
+  CHECK(redis->forms[0].traits.requests.back() == "incr");
+  const servers::ServerKindInfo* postgres = servers::find_server_kind("postgres");
+  REQUIRE(postgres != nullptr);
+  CHECK(postgres->forms[0].traits.requests.front() == "try_advisory_lock");
 }
