@@ -123,6 +123,9 @@ bool CoordinatorWatch::apply(const sim::Event& e) {
       return false;
     case K::store_reply: {
       if (e.c == static_cast<std::int64_t>(sim::StoreError::unavailable)) ++report_.requests_failed;
+      if (e.c == static_cast<std::int64_t>(sim::StoreError::too_many_requests)) {
+        ++report_.requests_refused;
+      }
       if (member_count_ <= 1) return false;
       const auto it = floor_.find({e.node, e.d});
       if (it == floor_.end()) return false;

@@ -150,6 +150,9 @@ struct CoordinatorReport {
   std::optional<Duration> commit_latency_p99;
   std::uint64_t requests_failed = 0;   // clients gave up (request_timeout, a reset connection)
   std::uint64_t requests_retried = 0;  // sent again to another member after a no_leader answer
+  // Refused at once because the store's queue was full (store.capacity's queue_limit: etcd's
+  // "too many requests"); the protocol saw too_many_requests.
+  std::uint64_t requests_refused = 0;
   std::uint64_t client_failovers = 0;  // clients moving to another member (timeout, crash)
   std::uint64_t lease_refreshes = 0;   // leases refreshed by new leaders on promotion
   // Safety of the store itself: all must be 0.

@@ -259,7 +259,7 @@ void liveness_section(std::string& out, const Report& r) {
 // A replicated store's own figures, or a single store's outage.
 void store_section(std::string& out, const Report& r) {
   const CoordinatorReport& s = r.store;
-  if (s.members <= 1 && s.unavailable_time.count() == 0) return;
+  if (s.members <= 1 && s.unavailable_time.count() == 0 && s.requests_refused == 0) return;
   auto it = std::back_inserter(out);
   out += s.database ? "\ndatabase\n" : "\nstore\n";
   if (s.members > 1) {
@@ -292,9 +292,13 @@ void store_section(std::string& out, const Report& r) {
                      "replies out of real-time order\n",
                      s.same_term_leaders, s.commit_conflicts, s.linearizability_violations);
     }
-  } else {
+  } else if (s.unavailable_time.count() > 0) {
     fmt::format_to(it, "  unavailable (paused or down): {} ({} available)\n",
                    secs(s.unavailable_time), percent(s.availability));
+  }
+  if (s.requests_refused > 0) {
+    fmt::format_to(it, "  refused for overload (too many requests, store.capacity): {}\n",
+                   s.requests_refused);
   }
 }
 
@@ -607,6 +611,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   put_duration(store, "commit_latency_p99", r.store.commit_latency_p99);
   store["requests_failed"] = r.store.requests_failed;
   store["requests_retried"] = r.store.requests_retried;
+  store["requests_refused"] = r.store.requests_refused;
   store["client_failovers"] = r.store.client_failovers;
   store["lease_refreshes"] = r.store.lease_refreshes;
   store["same_term_leaders"] = r.store.same_term_leaders;

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "analysis/summary.hpp"
@@ -284,4 +285,39 @@ TEST_CASE("run: a connection given up is counted and named in the summary") {
   CHECK(waited.stats.retransmissions > 0);
   CHECK_THAT(analysis::format_summary(waited.info, waited.report, waited.verdict),
              !Catch::Contains("connections given up"));
+}
+
+TEST_CASE("run: a store of finite capacity counts the writes it refused, as its trace shows them") {
+  // Requests take 150 ms each, one at a time, and nothing may wait behind one: every write that
+  // arrives while the store is busy is refused with too_many_requests.
+  const std::string text = R"({"name": "overload", "duration": "20s", "nodes": 5,
+    "protocol": {"name": "lease"},
+    "store": {"capacity": {"service_time": "150ms", "queue_limit": 0}},
+    "workload": {"interval": "100ms"}})";
+  runner::LoadResult loaded = runner::load_scenario_text(text, "<overload>", {});
+  for (const auto& m : loaded.messages()) UNSCOPED_INFO(m);
+  REQUIRE(loaded.scenario);
+  const std::string path = temp_path("overload.jsonl");
+  const auto r = runner::run_scenario(*loaded.scenario, runner::RunOptions{}.output("trace", path));
+  REQUIRE(r.errors.empty());
+  std::uint64_t refused_in_trace = 0;
+  std::istringstream lines(slurp(path));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("\"ev\":\"store_reply\"") != std::string::npos &&
+        line.find("\"error\":6") != std::string::npos) {
+      ++refused_in_trace;
+    }
+  }
+  std::remove(path.c_str());
+  CHECK(r.report.store.requests_refused > 0);
+  CHECK(r.report.store.requests_refused == refused_in_trace);
+  CHECK_THAT(analysis::format_summary(r.info, r.report, r.verdict),
+             Catch::Contains(fmt::format("refused for overload (too many requests, "
+                                         "store.capacity): {}\n",
+                                         r.report.store.requests_refused)));
+  // Without a capacity nothing is refused, and the summary says nothing of it.
+  const auto unlimited = runner::run_scenario(load(), runner::RunOptions{});
+  CHECK(unlimited.report.store.requests_refused == 0);
+  CHECK_THAT(analysis::format_summary(unlimited.info, unlimited.report, unlimited.verdict),
+             !Catch::Contains("refused for overload"));
 }
