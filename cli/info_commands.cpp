@@ -112,6 +112,9 @@ void list_servers(std::ostream& out) {
                          form.traits.coordinator ? "a coordinator" : "not a coordinator",
                          sim::server_lane_name(form.traits.lane), faults.empty() ? "none" : faults,
                          form.traits.nemesis ? "; the search aims at it" : "");
+      if (!form.traits.requests.empty()) {
+        out << fmt::format("  {:<10} answers: {}\n", "", fmt::join(form.traits.requests, ", "));
+      }
     }
     if (!kind.clock_index.empty()) {
       out << fmt::format("  {:<10} clocks of their own: /clocks/{}, by {} index ({})\n", "",

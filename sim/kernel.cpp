@@ -148,17 +148,10 @@ bool Kernel::listens(Endpoint endpoint) const {
 
 std::uint32_t Kernel::new_entry(EntryKind kind, Endpoint owner) {
   static_assert(sizeof(Entry) == 64, "an entry is one cache line");
-  std::uint32_t slot;
-  if (!free_entries_.empty()) {
-    slot = free_entries_.back();
-    free_entries_.pop_back();
-    // The next free slot may be cold (a storm frees and takes slots in no order): its fetch for
-    // writing starts now.
-    if (!free_entries_.empty()) __builtin_prefetch(&entries_[free_entries_.back()], 1);
-  } else {
-    slot = static_cast<std::uint32_t>(entries_.size());
-    entries_.emplace_back();
-  }
+  const std::uint32_t slot = take_slot(free_entries_, entries_);
+  // The next free slot may be cold (a storm frees and takes slots in no order): its fetch for
+  // writing starts now.
+  if (!free_entries_.empty()) __builtin_prefetch(&entries_[free_entries_.back()], 1);
   Entry& e = entries_[slot];
   e.kind = kind;
   e.node = owner;
@@ -619,14 +612,7 @@ TimerId Kernel::arm_timer(Proc& p, Duration after_local, TimerTag tag) {
   ELECTSIM_ASSERT(after_local.count() >= 0, "timers are set for non-negative durations");
   ELECTSIM_ASSERT(p.armed_timers < config_.limits.max_timers_per_node,
                   "a process keeps at most limits.max_timers_per_node timers armed");
-  std::uint32_t index;
-  if (!free_timers_.empty()) {
-    index = free_timers_.back();
-    free_timers_.pop_back();
-  } else {
-    index = static_cast<std::uint32_t>(timers_.size());
-    timers_.emplace_back();
-  }
+  const std::uint32_t index = take_slot(free_timers_, timers_);
   const std::int64_t due = (now_ + p.clock.true_duration_for(after_local)).ns;
   const std::uint64_t seq = next_seq_++;
   TimerSlot& t = timers_[index];

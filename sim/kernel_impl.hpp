@@ -103,17 +103,27 @@ struct Kernel::Body {
   Payload value;
 };
 
+namespace kernel_detail {
+// A slot of a slab whose freed slots are kept in `free`: the last one freed, or a new one made at
+// the end (a default-made element).
+template <typename Slab>
+std::uint32_t take_slot(std::vector<std::uint32_t>& free, Slab& slab) {
+  if (free.empty()) {
+    slab.emplace_back();
+    return static_cast<std::uint32_t>(slab.size() - 1);
+  }
+  const std::uint32_t slot = free.back();
+  free.pop_back();
+  return slot;
+}
+}  // namespace kernel_detail
+
 template <typename T>
 void Kernel::set_body(std::uint32_t slot, T&& value) {
   Entry& e = entries_[slot];
   if (e.body == Entry::kNoBody) {
-    if (!free_bodies_.empty()) {
-      e.body = free_bodies_.back();
-      free_bodies_.pop_back();
-    } else {
-      e.body = static_cast<std::uint32_t>(bodies_.size());
-      bodies_.push_back(std::make_unique<Body>());
-    }
+    e.body = take_slot(free_bodies_, bodies_);
+    if (!bodies_[e.body]) bodies_[e.body] = std::make_unique<Body>();
   }
   bodies_[e.body]->value = std::forward<T>(value);
 }

@@ -63,15 +63,7 @@ bool Kernel::route_stream(Endpoint from, Endpoint to, std::uint32_t slot) {
   Stream& s = streams_[index];
   Entry& e = entries_[slot];
   e.session = true;  // a connection ends with either end's life
-  if (e.segment == Entry::kNoSegment) {
-    if (!free_segments_.empty()) {
-      e.segment = free_segments_.back();
-      free_segments_.pop_back();
-    } else {
-      e.segment = static_cast<std::uint32_t>(segments_.size());
-      segments_.emplace_back();
-    }
-  }
+  if (e.segment == Entry::kNoSegment) e.segment = take_slot(free_segments_, segments_);
   Segment& g = segments_[e.segment];
   g = Segment{};
   g.stream = index;
