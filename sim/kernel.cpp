@@ -80,7 +80,34 @@ Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
   ELECTSIM_ASSERT(config_.node_count > 0, "a world has at least one node");
   procs_.reserve(config_.node_count + config_.servers.size());
   for (std::size_t i = 0; i < config_.node_count; ++i) all_nodes_.push_back(static_cast<NodeId>(i));
+  // Each group's nodes are one run of ids, the groups in order and covering every node: a node's
+  // peers are its group's others, two spans of all_nodes_.
+  std::vector<std::size_t> group_end;
+  if (config_.groups.empty()) {
+    group_bases_.push_back(0);
+    group_end.push_back(config_.node_count);
+  }
+  for (const ElectionGroup& group : config_.groups) {
+    ELECTSIM_ASSERT(!group.nodes.empty(), "an election group has nodes");
+    const NodeId first = group.nodes.front();
+    ELECTSIM_ASSERT(static_cast<std::size_t>(first) == (group_end.empty() ? 0 : group_end.back()),
+                    "the election groups follow one another in node order");
+    for (std::size_t k = 0; k < group.nodes.size(); ++k) {
+      ELECTSIM_ASSERT(group.nodes[k] == first + static_cast<NodeId>(k),
+                      "an election group is one run of node ids");
+    }
+    group_bases_.push_back(first);
+    group_end.push_back(static_cast<std::size_t>(first) + group.nodes.size());
+  }
+  ELECTSIM_ASSERT(group_end.back() == config_.node_count, "every node is in an election group");
+  std::size_t largest = 0;
+  for (std::size_t g = 0; g < group_bases_.size(); ++g) {
+    largest = std::max(largest, group_end[g] - static_cast<std::size_t>(group_bases_[g]));
+  }
+  for (std::size_t i = 0; i < largest; ++i) local_ids_.push_back(static_cast<NodeId>(i));
+  std::size_t group = 0;
   for (std::size_t i = 0; i < config_.node_count; ++i) {
+    if (i >= group_end[group]) ++group;
     const auto id = static_cast<NodeId>(i);
     ClockConfig clock = i < config_.clocks.size() ? config_.clocks[i] : ClockConfig{};
     auto p = std::make_unique<Proc>(*this, id, make_clock(clock),
@@ -88,7 +115,8 @@ Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
                                     Rng(config_.seed, StreamPurpose::workload, i),
                                     Rng(config_.seed, StreamPurpose::disk, 2 * i));
     const std::span<const NodeId> all(all_nodes_);
-    p->peers = PeerSet(all.first(i), all.subspan(i + 1));
+    const auto base = static_cast<std::size_t>(group_bases_[group]);
+    p->peers = PeerSet(all.subspan(base, i - base), all.subspan(i + 1, group_end[group] - (i + 1)));
     procs_.push_back(std::move(p));
   }
   for (std::size_t k = 0; k < config_.servers.size(); ++k) {
@@ -502,7 +530,18 @@ void Kernel::start_process(Proc& p) {
   if (p.id >= 0) {
     std::unique_ptr<Protocol> protocol = factory_(p.id);
     ELECTSIM_ASSERT(protocol != nullptr, "the factory makes a protocol for every node");
-    auto adapter = std::make_unique<ProtocolProcess>(std::move(protocol), &config_.node_servers);
+    // The node's group: the last whose first node is at or below it.
+    const auto group =
+        static_cast<std::size_t>(std::upper_bound(group_bases_.begin(), group_bases_.end(), p.id) -
+                                 group_bases_.begin() - 1);
+    const NodeId base = group_bases_[group];
+    const NodeId end = group + 1 < group_bases_.size() ? group_bases_[group + 1]
+                                                       : static_cast<NodeId>(config_.node_count);
+    const NodeGroup node_group{
+        base, static_cast<std::uint32_t>(group),
+        std::span<const NodeId>(local_ids_).first(static_cast<std::size_t>(end - base))};
+    auto adapter =
+        std::make_unique<ProtocolProcess>(std::move(protocol), &config_.node_servers, node_group);
     p.node = adapter.get();
     p.process = std::move(adapter);
   } else {

@@ -251,6 +251,10 @@ class Kernel {
   std::vector<std::unique_ptr<Proc>> procs_;
   std::vector<std::int32_t> server_index_;  // [server_slot]: index into procs_, or -1
   std::vector<NodeId> all_nodes_;
+  // The election groups' first nodes, ascending (WorldConfig::groups; one group of every node
+  // without), and 0 to the largest group's size - 1: the ids a group's protocol sees.
+  std::vector<NodeId> group_bases_;
+  std::vector<NodeId> local_ids_;
 
   struct TimerSlot {
     std::uint32_t generation = 1;

@@ -11,20 +11,26 @@
 
 namespace electsim::sim {
 
-ProtocolProcess::ProtocolProcess(std::unique_ptr<Protocol> protocol, const NodeServers* servers)
-    : protocol_(std::move(protocol)), servers_(servers), client_(&servers->store) {
+ProtocolProcess::ProtocolProcess(std::unique_ptr<Protocol> protocol, const NodeServers* servers,
+                                 NodeGroup group)
+    : protocol_(std::move(protocol)), servers_(servers), client_(&servers->store), group_(group) {
   ELECTSIM_ASSERT(protocol_ != nullptr, "a node process runs a protocol");
 }
 
 void ProtocolProcess::on_start(ProcessContext& ctx) {
   ctx_ = &ctx;
+  const NodeId local = ctx.self() - group_.base;
+  ELECTSIM_ASSERT(local >= 0 && static_cast<std::size_t>(local) < group_.size(),
+                  "a node runs in its own group");
+  const auto at = static_cast<std::size_t>(local);
+  peers_ = PeerSet(group_.local_ids.first(at), group_.local_ids.subspan(at + 1));
   deadline_.reset();  // a restarted process has no claim
   client_.start(ctx);
   protocol_->on_start(*this);
 }
 
 void ProtocolProcess::on_message(ProcessContext& /*ctx*/, Endpoint from, const Message& message) {
-  protocol_->on_message(*this, from, message);
+  protocol_->on_message(*this, from >= 0 ? from - group_.base : from, message);
 }
 
 void ProtocolProcess::deliver(ProcessContext& ctx, const StoreReply& reply) {
@@ -60,7 +66,7 @@ void ProtocolProcess::on_payload(ProcessContext& ctx, Endpoint from,
   } else if (auto* redis = payload.get_if<RedisReply>()) {
     protocol_->on_redis_reply(*this, *redis);
   } else if (!payload.empty()) {
-    protocol_->on_reply(*this, from, payload);
+    protocol_->on_reply(*this, from >= 0 ? from - group_.base : from, payload);
   }
 }
 
@@ -91,14 +97,21 @@ TimerId ProtocolProcess::set_timer(Duration after_local, TimerTag tag) {
 }
 
 void ProtocolProcess::send(Endpoint to, const Message& message) {
-  ELECTSIM_ASSERT(to < 0 || static_cast<std::size_t>(to) < ctx_->cluster_size(),
-                  "messages go to configured nodes or to servers");
-  ELECTSIM_ASSERT(to != ctx_->self(), "a node does not message itself");
-  ctx_->send(to, message);
+  ELECTSIM_ASSERT(to < 0 || static_cast<std::size_t>(to) < group_.size(),
+                  "messages go to the group's nodes or to servers");
+  ELECTSIM_ASSERT(to != self(), "a node does not message itself");
+  ctx_->send(to >= 0 ? to + group_.base : to, message);
 }
 
 void ProtocolProcess::broadcast(const Message& message) {
+  // The kernel's peers of a node are its group's other nodes, by their world ids.
   for (NodeId peer : ctx_->peers()) ctx_->send(peer, message);
+}
+
+void ProtocolProcess::announce(const Belief& belief) {
+  Belief seen = belief;
+  if (seen.known_leader >= 0) seen.known_leader += group_.base;
+  ctx_->announce(seen);
 }
 
 RequestId ProtocolProcess::store(StoreRequest request) {
@@ -129,9 +142,10 @@ RequestId ProtocolProcess::sink_write(Token token, std::int64_t payload, Duratio
     ctx_->trace(events::sink_send(ctx_->self(), token, payload, send_delay, late));
   }
   if (send_delay.count() == 0) {
-    ctx_->send(servers_->sink, Payload(SinkWrite{id, token, payload}));
+    ctx_->send(servers_->sink, Payload(SinkWrite{id, token, payload, group_.index}));
   } else {
-    ctx_->send_later(send_delay, servers_->sink, Payload(SinkWrite{id, token, payload}));
+    ctx_->send_later(send_delay, servers_->sink,
+                     Payload(SinkWrite{id, token, payload, group_.index}));
   }
   return id;
 }

@@ -5,7 +5,9 @@
 // requests, replies, watches, sink writes) so that the checkers see it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <span>
 
 #include "sim/node_servers.hpp"
 #include "sim/process.hpp"
@@ -14,10 +16,21 @@
 
 namespace electsim::sim {
 
+// The election group a node runs in, as the adapter translates it. A protocol numbers its
+// group's nodes 0 to size - 1 (Raft's and the ring's arithmetic, the ids it writes into the
+// store and into its messages); the kernel numbers every node of the world. A world of one group
+// has base 0 and size the node count, and the translation is the identity.
+struct NodeGroup {
+  NodeId base = 0;                    // the world's id of the group's node 0
+  std::uint32_t index = 0;            // which group: the sink resource its writes protect
+  std::span<const NodeId> local_ids;  // 0 to size - 1: the group's nodes as its protocol sees them
+  std::size_t size() const { return local_ids.size(); }
+};
+
 class ProtocolProcess final : public Process, private Context {
  public:
-  // `servers` says where its requests go; it outlives the process.
-  ProtocolProcess(std::unique_ptr<Protocol> protocol, const NodeServers* servers);
+  // `servers` says where its requests go; it and `group`'s ids outlive the process.
+  ProtocolProcess(std::unique_ptr<Protocol> protocol, const NodeServers* servers, NodeGroup group);
 
   Protocol& protocol() { return *protocol_; }
 
@@ -31,9 +44,9 @@ class ProtocolProcess final : public Process, private Context {
 
  private:
   // Context, for the protocol: each call forwards to the machine of the current input.
-  NodeId self() const override { return ctx_->self(); }
-  PeerSet peers() const override { return ctx_->peers(); }
-  std::size_t cluster_size() const override { return ctx_->cluster_size(); }
+  NodeId self() const override { return ctx_->self() - group_.base; }
+  PeerSet peers() const override { return peers_; }
+  std::size_t cluster_size() const override { return group_.size(); }
   LocalTime now() const override { return ctx_->now(); }
   LocalTime monotonic_now() const override { return ctx_->monotonic_now(); }
   void send(Endpoint to, const Message& message) override;
@@ -48,7 +61,7 @@ class ProtocolProcess final : public Process, private Context {
   RequestId db(DbRequest request) override;
   RequestId redis(std::size_t master, RedisRequest request) override;
   void request(Endpoint to, Payload payload) override { ctx_->send(to, std::move(payload)); }
-  void announce(const Belief& belief) override { ctx_->announce(belief); }
+  void announce(const Belief& belief) override;
   void own_deadline(std::optional<Duration> remaining) override {
     deadline_.reset();
     if (remaining) deadline_ = ctx_->monotonic_now() + *remaining;
@@ -61,6 +74,8 @@ class ProtocolProcess final : public Process, private Context {
   std::unique_ptr<Protocol> protocol_;
   const NodeServers* servers_;
   StoreClient client_;
+  NodeGroup group_;
+  PeerSet peers_;                      // the group's other nodes, as the protocol numbers them
   ProcessContext* ctx_ = nullptr;      // the kernel's context for this node: one for its whole life
   std::optional<LocalTime> deadline_;  // own_deadline, on the monotonic clock
 };

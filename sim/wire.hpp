@@ -18,10 +18,13 @@
 namespace electsim::sim {
 
 // A write to the sink with a fencing token (Kleppmann, "How to do distributed locking", 2016).
+// Each election group protects its own resource (a service's table): the sink fences each
+// resource by its own tokens.
 struct SinkWrite {
   RequestId id = 0;
   Token token = 0;
   std::int64_t payload = 0;
+  std::uint32_t resource = 0;  // the writer's election group
 };
 
 struct SinkReply {

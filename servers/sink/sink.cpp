@@ -9,19 +9,23 @@ namespace electsim::servers {
 
 using namespace electsim::sim;  // the world's ids, times and wire types
 
-SinkReply Sink::write(Time at, NodeId writer, RequestId id, Token token, std::int64_t payload) {
-  const Token highest_before = highest_;
+SinkReply Sink::write(Time at, NodeId writer, RequestId id, Token token, std::int64_t payload,
+                      std::uint32_t resource) {
+  if (resources_.size() <= resource) resources_.resize(std::size_t{resource} + 1);
+  Resource& r = resources_[resource];
+  const Token highest_before = r.highest;
   // Before the first acceptance there is nothing to be lower than.
-  const bool accepted = !config_.fencing || !any_accepted_ || token >= highest_;
+  const bool accepted = !config_.fencing || !r.any_accepted || token >= r.highest;
   if (accepted) {
-    highest_ = any_accepted_ ? std::max(highest_, token) : token;
-    any_accepted_ = true;
+    r.highest = r.any_accepted ? std::max(r.highest, token) : token;
+    r.any_accepted = true;
   }
   ++decision_count_;
   if (decisions_.size() < kDecisionsKept) {
-    decisions_.push_back(SinkDecision{at, writer, token, payload, accepted, highest_before});
+    decisions_.push_back(
+        SinkDecision{at, writer, token, payload, accepted, highest_before, resource});
   }
-  return SinkReply{id, token, payload, accepted, highest_};
+  return SinkReply{id, token, payload, accepted, r.highest};
 }
 
 }  // namespace electsim::servers

@@ -15,10 +15,10 @@ void SinkServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
                             std::uint32_t from_incarnation, sim::Payload&& payload) {
   const auto* write = payload.get_if<SinkWrite>();
   ELECTSIM_ASSERT(write != nullptr, "the sink receives writes");
-  const Token highest_before = sink_.highest_accepted();
+  const Token highest_before = sink_.highest_accepted(write->resource);
   // Decisions are stamped with the sink's own clock, which is perfect: its reading is true time.
-  const SinkReply reply =
-      sink_.write(Time(ctx.now().ns), from, write->id, write->token, write->payload);
+  const SinkReply reply = sink_.write(Time(ctx.now().ns), from, write->id, write->token,
+                                      write->payload, write->resource);
   if (ctx.traced()) {
     ctx.trace(sim::events::sink_write(from, write->token, write->payload, reply.accepted,
                                       highest_before));
