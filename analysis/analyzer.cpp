@@ -9,8 +9,7 @@ namespace electsim::analysis {
 
 using namespace analyzer_detail;
 
-Analyzer::Analyzer(AnalysisConfig config) : state_(std::make_unique<State>()) {
-  state_->node_count = config.node_count;
+CoordinatorWatch coordinator_watch(AnalysisConfig& config) {
   // The coordinator's servers: the store's members by the topology, or the one server leadership
   // depends on.
   if (config.coordinator == sim::kNoNode) config.coordinator = config.topology.store_member(0);
@@ -21,29 +20,45 @@ Analyzer::Analyzer(AnalysisConfig config) : state_(std::make_unique<State>()) {
       coordinator.push_back(config.topology.store_member(m));
     }
   }
-  state_->coordinator =
-      CoordinatorWatch(std::move(coordinator),
-                       config.topology.kind_of(config.coordinator) == sim::server_kind::postgres);
-  if (config.write_interval && config.write_interval->count() > 0) {
-    state_->outage_gap = 2 * *config.write_interval;
-    state_->report.outages_measured = true;
+  return CoordinatorWatch(std::move(coordinator), config.topology.kind_of(config.coordinator) ==
+                                                      sim::server_kind::postgres);
+}
+
+Analyzer::Analyzer(AnalysisConfig config) {
+  if (config.topology.is_fleet()) {
+    start_fleet(std::move(config));
+    return;
   }
-  state_->report.tokens_ordered = config.tokens_ordered;
-  state_->config = std::move(config);
-  state_->report.node_count = state_->node_count;
-  if (state_->node_count > 0) state_->ensure_node(static_cast<NodeId>(state_->node_count - 1));
-  const AnalysisConfig& c = state_->config;
-  state_->election_type.assign(c.message_types.size(), false);
-  for (std::size_t code = 0; code < c.message_types.size(); ++code) {
-    const auto& election = c.election_message_types;
-    state_->election_type[code] =
-        std::find(election.begin(), election.end(), c.message_types[code]) != election.end();
+  state_ = std::make_unique<State>();
+  state_->coordinator = coordinator_watch(config);
+  state_->init(std::move(config));
+}
+
+void Analyzer::State::init(AnalysisConfig c) {
+  node_count = c.node_count;
+  if (c.write_interval && c.write_interval->count() > 0) {
+    outage_gap = 2 * *c.write_interval;
+    report.outages_measured = true;
+  }
+  report.tokens_ordered = c.tokens_ordered;
+  config = std::move(c);
+  report.node_count = node_count;
+  if (node_count > 0) ensure_node(static_cast<NodeId>(node_count - 1));
+  election_type.assign(config.message_types.size(), false);
+  for (std::size_t code = 0; code < config.message_types.size(); ++code) {
+    const auto& election = config.election_message_types;
+    election_type[code] =
+        std::find(election.begin(), election.end(), config.message_types[code]) != election.end();
   }
 }
 
 Analyzer::~Analyzer() = default;
 
 void Analyzer::on_event(const sim::Event& event) {
+  if (fleet_) {
+    on_fleet_event(event);
+    return;
+  }
   State& s = *state_;
   if (s.finished || s.run_end) return;
   ELECTSIM_ASSERT(event.time >= s.last_event, "events arrive in time order");
@@ -51,6 +66,11 @@ void Analyzer::on_event(const sim::Event& event) {
   ++s.report.events;
   s.advance(event.time);
   s.coordinator.on_event(event);
+  s.apply(event);
+}
+
+void Analyzer::State::apply(const sim::Event& event) {
+  State& s = *this;
   switch (event.kind) {
     case sim::EventKind::run_start:
       if (s.node_count == 0 && event.a > 0) {
@@ -130,12 +150,19 @@ void Analyzer::on_event(const sim::Event& event) {
 }
 
 Report Analyzer::finish() {
+  if (fleet_) return finish_fleet();
   State& s = *state_;
   if (s.finished) return s.report;
-  s.finished = true;
   // Without run_end (a stream cut short) the run is judged up to its configured end or its last
   // event, whichever is later.
   const Time end = s.run_end ? *s.run_end : std::max(s.last_event, Time(s.config.duration));
+  s.finish(end);
+  return s.report;
+}
+
+void Analyzer::State::finish(Time end) {
+  State& s = *this;
+  s.finished = true;
   s.advance(end);
   s.settle_ridden_out(std::nullopt, end);
   for (std::size_t n = 0; n < s.open.size(); ++n) {
@@ -169,7 +196,7 @@ Report Analyzer::finish() {
   for (const Failover& f : r.failovers) {
     if (f.failover) r.failover_requests_peak = std::max(r.failover_requests_peak, f.requests_peak);
   }
-  s.coordinator.finish(r);
+  if (shared_coordinator == nullptr) s.coordinator.finish(r);
   for (std::size_t code = 0; code < s.sent_by_type.size(); ++code) {
     if (s.sent_by_type[code] == 0) continue;
     const bool named =
@@ -183,7 +210,6 @@ Report Analyzer::finish() {
       r.election_messages_sent += count;
     }
   }
-  return r;
 }
 
 }  // namespace electsim::analysis

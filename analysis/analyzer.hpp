@@ -49,7 +49,15 @@ class Analyzer : public sim::Observer {
 
  private:
   struct State;
+  struct Fleet;
+  // A world of many election groups (a fleet): a State per group, fed its own nodes' events
+  // (analysis/analyzer_fleet.cpp).
+  void start_fleet(AnalysisConfig config);
+  void on_fleet_event(const sim::Event& event);
+  Report finish_fleet();
+
   std::unique_ptr<State> state_;
+  std::unique_ptr<Fleet> fleet_;
 };
 
 }  // namespace electsim::analysis

@@ -46,8 +46,15 @@ void Analyzer::State::advance(Time t) {
   }
   if (open_count == 0) report.leaderless_time += d;
   if (steady()) report.steady_time += d;
-  if (open_count == 0 && config.uses_store && !coordinator.can_grant()) report.stall_time += d;
-  coordinator.account(d);
+  if (shared_coordinator != nullptr) {
+    if (open_count == 0 && config.uses_store) {
+      report.stall_time += shared_coordinator->unavailable_until(t) -
+                           shared_coordinator->unavailable_until(accounted);
+    }
+  } else {
+    if (open_count == 0 && config.uses_store && !coordinator.can_grant()) report.stall_time += d;
+    coordinator.account(d);
+  }
   accounted = t;
 }
 

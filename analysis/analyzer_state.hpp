@@ -15,6 +15,7 @@
 #include <charconv>
 #include <map>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "analysis/coordinator.hpp"
@@ -33,6 +34,12 @@ inline bool takes_node_away(sim::FaultKind kind) {
 }
 
 }  // namespace analyzer_detail
+
+// The watch on the coordinator `config` names, with config.coordinator resolved (the store's
+// first member when it names none).
+CoordinatorWatch coordinator_watch(AnalysisConfig& config);
+
+namespace analyzer_detail {}  // namespace analyzer_detail
 
 struct Analyzer::State {
   // A failover not yet finished: waiting for another leader, then for its first accepted write.
@@ -73,6 +80,10 @@ struct Analyzer::State {
   Report report;
   std::size_t node_count = 0;
   CoordinatorWatch coordinator;
+  // A fleet's service: the world's coordinator, watched once for every service, and the world's
+  // id of the service's node 0 (its nodes are numbered from 0 here, as its protocol numbers them).
+  const CoordinatorWatch* shared_coordinator = nullptr;
+  NodeId base = 0;
 
   // Leadership.
   std::vector<std::optional<std::size_t>> open;  // per node: its open interval in report.intervals
@@ -125,6 +136,13 @@ struct Analyzer::State {
   Time last_event;
   std::optional<Time> run_end;
   bool finished = false;
+
+  // Sets up for `config` (its coordinator already resolved).
+  void init(AnalysisConfig config);
+  // Takes in one event (after advance, and after the coordinator took it in).
+  void apply(const sim::Event& event);
+  // Closes the books at `end`: open intervals, the last outage, the rates.
+  void finish(Time end);
 
   void ensure_node(NodeId node);
   bool is_node(NodeId node) const { return node >= 0; }
@@ -230,6 +248,29 @@ struct Analyzer::State {
   void on_equal_token(const sim::Event& e);
 
   void on_fault(const sim::Event& e);
+};
+
+// A fleet: a State per service (analysis/analyzer_fleet.cpp).
+struct Analyzer::Fleet {
+  AnalysisConfig config;  // the world's
+  CoordinatorWatch coordinator;
+  std::vector<std::unique_ptr<State>> services;
+  std::vector<NodeId> bases;  // each service's first node, ascending
+  // The leader key of each service: store changes find their service by key (looked up, never
+  // iterated).
+  std::unordered_map<std::string, std::size_t> by_key;
+  Time accounted;
+  Time last_event;
+  std::optional<Time> run_end;
+  std::uint64_t events = 0;
+  std::uint64_t connections_broken = 0;
+  bool finished = false;
+  Report report;
+
+  std::size_t service_of(NodeId node) const {
+    return static_cast<std::size_t>(std::upper_bound(bases.begin(), bases.end(), node) -
+                                    bases.begin() - 1);
+  }
 };
 
 }  // namespace electsim::analysis

@@ -20,6 +20,15 @@ CoordinatorWatch::CoordinatorWatch(std::vector<sim::Endpoint> members, bool data
     members_.push_back(m);
   }
   can_ = members_can_grant();
+  changes_.push_back(Change{Time(0), Duration(0), can_});
+}
+
+Duration CoordinatorWatch::unavailable_until(Time t) const {
+  const auto after = std::upper_bound(changes_.begin(), changes_.end(), t,
+                                      [](Time at, const Change& c) { return at < c.at; });
+  if (after == changes_.begin()) return Duration(0);
+  const Change& c = *(after - 1);
+  return c.can ? c.before : c.before + (t - c.at);
 }
 
 CoordinatorWatch::Member* CoordinatorWatch::member(sim::Endpoint endpoint) {
@@ -44,6 +53,9 @@ void CoordinatorWatch::on_event(const sim::Event& e) {
   // then, and can_grant() and account() read the answer kept in between.
   if (!apply(e)) return;
   const bool can = members_can_grant();
+  if (can != could) {
+    changes_.push_back(Change{e.time, unavailable_until(e.time), can});
+  }
   can_ = can;
   // An outage starts when a store that could grant no longer can; the first election, before any
   // member has led, is not one.

@@ -32,6 +32,10 @@ class CoordinatorWatch {
   const CoordinatorReport& report() const { return report_; }
   // Adds `d` to the store's unavailable time if it cannot grant now.
   void account(Duration d);
+  // The time from the start to `t` during which the store could not grant, by the answers as
+  // they changed; `t` at or before the event being taken in. A fleet's services ask for the
+  // stretches between their own events.
+  Duration unavailable_until(Time t) const;
 
  private:
   struct Member {
@@ -56,6 +60,13 @@ class CoordinatorWatch {
   sim::Revision highest_returned_ = 0;
   std::optional<Time> outage_since_;  // the store has been unable to grant since then
   bool can_ = true;                   // whether it can grant, as of the last event
+  // Each change of the answer: when, the unavailable time before it, and the answer after it.
+  struct Change {
+    Time at;
+    Duration before{0};
+    bool can = true;
+  };
+  std::vector<Change> changes_;
   std::vector<std::int64_t> commit_latency_ns_;
   CoordinatorReport report_;
 };

@@ -319,6 +319,65 @@ const std::vector<MetricInfo>& catalogue() {
                                  return count(r.store.same_term_leaders + r.store.commit_conflicts +
                                               r.store.linearizability_violations);
                                }},
+      // A fleet's spreads over its services (FleetReport); none for a world of one election.
+      {"fleet_services_split_brain", MetricUnit::count,
+       "a fleet's services that had split brain or two leaders in one epoch", "not a fleet",
+       [](const Report& r) -> std::optional<double> {
+         if (!r.fleet) return std::nullopt;
+         return count(r.fleet->services_split_brain);
+       }},
+      {"fleet_services_stale_accepted", MetricUnit::count,
+       "a fleet's services whose sink resource accepted a stale write", "not a fleet",
+       [](const Report& r) -> std::optional<double> {
+         if (!r.fleet) return std::nullopt;
+         return count(r.fleet->services_stale_accepted);
+       }},
+      {"fleet_services_stalled", MetricUnit::count,
+       "a fleet's services that were without a leader while the coordinator could not grant",
+       "not a fleet",
+       [](const Report& r) -> std::
+                               optional<double> {
+                                 if (!r.fleet) return std::nullopt;
+                                 return count(r.fleet->services_stalled);
+                               }},
+      {"fleet_services_never_led", MetricUnit::count, "a fleet's services that never had a leader",
+       "not a fleet",
+       [](const Report& r) -> std::
+                               optional<double> {
+                                 if (!r.fleet) return std::nullopt;
+                                 return count(r.fleet->services_never_led);
+                               }},
+      {"fleet_leader_changes_p99", MetricUnit::count,
+       "99th percentile over a fleet's services of leader changes (elections after a service's "
+       "first): thrash",
+       "not a fleet",
+       [](const Report& r) -> std::
+                               optional<double> {
+                                 if (!r.fleet) return std::nullopt;
+                                 return static_cast<double>(r.fleet->leader_changes.p99);
+                               }},
+      {"fleet_leader_changes_per_hour_p99", MetricUnit::rate,
+       "fleet_leader_changes_p99 per simulated hour", "not a fleet",
+       [](const Report& r) -> std::optional<double> {
+         if (!r.fleet || r.duration.count() <= 0) return std::nullopt;
+         return static_cast<double>(r.fleet->leader_changes.p99) /
+                (static_cast<double>(r.duration.count()) / 3.6e12);
+       }},
+      {"fleet_leaderless_p99", MetricUnit::duration,
+       "99th percentile over a fleet's services of each service's leaderless time", "not a fleet",
+       [](const Report& r) -> std::optional<double> {
+         if (!r.fleet) return std::nullopt;
+         return static_cast<double>(r.fleet->leaderless_time.p99);
+       }},
+      {"fleet_failover_p99", MetricUnit::duration,
+       "99th percentile of every observed failover of every service of a fleet",
+       "not a fleet, or no observed failover",
+       [](const Report& r) -> std::
+                               optional<double> {
+                                 if (!r.fleet || r.fleet->failover.samples == 0)
+                                   return std::nullopt;
+                                 return static_cast<double>(r.fleet->failover.p99);
+                               }},
   };
   return metrics;
 }

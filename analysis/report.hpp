@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/event.hpp"
@@ -163,6 +164,55 @@ struct CoordinatorReport {
   std::optional<Time> first_violation;
 };
 
+// A spread over a fleet's services (or over its failovers): nearest-rank percentiles
+// (analysis/stats.hpp), in the unit of what is spread (nanoseconds for durations).
+struct Spread {
+  std::int64_t p50 = 0;
+  std::int64_t p90 = 0;
+  std::int64_t p99 = 0;
+  std::int64_t max = 0;
+  std::size_t samples = 0;
+};
+
+// What a fleet (many services, each an election group on its own key, sharing the world's
+// coordinator) lived through, service by service. The report's other figures are the fleet's
+// sums over its services (docs/metrics.md, "Fleets").
+// One service's own figures, as its State measured them (service-local, fixed size).
+struct ServiceFigures {
+  std::uint64_t elections = 0;
+  Duration leaderless_time{0};
+  Duration split_brain_time{0};
+  Duration stall_time{0};
+  Duration outage_time{0};
+  std::uint64_t failovers_observed = 0;
+  std::uint64_t writes_accepted = 0;
+  std::uint64_t stale_writes_accepted = 0;
+  std::uint64_t coordinator_requests = 0;  // store and server requests its nodes sent
+};
+
+struct FleetReport {
+  std::size_t services = 0;
+  std::size_t replicas = 0;
+  std::vector<ServiceFigures> by_service;  // by service index (the world's group order)
+  // Over services: leader changes (elections after a service's first), leaderless time,
+  // split-brain time and stall time of each service.
+  Spread leader_changes;
+  Spread leaderless_time;
+  Spread split_brain_time;
+  Spread stall_time;
+  // Over every observed failover of every service.
+  Spread failover;
+  // Services that had the harm at least once.
+  std::uint64_t services_split_brain = 0;
+  std::uint64_t services_stale_accepted = 0;
+  std::uint64_t services_overwritten = 0;
+  std::uint64_t services_never_led = 0;
+  std::uint64_t services_stalled = 0;  // no leader while the coordinator could not grant
+  // The services that changed leader most often, most first (ties: the earlier service), at
+  // most 5: name and leader changes.
+  std::vector<std::pair<std::string, std::uint64_t>> most_changes;
+};
+
 struct Report {
   std::size_t node_count = 0;
   Duration duration{0};
@@ -274,6 +324,9 @@ struct Report {
   std::uint64_t requests_before_first_leader = 0;
   std::uint64_t sink_writes = 0;
   std::uint64_t events = 0;
+
+  // A fleet's world: the figures above are its services' sums, and this says how they spread.
+  std::optional<FleetReport> fleet;
 };
 
 }  // namespace electsim::analysis

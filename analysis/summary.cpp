@@ -88,6 +88,58 @@ void service_section(std::string& out, const Report& r) {
   }
 }
 
+std::string spread_text(const Spread& s, bool duration) {
+  const auto one = [duration](std::int64_t v) {
+    return duration ? secs(Duration(v)) : std::to_string(v);
+  };
+  return fmt::format("p50 {}, p90 {}, p99 {}, max {}", one(s.p50), one(s.p90), one(s.p99),
+                     one(s.max));
+}
+
+// A fleet: how its services fared, one by one; the sections after it sum over services.
+void fleet_section(std::string& out, const Report& r) {
+  if (!r.fleet) return;
+  const FleetReport& f = *r.fleet;
+  auto it = std::back_inserter(out);
+  out += "\nfleet\n";
+  fmt::format_to(it,
+                 "  {} services of {} nodes, each electing on its own key and writing its own "
+                 "resource; the sections below sum over services\n",
+                 f.services, f.replicas);
+  const double hours = static_cast<double>(r.duration.count()) / 3.6e12;
+  fmt::format_to(it, "  leader changes per service: {}", spread_text(f.leader_changes, false));
+  if (hours > 0) {
+    fmt::format_to(it, " ({:.1f} per hour at p99)",
+                   static_cast<double>(f.leader_changes.p99) / hours);
+  }
+  out += '\n';
+  fmt::format_to(it, "  leaderless per service: {}\n", spread_text(f.leaderless_time, true));
+  if (f.failover.samples > 0) {
+    fmt::format_to(it, "  failover, over {} observed: {}\n", f.failover.samples,
+                   spread_text(f.failover, true));
+  }
+  fmt::format_to(it,
+                 "  services with split brain: {}, with stale writes accepted: {}, overwritten: "
+                 "{}\n",
+                 f.services_split_brain, f.services_stale_accepted, f.services_overwritten);
+  fmt::format_to(it, "  services stalled (no leader while the store could not grant): {}{}\n",
+                 f.services_stalled,
+                 f.services_stalled > 0
+                     ? fmt::format(", stall per service {}", spread_text(f.stall_time, true))
+                     : std::string());
+  if (f.services_never_led > 0) {
+    fmt::format_to(it, "  services that never had a leader: {}\n", f.services_never_led);
+  }
+  if (!f.most_changes.empty()) {
+    out += "  most leader changes:";
+    for (std::size_t i = 0; i < f.most_changes.size(); ++i) {
+      fmt::format_to(it, "{} {} ({})", i == 0 ? "" : ",", f.most_changes[i].first,
+                     f.most_changes[i].second);
+    }
+    out += '\n';
+  }
+}
+
 void leaders_section(std::string& out, const Report& r) {
   auto it = std::back_inserter(out);
   out += "\nleaders\n";
@@ -103,7 +155,8 @@ void leaders_section(std::string& out, const Report& r) {
     fmt::format_to(it, "  ... and {} more intervals\n", r.intervals.size() - shown);
   }
   if (r.first_leader_at) {
-    fmt::format_to(it, "  first leader at {}; {} election{}\n", secs(*r.first_leader_at),
+    fmt::format_to(it, "  {} at {}; {} election{}\n",
+                   r.fleet ? "every service had led" : "first leader", secs(*r.first_leader_at),
                    r.elections, r.elections == 1 ? "" : "s");
   }
 }
@@ -228,7 +281,9 @@ void liveness_section(std::string& out, const Report& r) {
                    observed, ridden_out, regained,
                    r.failovers.size() - observed - ridden_out - regained);
   }
-  for (const Failover& f : r.coordinator_failovers) {
+  const std::size_t coordinator_shown = std::min(r.coordinator_failovers.size(), kFailoversShown);
+  for (std::size_t i = 0; i < coordinator_shown; ++i) {
+    const Failover& f = r.coordinator_failovers[i];
     fmt::format_to(it, "  {} of {} at {}: node {} -> node {}", sim::fault_kind_name(f.fault),
                    f.coordinator_target == sim::kNoNode ? std::string("the coordinator")
                                                         : f.coordinator_target_name,
@@ -242,6 +297,10 @@ void liveness_section(std::string& out, const Report& r) {
                      secs(*f.last_old_write), secs(*f.first_new_write));
     }
     out += '\n';
+  }
+  if (r.coordinator_failovers.size() > coordinator_shown) {
+    fmt::format_to(it, "  ... and {} more coordinator failovers\n",
+                   r.coordinator_failovers.size() - coordinator_shown);
   }
   if (!r.coordinator_failovers.empty()) {
     fmt::format_to(it,
@@ -382,6 +441,7 @@ std::string format_summary(const RunInfo& info, const Report& r, const Verdict& 
                  sim::format_duration(info.duration), info.events_processed,
                  info.kernel_steps == 0 ? std::string()
                                         : fmt::format(" ({} kernel steps)", info.kernel_steps));
+  fleet_section(out, r);
   leaders_section(out, r);
   safety_section(out, r);
   liveness_section(out, r);
@@ -644,6 +704,56 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   cost["sink_writes"] = r.sink_writes;
   cost["events"] = r.events;
   j["cost"] = std::move(cost);
+
+  if (r.fleet) {
+    const FleetReport& f = *r.fleet;
+    // Durations as everywhere in this output: whole nanoseconds (_ns) and seconds (_s).
+    const auto spread = [](const Spread& s, bool duration) {
+      json x = {{"samples", s.samples}};
+      const std::pair<const char*, std::int64_t> values[] = {
+          {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
+      for (const auto& [name, v] : values) {
+        if (duration) {
+          put_duration(x, name, Duration(v));
+        } else {
+          x[name] = v;
+        }
+      }
+      return x;
+    };
+    json most = json::array();
+    for (const auto& [name, changes] : f.most_changes) {
+      most.push_back({{"service", name}, {"leader_changes", changes}});
+    }
+    json by_service = json::array();
+    for (std::size_t k = 0; k < f.by_service.size(); ++k) {
+      const ServiceFigures& one = f.by_service[k];
+      json x = {{"elections", one.elections},
+                {"failovers_observed", one.failovers_observed},
+                {"writes_accepted", one.writes_accepted},
+                {"stale_writes_accepted", one.stale_writes_accepted},
+                {"coordinator_requests", one.coordinator_requests}};
+      put_duration(x, "leaderless_time", one.leaderless_time);
+      put_duration(x, "split_brain_time", one.split_brain_time);
+      put_duration(x, "stall_time", one.stall_time);
+      put_duration(x, "outage_time", one.outage_time);
+      by_service.push_back(std::move(x));
+    }
+    j["fleet"] = {{"services", f.services},
+                  {"replicas", f.replicas},
+                  {"leader_changes", spread(f.leader_changes, false)},
+                  {"leaderless_time", spread(f.leaderless_time, true)},
+                  {"split_brain_time", spread(f.split_brain_time, true)},
+                  {"stall_time", spread(f.stall_time, true)},
+                  {"failover", spread(f.failover, true)},
+                  {"services_split_brain", f.services_split_brain},
+                  {"services_stale_accepted", f.services_stale_accepted},
+                  {"services_overwritten", f.services_overwritten},
+                  {"services_stalled", f.services_stalled},
+                  {"services_never_led", f.services_never_led},
+                  {"most_leader_changes", std::move(most)},
+                  {"by_service", std::move(by_service)}};
+  }
 
   json metrics = json::object();
   for (const MetricInfo& m : metric_catalogue()) {

@@ -130,6 +130,18 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
   }
   runner::LoadResult base = std::move(check.base);
   for (const std::string& w : base.warnings) io.err << "electsim run: warning: " << w << "\n";
+  if (base.scenario && base.scenario->fleet.services > 0) {
+    for (const drawing::OutputFormat& format : drawing::output_formats()) {
+      if (format.one_election && vm.count(format.flag) != 0) {
+        io.err << fmt::format(
+            "electsim run: --{}: the pictures draw one election, and a fleet's services, each "
+            "leading at once, would show as one split brain; nothing was run (write --trace, or "
+            "run one service as a scenario of its own)\n",
+            format.flag);
+        return kExitBadInput;
+      }
+    }
+  }
   std::vector<std::optional<std::string>> variants;
   if (vm.count("variant") != 0) {
     variants.push_back(vm["variant"].as<std::string>());

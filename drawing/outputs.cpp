@@ -129,16 +129,19 @@ constexpr OutputFormat kFormats[] = {
      "failovers marked",
      [](const std::string&, const OutputSetup& s) -> std::unique_ptr<RunOutput> {
        return std::make_unique<TimelineOutput>(s);
-     }},
+     },
+     true},
     {"html", "write one self-contained HTML page: summary, timeline and a step-by-step replay",
      [](const std::string&, const OutputSetup& s) -> std::unique_ptr<RunOutput> {
        return std::make_unique<ReplayOutput>(s);
-     }},
+     },
+     true},
     {"perfetto",
      "write a Perfetto / Chrome trace (Trace Event Format JSON) to FILE (docs/perfetto.md)",
      [](const std::string& path, const OutputSetup& s) -> std::unique_ptr<RunOutput> {
        return std::make_unique<Streamed<PerfettoWriter>>(path, s, "Perfetto trace");
-     }},
+     },
+     true},
     {"history",
      "write a replicated store's history of client operations to FILE as JSON Lines, for a "
      "linearizability checker such as Porcupine or Knossos (docs/trace-format.md)",

@@ -62,6 +62,9 @@ struct OutputFormat {
   const char* flag;  // `electsim run --flag FILE`
   const char* help;
   std::unique_ptr<RunOutput> (*make)(const std::string& path, const OutputSetup& setup);
+  // It draws the world as one election (its split-brain marks, its leader lanes): a fleet's many
+  // services, each leading at once, it would draw as one split brain, so a fleet is refused.
+  bool one_election = false;
 };
 
 std::span<const OutputFormat> output_formats();

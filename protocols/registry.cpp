@@ -37,6 +37,18 @@ const std::vector<ProtocolInfo>& table() {
 
 }  // namespace
 
+std::string fleet_resource(std::string_view base, std::string_view service) {
+  std::string out(base);
+  if (!out.empty() && out.back() == '/') {
+    out.append(service);
+    out.push_back('/');
+  } else {
+    out.push_back('/');
+    out.append(service);
+  }
+  return out;
+}
+
 std::string knob_duration(sim::Duration d) {
   return sim::format_duration(d);
 }

@@ -100,6 +100,11 @@ struct ProtocolInfo {
   // judged rightly even when a parameter is wrong.
   std::vector<std::string> servers;
   DetectionKnob detection;
+  // The text parameter naming what its nodes contend for in their servers (the lease's "key",
+  // ZooKeeper's "prefix"); "" for a protocol that contends for nothing outside its nodes (Bully,
+  // Ring, Raft) or for one fixed resource. A fleet (`services`) gives each service its own value
+  // (fleet_resource); a protocol that needs servers and has none cannot run as a fleet.
+  std::string resource = {};
   // Validates `params` (the protocol object without "name"), reporting problems under `pointer`.
   // Returns nullopt when there were problems.
   std::function<std::optional<PreparedProtocol>(
@@ -117,6 +122,11 @@ sim::ProtocolFactory shared_config_factory(Config config) {
     return std::make_unique<Node>(shared);
   };
 }
+
+// The resource `service` contends for, from the protocol's own `base` value: "/electsim/leader"
+// gives "/electsim/leader/svc-7"; a prefix that ends in "/" stays one ("/electsim/election/"
+// gives "/electsim/election/svc-7/").
+std::string fleet_resource(std::string_view base, std::string_view service);
 
 // The value text of a duration for a knob's --set ("6.666666666s").
 std::string knob_duration(sim::Duration d);

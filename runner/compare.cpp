@@ -183,6 +183,13 @@ CompareOutcome compare_protocols(const std::string& source_text, const std::stri
       outcome.problems.push_back(message + " (protocol " + list + ")");
     }
   }
+  if (run_options.timeline && std::any_of(scenarios.begin(), scenarios.end(),
+                                          [](const Scenario& s) { return s.fleet.services > 0; })) {
+    outcome.problems.push_back(
+        source_name +
+        ": --svg: the timeline draws one election, and a fleet's services, each leading at once, "
+        "would show as one split brain; nothing was run");
+  }
   if (!outcome.problems.empty()) return outcome;
   CompareResult result;
   result.protocols = protocols;

@@ -117,7 +117,7 @@ std::optional<Scenario> Loader::load(const json& document,
   }
   for (const char* key :
        {"faults", "random_faults", "workload", "expect", "variants", "limits", "protocols",
-        "expect_by_protocol", "sweep", "search", "found", "servers"}) {
+        "expect_by_protocol", "sweep", "search", "found", "servers", "services"}) {
     keys.emplace_back(key);
   }
   check_object(document, "", keys, "a scenario");
@@ -219,8 +219,12 @@ std::optional<Scenario> Loader::load(const json& document,
   if (problems_.size() != before) return std::nullopt;
   s.world.duration = *duration_;
   s.world.node_count = *nodes_;
-  // Today's worlds are one election group: every node, running the protocol on its key.
+  // A world is one election group, every node running the protocol on its key, or a fleet.
   s.world.groups = {sim::election_group(s.world.node_count, s.protocol, s.prepared.leader_key)};
+  if (services_ > 0) {
+    build_fleet(s);
+    if (problems_.size() != before) return std::nullopt;
+  }
   s.services.sink.fencing = s.services.sink_fencing.value_or(s.prepared.fencing.value_or(true));
   s.world.limits.max_events = limits.max_events;
   s.limits = limits;

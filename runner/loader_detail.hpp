@@ -139,6 +139,9 @@ class Loader {
                                          bool allow_store);
 
   void read_nodes(const json& document);
+  // `services` instead of `nodes`: a fleet's shape, then (once the protocol is read) its groups.
+  void read_services(const json& v);
+  void build_fleet(Scenario& s);
   void read_duration(const json& document);
   sim::NetworkConfig read_network(const json& v);
   void read_links(const json& v, sim::NetworkConfig& network);
@@ -178,7 +181,9 @@ class Loader {
 
   const LoadOptions& options_;
   Problems& problems_;
-  std::optional<std::size_t> nodes_;  // known once /nodes is valid
+  std::optional<std::size_t> nodes_;  // known once /nodes (or /services) is valid
+  std::size_t services_ = 0;          // /services/count, once valid
+  std::size_t replicas_ = 0;          // /services/replicas, once valid
   std::size_t store_members_ = 1;     // known once /store is read
   // The kinds of server the world has because the protocol needs them or the file has their
   // section, even where that section or the protocol's parameters are wrong.

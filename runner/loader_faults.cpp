@@ -92,6 +92,8 @@ std::string Loader::target_noun(const sim::Target& target) const {
     case sim::TargetKind::leader:
     case sim::TargetKind::follower:
     case sim::TargetKind::random:
+    case sim::TargetKind::service_leader:
+    case sim::TargetKind::service_follower:
       return "an election node";
     case sim::TargetKind::store:
       return servers::server_noun(topology_, topology_.store_member(0));
@@ -267,6 +269,13 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
                                        : text == "follower" ? sim::kFollowerMember
                                        : text == "rest"     ? sim::kRestMember
                                                             : sim::kNoNode;
+            if (role != sim::kNoNode && services_ > 0) {
+              problem(child(group_pointer, i),
+                      "node ids or servers: in a fleet a role names no one node (each service "
+                      "has its own leader)",
+                      json_excerpt(group[i]));
+              continue;
+            }
             if (role != sim::kNoNode) {
               if (role != sim::kFollowerMember && !seen.insert(role).second) {
                 problem(child(group_pointer, i), "each endpoint in at most one group",

@@ -16,6 +16,14 @@ namespace electsim::runner::detail {
 
 void Loader::read_nodes(const json& document) {
   const json* v = get(document, "nodes");
+  if (const json* services = get(document, "services")) {
+    if (v != nullptr) {
+      problem("/nodes", "no node count beside services (services gives count x replicas nodes)",
+              json_excerpt(*v));
+    }
+    read_services(*services);
+    return;
+  }
   if (v == nullptr) {
     problem("/nodes", "the number of nodes, such as 5", kRequired);
     return;
@@ -36,6 +44,118 @@ void Loader::read_nodes(const json& document) {
   }
   nodes_ = static_cast<std::size_t>(*n);
   cluster_size_ = nodes_;
+}
+
+void Loader::read_services(const json& v) {
+  if (!check_object(v, "/services", {"count", "replicas"}, "the services section")) return;
+  const Limits& limits = options_.limits;
+  const auto read = [&](const char* key, std::size_t ceiling, const char* what) {
+    const json* value = get(v, key);
+    if (value == nullptr) {
+      problem(child("/services", key), fmt::format("{}, such as 3", what), kRequired);
+      return std::size_t{0};
+    }
+    const auto n = as_unsigned(*value);
+    if (!n || *n < 1 || *n > ceiling) {
+      problem(child("/services", key),
+              fmt::format("{}: a whole number from 1 to {}", what, ceiling), json_excerpt(*value));
+      return std::size_t{0};
+    }
+    return static_cast<std::size_t>(*n);
+  };
+  const std::size_t count = read("count", limits.max_services, "how many services");
+  const std::size_t replicas =
+      read("replicas", limits.max_nodes, "the election nodes of each service");
+  if (replicas > 0) cluster_size_ = replicas;  // what each service's protocol is checked against
+  if (count == 0 || replicas == 0) return;
+  if (count > limits.max_fleet_nodes / replicas) {
+    problem("/services",
+            fmt::format("at most {} nodes in all, count x replicas (the limit on a fleet's nodes)",
+                        limits.max_fleet_nodes),
+            fmt::format("{} x {}", count, replicas));
+    return;
+  }
+  services_ = count;
+  replicas_ = replicas;
+  nodes_ = count * replicas;
+}
+
+void Loader::build_fleet(Scenario& s) {
+  const protocols::ProtocolInfo* info = protocols::find_protocol(s.protocol);
+  if (info == nullptr || !s.prepared.factory) return;
+  s.fleet.services = services_;
+  s.fleet.replicas = replicas_;
+  std::vector<sim::ProtocolFactory> factories;
+  std::vector<std::optional<std::string>> keys;
+  if (info->resource.empty()) {
+    // A protocol that contends for nothing outside its nodes runs alike in every service; one
+    // that needs its servers for one fixed resource would make every service contend for it.
+    if (s.prepared.uses_store || !info->servers.empty()) {
+      problem("/services",
+              fmt::format("a protocol that can run as a fleet: {} contends for one fixed resource "
+                          "of its servers, so its services would share one election",
+                          s.protocol),
+              json_quoted(s.protocol));
+      return;
+    }
+    factories.push_back(s.prepared.factory);
+    keys.emplace_back(s.prepared.leader_key);
+  } else {
+    // Each service's parameters name its own resource: prepared again, so that its key is checked
+    // as the protocol checks any key.
+    std::string base;
+    if (s.protocol_params.contains(info->resource) &&
+        s.protocol_params.at(info->resource).is_string()) {
+      base = s.protocol_params.at(info->resource).get<std::string>();
+    } else {
+      for (const params::ParamSpec& spec : info->params) {
+        if (spec.name == info->resource) {
+          if (const auto* text = std::get_if<std::string>(&spec.default_value)) base = *text;
+        }
+      }
+    }
+    protocols::ClusterInfo cluster{replicas_, s.workload};
+    for (const std::string& name : info->servers) {
+      if (const servers::ServerKindInfo* kind = servers::find_server_kind(name)) {
+        cluster.servers.emplace_back(name, servers::count_of(*kind, s.services));
+      }
+    }
+    factories.reserve(services_);
+    keys.reserve(services_);
+    json params = s.protocol_params;
+    for (std::size_t k = 0; k < services_; ++k) {
+      params[info->resource] = protocols::fleet_resource(base, fmt::format("svc-{}", k));
+      Problems scratch;
+      std::optional<protocols::PreparedProtocol> prepared =
+          info->prepare(params, "/protocol", cluster, scratch);
+      if (!prepared) {
+        problem(child("/protocol", info->resource),
+                fmt::format("a {} from which every service's own can be made", info->resource),
+                json_quoted(params[info->resource].get<std::string>()));
+        return;
+      }
+      factories.push_back(std::move(prepared->factory));
+      keys.push_back(std::move(prepared->leader_key));
+    }
+  }
+  s.world.groups.clear();
+  s.world.groups.reserve(services_);
+  for (std::size_t k = 0; k < services_; ++k) {
+    sim::ElectionGroup group{
+        fmt::format("svc-{}", k), s.protocol, {}, keys[std::min(k, keys.size() - 1)]};
+    group.nodes.reserve(replicas_);
+    for (std::size_t r = 0; r < replicas_; ++r) {
+      group.nodes.push_back(static_cast<sim::NodeId>(k * replicas_ + r));
+    }
+    s.world.groups.push_back(std::move(group));
+  }
+  // Node n runs service n / replicas's protocol.
+  s.prepared.factory = [factories = std::move(factories),
+                        replicas = replicas_](sim::NodeId self) -> std::unique_ptr<sim::Protocol> {
+    const std::size_t k = static_cast<std::size_t>(self) / replicas;
+    return factories[std::min(k, factories.size() - 1)](self);
+  };
+  s.prepared.leader_key.reset();  // each service's is its group's
 }
 
 void Loader::read_duration(const json& document) {

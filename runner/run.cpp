@@ -118,6 +118,22 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   sim::WorldConfig world = world_for_seed(scenario, options.seed.value_or(scenario.world.seed));
   world.limits.cancel = options.cancel;
   const analysis::TraceHeader header = trace_header(scenario, world);
+  if (header.topology.is_fleet()) {
+    // The pictures draw one election: a fleet's services, each leading at once, would show as
+    // one split brain.
+    std::string drawn = options.timeline ? "the timeline" : "";
+    for (const OutputRequest& request : options.outputs) {
+      if (request.format->one_election) drawn = fmt::format("--{}", request.format->flag);
+    }
+    if (!drawn.empty()) {
+      result.errors.push_back(fmt::format(
+          "{}: the pictures draw one election, and a fleet's services, each leading at once, "
+          "would show as one split brain; nothing was run (write --trace, or run one service as "
+          "a scenario of its own)",
+          drawn));
+      return result;
+    }
+  }
 
   analysis::Analyzer analyzer(header.analysis_config());
   analysis::TraceHasher hasher;

@@ -25,7 +25,10 @@ namespace electsim::runner {
 
 // Upper bounds on everything a file can ask for; each error message names the limit it hit.
 struct Limits {
-  std::size_t max_nodes = 1000;
+  std::size_t max_nodes = 1000;  // of a world of one election group, and of each service
+  // A fleet (`services`): its services, and its nodes (services x replicas).
+  std::size_t max_services = 100'000;
+  std::size_t max_fleet_nodes = 300'000;
   sim::Duration max_duration = std::chrono::hours(24 * 30);
   std::size_t max_faults = 100'000;
   std::uint64_t max_events = 200'000'000;
@@ -71,6 +74,13 @@ struct Scenario {
   std::vector<RandomFault> random_faults;
   std::vector<ClockRanges> clock_ranges;  // one per node
   ClockRanges store_clock_ranges;
+  // A fleet: services of `replicas` nodes each, service k's nodes k x replicas to
+  // (k + 1) x replicas - 1, each group electing on its own resource (docs/fleets.md). 0 services:
+  // one election group of every node.
+  struct Fleet {
+    std::size_t services = 0;
+    std::size_t replicas = 0;
+  } fleet;
   std::string protocol;                                       // registry name
   nlohmann::json protocol_params = nlohmann::json::object();  // without "name", as written
   protocols::PreparedProtocol prepared;

@@ -105,11 +105,13 @@ enum class TargetKind : std::uint8_t {
   store,  // the store: the single store's address, its member 0's in a replicated one
   group_leader,
   group_follower,
+  service_leader,    // a fleet's service: its leader with the newest epoch when the fault fires
+  service_follower,  // a fleet's service: one of its live nodes that does not lead
 };
 struct Target {
   TargetKind kind = TargetKind::none;
-  NodeId node = kNoNode;  // kind == node
-  std::string group;      // kind == group_leader, group_follower
+  NodeId node = kNoNode;  // kind == node; the service's index for service_leader, service_follower
+  std::string group;      // kind == group_leader, group_follower; the service's name
 };
 
 struct FaultSpec {

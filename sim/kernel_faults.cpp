@@ -54,6 +54,33 @@ std::optional<NodeId> Kernel::resolve_target(const Target& target) {
       if (candidates.empty()) return std::nullopt;
       return candidates[faults_rng_.below(candidates.size())];
     }
+    case TargetKind::service_leader:
+    case TargetKind::service_follower: {
+      // The service's nodes, one run of ids (its group); a leader with the newest epoch (ties:
+      // the lowest id), or any live node that does not lead.
+      const auto k = static_cast<std::size_t>(target.node);
+      ELECTSIM_ASSERT(k < group_bases_.size(), "a service of the world");
+      const auto first = static_cast<std::size_t>(group_bases_[k]);
+      const std::size_t end = k + 1 < group_bases_.size()
+                                  ? static_cast<std::size_t>(group_bases_[k + 1])
+                                  : config_.node_count;
+      std::optional<NodeId> best;
+      std::vector<NodeId> candidates;
+      for (std::size_t i = first; i < end; ++i) {
+        const Proc& node = *procs_[i];
+        if (!node.up) continue;
+        const bool leads = node.has_belief && node.belief.role == Role::leader;
+        if (target.kind == TargetKind::service_follower) {
+          if (!leads) candidates.push_back(node.id);
+        } else if (leads && (!best || node.belief.epoch >
+                                          procs_[static_cast<std::size_t>(*best)]->belief.epoch)) {
+          best = node.id;
+        }
+      }
+      if (target.kind == TargetKind::service_leader) return best;
+      if (candidates.empty()) return std::nullopt;
+      return candidates[faults_rng_.below(candidates.size())];
+    }
     case TargetKind::follower:
     case TargetKind::random: {
       std::vector<NodeId> candidates;

@@ -150,6 +150,8 @@ bool obeys(FaultKind kind, const Target& target, const Topology& topology) {
     case TargetKind::leader:
     case TargetKind::follower:
     case TargetKind::random:
+    case TargetKind::service_leader:
+    case TargetKind::service_follower:
       return fault_info(kind).nodes_obey;
     case TargetKind::store:
       return takes(topology.store_member(0));
@@ -160,6 +162,19 @@ bool obeys(FaultKind kind, const Target& target, const Topology& topology) {
       return target.node >= 0 ? fault_info(kind).nodes_obey : takes(target.node);
   }
   return false;
+}
+
+bool Topology::is_fleet() const {
+  if (groups_.size() < 2) return false;
+  std::size_t next = 0;
+  for (const ElectionGroup& g : groups_) {
+    if (g.nodes.empty()) return false;
+    for (const NodeId n : g.nodes) {
+      if (n < 0 || static_cast<std::size_t>(n) != next) return false;
+      ++next;
+    }
+  }
+  return next == node_count_;
 }
 
 ElectionGroup election_group(std::size_t node_count, std::string protocol,

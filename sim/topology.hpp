@@ -123,6 +123,10 @@ class Topology {
   // The server at `index` in `group`, or kNoNode.
   Endpoint group_member(std::string_view group, std::size_t index) const;
 
+  // Whether the world is a fleet: more than one election group, each one run of node ids, the
+  // groups in node order and together every node.
+  bool is_fleet() const;
+
   // The server at `index` among those of `kind`, in the world's order, or kNoNode.
   Endpoint of_kind(std::string_view kind, std::size_t index = 0) const;
 

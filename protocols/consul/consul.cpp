@@ -553,6 +553,7 @@ void ConsulNode::become_follower(sim::Context& ctx, sim::NodeId leader) {
 ProtocolInfo protocol_info() {
   ProtocolInfo info;
   info.name = "consul";
+  info.resource = "key";
   info.description =
       "Consul's lock (consul lock, api.Lock): a session with a TTL renewed every TTL/2, a KV "
       "acquire, lock-delay after a holder's session is invalidated; the token is the acquire's "

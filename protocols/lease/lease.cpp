@@ -701,6 +701,7 @@ std::optional<PreparedProtocol> prepare(const nlohmann::json& params, const std:
 ProtocolInfo protocol_info() {
   ProtocolInfo info;
   info.name = "lease";
+  info.resource = "key";
   info.description =
       "a lease on one store key plus fencing tokens (etcd election, or a Kubernetes-style "
       "record judged on followers' clocks)";
@@ -727,6 +728,7 @@ ProtocolInfo protocol_info() {
 ProtocolInfo kubernetes_protocol_info() {
   ProtocolInfo info;
   info.name = "kubernetes";
+  info.resource = "key";
   info.description =
       "client-go leader election on a Lease record: followers poll it and take it over once it "
       "has not changed for the holder's lease duration by their own clocks (the lease protocol "

@@ -507,6 +507,7 @@ void ZookeeperNode::arm_suspend(sim::Context& ctx, Duration after) {
 ProtocolInfo protocol_info() {
   ProtocolInfo info;
   info.name = "zookeeper";
+  info.resource = "prefix";
   info.description =
       "ZooKeeper's recipe: ephemeral sequential nodes on sessions, the lowest leads, each other "
       "candidate watches only its predecessor; the token is the node's czxid";

@@ -1,0 +1,228 @@
+// Fleets (`services`): many election groups in one world, each on its own key and its own sink
+// resource, judged service by service, sharing one coordinator.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "analysis/summary.hpp"
+#include "analysis/trace.hpp"
+#include "runner/loader.hpp"
+#include "runner/run.hpp"
+#include "tests/files.hpp"
+
+using namespace electsim;
+
+namespace {
+
+runner::LoadResult load_text(const std::string& text) {
+  return runner::load_scenario_text(text, "<fleet>", {});
+}
+
+runner::Scenario load_fleet(const std::string& text) {
+  runner::LoadResult loaded = load_text(text);
+  for (const auto& m : loaded.messages()) UNSCOPED_INFO(m);
+  REQUIRE(loaded.scenario);
+  return *loaded.scenario;
+}
+
+// Four lease services of three nodes; every leader writes; the store pauses for 5 s at 30 s.
+const char* const kFleet = R"({"name": "fleet", "duration": "60s",
+  "services": {"count": 4, "replicas": 3},
+  "protocol": {"name": "lease", "ttl": "3s"},
+  "workload": {"interval": "500ms"},
+  "faults": [{"at": "30s", "kind": "store_pause", "duration": "5s"}]})";
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("electsim-fleet-test-" + name)).string();
+}
+
+std::string messages_of(const runner::LoadResult& loaded) {
+  std::string out;
+  for (const auto& m : loaded.messages()) out += m + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("fleet: services become election groups, each on its own key") {
+  const runner::Scenario s = load_fleet(kFleet);
+  CHECK(s.world.node_count == 12);
+  CHECK(s.fleet.services == 4);
+  CHECK(s.fleet.replicas == 3);
+  REQUIRE(s.world.groups.size() == 4);
+  std::set<std::string> keys;
+  for (std::size_t k = 0; k < 4; ++k) {
+    const sim::ElectionGroup& g = s.world.groups[k];
+    CHECK(g.name == fmt::format("svc-{}", k));
+    CHECK(g.nodes == std::vector<sim::NodeId>{static_cast<sim::NodeId>(3 * k),
+                                              static_cast<sim::NodeId>(3 * k + 1),
+                                              static_cast<sim::NodeId>(3 * k + 2)});
+    REQUIRE(g.key);
+    CHECK(*g.key == fmt::format("/electsim/leader/svc-{}", k));
+    keys.insert(*g.key);
+  }
+  CHECK(keys.size() == 4);
+}
+
+TEST_CASE("fleet: every service leads at once, and that is no split brain") {
+  const auto r = runner::run_scenario(load_fleet(kFleet), runner::RunOptions{});
+  REQUIRE(r.errors.empty());
+  REQUIRE(r.report.fleet);
+  const analysis::FleetReport& f = *r.report.fleet;
+  CHECK(f.services == 4);
+  CHECK(f.replicas == 3);
+  // Four leaders hold at the end, one in each service.
+  std::set<std::size_t> leading;
+  for (const analysis::LeaderInterval& i : r.report.intervals) {
+    if (i.open_at_end) leading.insert(static_cast<std::size_t>(i.node) / 3);
+  }
+  CHECK(leading == std::set<std::size_t>{0, 1, 2, 3});
+  CHECK(r.report.split_brain_time.count() == 0);
+  CHECK(f.services_split_brain == 0);
+  CHECK(r.report.stale_writes_accepted == 0);
+  // Each service wrote its own resource, fenced by its own tokens: nothing was rejected although
+  // the services' tokens interleave.
+  CHECK(r.report.writes_rejected == 0);
+  CHECK(r.report.writes_accepted > 0);
+  // The store's pause left every service without a leader while it could not grant.
+  CHECK(f.services_stalled == 4);
+  CHECK(r.report.store.unavailable_time == std::chrono::seconds(5));
+  const std::string summary = analysis::format_summary(r.info, r.report, r.verdict);
+  CHECK_THAT(summary, Catch::Contains("\nfleet\n  4 services of 3 nodes"));
+  CHECK_THAT(summary, Catch::Contains("services with split brain: 0"));
+}
+
+TEST_CASE("fleet: the services' own figures sum to the fleet's") {
+  const auto r = runner::run_scenario(load_fleet(kFleet), runner::RunOptions{});
+  REQUIRE(r.report.fleet);
+  const analysis::FleetReport& f = *r.report.fleet;
+  REQUIRE(f.by_service.size() == 4);
+  std::uint64_t elections = 0;
+  std::uint64_t writes = 0;
+  std::uint64_t requests = 0;
+  sim::Duration leaderless{0};
+  sim::Duration stall{0};
+  sim::Duration outage{0};
+  for (const analysis::ServiceFigures& one : f.by_service) {
+    elections += one.elections;
+    writes += one.writes_accepted;
+    requests += one.coordinator_requests;
+    leaderless += one.leaderless_time;
+    stall += one.stall_time;
+    outage += one.outage_time;
+    CHECK(one.elections >= 1);
+  }
+  CHECK(elections == r.report.elections);
+  CHECK(writes == r.report.writes_accepted);
+  CHECK(requests == r.report.store_requests_total + r.report.server_requests_total);
+  CHECK(leaderless == r.report.leaderless_time);
+  CHECK(stall == r.report.stall_time);
+  CHECK(outage == r.report.outage_time);
+  // The spread's maximum is one of the services' own.
+  sim::Duration most{0};
+  for (const analysis::ServiceFigures& one : f.by_service)
+    most = std::max(most, one.leaderless_time);
+  CHECK(f.leaderless_time.max == most.count());
+}
+
+TEST_CASE("fleet: a fault on one service's leader fails over that service alone") {
+  std::string text = kFleet;
+  text.replace(text.find(R"({"at": "30s", "kind": "store_pause", "duration": "5s"})"),
+               std::string(R"({"at": "30s", "kind": "store_pause", "duration": "5s"})").size(),
+               R"({"at": "20s", "kind": "crash", "target": "svc-2:leader"})");
+  const auto r = runner::run_scenario(load_fleet(text), runner::RunOptions{});
+  REQUIRE(r.errors.empty());
+  REQUIRE(r.report.failovers.size() == 1);
+  const analysis::Failover& f = r.report.failovers.front();
+  // Service 2's nodes are 6, 7 and 8: its leader crashed and another of its nodes took over.
+  CHECK(f.old_leader / 3 == 2);
+  REQUIRE(f.failover);
+  CHECK(f.new_leader / 3 == 2);
+  CHECK(f.new_leader != f.old_leader);
+  REQUIRE(r.report.fleet);
+  CHECK(r.report.fleet->failover.samples == 1);
+  CHECK(r.report.fleet->by_service[2].failovers_observed == 1);
+  CHECK(r.report.fleet->by_service[0].elections == 1);
+  CHECK(r.report.fleet->by_service[2].elections == 2);
+}
+
+TEST_CASE("fleet: a fleet's trace reads back to the same report") {
+  const std::string path = temp_path("fleet.jsonl");
+  const auto r =
+      runner::run_scenario(load_fleet(kFleet), runner::RunOptions{}.output("trace", path));
+  REQUIRE(r.errors.empty());
+  std::istringstream text(testing::slurp(path));
+  std::remove(path.c_str());
+  const analysis::TraceReadResult read = analysis::read_trace(text);
+  REQUIRE(read.error == "");
+  REQUIRE(read.report.fleet);
+  CHECK(read.report.fleet->services == 4);
+  CHECK(read.report.elections == r.report.elections);
+  CHECK(read.report.leaderless_time == r.report.leaderless_time);
+  CHECK(read.report.stall_time == r.report.stall_time);
+  CHECK(read.report.writes_accepted == r.report.writes_accepted);
+}
+
+TEST_CASE("fleet: Raft runs as a fleet, each service a Raft group of its own") {
+  const auto r = runner::run_scenario(load_fleet(R"({"name": "raft-fleet", "duration": "10s",
+    "services": {"count": 3, "replicas": 5}, "protocol": {"name": "raft"}})"),
+                                      runner::RunOptions{});
+  REQUIRE(r.errors.empty());
+  REQUIRE(r.report.fleet);
+  CHECK(r.report.fleet->services_never_led == 0);
+  CHECK(r.report.split_brain_time.count() == 0);
+  // Votes stay in their own group: no message crosses services.
+  for (const analysis::LeaderInterval& i : r.report.intervals) CHECK(i.node < 15);
+  CHECK(r.report.first_leader_at);
+}
+
+TEST_CASE("fleet: what a fleet cannot be is refused with where and why") {
+  const auto fails = [](const std::string& text, const std::string& expected) {
+    const runner::LoadResult loaded = load_text(text);
+    CHECK_FALSE(loaded.scenario);
+    CHECK_THAT(messages_of(loaded), Catch::Contains(expected));
+  };
+  fails(R"({"name": "f", "duration": "10s", "nodes": 5, "services": {"count": 2, "replicas": 3},
+            "protocol": {"name": "lease"}})",
+        "at /nodes: expected no node count beside services");
+  fails(R"({"name": "f", "duration": "10s", "services": {"count": 2},
+            "protocol": {"name": "lease"}})",
+        "at /services/replicas");
+  fails(R"({"name": "f", "duration": "10s", "services": {"count": 200000, "replicas": 3},
+            "protocol": {"name": "lease"}})",
+        "at /services/count");
+  fails(R"({"name": "f", "duration": "10s", "services": {"count": 100000, "replicas": 4},
+            "protocol": {"name": "lease"}})",
+        "the limit on a fleet's nodes");
+  fails(R"({"name": "f", "duration": "10s", "services": {"count": 2, "replicas": 3},
+            "protocol": {"name": "redlock"}})",
+        "redlock contends for one fixed resource");
+  fails(R"({"name": "f", "duration": "10s", "services": {"count": 2, "replicas": 3},
+            "protocol": {"name": "lease"}, "faults": [{"at": "1s", "kind": "crash",
+            "target": "leader"}]})",
+        "in a fleet each service has its own leader");
+  fails(R"({"name": "f", "duration": "10s", "services": {"count": 2, "replicas": 3},
+            "protocol": {"name": "lease"}, "faults": [{"at": "1s", "kind": "crash",
+            "target": "svc-2:leader"}]})",
+        "K from 0 to 1");
+  fails(R"({"name": "f", "duration": "10s", "services": {"count": 2, "replicas": 3},
+            "protocol": {"name": "lease"}, "faults": [{"at": "1s", "kind": "partition",
+            "groups": [["leader"], [0, 1]]}]})",
+        "in a fleet a role names no one node");
+}
+
+TEST_CASE("fleet: the pictures, which draw one election, refuse a fleet before it runs") {
+  const std::string path = temp_path("fleet.svg");
+  const auto r = runner::run_scenario(load_fleet(kFleet), runner::RunOptions{}.output("svg", path));
+  REQUIRE(r.errors.size() == 1);
+  CHECK_THAT(r.errors.front(), Catch::Contains("--svg: the pictures draw one election"));
+  CHECK(r.stats.events == 0);
+  CHECK_FALSE(std::filesystem::exists(path));
+}
