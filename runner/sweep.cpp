@@ -429,7 +429,12 @@ RunRecord record_of(std::uint64_t run, std::uint64_t seed, const RunResult& resu
   for (const sim::Duration o : report.store.outages) r.store_outages_ns.push_back(o.count());
   for (const analysis::Outage& o : report.outages) r.outages_ns.push_back(o.duration.count());
   r.outages_unresolved = report.outages_unresolved;
-  r.outage_time_ns = report.outage_time.count();
+  // A fleet's outage time is its services' sum: the writable share is the mean service's, so
+  // the record keeps the mean service's outage time over one service's writing span.
+  const auto services =
+      report.fleet ? static_cast<std::int64_t>(std::max<std::size_t>(report.fleet->services, 1))
+                   : 1;
+  r.outage_time_ns = report.outage_time.count() / services;
   if (report.first_write_at) {
     r.writing_span_ns = std::max<std::int64_t>(0, r.duration_ns - report.first_write_at->ns);
   }

@@ -15,6 +15,7 @@
 #include "analysis/trace.hpp"
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
+#include "runner/sweep.hpp"
 #include "tests/files.hpp"
 
 using namespace electsim;
@@ -225,4 +226,33 @@ TEST_CASE("fleet: the pictures, which draw one election, refuse a fleet before i
   CHECK_THAT(r.errors.front(), Catch::Contains("--svg: the pictures draw one election"));
   CHECK(r.stats.events == 0);
   CHECK_FALSE(std::filesystem::exists(path));
+}
+
+TEST_CASE("fleet: a sweep of a fleet is the same on any number of threads, its shares in range") {
+  runner::SweepDefinition d;
+  d.scenario_path = "<fleet>";
+  auto axis = runner::parse_grid_axis("protocol.ttl=3s,20s");
+  INFO(axis.error);
+  REQUIRE(axis.value);
+  d.axes.push_back(*axis.value);
+  d.seeds = {1, 3};
+  runner::PlanOutcome planned = runner::plan_sweep(kFleet, std::move(d));
+  for (const auto& p : planned.problems) UNSCOPED_INFO(p);
+  REQUIRE(planned.plan);
+  runner::SweepOptions one;
+  runner::SweepOptions two;
+  two.jobs = 2;
+  const runner::SweepResult a = runner::run_sweep(*planned.plan, one);
+  const runner::SweepResult b = runner::run_sweep(*planned.plan, two);
+  const auto points_a = runner::summarise(a);
+  const auto points_b = runner::summarise(b);
+  CHECK(runner::sweep_points_csv(a, points_a) == runner::sweep_points_csv(b, points_b));
+  CHECK(runner::sweep_runs_csv(a) == runner::sweep_runs_csv(b));
+  REQUIRE(points_a.size() == 2);
+  for (const runner::PointSummary& p : points_a) {
+    // Outage time summed over four services is the mean service's share of the time.
+    REQUIRE(p.writable_fraction);
+    CHECK(*p.writable_fraction > 0.8);
+    CHECK(*p.writable_fraction <= 1.0);
+  }
 }
