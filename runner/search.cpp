@@ -504,6 +504,14 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
     outcome.problems = base.messages();
     return outcome;
   }
+  if (base.scenario->fleet.services > 0) {
+    // The nemesis aims at the world's roles, which name no one node in a fleet.
+    outcome.problems.push_back(fmt::format(
+        "{}: a fleet (services) is not searched: the nemesis aims at the world's leader and "
+        "followers, and in a fleet each service has its own (docs/fleets.md)",
+        source));
+    return outcome;
+  }
   // The healing bound is the protocol's own worst-case recovery unless one was given; a given
   // one below it is said, since no_recovery findings under it are the protocol's design.
   SearchConfig config = asked;

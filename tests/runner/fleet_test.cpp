@@ -15,6 +15,7 @@
 #include "analysis/trace.hpp"
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
+#include "runner/search.hpp"
 #include "runner/sweep.hpp"
 #include "tests/files.hpp"
 
@@ -255,4 +256,14 @@ TEST_CASE("fleet: a sweep of a fleet is the same on any number of threads, its s
     CHECK(*p.writable_fraction > 0.8);
     CHECK(*p.writable_fraction <= 1.0);
   }
+}
+
+TEST_CASE("fleet: the search, whose nemesis aims at the world's roles, refuses a fleet") {
+  runner::SearchConfig config;
+  config.runs = 2;
+  const runner::SearchOutcome outcome = runner::run_search(nlohmann::json::parse(kFleet), "<fleet>",
+                                                           runner::LoadOptions{}, config, {});
+  CHECK_FALSE(outcome.result);
+  REQUIRE(outcome.problems.size() == 1);
+  CHECK_THAT(outcome.problems.front(), Catch::Contains("a fleet (services) is not searched"));
 }
