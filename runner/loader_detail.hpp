@@ -173,6 +173,11 @@ class Loader {
   std::optional<sim::FaultSpec> read_fault(const json& v, const std::string& pointer,
                                            RandomFault* generator = nullptr);
   std::vector<sim::FaultSpec> read_faults(const json& v);
+  // A fleet's fault on many nodes, as the faults it stands for (each with "services" removed and
+  // its target one node or one service's role): a whole service ("svc-K"), or a role of a share
+  // of the services ("services": 0.25). Nullopt for any other fault; an empty list after a
+  // problem.
+  std::optional<std::vector<json>> fleet_faults(const json& v, const std::string& pointer);
   std::optional<RandomFault> read_random_fault(const json& v, const std::string& pointer);
   std::vector<RandomFault> read_random_faults(const json& v, const json* fixed);
   std::vector<analysis::Expectation> read_expect(const json& v, const std::string& pointer);

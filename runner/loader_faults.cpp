@@ -1,9 +1,12 @@
 // The scenario loader (runner/loader_detail.hpp): `faults` and `random_faults`.
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -346,9 +349,97 @@ std::vector<sim::FaultSpec> Loader::read_faults(const json& v) {
     return faults;
   }
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (auto fault = read_fault(v[i], child("/faults", i))) faults.push_back(std::move(*fault));
+    const std::string pointer = child("/faults", i);
+    if (std::optional<std::vector<json>> many = fleet_faults(v[i], pointer)) {
+      if (faults.size() + many->size() > limit) {
+        problem(pointer,
+                fmt::format("at most {} faults in all (the limit on faults), counting each "
+                            "node or service a fleet's fault stands for",
+                            limit),
+                fmt::format("{} more", many->size()));
+        return faults;
+      }
+      for (const json& one : *many) {
+        // Each stands for the file's fault: a problem in it is the file's, said once.
+        const std::size_t before = problems_.size();
+        if (auto fault = read_fault(one, pointer)) faults.push_back(std::move(*fault));
+        if (problems_.size() != before) break;
+      }
+      continue;
+    }
+    if (auto fault = read_fault(v[i], pointer)) faults.push_back(std::move(*fault));
   }
   return faults;
+}
+
+std::optional<std::vector<json>> Loader::fleet_faults(const json& v, const std::string& pointer) {
+  if (services_ == 0 || !v.is_object()) return std::nullopt;
+  const json* share = get(v, "services");
+  const json* target = get(v, "target");
+  const std::string text =
+      target != nullptr && target->is_string() ? target->get<std::string>() : std::string();
+  // One whole service: "svc-K" without a role.
+  std::optional<std::size_t> whole;
+  if (share == nullptr && text.starts_with("svc-") && text.find(':') == std::string::npos) {
+    std::size_t k = 0;
+    const char* first = text.data() + 4;
+    const char* last = text.data() + text.size();
+    const auto [end, ec] = std::from_chars(first, last, k);
+    if (ec != std::errc{} || end != last || first == last || (*first == '0' && last - first > 1) ||
+        k >= services_) {
+      problem(child(pointer, "target"),
+              fmt::format("a service, \"svc-K\" with K from 0 to {}, or one of its roles "
+                          "(\"svc-K:leader\", \"svc-K:follower\")",
+                          services_ - 1),
+              json_excerpt(*target));
+      return std::vector<json>{};
+    }
+    whole = k;
+  }
+  if (share == nullptr && !whole) return std::nullopt;
+  std::vector<std::size_t> chosen;
+  std::string role = "service";
+  if (whole) {
+    chosen.push_back(*whole);
+  } else {
+    if (!share->is_number() || !(share->get<double>() > 0.0) || share->get<double>() > 1.0) {
+      problem(child(pointer, "services"),
+              "the share of the fleet's services the fault strikes, a number above 0 and at most "
+              "1",
+              json_excerpt(*share));
+      return std::vector<json>{};
+    }
+    if (text != "leader" && text != "follower" && text != "service") {
+      problem(child(pointer, "target"),
+              "with \"services\", the role it strikes in each: \"leader\", \"follower\" or "
+              "\"service\" (every node of the service)",
+              target == nullptr ? std::string(kRequired) : json_excerpt(*target));
+      return std::vector<json>{};
+    }
+    role = text;
+    // ceil(share x count) services, spread evenly: services floor(i x count / n).
+    const double exact = share->get<double>() * static_cast<double>(services_);
+    const auto n =
+        std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(exact - 1e-9)), 1, services_);
+    for (std::size_t i = 0; i < n; ++i) chosen.push_back(i * services_ / n);
+  }
+  std::vector<json> out;
+  json base = v;
+  base.erase("services");
+  for (const std::size_t k : chosen) {
+    if (role == "service") {
+      for (std::size_t r = 0; r < replicas_; ++r) {
+        json one = base;
+        one["target"] = k * replicas_ + r;
+        out.push_back(std::move(one));
+      }
+    } else {
+      json one = base;
+      one["target"] = fmt::format("svc-{}:{}", k, role);
+      out.push_back(std::move(one));
+    }
+  }
+  return out;
 }
 
 std::optional<RandomFault> Loader::read_random_fault(const json& v, const std::string& pointer) {

@@ -267,3 +267,54 @@ TEST_CASE("fleet: the search, whose nemesis aims at the world's roles, refuses a
   REQUIRE(outcome.problems.size() == 1);
   CHECK_THAT(outcome.problems.front(), Catch::Contains("a fleet (services) is not searched"));
 }
+
+TEST_CASE("fleet: one fault strikes a share of the services, or a whole service") {
+  std::string text = kFleet;
+  const std::string pause = R"({"at": "30s", "kind": "store_pause", "duration": "5s"})";
+  // The leaders of half the services (0 and 2, spread evenly) crash at 20 s, and every node of
+  // service 3 at 40 s.
+  text.replace(text.find(pause), pause.size(),
+               R"({"at": "20s", "kind": "crash", "target": "leader", "services": 0.5},
+                  {"at": "40s", "kind": "crash", "target": "svc-3"})");
+  const runner::Scenario s = load_fleet(text);
+  REQUIRE(s.world.faults.size() == 5);
+  CHECK(s.world.faults[0].target.kind == sim::TargetKind::service_leader);
+  CHECK(s.world.faults[0].target.node == 0);
+  CHECK(s.world.faults[1].target.node == 2);
+  for (std::size_t i = 2; i < 5; ++i) {
+    CHECK(s.world.faults[i].target.kind == sim::TargetKind::node);
+    CHECK(s.world.faults[i].target.node == static_cast<sim::NodeId>(9 + i - 2));
+  }
+  const auto r = runner::run_scenario(s, runner::RunOptions{});
+  REQUIRE(r.errors.empty());
+  REQUIRE(r.report.fleet);
+  const analysis::FleetReport& f = *r.report.fleet;
+  CHECK(f.by_service[0].failovers_observed == 1);
+  CHECK(f.by_service[1].failovers_observed == 0);
+  CHECK(f.by_service[2].failovers_observed == 1);
+  // Service 3 lost every node: its leader's crash is a failover that never resolves.
+  CHECK(f.by_service[3].failovers_observed == 0);
+  CHECK(f.by_service[3].leaderless_time >= std::chrono::seconds(19));
+
+  const auto fails = [](const std::string& file, const std::string& expected) {
+    const runner::LoadResult loaded = load_text(file);
+    CHECK_FALSE(loaded.scenario);
+    CHECK_THAT(messages_of(loaded), Catch::Contains(expected));
+  };
+  std::string bad = kFleet;
+  bad.replace(bad.find(pause), pause.size(),
+              R"({"at": "20s", "kind": "crash", "target": "leader", "services": 1.5})");
+  fails(bad, "at /faults/0/services: expected the share of the fleet's services");
+  bad = kFleet;
+  bad.replace(bad.find(pause), pause.size(),
+              R"({"at": "20s", "kind": "crash", "target": 3, "services": 0.5})");
+  fails(bad, "at /faults/0/target: expected with \"services\", the role it strikes");
+  bad = kFleet;
+  bad.replace(bad.find(pause), pause.size(),
+              R"({"at": "20s", "kind": "crash", "target": "svc-4"})");
+  fails(bad, "\"svc-K\" with K from 0 to 3");
+  // Outside a fleet "services" is no key of a fault.
+  fails(R"({"name": "f", "duration": "10s", "nodes": 3, "protocol": {"name": "lease"},
+            "faults": [{"at": "1s", "kind": "crash", "target": "leader", "services": 0.5}]})",
+        "services");
+}
