@@ -10,6 +10,10 @@
 //   sweep-lease  a sweep: --runs seeds (default 1000) of 60 s of the lease protocol on 5 nodes,
 //                with leader GC pauses drawn from a lognormal at a Poisson rate, first on one
 //                thread and then on --jobs threads (default: the machine's cores).
+//   fleet-10k, fleet-100k  a fleet: 10,000 (100,000) services of 3 lease nodes, TTL 10 s, on a
+//                3-member store of etcd's capacity (33 us a request, one at a time), for 600 (60)
+//                simulated seconds, in a process of its own: events per wall second, peak memory,
+//                and the speed as a share of lease-5's events per wall second in the same run.
 //   search-lease, search-raft  electsim search on 5 nodes with a 60 s horizon (40 s of faults, 20 s
 //                to heal): --runs runs (default 1000) without shrinking, on one thread and on
 //                --jobs threads; then what shrinking one finding cost, in runs and wall time.
@@ -388,6 +392,100 @@ int bench_scale(std::uint64_t seed) {
   return 0;
 }
 
+// Events per wall second of lease-5 over `sim_seconds`, quietly: the yardstick of the fleet rows.
+double lease_events_per_second(double sim_seconds, std::uint64_t seed) {
+  const std::string text = fmt::format(
+      R"({{"name": "lease-steady-state", "nodes": 5, "duration": "{}s",
+          "protocol": {{"name": "lease", "ttl": "2s"}},
+          "network": {{"latency": {{"dist": "uniform", "min": "1ms", "max": "10ms",
+                                     "step": "1ms"}}}},
+          "workload": {{"interval": "100ms"}}}})",
+      static_cast<long long>(sim_seconds));
+  runner::LoadOptions options;
+  options.seed = seed;
+  const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench lease-5>", options);
+  if (!loaded.scenario) return -1;
+  const auto start = std::chrono::steady_clock::now();
+  const runner::RunResult r = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
+  return static_cast<double>(r.stats.events) / std::max(seconds_since(start), 1e-9);
+}
+
+// One fleet row, run in a child process so that its peak memory is its own.
+int bench_fleet(std::size_t services, int sim_seconds, std::uint64_t seed) {
+  const double yardstick = lease_events_per_second(3600, seed);
+  if (yardstick < 0) return 2;
+  int out[2];
+  if (pipe(out) != 0) return 2;
+  const pid_t child = fork();
+  if (child < 0) return 2;
+  if (child == 0) {
+    close(out[0]);
+    const std::string text = fmt::format(
+        R"({{"name": "fleet", "duration": "{}s",
+            "services": {{"count": {}, "replicas": 3}},
+            "protocol": {{"name": "lease", "ttl": "10s"}},
+            "store": {{"members": 3, "capacity": {{"service_time": "33us"}}}},
+            "network": {{"latency": {{"dist": "uniform", "min": "1ms", "max": "10ms",
+                                       "step": "1ms"}}}},
+            "workload": {{"interval": "1s"}}}})",
+        sim_seconds, services);
+    runner::LoadOptions options;
+    options.seed = seed;
+    const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench fleet>", options);
+    if (!loaded.scenario) {
+      for (const auto& m : loaded.messages()) std::fprintf(stderr, "%s\n", m.c_str());
+      _exit(1);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const runner::RunResult r = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
+    const double wall = seconds_since(start);
+    const double events = static_cast<double>(r.stats.events);
+    const analysis::FleetReport empty;
+    const analysis::FleetReport& f = r.report.fleet ? *r.report.fleet : empty;
+    const std::string row =
+        fmt::format("{} {} {:.0f} {:.3f} {} {} {}{}", events, r.report.store_requests_total,
+                    events / wall, wall, f.leader_changes.p99, f.services_never_led,
+                    r.report.store.requests_refused, r.stats.hit_event_limit ? " limit" : "");
+    const ssize_t written = write(out[1], row.data(), row.size());
+    _exit(written == static_cast<ssize_t>(row.size()) ? 0 : 1);
+  }
+  close(out[1]);
+  std::string row;
+  char buffer[4096];
+  for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) > 0;) {
+    row.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(out[0]);
+  int status = 0;
+  rusage usage{};
+  if (wait4(child, &status, 0, &usage) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "fleet: the run of %zu services failed\n", services);
+    return 2;
+  }
+  double events = 0;
+  unsigned long long requests = 0;
+  double rate = 0;
+  double wall = 0;
+  long long changes = 0;
+  unsigned long long never = 0;
+  unsigned long long refused = 0;
+  if (std::sscanf(row.c_str(), "%lf %llu %lf %lf %lld %llu %llu", &events, &requests, &rate, &wall,
+                  &changes, &never, &refused) != 7) {
+    return 2;
+  }
+  const std::string name = fmt::format("fleet-{}k", services / 1000);
+  std::printf("%-12s %zu services x 3, simulated %d s: events %.0f  store requests %llu\n",
+              name.c_str(), services, sim_seconds, events, requests);
+  std::printf("%-12s wall %.3f s  %.2f M events/s  peak %.0f MB%s\n", name.c_str(), wall,
+              rate / 1e6, static_cast<double>(usage.ru_maxrss) / 1024.0,
+              row.ends_with(" limit") ? "  (stopped at the event limit)" : "");
+  std::printf("%-12s leader changes p99 %lld, services never led %llu, refused %llu\n",
+              name.c_str(), changes, never, refused);
+  std::printf("%s runs at %.2f of lease-5's events per wall second (%.2f M)\n", name.c_str(),
+              rate / yardstick, yardstick / 1e6);
+  return 0;
+}
+
 double search_once(const nlohmann::json& document, const runner::LoadOptions& load,
                    const runner::SearchConfig& config, unsigned jobs, const char* name,
                    runner::SearchResult* kept) {
@@ -457,7 +555,9 @@ void usage() {
       "usage: electsim_bench [WORKLOAD...] [--seconds T] [--seed N] [--runs N] [--jobs N]\n"
       "workloads: heartbeat-5 baseline-5 raft-5 lease-5 lease-5-store-3 sweep-lease\n"
       "           search-lease search-raft (default: all), and\n"
-      "           scale (every protocol on 5 to 1000 nodes: minutes; only when named)\n"
+      "           scale (every protocol on 5 to 1000 nodes: minutes; only when named),\n"
+      "           fleet-10k, fleet-100k (a fleet on a store at capacity: minutes; only when "
+      "named)\n"
       "--seconds T  simulated seconds per workload (default 36000; not sweep-lease)\n"
       "--seed N     root seed (default 1)\n"
       "--runs N     seeds in sweep-lease, runs in search-* (default 1000)\n"
@@ -497,7 +597,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (arg == "heartbeat-5" || arg == "baseline-5" || arg == "raft-5" || arg == "lease-5" ||
                arg == "lease-5-store-3" || arg == "sweep-lease" || arg == "scale" ||
-               arg == "search-lease" || arg == "search-raft") {
+               arg == "search-lease" || arg == "search-raft" || arg == "fleet-10k" ||
+               arg == "fleet-100k") {
       workloads.push_back(arg);
     } else {
       std::fprintf(stderr, "electsim_bench: unknown argument %s\n", arg.c_str());
@@ -527,6 +628,8 @@ int main(int argc, char** argv) {
     }
     if (w == "sweep-lease" && bench_sweep(runs, jobs) != 0) return 2;
     if (w == "scale" && bench_scale(seed) != 0) return 2;
+    if (w == "fleet-10k" && bench_fleet(10'000, 600, seed) != 0) return 2;
+    if (w == "fleet-100k" && bench_fleet(100'000, 60, seed) != 0) return 2;
     if ((w == "search-lease" || w == "search-raft") && bench_search(w, runs, jobs) != 0) return 2;
   }
   if (kernel_rate > 0 && baseline_rate > 0) {
