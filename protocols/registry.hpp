@@ -64,6 +64,10 @@ struct PreparedProtocol {
   // The longest a healed world may take to have one leader again, from the parameters: the
   // search's healing bound defaults to it. None where nothing bounds it.
   std::optional<sim::Duration> worst_recovery;
+  // A protocol with a resource parameter (ProtocolInfo::resource): the factory of the same
+  // configuration contending for `resource` instead, for a fleet's services, without reading the
+  // parameters again. Its leader key, where it has one, is that resource.
+  std::function<sim::ProtocolFactory(const std::string& resource)> with_resource = {};
 };
 
 // One `--set` a knob expands to: a scenario path and its value, as text.

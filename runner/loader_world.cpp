@@ -101,8 +101,7 @@ void Loader::build_fleet(Scenario& s) {
     factories.push_back(s.prepared.factory);
     keys.emplace_back(s.prepared.leader_key);
   } else {
-    // Each service's parameters name its own resource: prepared again, so that its key is checked
-    // as the protocol checks any key.
+    // Each service contends for its own resource: the file's, with the service's name appended.
     std::string base;
     if (s.protocol_params.contains(info->resource) &&
         s.protocol_params.at(info->resource).is_string()) {
@@ -122,20 +121,28 @@ void Loader::build_fleet(Scenario& s) {
     }
     factories.reserve(services_);
     keys.reserve(services_);
+    const auto resource_of = [&](std::size_t k) {
+      return protocols::fleet_resource(base, fmt::format("svc-{}", k));
+    };
+    // The first and the last service's parameters are read again with their own resource, as
+    // the protocol reads any (the others differ only in the service's number); every service's
+    // configuration is then the file's with its resource replaced.
     json params = s.protocol_params;
-    for (std::size_t k = 0; k < services_; ++k) {
-      params[info->resource] = protocols::fleet_resource(base, fmt::format("svc-{}", k));
+    for (const std::size_t k : {std::size_t{0}, services_ - 1}) {
+      params[info->resource] = resource_of(k);
       Problems scratch;
-      std::optional<protocols::PreparedProtocol> prepared =
-          info->prepare(params, "/protocol", cluster, scratch);
-      if (!prepared) {
+      if (!info->prepare(params, "/protocol", cluster, scratch) || !s.prepared.with_resource) {
         problem(child("/protocol", info->resource),
                 fmt::format("a {} from which every service's own can be made", info->resource),
                 json_quoted(params[info->resource].get<std::string>()));
         return;
       }
-      factories.push_back(std::move(prepared->factory));
-      keys.push_back(std::move(prepared->leader_key));
+    }
+    for (std::size_t k = 0; k < services_; ++k) {
+      std::string resource = resource_of(k);
+      factories.push_back(s.prepared.with_resource(resource));
+      keys.push_back(s.prepared.leader_key ? std::optional<std::string>(std::move(resource))
+                                           : std::nullopt);
     }
   }
   s.world.groups.clear();
@@ -149,11 +156,13 @@ void Loader::build_fleet(Scenario& s) {
     }
     s.world.groups.push_back(std::move(group));
   }
-  // Node n runs service n / replicas's protocol.
+  // Node n runs service n / replicas's protocol, as that service's node n % replicas (the ids
+  // its protocol sees, per_node's among them).
   s.prepared.factory = [factories = std::move(factories),
                         replicas = replicas_](sim::NodeId self) -> std::unique_ptr<sim::Protocol> {
     const std::size_t k = static_cast<std::size_t>(self) / replicas;
-    return factories[std::min(k, factories.size() - 1)](self);
+    return factories[std::min(k, factories.size() - 1)](
+        static_cast<sim::NodeId>(static_cast<std::size_t>(self) % replicas));
   };
   s.prepared.leader_key.reset();  // each service's is its group's
 }

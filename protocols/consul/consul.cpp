@@ -579,6 +579,11 @@ ProtocolInfo protocol_info() {
     prepared.worst_recovery = 2 * config->ttl + config->lock_delay +
                               std::max(config->lock_wait_time, config->lock_retry_time) +
                               config->renew_interval;
+    prepared.with_resource = [config = *config](const std::string& key) {
+      ConsulConfig own = config;
+      own.key = key;
+      return shared_config_factory<ConsulNode>(std::move(own));
+    };
     prepared.factory = shared_config_factory<ConsulNode>(std::move(*config));
     return prepared;
   };

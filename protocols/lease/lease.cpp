@@ -647,6 +647,25 @@ void LeaseNode::cancel(sim::Context& ctx, sim::TimerId& timer) {
 
 namespace {
 
+// The nodes of a cluster of `node_count` running `config`: nodes configured apart (per_node) get
+// their own copy; the rest share the cluster-wide one.
+sim::ProtocolFactory lease_factory(const LeaseConfig& config, std::size_t node_count) {
+  if (config.per_node.empty()) return shared_config_factory<LeaseNode>(config);
+  auto shared = std::make_shared<const LeaseConfig>(config_for_node(config, sim::kNoNode));
+  std::vector<std::shared_ptr<const LeaseConfig>> by_node(node_count, shared);
+  for (const NodeTimings& t : config.per_node) {
+    ELECTSIM_ASSERT(t.node >= 0 && static_cast<std::size_t>(t.node) < by_node.size(),
+                    "per_node ids were checked against the cluster size");
+    by_node[static_cast<std::size_t>(t.node)] =
+        std::make_shared<const LeaseConfig>(config_for_node(config, t.node));
+  }
+  return [by_node = std::move(by_node)](sim::NodeId node) -> std::unique_ptr<sim::Protocol> {
+    ELECTSIM_ASSERT(node >= 0 && static_cast<std::size_t>(node) < by_node.size(),
+                    "a node of the cluster");
+    return std::make_unique<LeaseNode>(by_node[static_cast<std::size_t>(node)]);
+  };
+}
+
 std::optional<PreparedProtocol> prepare(const nlohmann::json& params, const std::string& pointer,
                                         const ClusterInfo& cluster, Flavor flavor,
                                         params::Problems& problems) {
@@ -674,24 +693,11 @@ std::optional<PreparedProtocol> prepare(const nlohmann::json& params, const std:
   prepared.silent_hold = ttl;
   prepared.worst_recovery =
       ttl + retry + retry / 1'000'000 * config->jitter_ppm + config->renew_interval;
-  if (config->per_node.empty()) {
-    prepared.factory = shared_config_factory<LeaseNode>(std::move(*config));
-    return prepared;
-  }
-  // Nodes configured apart get their own copy; the rest share the cluster-wide one.
-  auto shared = std::make_shared<const LeaseConfig>(config_for_node(*config, sim::kNoNode));
-  std::vector<std::shared_ptr<const LeaseConfig>> by_node(cluster.node_count, shared);
-  for (const NodeTimings& t : config->per_node) {
-    ELECTSIM_ASSERT(t.node >= 0 && static_cast<std::size_t>(t.node) < by_node.size(),
-                    "per_node ids were checked against the cluster size");
-    by_node[static_cast<std::size_t>(t.node)] =
-        std::make_shared<const LeaseConfig>(config_for_node(*config, t.node));
-  }
-  prepared.factory = [by_node =
-                          std::move(by_node)](sim::NodeId node) -> std::unique_ptr<sim::Protocol> {
-    ELECTSIM_ASSERT(node >= 0 && static_cast<std::size_t>(node) < by_node.size(),
-                    "a node of the cluster");
-    return std::make_unique<LeaseNode>(by_node[static_cast<std::size_t>(node)]);
+  prepared.factory = lease_factory(*config, cluster.node_count);
+  prepared.with_resource = [config = *config, nodes = cluster.node_count](const std::string& key) {
+    LeaseConfig own = config;
+    own.key = key;
+    return lease_factory(own, nodes);
   };
   return prepared;
 }

@@ -526,6 +526,11 @@ ProtocolInfo protocol_info() {
     // The session expires, then its watcher's next node leads; a client that lost its session
     // opens another and rejoins the queue.
     prepared.worst_recovery = 2 * config->session_timeout;
+    prepared.with_resource = [config = *config](const std::string& prefix) {
+      ZookeeperConfig own = config;
+      own.prefix = prefix;
+      return shared_config_factory<ZookeeperNode>(std::move(own));
+    };
     prepared.factory = shared_config_factory<ZookeeperNode>(std::move(*config));
     return prepared;
   };

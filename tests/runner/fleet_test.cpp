@@ -318,3 +318,19 @@ TEST_CASE("fleet: one fault strikes a share of the services, or a whole service"
             "faults": [{"at": "1s", "kind": "crash", "target": "leader", "services": 0.5}]})",
         "services");
 }
+
+TEST_CASE("fleet: per_node timings name a service's own nodes, in every service") {
+  // Node 2 of each service renews with a longer TTL: each service's node 2 (world nodes 2 and 5)
+  // runs it, and nothing asks for a node beyond the service.
+  const runner::Scenario s = load_fleet(R"({"name": "f", "duration": "20s",
+    "services": {"count": 2, "replicas": 3},
+    "protocol": {"name": "kubernetes", "per_node": {"2": {"ttl": "20s", "renew_deadline": "15s"}}},
+    "faults": [{"at": "5s", "kind": "crash", "target": "svc-1:leader"}]})");
+  const auto r = runner::run_scenario(s, runner::RunOptions{});
+  REQUIRE(r.errors.empty());
+  REQUIRE(r.report.fleet);
+  CHECK(r.report.fleet->services_never_led == 0);
+  CHECK(r.report.split_brain_time.count() == 0);
+  REQUIRE(r.report.failovers.size() == 1);
+  CHECK(r.report.failovers.front().old_leader / 3 == 1);
+}
