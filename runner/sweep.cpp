@@ -413,8 +413,16 @@ RunRecord record_of(std::uint64_t run, std::uint64_t seed, const RunResult& resu
     }
   }
   if (report.first_leader_at) r.first_leader_at_ns = report.first_leader_at->ns;
-  r.leaderless_ns = report.leaderless_time.count();
-  r.split_brain_ns = report.split_brain_time.count();
+  // A fleet's times are its services' sums: the record keeps the mean service's, each within
+  // the run's duration as one world's are, rounded up so that no harm rounds away to nothing.
+  const auto services =
+      report.fleet ? static_cast<std::int64_t>(std::max<std::size_t>(report.fleet->services, 1))
+                   : 1;
+  const auto per_service = [services](sim::Duration d) {
+    return (d.count() + services - 1) / services;
+  };
+  r.leaderless_ns = per_service(report.leaderless_time);
+  r.split_brain_ns = per_service(report.split_brain_time);
   r.same_epoch_leaders = report.same_epoch_leaders_total;
   r.stale_writes_accepted = report.stale_writes_accepted;
   r.stale_writes_rejected = report.stale_writes_rejected;
@@ -423,17 +431,13 @@ RunRecord record_of(std::uint64_t run, std::uint64_t seed, const RunResult& resu
   r.elections = report.elections;
   r.messages_sent = report.messages_sent;
   r.store_requests = report.store_requests_total;
-  r.stall_ns = report.stall_time.count();
+  r.stall_ns = per_service(report.stall_time);
   r.store_unavailable_ns = report.store.unavailable_time.count();
   r.store_leader_changes = report.store.leader_changes;
   for (const sim::Duration o : report.store.outages) r.store_outages_ns.push_back(o.count());
   for (const analysis::Outage& o : report.outages) r.outages_ns.push_back(o.duration.count());
   r.outages_unresolved = report.outages_unresolved;
-  // A fleet's outage time is its services' sum: the writable share is the mean service's, so
-  // the record keeps the mean service's outage time over one service's writing span.
-  const auto services =
-      report.fleet ? static_cast<std::int64_t>(std::max<std::size_t>(report.fleet->services, 1))
-                   : 1;
+  // The writable share is the mean service's: its outage time over one service's writing span.
   r.outage_time_ns = report.outage_time.count() / services;
   if (report.first_write_at) {
     r.writing_span_ns = std::max<std::int64_t>(0, r.duration_ns - report.first_write_at->ns);

@@ -229,7 +229,7 @@ TEST_CASE("fleet: the pictures, which draw one election, refuse a fleet before i
   CHECK_FALSE(std::filesystem::exists(path));
 }
 
-TEST_CASE("fleet: a sweep of a fleet is the same on any number of threads, its shares in range") {
+TEST_CASE("fleet: a sweep of a fleet is the same on any number of threads and shards") {
   runner::SweepDefinition d;
   d.scenario_path = "<fleet>";
   auto axis = runner::parse_grid_axis("protocol.ttl=3s,20s");
@@ -249,6 +249,23 @@ TEST_CASE("fleet: a sweep of a fleet is the same on any number of threads, its s
   const auto points_b = runner::summarise(b);
   CHECK(runner::sweep_points_csv(a, points_a) == runner::sweep_points_csv(b, points_b));
   CHECK(runner::sweep_runs_csv(a) == runner::sweep_runs_csv(b));
+  // Sharded in two and merged, as two machines would run it: the same tables. Each run's times
+  // are the mean service's, within the run's duration, so the parts read back.
+  std::vector<runner::PartText> parts;
+  for (std::uint64_t i = 1; i <= 2; ++i) {
+    runner::SweepOptions sharded;
+    sharded.shard = runner::Shard{i, 2};
+    parts.push_back(
+        {fmt::format("part{}", i),
+         runner::sweep_part(runner::run_sweep(*planned.plan, sharded), *sharded.shard)});
+  }
+  const runner::MergeOutcome merged = runner::merge_parts(parts);
+  for (const auto& m : merged.problems) UNSCOPED_INFO(m);
+  REQUIRE(merged.result);
+  const auto points_merged = runner::summarise(*merged.result);
+  CHECK(runner::sweep_points_csv(*merged.result, points_merged) ==
+        runner::sweep_points_csv(a, points_a));
+  CHECK(runner::sweep_runs_csv(*merged.result) == runner::sweep_runs_csv(a));
   REQUIRE(points_a.size() == 2);
   for (const runner::PointSummary& p : points_a) {
     // Outage time summed over four services is the mean service's share of the time.
