@@ -23,10 +23,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <queue>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -230,10 +232,11 @@ int bench_raft(double sim_seconds, std::uint64_t seed, double heartbeat_rate) {
   return 0;
 }
 
-// Returns simulated seconds per wall second, or a negative value on bad input.
-double bench_lease(double sim_seconds, std::uint64_t seed, std::size_t store_members) {
-  const std::string name =
-      store_members > 1 ? fmt::format("lease-5-store-{}", store_members) : std::string("lease-5");
+// lease-5 (with `store_members` store members) over `sim_seconds`: its result and wall time, or
+// nullopt (the loader's messages on stderr) if it does not load.
+std::optional<std::pair<runner::RunResult, double>> run_lease(double sim_seconds,
+                                                              std::uint64_t seed,
+                                                              std::size_t store_members) {
   const std::string text = R"({
     "name": "lease-steady-state",
     "description": "Benchmark: the lease protocol in steady state.",
@@ -251,11 +254,20 @@ double bench_lease(double sim_seconds, std::uint64_t seed, std::size_t store_mem
   const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench lease-5>", options);
   if (!loaded.scenario) {
     for (const auto& m : loaded.messages()) std::fprintf(stderr, "%s\n", m.c_str());
-    return -1;
+    return std::nullopt;
   }
   const auto start = std::chrono::steady_clock::now();
-  const runner::RunResult result = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
-  const double wall = seconds_since(start);
+  runner::RunResult result = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
+  return std::pair{std::move(result), seconds_since(start)};
+}
+
+// Returns simulated seconds per wall second, or a negative value on bad input.
+double bench_lease(double sim_seconds, std::uint64_t seed, std::size_t store_members) {
+  const std::string name =
+      store_members > 1 ? fmt::format("lease-5-store-{}", store_members) : std::string("lease-5");
+  const auto run = run_lease(sim_seconds, seed, store_members);
+  if (!run) return -1;
+  const auto& [result, wall] = *run;
   std::printf("%-12s simulated %.0f s  events %llu  store requests %llu  sink writes %llu\n",
               name.c_str(), sim_seconds, static_cast<unsigned long long>(result.stats.events),
               static_cast<unsigned long long>(result.report.store_requests_total),
@@ -314,6 +326,37 @@ int bench_sweep(std::uint64_t runs, unsigned jobs) {
   return 0;
 }
 
+// Runs `row` in a child process, so that its peak memory (the child's maximum resident set) is
+// its run's alone: the text it returns, and that peak in MB; nullopt if it failed.
+std::optional<std::pair<std::string, double>> in_child(
+    const std::function<std::optional<std::string>()>& row) {
+  int out[2];
+  if (pipe(out) != 0) return std::nullopt;
+  const pid_t child = fork();
+  if (child < 0) return std::nullopt;
+  if (child == 0) {
+    close(out[0]);
+    const std::optional<std::string> text = row();
+    if (!text) _exit(1);
+    const ssize_t written = write(out[1], text->data(), text->size());
+    _exit(written == static_cast<ssize_t>(text->size()) ? 0 : 1);
+  }
+  close(out[1]);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) > 0;) {
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(out[0]);
+  int status = 0;
+  rusage usage{};
+  if (wait4(child, &status, 0, &usage) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return std::nullopt;
+  }
+  // ru_maxrss is in kilobytes on Linux.
+  return std::pair{std::move(text), static_cast<double>(usage.ru_maxrss) / 1024.0};
+}
+
 // Cost growth with the cluster: every protocol on 5, 50, 500 and 1000 nodes with its defaults
 // (every node starts at once), for 300 simulated seconds x 1000 / nodes (1000 nodes: 5 minutes,
 // 5 nodes: 60000 s), so that every row runs long enough (about half a second and more) for its
@@ -355,71 +398,30 @@ int bench_scale(std::uint64_t seed) {
   std::fflush(stdout);
   for (const char* protocol : {"lease", "raft", "ring", "bully"}) {
     for (const int nodes : {5, 50, 500, 1000}) {
-      int out[2];
-      if (pipe(out) != 0) return 2;
-      const pid_t child = fork();
-      if (child < 0) return 2;
-      if (child == 0) {
-        close(out[0]);
-        const std::optional<std::string> row = scale_row(protocol, nodes, seed);
-        if (!row) _exit(1);
-        const ssize_t written = write(out[1], row->data(), row->size());
-        _exit(written == static_cast<ssize_t>(row->size()) ? 0 : 1);
-      }
-      close(out[1]);
-      std::string row;
-      char buffer[4096];
-      for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) > 0;) {
-        row.append(buffer, static_cast<std::size_t>(n));
-      }
-      close(out[0]);
-      int status = 0;
-      rusage usage{};
-      if (wait4(child, &status, 0, &usage) != child || !WIFEXITED(status) ||
-          WEXITSTATUS(status) != 0) {
+      const auto done = in_child([&] { return scale_row(protocol, nodes, seed); });
+      if (!done) {
         std::fprintf(stderr, "scale: the %s run on %d nodes failed\n", protocol, nodes);
         return 2;
       }
-      // ru_maxrss is in kilobytes on Linux.
+      const auto& [row, peak] = *done;
       const std::size_t limit_note = row.find("  (event limit");
       const std::string head = limit_note == std::string::npos ? row : row.substr(0, limit_note);
       const std::string tail = limit_note == std::string::npos ? "" : row.substr(limit_note);
-      std::printf("%s %8.0f%s\n", head.c_str(), static_cast<double>(usage.ru_maxrss) / 1024.0,
-                  tail.c_str());
+      std::printf("%s %8.0f%s\n", head.c_str(), peak, tail.c_str());
       std::fflush(stdout);
     }
   }
   return 0;
 }
 
-// Events per wall second of lease-5 over `sim_seconds`, quietly: the yardstick of the fleet rows.
-double lease_events_per_second(double sim_seconds, std::uint64_t seed) {
-  const std::string text = fmt::format(
-      R"({{"name": "lease-steady-state", "nodes": 5, "duration": "{}s",
-          "protocol": {{"name": "lease", "ttl": "2s"}},
-          "network": {{"latency": {{"dist": "uniform", "min": "1ms", "max": "10ms",
-                                     "step": "1ms"}}}},
-          "workload": {{"interval": "100ms"}}}})",
-      static_cast<long long>(sim_seconds));
-  runner::LoadOptions options;
-  options.seed = seed;
-  const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench lease-5>", options);
-  if (!loaded.scenario) return -1;
-  const auto start = std::chrono::steady_clock::now();
-  const runner::RunResult r = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
-  return static_cast<double>(r.stats.events) / std::max(seconds_since(start), 1e-9);
-}
-
-// One fleet row, run in a child process so that its peak memory is its own.
+// One fleet row, run in a child process so that its peak memory is its own; its speed as a share
+// of lease-5's events per wall second, measured first in this process.
 int bench_fleet(std::size_t services, int sim_seconds, std::uint64_t seed) {
-  const double yardstick = lease_events_per_second(3600, seed);
-  if (yardstick < 0) return 2;
-  int out[2];
-  if (pipe(out) != 0) return 2;
-  const pid_t child = fork();
-  if (child < 0) return 2;
-  if (child == 0) {
-    close(out[0]);
+  const auto lease = run_lease(3600, seed, 1);
+  if (!lease) return 2;
+  const double yardstick = static_cast<double>(lease->first.stats.events) / lease->second;
+  const std::string name = fmt::format("fleet-{}k", services / 1000);
+  const auto done = in_child([&]() -> std::optional<std::string> {
     const std::string text = fmt::format(
         R"({{"name": "fleet", "duration": "{}s",
             "services": {{"count": {}, "replicas": 3}},
@@ -434,55 +436,29 @@ int bench_fleet(std::size_t services, int sim_seconds, std::uint64_t seed) {
     const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench fleet>", options);
     if (!loaded.scenario) {
       for (const auto& m : loaded.messages()) std::fprintf(stderr, "%s\n", m.c_str());
-      _exit(1);
+      return std::nullopt;
     }
     const auto start = std::chrono::steady_clock::now();
     const runner::RunResult r = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
     const double wall = seconds_since(start);
-    const double events = static_cast<double>(r.stats.events);
+    const double rate = static_cast<double>(r.stats.events) / wall;
     const analysis::FleetReport empty;
     const analysis::FleetReport& f = r.report.fleet ? *r.report.fleet : empty;
-    const std::string row =
-        fmt::format("{} {} {:.0f} {:.3f} {} {} {}{}", events, r.report.store_requests_total,
-                    events / wall, wall, f.leader_changes.p99, f.services_never_led,
-                    r.report.store.requests_refused, r.stats.hit_event_limit ? " limit" : "");
-    const ssize_t written = write(out[1], row.data(), row.size());
-    _exit(written == static_cast<ssize_t>(row.size()) ? 0 : 1);
-  }
-  close(out[1]);
-  std::string row;
-  char buffer[4096];
-  for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) > 0;) {
-    row.append(buffer, static_cast<std::size_t>(n));
-  }
-  close(out[0]);
-  int status = 0;
-  rusage usage{};
-  if (wait4(child, &status, 0, &usage) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return fmt::format(
+        "{0:<12} {1} services x 3, simulated {2} s: events {3}  store requests {4}\n"
+        "{0:<12} wall {5:.3f} s  {6:.2f} M events/s{7}\n"
+        "{0:<12} leader changes p99 {8}, services never led {9}, refused {10}\n"
+        "{0} runs at {11:.2f} of lease-5's events per wall second ({12:.2f} M)\n",
+        name, services, sim_seconds, r.stats.events, r.report.store_requests_total, wall,
+        rate / 1e6, r.stats.hit_event_limit ? "  (stopped at the event limit)" : "",
+        f.leader_changes.p99, f.services_never_led, r.report.store.requests_refused,
+        rate / yardstick, yardstick / 1e6);
+  });
+  if (!done) {
     std::fprintf(stderr, "fleet: the run of %zu services failed\n", services);
     return 2;
   }
-  double events = 0;
-  unsigned long long requests = 0;
-  double rate = 0;
-  double wall = 0;
-  long long changes = 0;
-  unsigned long long never = 0;
-  unsigned long long refused = 0;
-  if (std::sscanf(row.c_str(), "%lf %llu %lf %lf %lld %llu %llu", &events, &requests, &rate, &wall,
-                  &changes, &never, &refused) != 7) {
-    return 2;
-  }
-  const std::string name = fmt::format("fleet-{}k", services / 1000);
-  std::printf("%-12s %zu services x 3, simulated %d s: events %.0f  store requests %llu\n",
-              name.c_str(), services, sim_seconds, events, requests);
-  std::printf("%-12s wall %.3f s  %.2f M events/s  peak %.0f MB%s\n", name.c_str(), wall,
-              rate / 1e6, static_cast<double>(usage.ru_maxrss) / 1024.0,
-              row.ends_with(" limit") ? "  (stopped at the event limit)" : "");
-  std::printf("%-12s leader changes p99 %lld, services never led %llu, refused %llu\n",
-              name.c_str(), changes, never, refused);
-  std::printf("%s runs at %.2f of lease-5's events per wall second (%.2f M)\n", name.c_str(),
-              rate / yardstick, yardstick / 1e6);
+  std::printf("%s%-12s peak %.0f MB\n", done->first.c_str(), name.c_str(), done->second);
   return 0;
 }
 
