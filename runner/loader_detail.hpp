@@ -142,6 +142,9 @@ class Loader {
   // `services` instead of `nodes`: a fleet's shape, then (once the protocol is read) its groups.
   void read_services(const json& v);
   void build_fleet(Scenario& s);
+  // A fleet's service K is named "svc-K"; the K of such a name for a service of this fleet.
+  static std::string service_name(std::size_t k);
+  std::optional<std::size_t> service_index(std::string_view name) const;
   void read_duration(const json& document);
   sim::NetworkConfig read_network(const json& v);
   void read_links(const json& v, sim::NetworkConfig& network);

@@ -1,12 +1,10 @@
 // The scenario loader (runner/loader_detail.hpp): `faults` and `random_faults`.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
-#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -381,12 +379,8 @@ std::optional<std::vector<json>> Loader::fleet_faults(const json& v, const std::
   // One whole service: "svc-K" without a role.
   std::optional<std::size_t> whole;
   if (share == nullptr && text.starts_with("svc-") && text.find(':') == std::string::npos) {
-    std::size_t k = 0;
-    const char* first = text.data() + 4;
-    const char* last = text.data() + text.size();
-    const auto [end, ec] = std::from_chars(first, last, k);
-    if (ec != std::errc{} || end != last || first == last || (*first == '0' && last - first > 1) ||
-        k >= services_) {
+    whole = service_index(text);
+    if (!whole) {
       problem(child(pointer, "target"),
               fmt::format("a service, \"svc-K\" with K from 0 to {}, or one of its roles "
                           "(\"svc-K:leader\", \"svc-K:follower\")",
@@ -394,7 +388,6 @@ std::optional<std::vector<json>> Loader::fleet_faults(const json& v, const std::
               json_excerpt(*target));
       return std::vector<json>{};
     }
-    whole = k;
   }
   if (share == nullptr && !whole) return std::nullopt;
   std::vector<std::size_t> chosen;
@@ -435,7 +428,7 @@ std::optional<std::vector<json>> Loader::fleet_faults(const json& v, const std::
       }
     } else {
       json one = base;
-      one["target"] = fmt::format("svc-{}:{}", k, role);
+      one["target"] = service_name(k) + ":" + role;
       out.push_back(std::move(one));
     }
   }

@@ -1,14 +1,12 @@
 // The scenario loader (runner/loader_detail.hpp): the readers of single values every section
 // shares: strings, booleans, durations, times, drift, node ids, endpoints and fault targets.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -216,15 +214,11 @@ std::optional<sim::Target> Loader::read_target(const json& v, const std::string&
     const std::size_t colon = text.rfind(':');
     if (text.starts_with("svc-") && colon != std::string::npos) {
       const std::string role = text.substr(colon + 1);
-      const std::string_view number = std::string_view(text).substr(4, colon - 4);
-      std::size_t k = 0;
-      const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), k);
-      const bool whole = ec == std::errc{} && end == number.data() + number.size() &&
-                         !number.empty() && (number.size() == 1 || number.front() != '0');
-      if (whole && k < services_ && (role == "leader" || role == "follower")) {
+      const std::optional<std::size_t> k = service_index(std::string_view(text).substr(0, colon));
+      if (k && (role == "leader" || role == "follower")) {
         return sim::Target{
             role == "leader" ? sim::TargetKind::service_leader : sim::TargetKind::service_follower,
-            static_cast<sim::NodeId>(k), text.substr(0, colon)};
+            static_cast<sim::NodeId>(*k), text.substr(0, colon)};
       }
       problem(pointer,
               fmt::format("a service's role: \"svc-K:leader\" or \"svc-K:follower\", K from 0 "

@@ -1,9 +1,12 @@
 // The scenario loader (runner/loader_detail.hpp): the world's sections: nodes, duration,
 // network, disk, clocks, limits, workload and the registered servers; each server kind reads its
 // own section (servers/registry.hpp).
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -80,6 +83,23 @@ void Loader::read_services(const json& v) {
   nodes_ = count * replicas;
 }
 
+std::string Loader::service_name(std::size_t k) {
+  return fmt::format("svc-{}", k);
+}
+
+std::optional<std::size_t> Loader::service_index(std::string_view name) const {
+  if (!name.starts_with("svc-")) return std::nullopt;
+  const std::string_view number = name.substr(4);
+  std::size_t k = 0;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), k);
+  // Written as service_name writes it: digits only, no leading zero.
+  if (ec != std::errc{} || end != number.data() + number.size() || number.empty() ||
+      (number.size() > 1 && number.front() == '0') || k >= services_) {
+    return std::nullopt;
+  }
+  return k;
+}
+
 void Loader::build_fleet(Scenario& s) {
   const protocols::ProtocolInfo* info = protocols::find_protocol(s.protocol);
   if (info == nullptr || !s.prepared.factory) return;
@@ -122,7 +142,7 @@ void Loader::build_fleet(Scenario& s) {
     factories.reserve(services_);
     keys.reserve(services_);
     const auto resource_of = [&](std::size_t k) {
-      return protocols::fleet_resource(base, fmt::format("svc-{}", k));
+      return protocols::fleet_resource(base, service_name(k));
     };
     // The first and the last service's parameters are read again with their own resource, as
     // the protocol reads any (the others differ only in the service's number); every service's
@@ -148,8 +168,7 @@ void Loader::build_fleet(Scenario& s) {
   s.world.groups.clear();
   s.world.groups.reserve(services_);
   for (std::size_t k = 0; k < services_; ++k) {
-    sim::ElectionGroup group{
-        fmt::format("svc-{}", k), s.protocol, {}, keys[std::min(k, keys.size() - 1)]};
+    sim::ElectionGroup group{service_name(k), s.protocol, {}, keys[std::min(k, keys.size() - 1)]};
     group.nodes.reserve(replicas_);
     for (std::size_t r = 0; r < replicas_; ++r) {
       group.nodes.push_back(static_cast<sim::NodeId>(k * replicas_ + r));
