@@ -3,6 +3,7 @@
 // each kind has its one effect.
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/kernel_impl.hpp"
@@ -13,23 +14,59 @@ namespace electsim::sim {
 // --------------------------------------------------------------------------------------
 
 std::optional<NodeId> Kernel::resolve_target(const Target& target) {
+  // Role targets pick among the election nodes first to end - 1: every node, or one service's.
+  // The leader with the newest epoch (ties: the lowest id).
+  const auto newest_leader = [&](std::size_t first, std::size_t end) -> std::optional<NodeId> {
+    std::optional<NodeId> best;
+    for (std::size_t i = first; i < end; ++i) {
+      const Proc& node = *procs_[i];
+      if (!node.up || node.belief.role != Role::leader || !node.has_belief) continue;
+      if (!best || node.belief.epoch > procs_[static_cast<std::size_t>(*best)]->belief.epoch) {
+        best = node.id;
+      }
+    }
+    return best;
+  };
+  // Any live node, drawn from the faults' stream; with `followers`, only one that does not lead.
+  const auto any_node = [&](std::size_t first, std::size_t end,
+                            bool followers) -> std::optional<NodeId> {
+    std::vector<NodeId> candidates;
+    for (std::size_t i = first; i < end; ++i) {
+      const Proc& node = *procs_[i];
+      if (!node.up) continue;
+      if (followers && node.has_belief && node.belief.role == Role::leader) continue;
+      candidates.push_back(node.id);
+    }
+    if (candidates.empty()) return std::nullopt;
+    return candidates[faults_rng_.below(candidates.size())];
+  };
+  // A fleet's service: its group, one run of ids.
+  const auto service = [&] {
+    const auto k = static_cast<std::size_t>(target.node);
+    ELECTSIM_ASSERT(k < group_bases_.size(), "a service of the world");
+    const std::size_t end = k + 1 < group_bases_.size()
+                                ? static_cast<std::size_t>(group_bases_[k + 1])
+                                : config_.node_count;
+    return std::pair{static_cast<std::size_t>(group_bases_[k]), end};
+  };
   switch (target.kind) {
     case TargetKind::none:
     case TargetKind::store:
       return std::nullopt;
     case TargetKind::node:
       return target.node;
-    case TargetKind::leader: {
-      // The leader with the newest epoch; ties go to the lowest id.
-      std::optional<NodeId> best;
-      for (std::size_t i = 0; i < config_.node_count; ++i) {
-        const Proc& node = *procs_[i];
-        if (!node.up || node.belief.role != Role::leader || !node.has_belief) continue;
-        if (!best || node.belief.epoch > procs_[static_cast<std::size_t>(*best)]->belief.epoch) {
-          best = node.id;
-        }
-      }
-      return best;
+    case TargetKind::leader:
+      return newest_leader(0, config_.node_count);
+    case TargetKind::follower:
+    case TargetKind::random:
+      return any_node(0, config_.node_count, target.kind == TargetKind::follower);
+    case TargetKind::service_leader: {
+      const auto [first, end] = service();
+      return newest_leader(first, end);
+    }
+    case TargetKind::service_follower: {
+      const auto [first, end] = service();
+      return any_node(first, end, true);
     }
     case TargetKind::group_leader: {
       // The group's member that leads with the newest term; ties go to the first listed.
@@ -50,48 +87,6 @@ std::optional<NodeId> Kernel::resolve_target(const Target& target) {
         if (q->id >= 0 || q->group != target.group || !q->up) continue;
         if (q->has_belief && q->belief.role == Role::leader) continue;
         candidates.push_back(q->id);
-      }
-      if (candidates.empty()) return std::nullopt;
-      return candidates[faults_rng_.below(candidates.size())];
-    }
-    case TargetKind::service_leader:
-    case TargetKind::service_follower: {
-      // The service's nodes, one run of ids (its group); a leader with the newest epoch (ties:
-      // the lowest id), or any live node that does not lead.
-      const auto k = static_cast<std::size_t>(target.node);
-      ELECTSIM_ASSERT(k < group_bases_.size(), "a service of the world");
-      const auto first = static_cast<std::size_t>(group_bases_[k]);
-      const std::size_t end = k + 1 < group_bases_.size()
-                                  ? static_cast<std::size_t>(group_bases_[k + 1])
-                                  : config_.node_count;
-      std::optional<NodeId> best;
-      std::vector<NodeId> candidates;
-      for (std::size_t i = first; i < end; ++i) {
-        const Proc& node = *procs_[i];
-        if (!node.up) continue;
-        const bool leads = node.has_belief && node.belief.role == Role::leader;
-        if (target.kind == TargetKind::service_follower) {
-          if (!leads) candidates.push_back(node.id);
-        } else if (leads && (!best || node.belief.epoch >
-                                          procs_[static_cast<std::size_t>(*best)]->belief.epoch)) {
-          best = node.id;
-        }
-      }
-      if (target.kind == TargetKind::service_leader) return best;
-      if (candidates.empty()) return std::nullopt;
-      return candidates[faults_rng_.below(candidates.size())];
-    }
-    case TargetKind::follower:
-    case TargetKind::random: {
-      std::vector<NodeId> candidates;
-      for (std::size_t i = 0; i < config_.node_count; ++i) {
-        const Proc& node = *procs_[i];
-        if (!node.up) continue;
-        if (target.kind == TargetKind::follower && node.has_belief &&
-            node.belief.role == Role::leader) {
-          continue;
-        }
-        candidates.push_back(node.id);
       }
       if (candidates.empty()) return std::nullopt;
       return candidates[faults_rng_.below(candidates.size())];
