@@ -246,7 +246,7 @@ void Analyzer::on_fleet_event(const sim::Event& e) {
       // The owner a change names is the value its service's node wrote: that node's number in
       // its service.
       if (e.text.empty()) return;
-      if (const auto it = f.by_key.find(std::string(e.text)); it != f.by_key.end()) {
+      if (const auto it = f.by_key.find(e.text); it != f.by_key.end()) {
         feed(it->second, e);
       }
       return;
@@ -304,11 +304,12 @@ Report Analyzer::finish_fleet() {
   FleetReport fleet;
   fleet.services = f.services.size();
   fleet.by_service.reserve(f.services.size());
-  std::vector<std::int64_t> changes, leaderless, split, stall, failover;
+  std::vector<std::int64_t> changes, leaderless, split, stall, outage, failover;
   changes.reserve(f.services.size());
   leaderless.reserve(f.services.size());
   split.reserve(f.services.size());
   stall.reserve(f.services.size());
+  outage.reserve(f.services.size());
   std::optional<Time> all_led;  // when the last service had its first leader
   bool every_service_led = true;
   std::vector<std::pair<std::uint64_t, std::size_t>> by_changes;
@@ -322,6 +323,7 @@ Report Analyzer::finish_fleet() {
     leaderless.push_back(one.leaderless_time.count());
     split.push_back(one.split_brain_time.count());
     stall.push_back(one.stall_time.count());
+    outage.push_back(one.outage_time.count());
     for (const Failover& fo : one.failovers) {
       if (fo.failover) failover.push_back(fo.failover->count());
     }
@@ -339,6 +341,7 @@ Report Analyzer::finish_fleet() {
     }
     by_changes.emplace_back(changed, k);
     ServiceFigures figures;
+    figures.name = f.config.topology.groups()[k].name;
     figures.elections = one.elections;
     figures.leaderless_time = one.leaderless_time;
     figures.split_brain_time = one.split_brain_time;
@@ -372,6 +375,7 @@ Report Analyzer::finish_fleet() {
   fleet.leaderless_time = spread_of(std::move(leaderless));
   fleet.split_brain_time = spread_of(std::move(split));
   fleet.stall_time = spread_of(std::move(stall));
+  fleet.outage_time = spread_of(std::move(outage));
   fleet.failover = spread_of(std::move(failover));
   std::stable_sort(by_changes.begin(), by_changes.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });

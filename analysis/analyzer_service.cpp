@@ -197,7 +197,7 @@ std::optional<sim::Endpoint> Analyzer::State::endpoint_of(std::string_view token
   const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
   if (ec != std::errc{} || ptr != token.data() + token.size() || value < 0) return std::nullopt;
   // A fleet's service numbers its own nodes from 0; another service's node is none of its own.
-  if (base > 0 || shared_coordinator != nullptr) {
+  if (shared_coordinator != nullptr) {
     value -= base;
     if (value < 0 || static_cast<std::size_t>(value) >= node_count) return std::nullopt;
   }

@@ -258,7 +258,13 @@ struct Analyzer::Fleet {
   std::vector<NodeId> bases;  // each service's first node, ascending
   // The leader key of each service: store changes find their service by key (looked up, never
   // iterated).
-  std::unordered_map<std::string, std::size_t> by_key;
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const {
+      return std::hash<std::string_view>{}(key);
+    }
+  };
+  std::unordered_map<std::string, std::size_t, KeyHash, std::equal_to<>> by_key;
   Time accounted;
   Time last_event;
   std::optional<Time> run_end;

@@ -363,6 +363,14 @@ const std::vector<MetricInfo>& catalogue() {
          return static_cast<double>(r.fleet->leader_changes.p99) /
                 (static_cast<double>(r.duration.count()) / 3.6e12);
        }},
+      {"fleet_outage_p99", MetricUnit::duration,
+       "99th percentile over a fleet's services of each service's outage time: what the service "
+       "lived through, whatever the cause",
+       "not a fleet, or outages not measured (no workload)",
+       [](const Report& r) -> std::optional<double> {
+         if (!r.fleet || !r.outages_measured) return std::nullopt;
+         return static_cast<double>(r.fleet->outage_time.p99);
+       }},
       {"fleet_leaderless_p99", MetricUnit::duration,
        "99th percentile over a fleet's services of each service's leaderless time", "not a fleet",
        [](const Report& r) -> std::optional<double> {

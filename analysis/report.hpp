@@ -174,11 +174,9 @@ struct Spread {
   std::size_t samples = 0;
 };
 
-// What a fleet (many services, each an election group on its own key, sharing the world's
-// coordinator) lived through, service by service. The report's other figures are the fleet's
-// sums over its services (docs/metrics.md, "Fleets").
-// One service's own figures, as its State measured them (service-local, fixed size).
+// One service's own figures, as the analyzer measured them.
 struct ServiceFigures {
+  std::string name;  // as the topology's group names it: "svc-7"
   std::uint64_t elections = 0;
   Duration leaderless_time{0};
   Duration split_brain_time{0};
@@ -190,16 +188,21 @@ struct ServiceFigures {
   std::uint64_t coordinator_requests = 0;  // store and server requests its nodes sent
 };
 
+// What a fleet (many services, each an election group on its own key, sharing the world's
+// coordinator) lived through, service by service. The report's other figures are the fleet's
+// sums over its services (docs/metrics.md, "Fleets").
 struct FleetReport {
   std::size_t services = 0;
   std::size_t replicas = 0;
   std::vector<ServiceFigures> by_service;  // by service index (the world's group order)
   // Over services: leader changes (elections after a service's first), leaderless time,
-  // split-brain time and stall time of each service.
+  // split-brain time and stall time of each service, and its outage time: what the service lived
+  // through whatever the cause (0 where outages are not measured).
   Spread leader_changes;
   Spread leaderless_time;
   Spread split_brain_time;
   Spread stall_time;
+  Spread outage_time;
   // Over every observed failover of every service.
   Spread failover;
   // Services that had the harm at least once.

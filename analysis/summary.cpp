@@ -113,6 +113,10 @@ void fleet_section(std::string& out, const Report& r) {
                    static_cast<double>(f.leader_changes.p99) / hours);
   }
   out += '\n';
+  // What each service lived through, whatever the cause, before what faults did to leaders.
+  if (r.outages_measured) {
+    fmt::format_to(it, "  outage per service: {}\n", spread_text(f.outage_time, true));
+  }
   fmt::format_to(it, "  leaderless per service: {}\n", spread_text(f.leaderless_time, true));
   if (f.failover.samples > 0) {
     fmt::format_to(it, "  failover, over {} observed: {}\n", f.failover.samples,
@@ -728,7 +732,8 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
     json by_service = json::array();
     for (std::size_t k = 0; k < f.by_service.size(); ++k) {
       const ServiceFigures& one = f.by_service[k];
-      json x = {{"elections", one.elections},
+      json x = {{"service", one.name},
+                {"elections", one.elections},
                 {"failovers_observed", one.failovers_observed},
                 {"writes_accepted", one.writes_accepted},
                 {"stale_writes_accepted", one.stale_writes_accepted},
@@ -745,6 +750,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
                   {"leaderless_time", spread(f.leaderless_time, true)},
                   {"split_brain_time", spread(f.split_brain_time, true)},
                   {"stall_time", spread(f.stall_time, true)},
+                  {"outage_time", spread(f.outage_time, true)},
                   {"failover", spread(f.failover, true)},
                   {"services_split_brain", f.services_split_brain},
                   {"services_stale_accepted", f.services_stale_accepted},
