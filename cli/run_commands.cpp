@@ -130,16 +130,11 @@ int cmd_run(const std::vector<std::string>& args, Streams io) {
   }
   runner::LoadResult base = std::move(check.base);
   for (const std::string& w : base.warnings) io.err << "electsim run: warning: " << w << "\n";
-  if (base.scenario && base.scenario->fleet.services > 0) {
-    for (const drawing::OutputFormat& format : drawing::output_formats()) {
-      if (format.one_election && vm.count(format.flag) != 0) {
-        io.err << fmt::format(
-            "electsim run: --{}: the pictures draw one election, and a fleet's services, each "
-            "leading at once, would show as one split brain; nothing was run (write --trace, or "
-            "run one service as a scenario of its own)\n",
-            format.flag);
-        return kExitBadInput;
-      }
+  for (const drawing::OutputFormat& format : drawing::output_formats()) {
+    if (!format.one_election || vm.count(format.flag) == 0) continue;
+    if (auto refused = runner::drawing_refused(*base.scenario, fmt::format("--{}", format.flag))) {
+      io.err << "electsim run: " << *refused << "\n";
+      return kExitBadInput;
     }
   }
   std::vector<std::optional<std::string>> variants;

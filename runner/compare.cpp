@@ -183,12 +183,10 @@ CompareOutcome compare_protocols(const std::string& source_text, const std::stri
       outcome.problems.push_back(message + " (protocol " + list + ")");
     }
   }
-  if (run_options.timeline && std::any_of(scenarios.begin(), scenarios.end(),
-                                          [](const Scenario& s) { return s.fleet.services > 0; })) {
-    outcome.problems.push_back(
-        source_name +
-        ": --svg: the timeline draws one election, and a fleet's services, each leading at once, "
-        "would show as one split brain; nothing was run");
+  if (run_options.timeline && !scenarios.empty()) {
+    if (auto refused = drawing_refused(scenarios.front(), "--svg")) {
+      outcome.problems.push_back(source_name + ": " + *refused);
+    }
   }
   if (!outcome.problems.empty()) return outcome;
   CompareResult result;

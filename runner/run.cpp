@@ -113,26 +113,27 @@ analysis::TraceHeader trace_header(const Scenario& scenario, const sim::WorldCon
   return header;
 }
 
+std::optional<std::string> drawing_refused(const Scenario& scenario, std::string_view drawn) {
+  if (drawn.empty() || scenario.fleet.services == 0) return std::nullopt;
+  return fmt::format(
+      "{}: the pictures draw one election, and a fleet's services, each leading at once, would "
+      "show as one split brain; nothing was run (write --trace, or run one service as a scenario "
+      "of its own)",
+      drawn);
+}
+
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   RunResult result;
   sim::WorldConfig world = world_for_seed(scenario, options.seed.value_or(scenario.world.seed));
   world.limits.cancel = options.cancel;
   const analysis::TraceHeader header = trace_header(scenario, world);
-  if (header.topology.is_fleet()) {
-    // The pictures draw one election: a fleet's services, each leading at once, would show as
-    // one split brain.
-    std::string drawn = options.timeline ? "the timeline" : "";
-    for (const OutputRequest& request : options.outputs) {
-      if (request.format->one_election) drawn = fmt::format("--{}", request.format->flag);
-    }
-    if (!drawn.empty()) {
-      result.errors.push_back(fmt::format(
-          "{}: the pictures draw one election, and a fleet's services, each leading at once, "
-          "would show as one split brain; nothing was run (write --trace, or run one service as "
-          "a scenario of its own)",
-          drawn));
-      return result;
-    }
+  std::string drawn = options.timeline ? "--svg" : "";
+  for (const OutputRequest& request : options.outputs) {
+    if (request.format->one_election) drawn = fmt::format("--{}", request.format->flag);
+  }
+  if (auto refused = drawing_refused(scenario, drawn)) {
+    result.errors.push_back(std::move(*refused));
+    return result;
   }
 
   analysis::Analyzer analyzer(header.analysis_config());

@@ -71,6 +71,11 @@ struct RunResult {
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options);
 
+// Why `drawn` ("--svg", a picture some output draws) cannot be made of `scenario`, or nullopt:
+// the pictures draw one election, and a fleet's services, each leading at once, would show as one
+// split brain. run_scenario refuses such a run before it starts; commands ask first.
+std::optional<std::string> drawing_refused(const Scenario& scenario, std::string_view drawn);
+
 // The trace header of a run of `scenario` in `world` (world_for_seed's): what it ran, its world's
 // topology and what analysis needs to judge it alike live and from the trace.
 analysis::TraceHeader trace_header(const Scenario& scenario, const sim::WorldConfig& world);
