@@ -232,6 +232,21 @@ int bench_raft(double sim_seconds, std::uint64_t seed, double heartbeat_rate) {
   return 0;
 }
 
+// Loads `text` and runs it, timing the run alone: its result and wall time, or nullopt (the
+// loader's messages on stderr) if it does not load.
+std::optional<std::pair<runner::RunResult, double>> timed_run(const std::string& text,
+                                                              const char* source,
+                                                              const runner::LoadOptions& options) {
+  const runner::LoadResult loaded = runner::load_scenario_text(text, source, options);
+  if (!loaded.scenario) {
+    for (const auto& m : loaded.messages()) std::fprintf(stderr, "%s\n", m.c_str());
+    return std::nullopt;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  runner::RunResult result = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
+  return std::pair{std::move(result), seconds_since(start)};
+}
+
 // lease-5 (with `store_members` store members) over `sim_seconds`: its result and wall time, or
 // nullopt (the loader's messages on stderr) if it does not load.
 std::optional<std::pair<runner::RunResult, double>> run_lease(double sim_seconds,
@@ -251,14 +266,7 @@ std::optional<std::pair<runner::RunResult, double>> run_lease(double sim_seconds
   options.overrides.push_back(
       {"duration", fmt::format("\"{}s\"", static_cast<long long>(sim_seconds))});
   options.overrides.push_back({"store.members", std::to_string(store_members)});
-  const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench lease-5>", options);
-  if (!loaded.scenario) {
-    for (const auto& m : loaded.messages()) std::fprintf(stderr, "%s\n", m.c_str());
-    return std::nullopt;
-  }
-  const auto start = std::chrono::steady_clock::now();
-  runner::RunResult result = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
-  return std::pair{std::move(result), seconds_since(start)};
+  return timed_run(text, "<bench lease-5>", options);
 }
 
 // Returns simulated seconds per wall second, or a negative value on bad input.
@@ -375,14 +383,9 @@ std::optional<std::string> scale_row(const char* protocol, int nodes, std::uint6
       nodes, 300 * 1000 / nodes, protocol);
   runner::LoadOptions options;
   options.seed = seed;
-  const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench scale>", options);
-  if (!loaded.scenario) {
-    for (const auto& m : loaded.messages()) std::fprintf(stderr, "%s\n", m.c_str());
-    return std::nullopt;
-  }
-  const auto start = std::chrono::steady_clock::now();
-  const runner::RunResult r = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
-  const double wall = seconds_since(start);
+  const auto run = timed_run(text, "<bench scale>", options);
+  if (!run) return std::nullopt;
+  const auto& [r, wall] = *run;
   const double simulated = static_cast<double>(r.stats.end.since_start().count()) / 1e9;
   const double events = static_cast<double>(r.stats.events);
   return fmt::format("{:<6} {:>6} {:>14} {:>14.0f} {:>14.0f} {:>8.2f} {:>12}{}", protocol, nodes,
@@ -433,14 +436,9 @@ int bench_fleet(std::size_t services, int sim_seconds, std::uint64_t seed) {
         sim_seconds, services);
     runner::LoadOptions options;
     options.seed = seed;
-    const runner::LoadResult loaded = runner::load_scenario_text(text, "<bench fleet>", options);
-    if (!loaded.scenario) {
-      for (const auto& m : loaded.messages()) std::fprintf(stderr, "%s\n", m.c_str());
-      return std::nullopt;
-    }
-    const auto start = std::chrono::steady_clock::now();
-    const runner::RunResult r = runner::run_scenario(*loaded.scenario, runner::RunOptions{});
-    const double wall = seconds_since(start);
+    const auto run = timed_run(text, "<bench fleet>", options);
+    if (!run) return std::nullopt;
+    const auto& [r, wall] = *run;
     const double rate = static_cast<double>(r.stats.events) / wall;
     const analysis::FleetReport empty;
     const analysis::FleetReport& f = r.report.fleet ? *r.report.fleet : empty;
