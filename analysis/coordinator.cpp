@@ -21,6 +21,7 @@ CoordinatorWatch::CoordinatorWatch(std::vector<sim::Endpoint> members, bool data
   }
   can_ = members_can_grant();
   changes_.push_back(Change{Time(0), Duration(0), can_});
+  second_of_slot_.fill(-1);
 }
 
 Duration CoordinatorWatch::unavailable_until(Time t) const {
@@ -59,10 +60,75 @@ void CoordinatorWatch::on_event(const sim::Event& e) {
   can_ = can;
   // An outage starts when a store that could grant no longer can; the first election, before any
   // member has led, is not one.
-  if (could && !can) outage_since_ = e.time;
+  if (could && !can) {
+    outage_since_ = e.time;
+    rate_before_outage_ = rate_before(e.time);
+    close_recovery();
+  }
   if (!could && can && outage_since_) {
     report_.outages.push_back(e.time - *outage_since_);
+    CoordinatorRecovery recovery;
+    recovery.at = e.time;
+    recovery.outage = e.time - *outage_since_;
+    recovery.peak_at = e.time;
+    recovery.before_per_second = rate_before_outage_;
+    report_.recoveries.push_back(recovery);
+    recovery_open_ = true;
+    last_second_head_ = 0;
+    last_second_size_ = 0;
     outage_since_.reset();
+  }
+}
+
+std::optional<double> CoordinatorWatch::rate_before(Time t) const {
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  const std::int64_t current = t.ns / kSecond;
+  const std::int64_t seconds =
+      std::min<std::int64_t>(current, static_cast<std::int64_t>(kRateSlots) - 1);
+  if (seconds <= 0) return std::nullopt;
+  std::uint64_t sent = 0;
+  for (std::size_t slot = 0; slot < kRateSlots; ++slot) {
+    const std::int64_t second = second_of_slot_[slot];
+    if (second >= current - seconds && second < current) sent += sent_in_second_[slot];
+  }
+  return static_cast<double>(sent) / static_cast<double>(seconds);
+}
+
+void CoordinatorWatch::on_request(Time t) {
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  const std::int64_t second = t.ns / kSecond;
+  const auto slot = static_cast<std::size_t>(second % static_cast<std::int64_t>(kRateSlots));
+  if (second_of_slot_[slot] != second) {
+    second_of_slot_[slot] = second;
+    sent_in_second_[slot] = 0;
+  }
+  ++sent_in_second_[slot];
+  if (!recovery_open_) return;
+  CoordinatorRecovery& r = report_.recoveries.back();
+  if (t > r.at + kRecoveryWindow) {
+    close_recovery();
+    return;
+  }
+  if (t < r.at + std::chrono::seconds(1)) ++r.first_second;
+  // The requests in (t - 1s, t]: drop the older ones from the ring's front, add t at its back.
+  const auto at = [this](std::size_t i) {
+    return last_second_[(last_second_head_ + i) % last_second_.size()];
+  };
+  while (last_second_size_ > 0 && at(0) <= t - std::chrono::seconds(1)) {
+    last_second_head_ = (last_second_head_ + 1) % last_second_.size();
+    --last_second_size_;
+  }
+  if (last_second_size_ == last_second_.size()) {
+    std::vector<Time> grown(std::max<std::size_t>(64, last_second_.size() * 2));
+    for (std::size_t i = 0; i < last_second_size_; ++i) grown[i] = at(i);
+    last_second_ = std::move(grown);
+    last_second_head_ = 0;
+  }
+  last_second_[(last_second_head_ + last_second_size_) % last_second_.size()] = t;
+  ++last_second_size_;
+  if (last_second_size_ > r.peak) {
+    r.peak = last_second_size_;
+    r.peak_at = t;
   }
 }
 
@@ -129,6 +195,7 @@ bool CoordinatorWatch::apply(const sim::Event& e) {
       }
       return false;
     case K::store_request:
+      on_request(e.time);
       // A replicated store's clients name their requests in replies (a single store applies each
       // request at one instant: linearizable by construction).
       if (member_count_ > 1) floor_[{e.node, e.a}] = highest_returned_;
@@ -137,6 +204,9 @@ bool CoordinatorWatch::apply(const sim::Event& e) {
       if (e.c == static_cast<std::int64_t>(sim::StoreError::unavailable)) ++report_.requests_failed;
       if (e.c == static_cast<std::int64_t>(sim::StoreError::too_many_requests)) {
         ++report_.requests_refused;
+        if (recovery_open_ && e.time <= report_.recoveries.back().at + kRecoveryWindow) {
+          ++report_.recoveries.back().refused;
+        }
       }
       if (member_count_ <= 1) return false;
       const auto it = floor_.find({e.node, e.d});
@@ -171,8 +241,10 @@ bool CoordinatorWatch::apply(const sim::Event& e) {
     case K::sink_reply:
     case K::network_change:
     case K::sink_send:
-    case K::server_request:
     case K::conn_break:
+      return false;
+    case K::server_request:
+      on_request(e.time);
       return false;
   }
   return false;

@@ -8,6 +8,7 @@
 // docs/metrics.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -46,6 +47,12 @@ class CoordinatorWatch {
     Epoch term = 0;
   };
   Member* member(sim::Endpoint endpoint);
+  // A coordinator request sent at `t` (store_request, server_request): counted in its whole second
+  // and, while a recovery's window is open, in that recovery's herd.
+  void on_request(Time t);
+  void close_recovery() { recovery_open_ = false; }
+  // The clients' rate over the whole seconds before `t`'s (up to kRecoveryWindow of them).
+  std::optional<double> rate_before(Time t) const;
   // Takes in one event; true when it changed a member (the only events that move can_grant()).
   bool apply(const sim::Event& e);
   bool members_can_grant() const;
@@ -68,6 +75,19 @@ class CoordinatorWatch {
   };
   std::vector<Change> changes_;
   std::vector<std::int64_t> commit_latency_ns_;
+  // Requests sent in each of the last whole seconds (slot: second modulo the slots; one more slot
+  // than the seconds looked back on, so the current second never overwrites the oldest).
+  static constexpr std::size_t kRateSlots =
+      static_cast<std::size_t>(kRecoveryWindow / std::chrono::seconds(1)) + 1;
+  std::array<std::uint64_t, kRateSlots> sent_in_second_{};
+  std::array<std::int64_t, kRateSlots> second_of_slot_{};
+  std::optional<double> rate_before_outage_;
+  // While the last recovery's window is open: the send times of its requests in the last second,
+  // a ring in time order, to find its busiest second.
+  bool recovery_open_ = false;
+  std::vector<Time> last_second_;
+  std::size_t last_second_head_ = 0;
+  std::size_t last_second_size_ = 0;
   CoordinatorReport report_;
 };
 

@@ -32,6 +32,17 @@ std::optional<double> ns_if(const std::optional<Duration>& d) {
   if (!d) return std::nullopt;
   return ns(*d);
 }
+// A count of the coordinator's recoveries (CoordinatorRecovery), the largest or the sum over
+// them; none without a recovery.
+std::optional<double> recovery_figure(const Report& r, std::uint64_t CoordinatorRecovery::*field,
+                                      bool sum) {
+  if (r.store.recoveries.empty()) return std::nullopt;
+  std::uint64_t value = 0;
+  for (const CoordinatorRecovery& c : r.store.recoveries) {
+    value = sum ? value + c.*field : std::max(value, c.*field);
+  }
+  return count(value);
+}
 // The median of whole nanoseconds: of an even count, the mean of the two middle values, in whole
 // nanoseconds; none of none.
 std::optional<double> median(std::vector<std::int64_t> values) {
@@ -304,6 +315,16 @@ const std::vector<MetricInfo>& catalogue() {
       {"store_requests_refused", MetricUnit::count,
        "store requests refused at once because the store's queue was full (too_many_requests)", "",
        [](const Report& r) -> std::optional<double> { return count(r.store.requests_refused); }},
+      {"recovery_requests_peak", MetricUnit::count,
+       "the thundering herd after the coordinator: the most coordinator requests sent in any one "
+       "second within 10s after the coordinator could grant again, over its recoveries",
+       "no coordinator outage ended",
+       [](const Report& r) { return recovery_figure(r, &CoordinatorRecovery::peak, false); }},
+      {"recovery_requests_refused", MetricUnit::count,
+       "coordinator requests refused for overload (too_many_requests) within 10s after the "
+       "coordinator could grant again, summed over its recoveries",
+       "no coordinator outage ended",
+       [](const Report& r) { return recovery_figure(r, &CoordinatorRecovery::refused, true); }},
       {"store_client_failovers", MetricUnit::count, "times a client moved to another member", "",
        [](const Report& r) -> std::optional<double> { return count(r.store.client_failovers); }},
       {"lease_refreshes", MetricUnit::count,

@@ -132,6 +132,26 @@ struct Outage {
 
 // The store as the nodes' coordinator (analysis/coordinator.hpp). With a single store only
 // `unavailable_time` can be non-zero (the store paused or crashed).
+// The thundering herd after a coordinator outage: what the clients sent in the seconds after the
+// coordinator could grant again (analysis/coordinator.hpp). Requests are counted when sent, as
+// everywhere in the report (the offered load): one sent during the outage and served at the
+// recovery counts in the outage.
+struct CoordinatorRecovery {
+  Time at;             // the coordinator could grant again
+  Duration outage{0};  // after this long unable to
+  // Coordinator requests (store, database, Redis) sent in the first second from `at`, and the
+  // most sent in any one second from `at` until kRecoveryWindow after it, the next outage or the
+  // run's end, whichever came first; `peak_at` ends that second.
+  std::uint64_t first_second = 0;
+  std::uint64_t peak = 0;
+  Time peak_at;
+  std::uint64_t refused = 0;  // replies "too many requests" in the same window
+  // The clients' rate in the whole seconds before the outage began (up to kRecoveryWindow of
+  // them): what the recovery is a surge against. None when the outage began in the first second.
+  std::optional<double> before_per_second;
+};
+inline constexpr Duration kRecoveryWindow = std::chrono::seconds(10);
+
 struct CoordinatorReport {
   std::size_t members = 1;
   // The coordinator is the database server (servers/postgres), not the store.
@@ -144,6 +164,8 @@ struct CoordinatorReport {
   // Each stretch in which a store that could grant stopped being able to, until it could again,
   // in order (a store leader's crash: the store's own failover). The first election is not one.
   std::vector<Duration> outages;
+  // One record per outage the coordinator recovered from, in order (the herd after each).
+  std::vector<CoordinatorRecovery> recoveries;
   std::uint64_t leader_elections = 0;  // distinct terms in which a member led
   std::uint64_t leader_changes = 0;    // elections after the first
   std::uint64_t commits = 0;           // entries committed (by the leaders that committed them)

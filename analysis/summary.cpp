@@ -319,6 +319,33 @@ void liveness_section(std::string& out, const Report& r) {
   }
 }
 
+// The herd after each of the coordinator's recoveries, the first few in order.
+void recoveries_text(std::string& out, const CoordinatorReport& s) {
+  constexpr std::size_t kShown = 5;
+  auto it = std::back_inserter(out);
+  for (std::size_t i = 0; i < s.recoveries.size() && i < kShown; ++i) {
+    const CoordinatorRecovery& c = s.recoveries[i];
+    fmt::format_to(it,
+                   "  recovered at {} after {} unable to grant: {} requests in its first second, "
+                   "{} in the busiest (to {})",
+                   secs(c.at), secs(c.outage), c.first_second, c.peak, secs(c.peak_at));
+    if (c.before_per_second) {
+      fmt::format_to(it, ", against {:.1f}/s before the outage", *c.before_per_second);
+      if (*c.before_per_second > 0) {
+        fmt::format_to(it, " ({:.1f}x)", static_cast<double>(c.peak) / *c.before_per_second);
+      }
+    }
+    if (c.refused > 0) fmt::format_to(it, "; {} refused for overload", c.refused);
+    out += '\n';
+  }
+  if (s.recoveries.size() > kShown) {
+    std::uint64_t peak = 0;
+    for (const CoordinatorRecovery& c : s.recoveries) peak = std::max(peak, c.peak);
+    fmt::format_to(it, "  {} more recoveries; the busiest second after any: {} requests\n",
+                   s.recoveries.size() - kShown, peak);
+  }
+}
+
 // A replicated store's own figures, or a single store's outage.
 void store_section(std::string& out, const Report& r) {
   const CoordinatorReport& s = r.store;
@@ -363,6 +390,7 @@ void store_section(std::string& out, const Report& r) {
     fmt::format_to(it, "  refused for overload (too many requests, store.capacity): {}\n",
                    s.requests_refused);
   }
+  recoveries_text(out, s);
 }
 
 void cost_section(std::string& out, const Report& r) {
@@ -681,6 +709,16 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
   store["same_term_leaders"] = r.store.same_term_leaders;
   store["commit_conflicts"] = r.store.commit_conflicts;
   store["linearizability_violations"] = r.store.linearizability_violations;
+  json recoveries = json::array();
+  for (const CoordinatorRecovery& c : r.store.recoveries) {
+    json x = {{"first_second", c.first_second}, {"peak", c.peak}, {"refused", c.refused}};
+    put_time(x, "at", c.at);
+    put_duration(x, "outage", c.outage);
+    put_time(x, "peak_at", c.peak_at);
+    x["before_per_second"] = c.before_per_second ? json(*c.before_per_second) : json(nullptr);
+    recoveries.push_back(std::move(x));
+  }
+  store["recoveries"] = std::move(recoveries);
   j["store"] = std::move(store);
 
   json cost = json::object();

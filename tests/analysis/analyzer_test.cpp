@@ -791,6 +791,65 @@ TEST_CASE("analyzer: coordinator requests in steady state, before the first lead
         Approx(6.0 / 3.9));
 }
 
+TEST_CASE("analyzer: the herd after the coordinator recovers, against the rate before its outage") {
+  // Four requests a second until the store pauses at 12 s; two during the pause; it resumes at
+  // 17 s, and ten requests come in its first second (17.0 to 17.9 s), three more at 18.05 to
+  // 18.15 s; one refusal inside the window and one after it; the window closes 10 s after the
+  // recovery.
+  AnalysisConfig c = config(3, 30000);
+  c.uses_store = true;
+  std::vector<Event> events = {run_start(3)};
+  std::int64_t id = 1;
+  const auto request = [&](std::int64_t at_ms) {
+    events.push_back(store_request(at_ms, 0, id++, sim::StoreOp::get));
+  };
+  for (std::int64_t t = 0; t < 12000; t += 250) request(t);
+  events.push_back(make(EventKind::store_pause, 12000));
+  request(13000);
+  request(14000);
+  events.push_back(make(EventKind::store_resume, 17000));
+  for (std::int64_t t = 17000; t <= 17900; t += 100) {
+    request(t);
+    if (t == 17500) {
+      events.push_back(
+          store_reply(t, 1, 99, sim::StoreOp::txn, 0, sim::StoreError::too_many_requests));
+    }
+  }
+  for (std::int64_t t = 18050; t <= 18150; t += 50) request(t);
+  request(27100);  // after the window: closes it
+  events.push_back(
+      store_reply(27500, 1, 100, sim::StoreOp::txn, 0, sim::StoreError::too_many_requests));
+  events.push_back(run_end(30000));
+  const Report r = analyze(c, events);
+
+  REQUIRE(r.store.recoveries.size() == 1);
+  const analysis::CoordinatorRecovery& h = r.store.recoveries[0];
+  CHECK(h.at == ms(17000));
+  CHECK(h.outage == dms(5000));
+  CHECK(h.first_second == 10);
+  // The busiest second ends at 18.15 s: 17.2 to 17.9 s (eight) and the three after 18 s.
+  CHECK(h.peak == 11);
+  CHECK(h.peak_at == ms(18150));
+  CHECK(h.refused == 1);
+  // The ten whole seconds before the one the pause began in (2 to 11 s): four a second.
+  REQUIRE(h.before_per_second);
+  CHECK(*h.before_per_second == Approx(4.0));
+  CHECK(analysis::metric_value(r, "recovery_requests_peak").value_or(-1) == Approx(11));
+  CHECK(analysis::metric_value(r, "recovery_requests_refused").value_or(-1) == Approx(1));
+  CHECK(r.store.requests_refused == 2);
+}
+
+TEST_CASE("analyzer: without a coordinator outage there is no recovery to measure") {
+  AnalysisConfig c = config(3, 5000);
+  c.uses_store = true;
+  const Report r = analyze(c, {run_start(3), store_request(100, 0, 1, sim::StoreOp::get),
+                               make(EventKind::store_pause, 200), run_end(5000)});
+  // Paused to the end: an outage that never ended.
+  CHECK(r.store.recoveries.empty());
+  CHECK_FALSE(analysis::metric_value(r, "recovery_requests_peak"));
+  CHECK_FALSE(analysis::metric_value(r, "recovery_requests_refused"));
+}
+
 namespace {
 
 // A leader writing every 10 ms from `from_ms` to `to_ms` (inclusive), accepted, with its token.
