@@ -22,6 +22,10 @@ namespace {
 // A bound on the jitter factor: beyond it retries would be too irregular to reason about.
 constexpr double kJitterFactorMax = 10.0;
 constexpr std::size_t kKeyLengthMax = 1024;
+// Bounds of the herd's remedies: a longer spread or a steeper backoff than these would hide
+// the coordinator from the clients for longer than any lease they could hold.
+constexpr sim::Duration kRaceJitterMax = std::chrono::hours(1);
+constexpr double kBackoffFactorMax = 10.0;
 
 constexpr const char* kExpiryNames[] = {"store", "client"};             // Expiry's order
 constexpr const char* kPhaseNames[] = {"grant", "random"};              // random_keepalive_phase
@@ -30,6 +34,10 @@ constexpr const char* kJudgeNames[] = {"observed_time", "renew_time"};  // Expir
 
 double jitter_factor_of(const LeaseConfig& c) {
   return static_cast<double>(c.jitter_ppm) / static_cast<double>(sim::kPpmOne);
+}
+
+double backoff_factor_of(const LeaseConfig& c) {
+  return static_cast<double>(c.backoff_factor_ppm) / static_cast<double>(sim::kPpmOne);
 }
 
 // "2s (store) / 15s (client)": a timing whose default depends on the expiry mode.
@@ -85,6 +93,28 @@ const std::vector<params::ParamSpec>& specs() {
          .max = kJitterFactorMax,
          .meaning = "a follower waits retry_interval * (1 + u) between tries, u drawn uniformly "
                     "from [0, jitter_factor): client-go's wait.Jitter(RetryPeriod, JitterFactor)"},
+        {.name = "race_jitter",
+         .default_value = store.race_jitter,
+         .max = kRaceJitterMax,
+         .meaning = "store mode: a follower that sees the key freed (a watch event, a read) "
+                    "waits a uniform draw from [0, race_jitter) before it races for it, so that "
+                    "the followers of many leases that expire at once do not all ask the store in "
+                    "the same instant; 0s races at once, as etcd's Campaign does"},
+        {.name = "backoff_max",
+         .default_note = "none",
+         .min = params::kShortestTimer,
+         .meaning = "after a try the coordinator failed (no answer in time, unavailable, no "
+                    "leader, too many requests) the next comes retry_interval later, and each "
+                    "further failure multiplies that wait by backoff_factor up to this cap; an "
+                    "answer resets it (client-go's wait.Backoff: Duration, Factor, Cap); "
+                    "jitter_factor applies on top. none: every retry comes retry_interval later"},
+        {.name = "backoff_factor",
+         .type = params::ParamType::number,
+         .default_value = backoff_factor_of(store),
+         .min = 1.0,
+         .max = kBackoffFactorMax,
+         .meaning = "with backoff_max: how many times longer each backed-off wait is than the "
+                    "last (wait.Backoff's Factor)"},
         {.name = "keepalive_phase",
          .type = params::ParamType::choice,
          .default_value = std::string(kPhaseNames[store.random_keepalive_phase ? 1 : 0]),
@@ -132,7 +162,8 @@ const std::vector<params::ParamSpec>& kubernetes_specs() {
     const LeaseConfig client = default_config(Expiry::client);
     std::vector<params::ParamSpec> out;
     for (const params::ParamSpec& spec : specs()) {
-      if (spec.name == "expiry") continue;
+      // race_jitter is store mode's: client mode's followers never see a deletion happen.
+      if (spec.name == "expiry" || spec.name == "race_jitter") continue;
       params::ParamSpec copy = spec;
       // Always client mode here: the lease table's "client mode: " prefixes say nothing.
       constexpr std::string_view kClientMode = "client mode: ";
@@ -384,6 +415,27 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
   }
 
   c.random_keepalive_phase = reader.choice_index("keepalive_phase") == 1;
+  if (const auto cap = reader.timer_opt("backoff_max")) {
+    c.backoff_max = *cap;
+    if (c.backoff_max < c.retry_interval) {
+      reader.problem("backoff_max",
+                     fmt::format("at least retry_interval ({}), the first backed-off wait",
+                                 sim::format_duration(c.retry_interval)),
+                     params::json_excerpt(object->at("backoff_max")));
+    }
+  }
+  {
+    const std::size_t before = problems.size();
+    const double factor = reader.number("backoff_factor");  // within 1 to kBackoffFactorMax
+    if (problems.size() == before) {
+      c.backoff_factor_ppm = std::llround(factor * static_cast<double>(sim::kPpmOne));
+    }
+    if (reader.has("backoff_factor") && !reader.has("backoff_max")) {
+      reader.problem("backoff_factor",
+                     "backoff_factor only beside backoff_max, the cap that turns backoff on",
+                     params::json_excerpt(object->at("backoff_factor")));
+    }
+  }
 
   if (reader.has("key")) {
     const nlohmann::json& key = object->at("key");
@@ -400,6 +452,7 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
   }
 
   if (expiry == Expiry::store) {
+    c.race_jitter = reader.duration("race_jitter");
     // Nothing in etcd's election corresponds to these: the store judges expiry.
     for (const char* name : {"lease_duration_from", "expiry_judged_by", "per_node"}) {
       if (!reader.has(name)) continue;
@@ -410,6 +463,14 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
                      params::json_excerpt(object->at(name)));
     }
   } else {
+    if (!kubernetes && reader.has("race_jitter")) {
+      // Client mode's followers poll and never see a deletion as it happens: jitter_factor
+      // spreads their polls.
+      reader.problem("race_jitter",
+                     "no race_jitter in client mode (followers poll the record; jitter_factor "
+                     "spreads their polls)",
+                     params::json_excerpt(object->at("race_jitter")));
+    }
     c.lease_duration_from = static_cast<DurationFrom>(reader.choice_index("lease_duration_from"));
     c.expiry_judged_by = static_cast<ExpiryJudge>(reader.choice_index("expiry_judged_by"));
     // Overrides are checked against the cluster-wide values only once those are right.

@@ -74,6 +74,15 @@ struct LeaseConfig {
   // connecting at an arbitrary moment gets), so that renewals need not lock onto a replicated
   // store's expiry scans.
   bool random_keepalive_phase = false;
+  // Store mode: a follower that sees the key freed waits a uniform draw from [0, race_jitter)
+  // before it races for it; 0 races at once (etcd's Campaign).
+  sim::Duration race_jitter{0};
+  // After a try the coordinator failed (no answer in time, unavailable, no leader, too many
+  // requests) the next comes retry_interval later, each further failure multiplies that wait by
+  // backoff_factor up to backoff_max, and an answer resets it: client-go's wait.Backoff
+  // (Duration, Factor, Cap). 0: every retry after retry_interval. The factor in parts per million.
+  sim::Duration backoff_max{0};
+  std::int64_t backoff_factor_ppm = 2'000'000;
   std::string key = "/electsim/leader";
   // Client mode only.
   DurationFrom lease_duration_from = DurationFrom::record;

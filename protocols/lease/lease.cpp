@@ -120,13 +120,18 @@ void LeaseNode::on_timer(sim::Context& ctx, sim::TimerId id, sim::TimerTag tag) 
       if (id != retry_timer_) return;
       retry_timer_ = sim::kNoTimer;
       ELECTSIM_ASSERT(role_ == sim::Role::follower, "only followers retry");
-      arm_retry(ctx, jittered(ctx, config_->retry_interval));
+      arm_retry(ctx, retry_wait(ctx));
       holding_off_ = holding_off_ && elapsed_now(ctx) < hold_off_until_;
       if (holding_off_) return;
       // The timer drives everything a lost watch event or a lost reply would have: probe the
       // key, and race if it is free.
       if (store_mode()) maybe_watch(ctx);
       if (!acquisition_in_flight(elapsed_now(ctx))) send_probe(ctx);
+      return;
+    case kRaceTag:
+      if (id != race_timer_) return;
+      race_timer_ = sim::kNoTimer;
+      if (role_ == sim::Role::follower && holder_ == sim::kNoNode) maybe_acquire(ctx);
       return;
     default:
       ELECTSIM_ASSERT(false, "a timer tag of the lease protocol");
@@ -158,6 +163,7 @@ void LeaseNode::on_store_reply(sim::Context& ctx, const sim::StoreReply& reply) 
   if (pending_ == Pending::none || reply.id != pending_id_) return;  // stale or fire-and-forget
   const Pending step = pending_;
   pending_ = Pending::none;
+  on_try_answered(ctx, reply.error);
   switch (step) {
     case Pending::grant:
       if (reply.error != sim::StoreError::none) return;  // the retry timer tries again
@@ -252,6 +258,7 @@ void LeaseNode::on_command(sim::Context& ctx, sim::Command command) {
     release(ctx);
   }
   cancel(ctx, retry_timer_);
+  cancel(ctx, race_timer_);
   if (command == sim::Command::stop) {
     // The kernel takes the node down right after this call; nothing more is to be done.
     stopped_ = true;
@@ -283,6 +290,8 @@ void LeaseNode::become_leader(sim::Context& ctx, sim::Token token) {
   holding_off_ = false;
   pending_ = Pending::none;
   cancel(ctx, retry_timer_);
+  cancel(ctx, race_timer_);
+  backoff_ = Duration(0);
   ctx.announce(sim::Belief::leader(token));
   // Renewals keep the cadence of the last confirmation: etcd keeps a session lease alive every
   // TTL/3 from its grant. With a random phase the first comes sooner, at a point drawn from
@@ -430,7 +439,7 @@ void LeaseNode::observe(sim::Context& ctx, const std::optional<sim::KeyValue>& k
     if (role_ == sim::Role::leader) step_down(ctx, /*release=*/false);
     holder_ = sim::kNoNode;
     announce_follower(ctx);
-    maybe_acquire(ctx);
+    race(ctx);
     return;
   }
   const sim::NodeId holder = parse_holder(kv->value);
@@ -615,6 +624,49 @@ bool LeaseNode::may_write(sim::Context& ctx, sim::Token token) {
 }
 
 // ---- Helpers ----------------------------------------------------------------------------------
+
+void LeaseNode::race(sim::Context& ctx) {
+  if (config_->race_jitter.count() <= 0) {
+    maybe_acquire(ctx);
+    return;
+  }
+  // One draw per freed key: a later sighting of the same freedom keeps the wait already drawn.
+  if (race_timer_ != sim::kNoTimer) return;
+  race_timer_ =
+      ctx.set_timer(Duration(ctx.rng().between(0, config_->race_jitter.count() - 1)), kRaceTag);
+}
+
+Duration LeaseNode::retry_wait(sim::Context& ctx) {
+  return jittered(ctx, backoff_.count() > 0 ? backoff_ : config_->retry_interval);
+}
+
+void LeaseNode::on_try_answered(sim::Context& ctx, sim::StoreError error) {
+  if (config_->backoff_max.count() <= 0) return;
+  const bool refused =
+      error == sim::StoreError::unavailable || error == sim::StoreError::no_leader ||
+      error == sim::StoreError::too_many_requests || error == sim::StoreError::resource_exhausted;
+  if (!refused) {
+    // An answer ends the backoff: the next try comes retry_interval from now, not after the
+    // longest wait drawn so far.
+    const bool was_backing_off = backoff_.count() > 0;
+    backoff_ = Duration(0);
+    if (was_backing_off && role_ == sim::Role::follower && !stopped_) {
+      arm_retry(ctx, retry_wait(ctx));
+    }
+    return;
+  }
+  // wait.Backoff: the first failure waits Duration (retry_interval), each further one Factor
+  // times the last, up to Cap. In parts per million, split so that the product cannot overflow.
+  if (backoff_.count() <= 0) {
+    backoff_ = config_->retry_interval;
+  } else {
+    const std::int64_t ns = backoff_.count();
+    const std::int64_t one = sim::kPpmOne;
+    const std::int64_t f = config_->backoff_factor_ppm;
+    backoff_ = std::min(config_->backoff_max, Duration((ns / one) * f + (ns % one) * f / one));
+  }
+  if (role_ == sim::Role::follower && !stopped_) arm_retry(ctx, retry_wait(ctx));
+}
 
 void LeaseNode::arm_retry(sim::Context& ctx, Duration after) {
   cancel(ctx, retry_timer_);

@@ -59,6 +59,7 @@ class LeaseNode final : public sim::Protocol {
   static constexpr sim::TimerTag kRenewTag = 1;     // leader: keepalive / record update
   static constexpr sim::TimerTag kDeadlineTag = 2;  // leader: renew_deadline by its own clock
   static constexpr sim::TimerTag kRetryTag = 3;     // follower: retry or poll
+  static constexpr sim::TimerTag kRaceTag = 4;      // follower: race_jitter's wait is over
 
  private:
   // The one acquisition step in flight (etcd's Campaign: grant, then the txn; Kubernetes:
@@ -112,6 +113,12 @@ class LeaseNode final : public sim::Protocol {
   bool may_write(sim::Context& ctx, sim::Token token);
 
   void arm_retry(sim::Context& ctx, sim::Duration after);
+  // The wait before the next try: retry_interval, or the backed-off wait after failures; jittered.
+  sim::Duration retry_wait(sim::Context& ctx);
+  // An acquisition step's answer: `error` none or a refusal (backoff_max's bookkeeping).
+  void on_try_answered(sim::Context& ctx, sim::StoreError error);
+  // Races for a freed key now, or after race_jitter's draw.
+  void race(sim::Context& ctx);
   sim::Duration jittered(sim::Context& ctx, sim::Duration d);
   sim::NodeId parse_holder(const std::string& value) const;
   void announce_follower(sim::Context& ctx) {
@@ -133,6 +140,9 @@ class LeaseNode final : public sim::Protocol {
   sim::TimerId renew_timer_ = sim::kNoTimer;
   sim::TimerId deadline_timer_ = sim::kNoTimer;
   sim::TimerId retry_timer_ = sim::kNoTimer;
+  sim::TimerId race_timer_ = sim::kNoTimer;
+  // The backed-off wait after consecutive failed tries (0: none failed since the last answer).
+  sim::Duration backoff_{0};
   // After a voluntary step-down the node does not race before this (local) time.
   bool holding_off_ = false;
   sim::LocalTime hold_off_until_;

@@ -385,6 +385,101 @@ TEST_CASE("lease: a follower whose watch event is lost acquires on its retry tim
   CHECK(b.ctx.belief() == Belief::leader(b.reply_to_last(StoreOp::txn).revision));
 }
 
+TEST_CASE("lease: with race_jitter a follower races for a freed key after its own draw") {
+  // A 10s TTL retries every 3.3s, after any race_jitter's draw: only the draw moves the race.
+  std::set<std::int64_t> waits;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    INFO("seed " << seed);
+    Bench b(config_of({{"ttl", "10s"}, {"race_jitter", "1s"}}), 0, seed);
+    const sim::LeaseId rival_lease = b.rival_acquires(1);
+    b.start();
+    b.answer();
+    REQUIRE_FALSE(b.node->leads());
+    // Its grant's lease is still young: the race is one txn on it.
+    const auto txn_before = b.ctx.last_store_call(StoreOp::txn);
+    REQUIRE(txn_before.has_value());
+    const LocalTime freed = b.ctx.now();
+
+    StoreRequest revoke;
+    revoke.op = StoreOp::lease_revoke;
+    revoke.lease = rival_lease;
+    b.other(1, revoke);  // the store tells the watchers at once
+    b.answer();
+    // Nothing is asked at the instant of the deletion.
+    CHECK(b.ctx.last_store_call(StoreOp::txn)->id == txn_before->id);
+    CHECK_FALSE(b.node->leads());
+
+    b.run_for(1s);
+    REQUIRE(b.node->leads());
+    const auto txn = b.ctx.last_store_call(StoreOp::txn);
+    REQUIRE(txn.has_value());
+    REQUIRE(txn->id != txn_before->id);
+    const Duration wait = txn->at - freed;
+    CHECK(wait >= Duration(0));
+    CHECK(wait < 1s);
+    waits.insert(wait.count());
+  }
+  // Each node draws its own wait: the followers of many expired leases spread out.
+  CHECK(waits.size() >= 6);
+}
+
+TEST_CASE(
+    "lease: failed tries back off by backoff_factor up to backoff_max, and an answer resets it") {
+  // TTL 3s: retry_interval 1s. A rival holds the key, so each retry is one read (a get).
+  Bench b(config_of({{"ttl", "3s"}, {"backoff_max", "4s"}}));
+  b.rival_acquires(1);
+  b.start();
+  b.answer();
+  REQUIRE_FALSE(b.node->leads());
+  const auto probe = [&](bool refuse) {
+    REQUIRE(b.ctx.fire_next(*b.node));
+    const auto call = b.ctx.last_store_call(StoreOp::get);
+    REQUIRE(call.has_value());
+    if (refuse) {
+      StoreReply reply;
+      reply.id = call->id;
+      reply.op = StoreOp::get;
+      reply.error = sim::StoreError::too_many_requests;
+      b.drop();
+      b.ctx.deliver(*b.node, reply);
+    } else {
+      b.answer();
+    }
+    return call->at;
+  };
+  std::vector<LocalTime> at;
+  for (int i = 0; i < 5; ++i) at.push_back(probe(/*refuse=*/true));
+  at.push_back(probe(/*refuse=*/false));
+  at.push_back(probe(/*refuse=*/false));
+  // 1s after the start, then waits of 1s, 2s, 4s and 4s (the cap) after refusals; after the
+  // answer at 12s, every retry_interval again.
+  const std::vector<LocalTime> expected = {LocalTime(1s), LocalTime(2s),  LocalTime(4s),
+                                           LocalTime(8s), LocalTime(12s), LocalTime(16s),
+                                           LocalTime(17s)};
+  CHECK(at == expected);
+}
+
+TEST_CASE("lease: without backoff_max a refused try waits retry_interval as any other") {
+  Bench b(config_of({{"ttl", "3s"}}));
+  b.rival_acquires(1);
+  b.start();
+  b.answer();
+  std::vector<LocalTime> at;
+  for (int i = 0; i < 4; ++i) {
+    REQUIRE(b.ctx.fire_next(*b.node));
+    const auto call = b.ctx.last_store_call(StoreOp::get);
+    REQUIRE(call.has_value());
+    at.push_back(call->at);
+    StoreReply reply;
+    reply.id = call->id;
+    reply.op = StoreOp::get;
+    reply.error = sim::StoreError::too_many_requests;
+    b.drop();
+    b.ctx.deliver(*b.node, reply);
+  }
+  CHECK(at == std::vector<LocalTime>{LocalTime(1s), LocalTime(2s), LocalTime(3s), LocalTime(4s)});
+}
+
 // ---- Voluntary release -------------------------------------------------------------------------
 
 TEST_CASE("lease: step_down and stop revoke the lease and announce a follower") {
@@ -808,6 +903,15 @@ TEST_CASE("lease: a wrong or inconsistent parameter is one problem at its own po
       {R"({"expiry": "clock"})", "/protocol/expiry", "\"client\""},
       {R"({"fencing": "yes"})", "/protocol/fencing", "true or false"},
       {R"({"tll": "3s"})", "/protocol/tll", "did you mean \"ttl\"?"},
+      {R"({"ttl": "3s", "backoff_max": "500ms"})", "/protocol/backoff_max",
+       "at least retry_interval (1s)"},
+      {R"({"backoff_factor": 3})", "/protocol/backoff_factor", "only beside backoff_max"},
+      {R"({"backoff_max": "8s", "backoff_factor": 0.5})", "/protocol/backoff_factor",
+       "a number from 1 to 10"},
+      {R"({"race_jitter": "-1s"})", "/protocol/race_jitter", "\"-1s\""},
+      {R"({"race_jitter": "2h"})", "/protocol/race_jitter", "\"2h\""},
+      {R"({"expiry": "client", "race_jitter": "1s"})", "/protocol/race_jitter",
+       "no race_jitter in client mode"},
   }));
   INFO(params);
   Problems problems;
@@ -832,10 +936,11 @@ TEST_CASE(
   CHECK(info->message_types.empty());
   std::vector<std::string> names;
   for (const auto& spec : info->params) names.push_back(spec.name);
-  CHECK(names == std::vector<std::string>{
-                     "ttl", "renew_interval", "renew_deadline", "retry_interval", "fencing",
-                     "expiry", "recheck_before_write", "jitter_factor", "keepalive_phase", "key",
-                     "lease_duration_from", "expiry_judged_by", "per_node"});
+  CHECK(names == std::vector<std::string>{"ttl", "renew_interval", "renew_deadline",
+                                          "retry_interval", "fencing", "expiry",
+                                          "recheck_before_write", "jitter_factor", "race_jitter",
+                                          "backoff_max", "backoff_factor", "keepalive_phase", "key",
+                                          "lease_duration_from", "expiry_judged_by", "per_node"});
 
   Problems problems;
   ClusterInfo cluster;
