@@ -4,6 +4,7 @@
 // request that fails writes nothing (etcd applies a txn atomically).
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -137,8 +138,10 @@ class Store::Batch {
       if (store_.history_.size() >= store_.replica_.history_limit) store_.history_.pop_front();
       store_.history_.push_back(HistoryEntry{revision_, kind, kv, by_lease_expiry_});
     }
-    for (const auto& [id, watch] : store_.watches_) {
-      if (watch.key != kv.key) continue;
+    const auto watchers = store_.watch_ids_by_key_.find(kv.key);
+    if (watchers == store_.watch_ids_by_key_.end()) return;
+    for (const std::int64_t id : watchers->second) {
+      const Watch& watch = store_.watches_.at(id);
       WatchNotification n;
       n.to = watch.node;
       n.event.watch_id = id;
@@ -259,7 +262,25 @@ std::optional<LocalTime> Store::next_lease_deadline() const {
 }
 
 void Store::drop_watches_of(NodeId node) {
-  std::erase_if(watches_, [node](const auto& entry) { return entry.second.node == node; });
+  for (auto it = watches_.begin(); it != watches_.end();) {
+    const auto next = std::next(it);
+    if (it->second.node == node) remove_watch(it);
+    it = next;
+  }
+}
+
+void Store::add_watch(std::int64_t id, Watch watch) {
+  // Ids only grow: appending keeps each key's list ascending.
+  watch_ids_by_key_[watch.key].push_back(id);
+  watches_.emplace(id, std::move(watch));
+}
+
+void Store::remove_watch(std::map<std::int64_t, Watch>::iterator it) {
+  const auto ids = watch_ids_by_key_.find(it->second.key);
+  ELECTSIM_ASSERT(ids != watch_ids_by_key_.end(), "every watch is indexed by its key");
+  std::erase(ids->second, it->first);
+  if (ids->second.empty()) watch_ids_by_key_.erase(ids);
+  watches_.erase(it);
 }
 
 // Checks, before anything is applied, that `ops` can run: every lease they name exists and the
@@ -470,7 +491,7 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
         break;
       }
       const std::int64_t id = next_watch_++;
-      watches_.emplace(id, Watch{from, request.key});
+      add_watch(id, Watch{from, request.key});
       reply.watch_id = id;
       // etcd's start_revision: the changes from that revision on that this member still holds
       // come first, in order.
@@ -498,7 +519,7 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
         fail(StoreError::watch_not_found);
         break;
       }
-      watches_.erase(it);
+      remove_watch(it);
       break;
     }
   }

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "servers/store/service_queue.hpp"
@@ -167,7 +168,10 @@ class Store {
 
   // The node's watch streams broke (it crashed or restarted): its watches are gone.
   void drop_watches_of(NodeId node);
-  void drop_all_watches() { watches_.clear(); }
+  void drop_all_watches() {
+    watches_.clear();
+    watch_ids_by_key_.clear();
+  }
 
   Revision revision() const { return revision_; }
   std::optional<KeyValue> peek(const std::string& key) const;
@@ -219,6 +223,12 @@ class Store {
   // walk of every lease.
   std::set<std::pair<LocalTime, LeaseId>> deadlines_;
   std::map<std::int64_t, Watch> watches_;  // ordered by id: notification order is deterministic
+  // The ids of each key's watches, ascending: a change finds its key's watchers with one lookup
+  // instead of a walk of every watch (a fleet's store holds one per node). Only looked up, never
+  // iterated, so its hashing cannot order anything.
+  std::unordered_map<std::string, std::vector<std::int64_t>> watch_ids_by_key_;
+  void add_watch(std::int64_t id, Watch watch);
+  void remove_watch(std::map<std::int64_t, Watch>::iterator it);
   // Consul's lockDelay table: the end of each key's lock-delay on this server's clock. Only
   // leases granted with a lock_delay add to it; expired entries are pruned when one is added.
   std::map<std::string, LocalTime, std::less<>> lock_delays_;

@@ -665,6 +665,34 @@ TEST_CASE("store: unwatch removes a watch, an unknown or foreign watch id fails"
   CHECK(c.send(unwatch(12345), 1).error == StoreError::watch_not_found);
 }
 
+TEST_CASE("store: a key's watchers stay in watch-id order through unwatches and new watches") {
+  Client c;
+  const std::int64_t w1 = c.send(watch("a"), 1).watch_id;
+  const std::int64_t w2 = c.send(watch("a"), 2).watch_id;
+  const std::int64_t w3 = c.send(watch("a"), 3).watch_id;
+  c.send(watch("b"), 4);
+  CHECK(c.send(unwatch(w2), 2).error == StoreError::none);
+  const std::int64_t w5 = c.send(watch("a"), 2).watch_id;
+  c.store.drop_watches_of(4);
+  c.send(put("a", "1"));
+  std::vector<std::int64_t> ids;
+  for (const WatchNotification& n : c.out.notifications) ids.push_back(n.event.watch_id);
+  CHECK(ids == std::vector<std::int64_t>{w1, w3, w5});
+  c.send(put("b", "1"));
+  CHECK(c.out.notifications.empty());
+  // Every watch of "a" gone: the key has no watchers left, and a new one is found again.
+  for (const std::int64_t w : {w1, w3, w5}) {
+    const NodeId owner = w == w1 ? 1 : w == w3 ? 3 : 2;
+    CHECK(c.send(unwatch(w), owner).error == StoreError::none);
+  }
+  c.send(put("a", "2"));
+  CHECK(c.out.notifications.empty());
+  const std::int64_t w6 = c.send(watch("a"), 1).watch_id;
+  c.send(put("a", "3"));
+  REQUIRE(c.out.notifications.size() == 1);
+  CHECK(c.out.notifications[0].event.watch_id == w6);
+}
+
 TEST_CASE("store: drop_watches_of removes that node's watches only") {
   Client c;
   c.send(watch("a"), 1);
