@@ -347,6 +347,10 @@ Report Analyzer::finish_fleet() {
     figures.split_brain_time = one.split_brain_time;
     figures.stall_time = one.stall_time;
     figures.outage_time = one.outage_time;
+    if (one.first_write_at && end > *one.first_write_at) {
+      figures.writing_span = end - *one.first_write_at;
+    }
+    fleet.writing_span += figures.writing_span;
     figures.failovers_observed = static_cast<std::uint64_t>(std::count_if(
         one.failovers.begin(), one.failovers.end(), [](const Failover& x) { return x.failover; }));
     figures.writes_accepted = one.writes_accepted;
@@ -400,10 +404,11 @@ Report Analyzer::finish_fleet() {
     r.steady_requests_per_second = static_cast<double>(r.steady_requests) /
                                    (static_cast<double>(r.steady_time.count()) * 1e-9);
   }
-  if (r.first_write_at && end > *r.first_write_at) {
-    const double span = static_cast<double>((end - *r.first_write_at).count()) *
-                        static_cast<double>(f.bases.size());
-    r.writable_fraction = 1.0 - static_cast<double>(r.outage_time.count()) / span;
+  // Each service's outages over its own writing span: a service that never wrote adds neither
+  // (its loss shows as leaderless time), and one that wrote once and never again all of its own.
+  if (fleet.writing_span.count() > 0) {
+    r.writable_fraction = 1.0 - static_cast<double>(r.outage_time.count()) /
+                                    static_cast<double>(fleet.writing_span.count());
   }
   f.coordinator.finish(r);
   r.fleet = std::move(fleet);

@@ -204,6 +204,9 @@ struct ServiceFigures {
   Duration split_brain_time{0};
   Duration stall_time{0};
   Duration outage_time{0};
+  // From its first accepted write to the run's end: the time its outages are a share of (0: it
+  // never wrote).
+  Duration writing_span{0};
   std::uint64_t failovers_observed = 0;
   std::uint64_t writes_accepted = 0;
   std::uint64_t stale_writes_accepted = 0;
@@ -236,6 +239,9 @@ struct FleetReport {
   // The services that changed leader most often, most first (ties: the earlier service), at
   // most 5: name and leader changes.
   std::vector<std::pair<std::string, std::uint64_t>> most_changes;
+  // The services' writing spans summed (ServiceFigures::writing_span): the writable share is
+  // 1 - outage time / this, each service over its own span.
+  Duration writing_span{0};
 };
 
 struct Report {

@@ -780,6 +780,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
       put_duration(x, "split_brain_time", one.split_brain_time);
       put_duration(x, "stall_time", one.stall_time);
       put_duration(x, "outage_time", one.outage_time);
+      put_duration(x, "writing_span", one.writing_span);
       by_service.push_back(std::move(x));
     }
     j["fleet"] = {{"services", f.services},

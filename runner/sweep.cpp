@@ -273,6 +273,7 @@ json RunRecord::to_json() const {
   j["stale_writes_overwriting"] = stale_writes_overwriting;
   j["writes_accepted"] = writes_accepted;
   j["elections"] = elections;
+  j["services"] = services;
   j["stall_ns"] = stall_ns;
   j["store_unavailable_ns"] = store_unavailable_ns;
   j["store_leader_changes"] = store_leader_changes;
@@ -362,6 +363,8 @@ std::optional<RunRecord> RunRecord::from_json(const json& j, std::string& error)
     r.stale_writes_overwriting = part_count(j, "stale_writes_overwriting", r.stale_writes_accepted);
     r.writes_accepted = part_count(j, "writes_accepted", r.events);
     r.elections = part_count(j, "elections", r.events);
+    r.services = part_count(j, "services", Limits{}.max_services);
+    if (r.services == 0) throw std::runtime_error("\"services\" must be at least 1");
     r.messages_sent = part_count(j, "messages_sent", r.events);
     r.store_requests = part_count(j, "store_requests", r.events);
     r.stall_ns = part_duration(j.at("stall_ns"), "stall_ns", d);
@@ -429,6 +432,7 @@ RunRecord record_of(std::uint64_t run, std::uint64_t seed, const RunResult& resu
   r.stale_writes_overwriting = report.stale_writes_overwriting;
   r.writes_accepted = report.writes_accepted;
   r.elections = report.elections;
+  r.services = static_cast<std::uint64_t>(services);
   r.messages_sent = report.messages_sent;
   r.store_requests = report.store_requests_total;
   r.stall_ns = per_service(report.stall_time);
@@ -439,7 +443,10 @@ RunRecord record_of(std::uint64_t run, std::uint64_t seed, const RunResult& resu
   r.outages_unresolved = report.outages_unresolved;
   // The writable share is the mean service's: its outage time over one service's writing span.
   r.outage_time_ns = report.outage_time.count() / services;
-  if (report.first_write_at) {
+  if (report.fleet) {
+    // The mean service's span, each service's from its own first write (FleetReport).
+    r.writing_span_ns = report.fleet->writing_span.count() / services;
+  } else if (report.first_write_at) {
     r.writing_span_ns = std::max<std::int64_t>(0, r.duration_ns - report.first_write_at->ns);
   }
   r.equal_token_writes = report.equal_token_writes;

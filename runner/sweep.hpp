@@ -78,6 +78,9 @@ struct RunRecord {
   std::uint64_t stale_writes_overwriting = 0;
   std::uint64_t writes_accepted = 0;
   std::uint64_t elections = 0;
+  // The fleet's services (1: a world of one election): a run's leader changes are its elections
+  // beyond each service's first.
+  std::uint64_t services = 1;
   std::uint64_t messages_sent = 0;
   std::uint64_t store_requests = 0;
   // The coordinator: no leader while the store could not grant; the store unable to grant.
@@ -137,7 +140,10 @@ struct PointSummary {
   std::optional<double> stall_fraction;             // stall time over simulated time, pooled
   std::optional<double> store_availability;         // time the store could grant, pooled
   std::optional<double> store_leader_changes_mean;  // per run
-  std::optional<std::uint64_t> worst_seed;          // most split-brain, else slowest failover
+  // Thrash: leader changes (elections after each service's first) per service per simulated
+  // hour, all runs pooled.
+  std::optional<double> leader_changes_per_service_hour;
+  std::optional<std::uint64_t> worst_seed;  // most split-brain, else slowest failover
   // Service outages, whatever the cause: their number (the percentiles' samples), percentiles,
   // the runs that never wrote again, and the share of time the service could write.
   std::uint64_t outages = 0;

@@ -243,9 +243,10 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
   std::vector<std::vector<std::string>> table;
   std::vector<std::string> header = {"protocol"};
   for (const GridAxis& a : d.axes) header.push_back(a.path);
-  for (const char* h : {"runs", "failovers", "failover p50", "p99", "max", "unresolved",
-                        "ridden out", "outages", "outage p50", "p99", "max", "writable",
-                        "split-brain", "stale write", "overwrite", "msgs/s", "coord req/s"}) {
+  for (const char* h :
+       {"runs", "failovers", "failover p50", "p99", "max", "unresolved", "ridden out", "outages",
+        "outage p50", "p99", "max", "writable", "split-brain", "stale write", "overwrite", "msgs/s",
+        "coord req/s", "changes/svc/h"}) {
     header.emplace_back(h);
   }
   table.push_back(header);
@@ -285,6 +286,7 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
     row.push_back(percent(s.overwrite_probability));
     row.push_back(rate(s.messages_per_second));
     row.push_back(rate(s.coordinator_requests_per_second));
+    row.push_back(rate(s.leader_changes_per_service_hour));
     table.push_back(std::move(row));
   }
   std::vector<std::size_t> widths(header.size(), 0);
@@ -315,7 +317,8 @@ std::string format_sweep_table(const SweepResult& result, const std::vector<Poin
       "writable: the share of time it could write; split-brain (two nodes believed they led), "
       "stale write (a deposed leader's write accepted) and overwrite (one accepted over newer "
       "data: corruption): share of runs; coord req/s: requests to the store, database and Redis "
-      "masters\n";
+      "masters; changes/svc/h: thrash, leader changes (elections after each service's first) "
+      "per service per simulated hour\n";
   if (any_unstable) {
     out += fmt::format(
         "* a p99 from fewer than {} samples (failovers or outages) is the largest one or next to "

@@ -46,6 +46,8 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
       Int128 stall_ns = 0;
       Int128 store_unavailable_ns = 0;
       std::uint64_t store_leader_changes = 0;
+      std::uint64_t leader_changes = 0;
+      Int128 service_ns = 0;  // services x simulated time
       Int128 split_brain_total_ns = 0;
       std::int64_t split_brain_max_ns = 0;
       std::uint64_t runs_split = 0;
@@ -83,6 +85,8 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
         stall_ns += rec.stall_ns;
         store_unavailable_ns += rec.store_unavailable_ns;
         store_leader_changes += rec.store_leader_changes;
+        leader_changes += rec.elections > rec.services ? rec.elections - rec.services : 0;
+        service_ns += static_cast<Int128>(rec.duration_ns) * static_cast<Int128>(rec.services);
         split_brain_total_ns += rec.split_brain_ns;
         split_brain_max_ns = std::max(split_brain_max_ns, rec.split_brain_ns);
         runs_split += rec.split_brain_ns > 0 ? 1 : 0;
@@ -162,6 +166,10 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
               1.0 - static_cast<double>(store_unavailable_ns) / static_cast<double>(simulated_ns);
         }
         s.store_leader_changes_mean = static_cast<double>(store_leader_changes) / runs;
+        if (service_ns > 0) {
+          s.leader_changes_per_service_hour =
+              static_cast<double>(leader_changes) / (static_cast<double>(service_ns) / 3.6e12);
+        }
         s.split_brain_probability = static_cast<double>(runs_split) / runs;
         s.split_brain_time_mean_ns = static_cast<std::int64_t>(
             (split_brain_total_ns + static_cast<Int128>(s.runs / 2)) / static_cast<Int128>(s.runs));
@@ -280,6 +288,10 @@ const std::vector<PointMetric>& point_metrics() {
        [](const PointSummary& s) { return s.store_availability; }},
       {"store_leader_changes_mean", false, false, "store leader changes per run",
        [](const PointSummary& s) { return s.store_leader_changes_mean; }},
+      {"leader_changes_per_service_hour", false, false,
+       "thrash: leader changes (elections after each service's first) per service per simulated "
+       "hour, all runs pooled; a world of one election is one service",
+       [](const PointSummary& s) { return s.leader_changes_per_service_hour; }},
   };
   return metrics;
 }

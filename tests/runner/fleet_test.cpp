@@ -172,6 +172,35 @@ TEST_CASE("fleet: a fault on one service's leader fails over that service alone"
   CHECK(r.report.fleet->by_service[2].elections == 2);
 }
 
+TEST_CASE("fleet: the writable share weighs each service's outages by its own writing span") {
+  // Service 3 is down from 100 ms, before its leader's first write, to the end: it never writes.
+  // The others lose their writes to the store's pause. Their outages are a share of their own
+  // spans; the silent service adds no span, so it cannot dilute what the others lived through.
+  std::string text = kFleet;
+  text.replace(text.find(R"({"at": "30s", "kind": "store_pause", "duration": "5s"})"),
+               std::string(R"({"at": "30s", "kind": "store_pause", "duration": "5s"})").size(),
+               R"({"at": "30s", "kind": "store_pause", "duration": "5s"},
+                  {"at": "100ms", "kind": "crash", "target": "svc-3"})");
+  const auto r = runner::run_scenario(load_fleet(text), runner::RunOptions{});
+  REQUIRE(r.errors.empty());
+  REQUIRE(r.report.fleet);
+  const analysis::FleetReport& f = *r.report.fleet;
+  CHECK(f.by_service[3].writes_accepted == 0);
+  CHECK(f.by_service[3].writing_span == sim::Duration(0));
+  sim::Duration span{0};
+  sim::Duration outage{0};
+  for (std::size_t k = 0; k < 3; ++k) {
+    CHECK(f.by_service[k].writing_span > std::chrono::seconds(59));
+    span += f.by_service[k].writing_span;
+    outage += f.by_service[k].outage_time;
+  }
+  CHECK(f.writing_span == span);
+  REQUIRE(r.report.writable_fraction);
+  CHECK(*r.report.writable_fraction ==
+        Approx(1.0 - static_cast<double>(outage.count()) / static_cast<double>(span.count())));
+  CHECK(*r.report.writable_fraction < 0.95);  // each writing service lost about 5 s of 60
+}
+
 TEST_CASE("fleet: a fleet's trace reads back to the same report") {
   const std::string path = temp_path("fleet.jsonl");
   const auto r =
