@@ -329,6 +329,12 @@ TEST_CASE("fleet: a sweep of a fleet is the same on any number of threads and sh
     CHECK(*p.writable_fraction > 0.8);
     CHECK(*p.writable_fraction <= 1.0);
   }
+  // Thrash: with a 3s TTL the 5s pause costs every service its leader once in each 60s run (60
+  // changes per service-hour); with 20s every leader rides it out.
+  REQUIRE(points_a[0].leader_changes_per_service_hour);
+  CHECK(*points_a[0].leader_changes_per_service_hour == Approx(60.0));
+  REQUIRE(points_a[1].leader_changes_per_service_hour);
+  CHECK(*points_a[1].leader_changes_per_service_hour == 0.0);
 }
 
 TEST_CASE("fleet: the search, whose nemesis aims at the world's roles, refuses a fleet") {
