@@ -704,6 +704,21 @@ TEST_CASE("analyzer: two store leaders in one term or two terms committed at one
   CHECK(v.breaches[0].expectation.metric == "store_safety_violations");
 }
 
+TEST_CASE("analyzer: commits reported out of index order are still held to one term an index") {
+  using sim::Role;
+  // Index 3 and 5 come before the indices below them; then index 3 again with another term, 5
+  // with two terms before 4 arrives, and finally 4, which takes 5 in: two conflicts.
+  const Report r = analyze(
+      replicated(), {run_start(3), member_role(10, 0, Role::leader, 1), raft_commit(20, 0, 1, 1),
+                     raft_commit(21, 0, 3, 1), raft_commit(22, 0, 2, 1), raft_commit(23, 0, 3, 2),
+                     raft_commit(24, 0, 5, 1), raft_commit(25, 0, 5, 2), raft_commit(26, 0, 4, 1),
+                     raft_commit(27, 0, 5, 1), raft_commit(28, 0, 1, 1), run_end(1000)});
+  CHECK(r.store.commits == 9);
+  CHECK(r.store.commit_conflicts == 2);  // index 3 (terms 1 and 2), index 5 (terms 1 and 2)
+  REQUIRE(r.store.first_violation);
+  CHECK(*r.store.first_violation == ms(23));
+}
+
 TEST_CASE("analyzer: stall is time with no leader while no store member leads and runs") {
   using sim::Role;
   // The store's first leader at 100ms; the election's leader 200ms to 500ms; the store leader
