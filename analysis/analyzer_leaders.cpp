@@ -68,18 +68,8 @@ void Analyzer::State::on_coordinator_request(Time t) {
   if (steady()) ++report.steady_requests;
   if (!report.first_leader_at) ++report.requests_before_first_leader;
   const Time window_start = t - std::chrono::seconds(1);
-  while (recent_size > 0 && recent_at(0) <= window_start) {
-    recent_head = (recent_head + 1) % recent.size();
-    --recent_size;
-  }
-  if (recent_size == recent.size()) {
-    std::vector<Time> grown(std::max<std::size_t>(16, recent.size() * 2));
-    for (std::size_t i = 0; i < recent_size; ++i) grown[i] = recent_at(i);
-    recent = std::move(grown);
-    recent_head = 0;
-  }
-  recent[(recent_head + recent_size) % recent.size()] = t;
-  ++recent_size;
+  recent.drop_through(window_start);
+  recent.push(t);
   for (std::size_t i = 0; i < herd.size();) {
     Failover& f = report.failovers[herd[i]];
     const std::optional<Time> led = f.new_leader_at ? f.new_leader_at : f.regained_at;
@@ -89,17 +79,17 @@ void Analyzer::State::on_coordinator_request(Time t) {
     }
     // Requests in (t - 1s, t] sent at or after the fault: the ring is in time order.
     std::size_t lo = 0;
-    std::size_t hi = recent_size;
+    std::size_t hi = recent.size();
     while (lo < hi) {
       const std::size_t mid = (lo + hi) / 2;
-      const Time at = recent_at(mid);
+      const Time at = recent.at(mid);
       if (at < f.fault_at || at <= window_start) {
         lo = mid + 1;
       } else {
         hi = mid;
       }
     }
-    f.requests_peak = std::max<std::uint64_t>(f.requests_peak, recent_size - lo);
+    f.requests_peak = std::max<std::uint64_t>(f.requests_peak, recent.size() - lo);
     ++i;
   }
 }

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "analysis/coordinator.hpp"
+#include "analysis/time_ring.hpp"
 #include "sim/assert.hpp"
 #include "sim/protocol.hpp"
 
@@ -128,9 +129,7 @@ struct Analyzer::State {
   std::vector<std::uint64_t> sent_by_type;  // by sim::MessageType
   // Send times of the coordinator requests of the last second, oldest first, in a ring that
   // grows to the busiest second's count and is then reused.
-  std::vector<Time> recent;
-  std::size_t recent_head = 0;
-  std::size_t recent_size = 0;
+  TimeRing recent;
   std::vector<std::size_t> herd;  // failovers whose requests_peak is still being measured
 
   Time last_event;
@@ -158,8 +157,6 @@ struct Analyzer::State {
 
   // Exactly one leader and no failover waiting for a new one.
   bool steady() const;
-
-  Time recent_at(std::size_t i) const { return recent[(recent_head + i) % recent.size()]; }
 
   // A request to the coordinator at time t: steady-state cost and the herd of every failover
   // still being measured.

@@ -74,8 +74,7 @@ void CoordinatorWatch::on_event(const sim::Event& e) {
     recovery.before_per_second = rate_before_outage_;
     report_.recoveries.push_back(recovery);
     recovery_open_ = true;
-    last_second_head_ = 0;
-    last_second_size_ = 0;
+    last_second_.clear();
     outage_since_.reset();
   }
 }
@@ -133,24 +132,11 @@ void CoordinatorWatch::on_request(Time t) {
     return;
   }
   if (t < r.at + std::chrono::seconds(1)) ++r.first_second;
-  // The requests in (t - 1s, t]: drop the older ones from the ring's front, add t at its back.
-  const auto at = [this](std::size_t i) {
-    return last_second_[(last_second_head_ + i) % last_second_.size()];
-  };
-  while (last_second_size_ > 0 && at(0) <= t - std::chrono::seconds(1)) {
-    last_second_head_ = (last_second_head_ + 1) % last_second_.size();
-    --last_second_size_;
-  }
-  if (last_second_size_ == last_second_.size()) {
-    std::vector<Time> grown(std::max<std::size_t>(64, last_second_.size() * 2));
-    for (std::size_t i = 0; i < last_second_size_; ++i) grown[i] = at(i);
-    last_second_ = std::move(grown);
-    last_second_head_ = 0;
-  }
-  last_second_[(last_second_head_ + last_second_size_) % last_second_.size()] = t;
-  ++last_second_size_;
-  if (last_second_size_ > r.peak) {
-    r.peak = last_second_size_;
+  // The requests in (t - 1s, t].
+  last_second_.drop_through(t - std::chrono::seconds(1));
+  last_second_.push(t);
+  if (last_second_.size() > r.peak) {
+    r.peak = last_second_.size();
     r.peak_at = t;
   }
 }

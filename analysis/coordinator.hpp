@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "analysis/report.hpp"
+#include "analysis/time_ring.hpp"
 #include "sim/event.hpp"
 
 namespace electsim::analysis {
@@ -90,9 +91,7 @@ class CoordinatorWatch {
   // While the last recovery's window is open: the send times of its requests in the last second,
   // a ring in time order, to find its busiest second.
   bool recovery_open_ = false;
-  std::vector<Time> last_second_;
-  std::size_t last_second_head_ = 0;
-  std::size_t last_second_size_ = 0;
+  TimeRing last_second_;
   CoordinatorReport report_;
 };
 

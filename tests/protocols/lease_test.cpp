@@ -423,6 +423,23 @@ TEST_CASE("lease: with race_jitter a follower races for a freed key after its ow
   CHECK(waits.size() >= 6);
 }
 
+namespace {
+
+// The store refuses the node's last request of this kind as overloaded ("too many requests"),
+// and answers none of the others it sent.
+void refuse_last(Bench& b, StoreOp op) {
+  const auto call = b.ctx.last_store_call(op);
+  REQUIRE(call.has_value());
+  StoreReply reply;
+  reply.id = call->id;
+  reply.op = op;
+  reply.error = sim::StoreError::too_many_requests;
+  b.drop();
+  b.ctx.deliver(*b.node, reply);
+}
+
+}  // namespace
+
 TEST_CASE(
     "lease: failed tries back off by backoff_factor up to backoff_max, and an answer resets it") {
   // TTL 3s: retry_interval 1s. A rival holds the key, so each retry is one read (a get).
@@ -436,12 +453,7 @@ TEST_CASE(
     const auto call = b.ctx.last_store_call(StoreOp::get);
     REQUIRE(call.has_value());
     if (refuse) {
-      StoreReply reply;
-      reply.id = call->id;
-      reply.op = StoreOp::get;
-      reply.error = sim::StoreError::too_many_requests;
-      b.drop();
-      b.ctx.deliver(*b.node, reply);
+      refuse_last(b, StoreOp::get);
     } else {
       b.answer();
     }
@@ -470,12 +482,7 @@ TEST_CASE("lease: without backoff_max a refused try waits retry_interval as any 
     const auto call = b.ctx.last_store_call(StoreOp::get);
     REQUIRE(call.has_value());
     at.push_back(call->at);
-    StoreReply reply;
-    reply.id = call->id;
-    reply.op = StoreOp::get;
-    reply.error = sim::StoreError::too_many_requests;
-    b.drop();
-    b.ctx.deliver(*b.node, reply);
+    refuse_last(b, StoreOp::get);
   }
   CHECK(at == std::vector<LocalTime>{LocalTime(1s), LocalTime(2s), LocalTime(3s), LocalTime(4s)});
 }
