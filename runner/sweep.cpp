@@ -274,6 +274,7 @@ json RunRecord::to_json() const {
   j["writes_accepted"] = writes_accepted;
   j["elections"] = elections;
   j["services"] = services;
+  j["leader_changes"] = leader_changes;
   j["stall_ns"] = stall_ns;
   j["store_unavailable_ns"] = store_unavailable_ns;
   j["store_leader_changes"] = store_leader_changes;
@@ -365,6 +366,7 @@ std::optional<RunRecord> RunRecord::from_json(const json& j, std::string& error)
     r.elections = part_count(j, "elections", r.events);
     r.services = part_count(j, "services", Limits{}.max_services);
     if (r.services == 0) throw std::runtime_error("\"services\" must be at least 1");
+    r.leader_changes = part_count(j, "leader_changes", r.elections);
     r.messages_sent = part_count(j, "messages_sent", r.events);
     r.store_requests = part_count(j, "store_requests", r.events);
     r.stall_ns = part_duration(j.at("stall_ns"), "stall_ns", d);
@@ -433,6 +435,14 @@ RunRecord record_of(std::uint64_t run, std::uint64_t seed, const RunResult& resu
   r.writes_accepted = report.writes_accepted;
   r.elections = report.elections;
   r.services = static_cast<std::uint64_t>(services);
+  const auto changes = [](std::uint64_t elections) { return elections > 0 ? elections - 1 : 0; };
+  if (report.fleet) {
+    for (const analysis::ServiceFigures& one : report.fleet->by_service) {
+      r.leader_changes += changes(one.elections);
+    }
+  } else {
+    r.leader_changes = changes(report.elections);
+  }
   r.messages_sent = report.messages_sent;
   r.store_requests = report.store_requests_total;
   r.stall_ns = per_service(report.stall_time);

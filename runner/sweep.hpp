@@ -78,9 +78,10 @@ struct RunRecord {
   std::uint64_t stale_writes_overwriting = 0;
   std::uint64_t writes_accepted = 0;
   std::uint64_t elections = 0;
-  // The fleet's services (1: a world of one election): a run's leader changes are its elections
-  // beyond each service's first.
+  // The fleet's services (1: a world of one election), and their leader changes: each service's
+  // elections after its first, summed (a service that never led changes nothing).
   std::uint64_t services = 1;
+  std::uint64_t leader_changes = 0;
   std::uint64_t messages_sent = 0;
   std::uint64_t store_requests = 0;
   // The coordinator: no leader while the store could not grant; the store unable to grant.

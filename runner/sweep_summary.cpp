@@ -85,7 +85,7 @@ std::vector<PointSummary> summarise(const SweepResult& result) {
         stall_ns += rec.stall_ns;
         store_unavailable_ns += rec.store_unavailable_ns;
         store_leader_changes += rec.store_leader_changes;
-        leader_changes += rec.elections > rec.services ? rec.elections - rec.services : 0;
+        leader_changes += rec.leader_changes;
         service_ns += static_cast<Int128>(rec.duration_ns) * static_cast<Int128>(rec.services);
         split_brain_total_ns += rec.split_brain_ns;
         split_brain_max_ns = std::max(split_brain_max_ns, rec.split_brain_ns);

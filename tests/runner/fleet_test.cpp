@@ -337,6 +337,32 @@ TEST_CASE("fleet: a sweep of a fleet is the same on any number of threads and sh
   CHECK(*points_a[1].leader_changes_per_service_hour == 0.0);
 }
 
+TEST_CASE(
+    "fleet: a sweep's thrash counts each service's own changes, not elections less services") {
+  // Service 3 is down before it ever leads; service 0 loses its leader twice. Elections (3 + 1 +
+  // 1 + 0) less services (4) would say one change; there are two, in 4 services x 60 s.
+  std::string text = kFleet;
+  text.replace(text.find(R"({"at": "30s", "kind": "store_pause", "duration": "5s"})"),
+               std::string(R"({"at": "30s", "kind": "store_pause", "duration": "5s"})").size(),
+               R"({"at": "1ms", "kind": "crash", "target": "svc-3"},
+                  {"at": "20s", "kind": "crash", "target": "svc-0:leader"},
+                  {"at": "40s", "kind": "crash", "target": "svc-0:leader"})");
+  runner::SweepDefinition d;
+  d.scenario_path = "<fleet>";
+  d.seeds = {1, 1};
+  runner::PlanOutcome planned = runner::plan_sweep(text, std::move(d));
+  for (const auto& p : planned.problems) UNSCOPED_INFO(p);
+  REQUIRE(planned.plan);
+  const runner::SweepResult result = runner::run_sweep(*planned.plan, runner::SweepOptions{});
+  REQUIRE(result.records.size() == 1);
+  CHECK(result.records[0].elections == 5);
+  CHECK(result.records[0].leader_changes == 2);
+  const auto points = runner::summarise(result);
+  REQUIRE(points.size() == 1);
+  REQUIRE(points[0].leader_changes_per_service_hour);
+  CHECK(*points[0].leader_changes_per_service_hour == Approx(2.0 / (4.0 / 60.0)));
+}
+
 TEST_CASE("fleet: the search, whose nemesis aims at the world's roles, refuses a fleet") {
   runner::SearchConfig config;
   config.runs = 2;
