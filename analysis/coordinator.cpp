@@ -7,6 +7,9 @@
 #include "sim/protocol.hpp"
 
 namespace electsim::analysis {
+namespace {
+constexpr std::int64_t kSecondNs = 1'000'000'000;  // the herd's whole seconds
+}  // namespace
 
 CoordinatorWatch::CoordinatorWatch(std::vector<sim::Endpoint> members, bool database)
     : member_count_(std::max<std::size_t>(members.size(), 1)) {
@@ -103,8 +106,7 @@ bool CoordinatorWatch::commit_agrees(std::int64_t index, Epoch term) {
 }
 
 std::optional<double> CoordinatorWatch::rate_before(Time t) const {
-  constexpr std::int64_t kSecond = 1'000'000'000;
-  const std::int64_t current = t.ns / kSecond;
+  const std::int64_t current = t.ns / kSecondNs;
   const std::int64_t seconds =
       std::min<std::int64_t>(current, static_cast<std::int64_t>(kRateSlots) - 1);
   if (seconds <= 0) return std::nullopt;
@@ -117,8 +119,7 @@ std::optional<double> CoordinatorWatch::rate_before(Time t) const {
 }
 
 void CoordinatorWatch::on_request(Time t) {
-  constexpr std::int64_t kSecond = 1'000'000'000;
-  const std::int64_t second = t.ns / kSecond;
+  const std::int64_t second = t.ns / kSecondNs;
   const auto slot = static_cast<std::size_t>(second % static_cast<std::int64_t>(kRateSlots));
   if (second_of_slot_[slot] != second) {
     second_of_slot_[slot] = second;

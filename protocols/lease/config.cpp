@@ -212,6 +212,15 @@ const std::vector<params::ParamSpec>& node_timing_specs() {
   return table;
 }
 
+// A factor (within the spec's range) into parts per million, so that no floating point reaches
+// a run; `ppm` is left as it was when the value was wrong.
+void read_ppm(params::ParamReader& reader, std::string_view name, const params::Problems& problems,
+              std::int64_t& ppm) {
+  const std::size_t before = problems.size();
+  const double factor = reader.number(name);
+  if (problems.size() == before) ppm = std::llround(factor * static_cast<double>(sim::kPpmOne));
+}
+
 const char* mode_name(Expiry expiry) {
   return expiry == Expiry::store ? "store" : "client";
 }
@@ -406,13 +415,7 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
       kubernetes ? "client-go's default" : fmt::format("the default in {} mode", mode_name(expiry));
   read_timings(reader, *object, expiry, origin, c, problems);
 
-  if (reader.has("jitter_factor")) {
-    const std::size_t before = problems.size();
-    const double factor = reader.number("jitter_factor");  // within 0 to kJitterFactorMax
-    if (problems.size() == before) {
-      c.jitter_ppm = std::llround(factor * static_cast<double>(sim::kPpmOne));
-    }
-  }
+  if (reader.has("jitter_factor")) read_ppm(reader, "jitter_factor", problems, c.jitter_ppm);
 
   c.random_keepalive_phase = reader.choice_index("keepalive_phase") == 1;
   if (const auto cap = reader.timer_opt("backoff_max")) {
@@ -425,11 +428,7 @@ std::optional<LeaseConfig> read_config(const nlohmann::json& params, const std::
     }
   }
   {
-    const std::size_t before = problems.size();
-    const double factor = reader.number("backoff_factor");  // within 1 to kBackoffFactorMax
-    if (problems.size() == before) {
-      c.backoff_factor_ppm = std::llround(factor * static_cast<double>(sim::kPpmOne));
-    }
+    read_ppm(reader, "backoff_factor", problems, c.backoff_factor_ppm);
     if (reader.has("backoff_factor") && !reader.has("backoff_max")) {
       reader.problem("backoff_factor",
                      "backoff_factor only beside backoff_max, the cap that turns backoff on",

@@ -40,6 +40,14 @@ std::optional<std::int64_t> read_integer(const char* begin, const char* end) {
   return value;
 }
 
+// `d` times `ppm` parts per million, split so that the product cannot overflow for any duration a
+// scenario may give and any factor the parameters allow.
+Duration times_ppm(Duration d, std::int64_t ppm) {
+  const std::int64_t ns = d.count();
+  const std::int64_t one = sim::kPpmOne;
+  return Duration((ns / one) * ppm + (ns % one) * ppm / one);
+}
+
 }  // namespace
 
 LeaseRecord parse_record(std::string_view value) {
@@ -656,15 +664,10 @@ void LeaseNode::on_try_answered(sim::Context& ctx, sim::StoreError error) {
     return;
   }
   // wait.Backoff: the first failure waits Duration (retry_interval), each further one Factor
-  // times the last, up to Cap. In parts per million, split so that the product cannot overflow.
-  if (backoff_.count() <= 0) {
-    backoff_ = config_->retry_interval;
-  } else {
-    const std::int64_t ns = backoff_.count();
-    const std::int64_t one = sim::kPpmOne;
-    const std::int64_t f = config_->backoff_factor_ppm;
-    backoff_ = std::min(config_->backoff_max, Duration((ns / one) * f + (ns % one) * f / one));
-  }
+  // times the last, up to Cap.
+  backoff_ = backoff_.count() <= 0
+                 ? config_->retry_interval
+                 : std::min(config_->backoff_max, times_ppm(backoff_, config_->backoff_factor_ppm));
   if (role_ == sim::Role::follower && !stopped_) arm_retry(ctx, retry_wait(ctx));
 }
 
@@ -676,14 +679,10 @@ void LeaseNode::arm_retry(sim::Context& ctx, Duration after) {
 Duration LeaseNode::jittered(sim::Context& ctx, Duration d) {
   // k8s.io/apimachinery/pkg/util/wait's Jitter(duration, maxFactor) returns
   // duration + rand.Float64() * maxFactor * duration: up to (1 + factor) * d, not factor * d.
-  // Drawn from this node's stream in integer parts per million of d; split so the product cannot
-  // overflow for any run length.
+  // Drawn from this node's stream in integer parts per million of d.
   const std::int64_t extra_max = config_->jitter_ppm;
   if (extra_max <= 0) return d;
-  const std::int64_t extra = ctx.rng().between(0, extra_max - 1);
-  const std::int64_t ns = d.count();
-  const std::int64_t one = sim::kPpmOne;
-  return d + Duration((ns / one) * extra + (ns % one) * extra / one);
+  return d + times_ppm(d, ctx.rng().between(0, extra_max - 1));
 }
 
 sim::NodeId LeaseNode::parse_holder(const std::string& value) const {
