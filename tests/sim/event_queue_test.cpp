@@ -2,6 +2,7 @@
 // late re-insertions and bounded pops a kernel gives it, checked against a sorted reference.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <set>
@@ -82,15 +83,20 @@ TEST_CASE("event queue: a key pushed at the current time with an earlier order g
 TEST_CASE("event queue: random kernel-like workloads match a sorted reference") {
   // Each round pushes keys at or after the current time (some at it, some with orders from the
   // past as adopted entries have, some far ahead), then pops up to a horizon that sometimes
-  // falls between keys, as run_until does.
+  // falls between keys, as run_until does. With a low bound between the binary and the radix
+  // heap, the keys move between the two forms many times, mid-burst and mid-tie.
   const auto [seed, spread] = GENERATE(table<std::uint64_t, std::int64_t>({
       {1, 1},                      // every key at one of two times: ties only
       {2, 16},                     // few distinct times
       {3, 1'000'000},              // microsecond-apart times
       {4, std::int64_t{1} << 50},  // times across most of the bits
   }));
+  const std::size_t to_radix = GENERATE(std::size_t{8}, std::size_t{64}, EventQueue::kToRadix);
+  INFO("seed " << seed << ", spread " << spread << ", to_radix " << to_radix);
   Rng rng(seed, StreamPurpose::bench, 0);
-  EventQueue queue;
+  EventQueue queue(to_radix);
+  int moves = 0;
+  bool was_radix = false;
   Reference reference;
   std::int64_t now = 0;
   std::uint64_t next_order = 1;
@@ -113,12 +119,42 @@ TEST_CASE("event queue: random kernel-like workloads match a sorted reference") 
       queue.push({time, order});
       reference.emplace(time, order);
     }
+    if (queue.radix() != was_radix) ++moves;
+    was_radix = queue.radix();
     const std::int64_t until = now + rng.between(0, spread) / (reference.size() > 64 ? 8 : 1);
     drain(queue, reference, until);
+    if (queue.radix() != was_radix) ++moves;
+    was_radix = queue.radix();
     now = until;
   }
   drain(queue, reference, std::int64_t{1} << 62);
   CHECK(queue.empty());
+  // The bursts of 100 to 400 keys cross the low bounds: both forms served, back and forth (but
+  // for ties only, where the queue grows past 64 keys and stays there).
+  if (to_radix == 8 || (to_radix == 64 && spread > 1)) CHECK(moves >= 20);
+}
+
+TEST_CASE("event queue: a small queue is a binary heap, a large one a radix heap, and back") {
+  EventQueue queue(16);
+  for (std::uint64_t order = 1; order <= 15; ++order) {
+    queue.push({static_cast<std::int64_t>(100 - order), order});
+  }
+  CHECK_FALSE(queue.radix());
+  queue.push({50, 16});  // the 16th key
+  CHECK(queue.radix());
+  // Down to a quarter of the bound (4 keys) it stays a radix heap, then moves back.
+  std::vector<std::int64_t> times;
+  while (queue.size() > 4) {
+    REQUIRE(queue.ready(1000));
+    times.push_back(queue.pop().time);
+    if (queue.size() > 4) CHECK(queue.radix());
+  }
+  CHECK_FALSE(queue.radix());
+  while (queue.ready(1000)) times.push_back(queue.pop().time);
+  CHECK(std::is_sorted(times.begin(), times.end()));
+  CHECK(times.size() == 16);
+  CHECK(times.front() == 50);
+  CHECK(times.back() == 99);
 }
 
 TEST_CASE("event queue: many keys on few times drain in order") {
