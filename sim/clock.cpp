@@ -62,9 +62,7 @@ LocalTime ClockModel::monotonic_at(Time t) const {
       static_cast<std::int64_t>(std::clamp<Int128>(reading, -kLocalLimit, kLocalLimit)));
 }
 
-Duration ClockModel::true_duration_for(Duration local) const {
-  ELECTSIM_ASSERT(local.count() >= 0, "timers are set for non-negative durations");
-  if (drift_ppb_ == 0) return local;
+Duration ClockModel::drifted_duration_for(Duration local) const {
   // Smallest true d with d + floor(d * drift / 1e9) >= local: start from the exact quotient, then
   // correct for rounding by at most a step or two.
   const std::int64_t rate = kBillion + drift_ppb_;

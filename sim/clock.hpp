@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/assert.hpp"
 #include "sim/time.hpp"
 
 namespace electsim::sim {
@@ -42,7 +43,11 @@ class ClockModel {
   LocalTime monotonic_at(Time t) const;
   // The true duration after which the oscillator has advanced by `local` (rounded up, so a timer
   // never fires before its local duration elapsed). local >= 0.
-  Duration true_duration_for(Duration local) const;
+  // Inline for a clock without drift, where it is the identity: every timer asks it.
+  Duration true_duration_for(Duration local) const {
+    ELECTSIM_ASSERT(local.count() >= 0, "timers are set for non-negative durations");
+    return drift_ppb_ == 0 ? local : drifted_duration_for(local);
+  }
 
   // Faults may change the clock during a run; the change applies from true time `at` on, keeping
   // the reading continuous (drift) or jumping (step).
@@ -53,6 +58,8 @@ class ClockModel {
   std::int64_t drift_ppb() const { return drift_ppb_; }
 
  private:
+  Duration drifted_duration_for(Duration local) const;
+
   // The reading is anchored at (anchor_true_, anchor_local_) and advances at (1e9 + drift)/1e9.
   Time anchor_true_{};
   std::int64_t anchor_local_ = 0;

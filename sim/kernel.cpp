@@ -152,14 +152,7 @@ void Kernel::add_observer(Observer* observer) {
   observers_.push_back(observer);
 }
 
-Kernel::Proc& Kernel::proc(Endpoint endpoint) {
-  return const_cast<Proc&>(std::as_const(*this).proc(endpoint));
-}
-
-const Kernel::Proc& Kernel::proc(Endpoint endpoint) const {
-  if (endpoint >= 0 && static_cast<std::size_t>(endpoint) < config_.node_count) [[likely]] {
-    return *procs_[static_cast<std::size_t>(endpoint)];
-  }
+const Kernel::Proc& Kernel::server_proc(Endpoint endpoint) const {
   ELECTSIM_ASSERT(listens(endpoint), "a process listens at every address traffic is sent to");
   return *procs_[static_cast<std::size_t>(server_index_[server_slot(endpoint)])];
 }
@@ -174,32 +167,11 @@ bool Kernel::listens(Endpoint endpoint) const {
 // ---- Queue
 // ---------------------------------------------------------------------------------------
 
-std::uint32_t Kernel::new_entry(EntryKind kind, Endpoint owner) {
-  static_assert(sizeof(Entry) == 64, "an entry is one cache line");
-  const std::uint32_t slot = take_slot(free_entries_, entries_);
-  // The next free slot may be cold (a storm frees and takes slots in no order): its fetch for
-  // writing starts now.
-  if (!free_entries_.empty()) __builtin_prefetch(&entries_[free_entries_.back()], 1);
-  Entry& e = entries_[slot];
-  e.kind = kind;
-  e.node = owner;
-  e.peer = kNoNode;
-  e.incarnation = owner >= 0       ? procs_[static_cast<std::size_t>(owner)]->incarnation
-                  : listens(owner) ? proc(owner).incarnation
-                                   : 0;
-  e.counts_in_flight = false;
-  e.session = false;
-  e.payload = 0;
-  return slot;
+std::uint32_t Kernel::server_incarnation(Endpoint owner) const {
+  return listens(owner) ? proc(owner).incarnation : 0;
 }
 
-void Kernel::free_entry(std::uint32_t slot) {
-  Entry& e = entries_[slot];
-  if (e.counts_in_flight) {
-    ELECTSIM_ASSERT(in_flight_ > 0, "in-flight count matches queued traffic");
-    --in_flight_;
-    e.counts_in_flight = false;
-  }
+void Kernel::release_parts(Entry& e) {
   if (e.body != Entry::kNoBody) {
     bodies_[e.body]->value.reset();
     free_bodies_.push_back(e.body);
@@ -209,7 +181,6 @@ void Kernel::free_entry(std::uint32_t slot) {
     free_segments_.push_back(e.segment);
     e.segment = Entry::kNoSegment;
   }
-  free_entries_.push_back(slot);
 }
 
 // ---- Running
@@ -236,6 +207,17 @@ void Kernel::start() {
   for (std::size_t i = 0; i < config_.node_count; ++i) start_process(*procs_[i]);
 }
 
+inline void Kernel::deliver_message(std::uint32_t slot, const Entry& e, Proc& p) {
+  ++stats_.messages_delivered;
+  const Endpoint from = e.peer;
+  const Message msg = e.msg();
+  if (traced()) emit_now(events::msg_deliver(p.id, from, msg.type, e.payload));
+  free_entry(slot);
+  begin_handler(p);
+  p.process->on_message(p.ctx, from, msg);
+  end_handler(p);
+}
+
 void Kernel::run_until(Time t) {
   ELECTSIM_ASSERT(started_, "start() before run_until()");
   while (queue_.ready(t.ns)) {
@@ -255,7 +237,20 @@ void Kernel::run_until(Time t) {
     now_ = Time(key.time);
     current_order_ = key.order >> 24;
     ++stats_.events;
-    dispatch(key.slot());
+    // The common case first: a peer message (no payload, no connection) to a process that is up
+    // and running, over a link that is not cut. Everything else is dispatched, which would
+    // deliver it the same way.
+    const std::uint32_t slot = key.slot();
+    Entry& e = entries_[slot];
+    if (e.kind == EntryKind::deliver && e.body == Entry::kNoBody &&
+        e.segment == Entry::kNoSegment && !e.session) [[likely]] {
+      Proc& p = proc(e.node);
+      if (p.up && !p.paused && network_.link_up(e.peer, e.node)) [[likely]] {
+        deliver_message(slot, e, p);
+        continue;
+      }
+    }
+    dispatch(slot);
   }
   if (now_ < t) now_ = t;
 }
@@ -401,13 +396,7 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
     case EntryKind::deliver: {
       const Endpoint from = e.peer;
       if (e.body == Entry::kNoBody) {
-        ++stats_.messages_delivered;
-        const Message msg = e.msg();
-        if (traced()) emit_now(events::msg_deliver(p.id, from, msg.type, e.payload));
-        free_entry(slot);
-        begin_handler(p);
-        process.on_message(p.ctx, from, msg);
-        end_handler(p);
+        deliver_message(slot, e, p);
         return;
       }
       // The receiver handles the payload where it lies; its slot is freed after the call.

@@ -149,8 +149,12 @@ class Kernel {
   void push(Time at, std::uint32_t slot);
   void push_in_order(std::int64_t at, std::uint64_t seq, std::uint32_t slot);
   void free_entry(std::uint32_t slot);
+  std::uint32_t server_incarnation(Endpoint owner) const;  // 0 where no process listens
+  void release_parts(Entry& entry);  // an entry's payload body and connection segment
   void dispatch(std::uint32_t slot);
   void dispatch_to_process(std::uint32_t slot, Entry& entry);
+  // A peer message reaches a running process: traced, its entry freed, then handled.
+  void deliver_message(std::uint32_t slot, const Entry& entry, Proc& p);
   // A TCP keepalive probe reaches a host: its kernel answers, whatever its process is doing.
   void answer_probe(std::uint32_t slot, Entry& entry);
   void emit(const Event& event) {
@@ -168,6 +172,7 @@ class Kernel {
   // Processes: election nodes at 0..n-1, then the servers; an endpoint maps to its index.
   Proc& proc(Endpoint endpoint);
   const Proc& proc(Endpoint endpoint) const;
+  const Proc& server_proc(Endpoint endpoint) const;  // proc's path for a server's address
   bool listens(Endpoint endpoint) const;
   // The server a fault on "the store" reaches: the single store, or a replicated store's first
   // member (kNoNode in a world without a store).
@@ -191,6 +196,7 @@ class Kernel {
   // Traffic.
   void send_message(Proc& from, Endpoint to, const Message& message);
   void route_message(Proc& from, Endpoint to, const Message& message);
+  [[gnu::noinline]] void trace_send(Endpoint from, Endpoint to, MessageType type, std::uint64_t id);
   void send_payload(Proc& from, Endpoint to, std::uint32_t to_incarnation, Payload&& payload);
   void send_later(Proc& from, Duration after_local, Endpoint to, Payload&& payload);
   // Holds a send until `at` inside its sender (a pause parks it, a crash drops it); nullopt when
@@ -198,6 +204,10 @@ class Kernel {
   std::optional<std::uint32_t> hold(Proc& from, Time at, Endpoint to);
   // Routes an entry over the network from `from` to `to`; false if it was lost at send.
   bool route(Endpoint from, Endpoint to, std::uint32_t slot);
+  void launch_quietly(std::uint32_t slot, Entry& entry);
+  // route's datagrams on a network that is not quiet (cuts, loss, duplication, latency overrides
+  // or spikes): out of line, so that the common case stays small.
+  [[gnu::noinline]] bool route_disturbed(Endpoint from, Endpoint to, std::uint32_t slot);
   // Connections (Transport::tcp): whether an entry rides one, the stream of (from, to) between
   // the two current lives (a new one when either restarted), and the segment's way along it.
   bool rides_stream(const Entry& entry, Endpoint from, Endpoint to) const;

@@ -107,11 +107,15 @@ namespace kernel_detail {
 // A slot of a slab whose freed slots are kept in `free`: the last one freed, or a new one made at
 // the end (a default-made element).
 template <typename Slab>
+[[gnu::noinline]] std::uint32_t grow_slab(Slab& slab) {
+  slab.emplace_back();
+  return static_cast<std::uint32_t>(slab.size() - 1);
+}
+
+template <typename Slab>
 std::uint32_t take_slot(std::vector<std::uint32_t>& free, Slab& slab) {
-  if (free.empty()) {
-    slab.emplace_back();
-    return static_cast<std::uint32_t>(slab.size() - 1);
-  }
+  if (free.empty()) [[unlikely]]
+    return grow_slab(slab);
   const std::uint32_t slot = free.back();
   free.pop_back();
   return slot;
@@ -229,17 +233,72 @@ struct Kernel::Proc {
         ctx(kernel, *this) {}
 };
 
-// Inline: every message and timer is queued through them.
-inline void Kernel::push_in_order(std::int64_t at, std::uint64_t seq, std::uint32_t slot) {
+// Inline, always: every message and timer is queued through them, and a call costs a tenth of a
+// small world's step.
+[[gnu::always_inline]] inline void Kernel::push_in_order(std::int64_t at, std::uint64_t seq,
+                                                         std::uint32_t slot) {
   ELECTSIM_ASSERT(slot < (1u << 24),
                   "at most 2^24 queued entries (the in-flight and timer limits)");
   ELECTSIM_ASSERT(seq < (std::uint64_t{1} << 40), "at most 2^40 events are queued in a run");
   queue_.push(QueueKey{at, (seq << 24) | slot});
 }
 
-inline void Kernel::push(Time at, std::uint32_t slot) {
+[[gnu::always_inline]] inline void Kernel::push(Time at, std::uint32_t slot) {
   ELECTSIM_ASSERT(at >= now_, "events are never scheduled in the past");
   push_in_order(at.ns, next_seq_++, slot);
+}
+
+// Inline, as the next three: every event finds its process.
+[[gnu::always_inline]] inline const Kernel::Proc& Kernel::proc(Endpoint endpoint) const {
+  if (endpoint >= 0 && static_cast<std::size_t>(endpoint) < config_.node_count) [[likely]] {
+    return *procs_[static_cast<std::size_t>(endpoint)];
+  }
+  return server_proc(endpoint);
+}
+
+[[gnu::always_inline]] inline Kernel::Proc& Kernel::proc(Endpoint endpoint) {
+  return const_cast<Proc&>(std::as_const(*this).proc(endpoint));
+}
+
+// Inline: every message and timer takes an entry and gives it back. What only servers' entries
+// and payloads need is out of line.
+[[gnu::always_inline]] inline std::uint32_t Kernel::new_entry(EntryKind kind, Endpoint owner) {
+  static_assert(sizeof(Entry) == 64, "an entry is one cache line");
+  const std::uint32_t slot = take_slot(free_entries_, entries_);
+  // The next free slot may be cold (a storm frees and takes slots in no order): its fetch for
+  // writing starts now.
+  if (!free_entries_.empty()) __builtin_prefetch(&entries_[free_entries_.back()], 1);
+  Entry& e = entries_[slot];
+  e.kind = kind;
+  e.node = owner;
+  e.peer = kNoNode;
+  e.incarnation =
+      owner >= 0 ? procs_[static_cast<std::size_t>(owner)]->incarnation : server_incarnation(owner);
+  e.counts_in_flight = false;
+  e.session = false;
+  e.payload = 0;
+  return slot;
+}
+
+[[gnu::always_inline]] inline void Kernel::free_entry(std::uint32_t slot) {
+  Entry& e = entries_[slot];
+  if (e.counts_in_flight) {
+    ELECTSIM_ASSERT(in_flight_ > 0, "in-flight count matches queued traffic");
+    --in_flight_;
+    e.counts_in_flight = false;
+  }
+  if (e.body != Entry::kNoBody || e.segment != Entry::kNoSegment) release_parts(e);
+  free_entries_.push_back(slot);
+}
+
+// An entry leaves over a quiet network (Network::quiet): it is counted in flight, and arrives
+// after one draw of the network's latency.
+[[gnu::always_inline]] inline void Kernel::launch_quietly(std::uint32_t slot, Entry& e) {
+  if (!e.counts_in_flight) {  // held traffic was counted when it was held
+    e.counts_in_flight = true;
+    ++in_flight_;
+  }
+  push(now_ + network_.quiet_latency(network_rng_), slot);
 }
 
 // The disk's watch over a handler costs a test of one flag while disks take no time.

@@ -23,6 +23,7 @@ Network::Network(std::size_t node_count, NetworkConfig config, std::size_t serve
     latency_of_.try_emplace(link_key(from, to), static_cast<std::uint32_t>(i));
     if (link.both_ways) latency_of_.try_emplace(link_key(to, from), static_cast<std::uint32_t>(i));
   }
+  refresh_quiet();
 }
 
 Duration Network::sample_latency_of_link(Endpoint from, Endpoint to, Rng& rng) const {
@@ -62,6 +63,7 @@ Network::CutHandle Network::add_cut(Cut cut) {
   cut_live_.push_back(true);
   const auto handle = static_cast<CutHandle>(cuts_.size() - 1);
   live_cuts_.push_back(handle);  // the newest handle: the list stays in handle order
+  refresh_quiet();
   return handle;
 }
 
@@ -96,6 +98,7 @@ void Network::heal_one(CutHandle handle) {
   cut_live_[handle] = false;
   std::erase(live_cuts_, handle);
   std::vector<std::int32_t>().swap(cuts_[handle].group_of);  // a healed cut keeps no memory
+  refresh_quiet();
 }
 
 void Network::heal_all() {
@@ -107,6 +110,7 @@ Network::SpikeHandle Network::add_spike(const Distribution& extra) {
   spike_live_.push_back(true);
   const auto handle = static_cast<SpikeHandle>(spikes_.size() - 1);
   live_spikes_.push_back(handle);  // the newest handle: the list stays in handle order
+  refresh_quiet();
   return handle;
 }
 
@@ -115,6 +119,7 @@ void Network::remove_spike(SpikeHandle handle) {
   if (!spike_live_[handle]) return;
   spike_live_[handle] = false;
   std::erase(live_spikes_, handle);
+  refresh_quiet();
 }
 
 }  // namespace electsim::sim

@@ -92,9 +92,14 @@ class Network {
 
   // Whether no cut in force cuts the link: only the live cuts are asked, so a network without
   // faults answers at once.
-  bool link_up(Endpoint from, Endpoint to) const {
+  [[gnu::always_inline]] bool link_up(Endpoint from, Endpoint to) const {
     return live_cuts_.empty() || !cut_by_any(index_of(from), index_of(to));
   }
+  // Whether nothing disturbs a message: no cut in force, no loss, no duplication, no per-link
+  // latency and no spike. Then a message is never lost or copied and its latency is one draw of
+  // the network's distribution (quiet_latency), exactly what the general path draws.
+  bool quiet() const { return quiet_; }
+  Duration quiet_latency(Rng& rng) const { return latency_.sample(rng); }
   // A message's latency: the link's distribution, plus every latency spike in force.
   Duration sample_latency(Endpoint from, Endpoint to, Rng& rng) const {
     if (latency_of_.size() == 0 && live_spikes_.empty()) return latency_.sample(rng);
@@ -119,10 +124,22 @@ class Network {
   void heal_all();
 
   // Windows of extra loss, duplication and latency (faults with a duration).
-  void add_loss(Ppm extra) { extra_loss_ += extra; }
-  void remove_loss(Ppm extra) { extra_loss_ -= extra; }
-  void add_duplicate(Ppm extra) { extra_duplicate_ += extra; }
-  void remove_duplicate(Ppm extra) { extra_duplicate_ -= extra; }
+  void add_loss(Ppm extra) {
+    extra_loss_ += extra;
+    refresh_quiet();
+  }
+  void remove_loss(Ppm extra) {
+    extra_loss_ -= extra;
+    refresh_quiet();
+  }
+  void add_duplicate(Ppm extra) {
+    extra_duplicate_ += extra;
+    refresh_quiet();
+  }
+  void remove_duplicate(Ppm extra) {
+    extra_duplicate_ -= extra;
+    refresh_quiet();
+  }
   using SpikeHandle = std::uint32_t;
   SpikeHandle add_spike(const Distribution& extra);
   void remove_spike(SpikeHandle handle);
@@ -152,6 +169,12 @@ class Network {
     bool cuts(std::size_t a, std::size_t b) const;
   };
   bool cut_by_any(std::size_t from, std::size_t to) const;
+  // quiet_ again, after anything it depends on changed.
+  void refresh_quiet() {
+    quiet_ = live_cuts_.empty() && config_.loss + extra_loss_ == 0 &&
+             config_.duplicate + extra_duplicate_ == 0 && latency_of_.size() == 0 &&
+             live_spikes_.empty();
+  }
   CutHandle add_cut(Cut cut);
   static std::uint64_t link_key(std::size_t from, std::size_t to) {
     return (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint64_t>(to);
@@ -175,6 +198,7 @@ class Network {
   std::vector<Distribution> spikes_;
   std::vector<bool> spike_live_;
   std::vector<SpikeHandle> live_spikes_;  // the spikes in force, in handle order
+  bool quiet_ = false;
 };
 
 }  // namespace electsim::sim

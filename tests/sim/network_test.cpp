@@ -128,3 +128,44 @@ TEST_CASE("network: a latency spike adds its draw while it lasts") {
   net.remove_spike(s);
   CHECK(net.sample_latency(0, 1, rng) == 2ms);
 }
+
+TEST_CASE("network: it is quiet only while nothing can lose, cut, copy or delay a message") {
+  // The kernel's common path trusts quiet(): every fault that can disturb a message must end it,
+  // and its end must bring it back once no other disturbance is left.
+  Network net(3, constant_latency(1ms));
+  CHECK(net.quiet());
+  const auto cut = net.cut(0, 1);
+  CHECK_FALSE(net.quiet());
+  const auto part = net.partition({{0}, {1, 2}});
+  net.heal_one(cut);
+  CHECK_FALSE(net.quiet());  // the partition is still in force
+  net.heal_one(part);
+  CHECK(net.quiet());
+  net.isolate(2);
+  CHECK_FALSE(net.quiet());
+  net.heal_all();
+  CHECK(net.quiet());
+  net.add_loss(10);
+  CHECK_FALSE(net.quiet());
+  net.remove_loss(10);
+  CHECK(net.quiet());
+  net.add_duplicate(10);
+  CHECK_FALSE(net.quiet());
+  net.remove_duplicate(10);
+  CHECK(net.quiet());
+  const auto spike = net.add_spike(Distribution::constant_of(5ms));
+  CHECK_FALSE(net.quiet());
+  net.remove_spike(spike);
+  CHECK(net.quiet());
+
+  // What the configuration itself disturbs never lets it be quiet.
+  NetworkConfig lossy = constant_latency(1ms);
+  lossy.loss = 1;
+  CHECK_FALSE(Network(2, lossy).quiet());
+  NetworkConfig copying = constant_latency(1ms);
+  copying.duplicate = 1;
+  CHECK_FALSE(Network(2, copying).quiet());
+  NetworkConfig linked = constant_latency(1ms);
+  linked.links.push_back(LinkLatency{0, 1, true, Distribution::constant_of(3ms)});
+  CHECK_FALSE(Network(2, linked).quiet());
+}
