@@ -4,6 +4,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstdlib>
 #include <optional>
 #include <set>
 #include <string>
@@ -89,10 +90,11 @@ std::optional<double> plain_decimal(std::string_view text) {
       return std::nullopt;
     }
   }
-  double v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return v;
+  // Digits and at most one point, checked above: strtod reads them exactly as from_chars would
+  // (both round correctly), and every standard library has it (libc++ 14 has no from_chars for
+  // doubles). The "C" locale's point: electsim never sets another.
+  const std::string copy(text);
+  return std::strtod(copy.c_str(), nullptr);
 }
 
 // An object of the search section as the command line's "key=value,..." text.

@@ -20,9 +20,11 @@ namespace {
 
 constexpr unsigned kThreadsPerCore = 4;
 constexpr unsigned kMostThreads = 256;
+#if ELECTSIM_THREADS
 // How often the calling thread looks whether the workers are done (so that a short run does not
 // wait out a report's interval).
 constexpr std::chrono::milliseconds kLookInterval{10};
+#endif
 
 unsigned cores() {
 #if ELECTSIM_THREADS

@@ -3,13 +3,13 @@
 // lognormal from Box-Muller, Pareto by inversion (x_m / U^(1/alpha)); every sample is rounded to
 // whole nanoseconds and kept within [0, 10^15 ns].
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <string>
 
 #include "sim/assert.hpp"
 #include "sim/distribution.hpp"
+#include "sim/number_text.hpp"
 
 namespace electsim::sim {
 namespace {
@@ -54,13 +54,6 @@ struct StepRange {
 };
 StepRange step_range(std::int64_t lo, std::int64_t hi, std::int64_t step) {
   return {ceil_div(lo, step), floor_div(hi, step)};
-}
-
-// Shortest text that reads back as the same double ("0.5", "1.25").
-std::string number_text(double x) {
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), x);
-  return std::string(buffer, result.ptr);
 }
 
 }  // namespace
@@ -190,10 +183,10 @@ std::string Distribution::describe() const {
     case DistributionKind::exponential:
       return "exponential(mean " + format_duration(mean) + step_text + ")";
     case DistributionKind::lognormal:
-      return "lognormal(median " + format_duration(median) + ", sigma " + number_text(sigma) +
+      return "lognormal(median " + format_duration(median) + ", sigma " + shortest_number(sigma) +
              step_text + ")";
     case DistributionKind::pareto:
-      return "pareto(scale " + format_duration(scale) + ", shape " + number_text(shape) +
+      return "pareto(scale " + format_duration(scale) + ", shape " + shortest_number(shape) +
              step_text + ")";
   }
   return "?";
