@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -122,61 +123,122 @@ std::optional<std::string> drawing_refused(const Scenario& scenario, std::string
       drawn);
 }
 
-RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
+struct Session::Parts {
+  const Scenario& scenario;
+  RunOptions options;
+  sim::WorldConfig world;
+  analysis::TraceHeader header;
   RunResult result;
+  bool refused = false;
+  bool finished = false;
+  bool done = false;
+  analysis::Analyzer analyzer;
+  analysis::TraceHasher hasher;
+  std::optional<drawing::TimelineRecorder> timeline;
+  std::vector<std::unique_ptr<drawing::RunOutput>> outputs;
+  std::unique_ptr<sim::Kernel> kernel;
+
+  Parts(const Scenario& s, const RunOptions& o, sim::WorldConfig w)
+      : scenario(s),
+        options(o),
+        world(std::move(w)),
+        header(trace_header(s, world)),
+        analyzer(header.analysis_config()) {}
+};
+
+Session::Session(const Scenario& scenario, const RunOptions& options) {
   sim::WorldConfig world = world_for_seed(scenario, options.seed.value_or(scenario.world.seed));
   world.limits.cancel = options.cancel;
-  const analysis::TraceHeader header = trace_header(scenario, world);
+  parts_ = std::make_unique<Parts>(scenario, options, std::move(world));
+  Parts& p = *parts_;
   std::string drawn = options.timeline ? "--svg" : "";
   for (const OutputRequest& request : options.outputs) {
     if (request.format->one_election) drawn = fmt::format("--{}", request.format->flag);
   }
   if (auto refused = drawing_refused(scenario, drawn)) {
-    result.errors.push_back(std::move(*refused));
-    return result;
+    p.result.errors.push_back(std::move(*refused));
+    p.refused = true;
+    p.done = true;
+    return;
   }
-
-  analysis::Analyzer analyzer(header.analysis_config());
-  analysis::TraceHasher hasher;
-  std::optional<drawing::TimelineRecorder> timeline;
   if (options.timeline) {
-    timeline.emplace(header, world, scenario.prepared.lease_ttl,
-                     scenario.prepared.lease_ttl
-                         ? std::optional<bool>(scenario.prepared.lease_judged_by_store)
-                         : std::nullopt);
-    timeline->set_max_items(options.timeline_items_max);
+    p.timeline.emplace(p.header, p.world, scenario.prepared.lease_ttl,
+                       scenario.prepared.lease_ttl
+                           ? std::optional<bool>(scenario.prepared.lease_judged_by_store)
+                           : std::nullopt);
+    p.timeline->set_max_items(options.timeline_items_max);
   }
-  const drawing::OutputSetup setup{header,
-                                   world,
+  const drawing::OutputSetup setup{p.header,
+                                   p.world,
                                    scenario.prepared.lease_ttl,
                                    scenario.prepared.lease_judged_by_store,
                                    scenario.services.store.min_ttl,
                                    scenario.limits.max_trace_bytes,
                                    options.replay_events_max,
                                    options.timeline_items_max};
-  std::vector<std::unique_ptr<drawing::RunOutput>> outputs;
   for (const OutputRequest& request : options.outputs) {
     ELECTSIM_ASSERT(request.format != nullptr, "an output request names its format");
-    outputs.push_back(request.format->make(request.path, setup));
+    p.outputs.push_back(request.format->make(request.path, setup));
   }
+  p.kernel = std::make_unique<sim::Kernel>(p.world, scenario.prepared.factory);
+  p.kernel->add_observer(&p.analyzer);
+  p.kernel->add_observer(&p.hasher);
+  for (auto& output : p.outputs) p.kernel->add_observer(&output->observer());
+  if (p.timeline) p.kernel->add_observer(&*p.timeline);
+  p.kernel->start();
+}
 
-  sim::Kernel kernel(world, scenario.prepared.factory);
-  kernel.add_observer(&analyzer);
-  kernel.add_observer(&hasher);
-  for (auto& output : outputs) kernel.add_observer(&output->observer());
-  if (timeline) kernel.add_observer(&*timeline);
-  result.stats = kernel.run();
+Session::~Session() = default;
 
-  result.report = analyzer.finish();
+bool Session::advance(sim::Time until, std::uint64_t max_steps) {
+  Parts& p = *parts_;
+  if (p.done) return true;
+  const sim::Time end(p.world.duration);
+  const sim::Time to = std::min(until, end);
+  const bool reached = p.kernel->run_steps(to, max_steps);
+  const sim::RunStats& stats = p.kernel->stats();
+  p.done = (reached && to == end) || stats.hit_event_limit || stats.cancelled;
+  return p.done;
+}
+
+bool Session::done() const {
+  return parts_->done;
+}
+
+sim::Time Session::now() const {
+  return parts_->kernel ? parts_->kernel->now() : sim::Time{};
+}
+
+sim::Time Session::end() const {
+  return sim::Time(parts_->world.duration);
+}
+
+std::uint64_t Session::steps() const {
+  return parts_->kernel ? parts_->kernel->stats().events : 0;
+}
+
+RunResult Session::finish() {
+  Parts& p = *parts_;
+  ELECTSIM_ASSERT(!p.finished, "a session finishes once");
+  p.finished = true;
+  RunResult& result = p.result;
+  if (p.refused) return std::move(result);
+  const Scenario& scenario = p.scenario;
+  const RunOptions& options = p.options;
+  while (!advance(end(), std::numeric_limits<std::uint64_t>::max())) {
+  }
+  p.kernel->finish();
+  result.stats = p.kernel->stats();
+  result.report = p.analyzer.finish();
   result.verdict = analysis::check(result.report, scenario.expect);
   result.verdict.judged = scenario.judged;
-  result.trace_hash = hasher.hex();
+  result.trace_hash = p.hasher.hex();
   result.info.scenario = scenario.name;
   result.info.variant = scenario.variant;
   result.info.protocol = scenario.protocol;
-  result.info.seed = world.seed;
+  result.info.seed = p.world.seed;
   result.info.trace_hash = result.trace_hash;
-  result.info.events_processed = hasher.events();
+  result.info.events_processed = p.hasher.events();
   result.info.kernel_steps = result.stats.events;
   result.info.duration = scenario.world.duration;
 
@@ -211,8 +273,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
                                         sim::format_seconds(result.stats.end.since_start())));
   }
   const drawing::RunOutcome outcome{result.report, result.verdict, result.info};
-  for (std::size_t k = 0; k < outputs.size(); ++k) {
-    drawing::OutputDone done = outputs[k]->finish(outcome);
+  for (std::size_t k = 0; k < p.outputs.size(); ++k) {
+    drawing::OutputDone done = p.outputs[k]->finish(outcome);
     if (!done.error.empty()) {
       result.errors.push_back(std::move(done.error));
     } else if (done.content) {
@@ -222,10 +284,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       result.staged.push_back(std::move(done.staged));
     }
   }
-  if (timeline && timeline->overflowed()) {
+  if (p.timeline && p.timeline->overflowed()) {
     result.errors.push_back(drawing::timeline_limit_message(options.timeline_items_max));
-  } else if (timeline) {
-    result.timeline = timeline->finish(result.report);
+  } else if (p.timeline) {
+    result.timeline = p.timeline->finish(result.report);
   }
   // A run that ends in an error writes none of its files, streamed or drawn.
   if (!result.errors.empty()) {
@@ -239,7 +301,12 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       result.pictures.clear();
     }
   }
-  return result;
+  return std::move(result);
+}
+
+RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
+  Session session(scenario, options);
+  return session.finish();
 }
 
 }  // namespace electsim::runner

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -70,6 +71,32 @@ struct RunResult {
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options);
+
+// A run advanced in slices from outside: the playground runs a slice per animation frame, so that
+// its page never freezes. It is run_scenario's own machinery (run_scenario is a session run to
+// its end in one slice), so a run in slices gives exactly the result, trace and hash of one run.
+class Session {
+ public:
+  Session(const Scenario& scenario, const RunOptions& options);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Runs the events due by `until` (at most the run's end), at most `max_steps` kernel steps of
+  // them. True once the run is at its end: its duration, its event limit, or cancelled.
+  bool advance(sim::Time until, std::uint64_t max_steps);
+  bool done() const;
+  sim::Time now() const;
+  // The run's end (its duration) and the kernel steps so far.
+  sim::Time end() const;
+  std::uint64_t steps() const;
+  // Runs to the end what is left, and returns what run_scenario returns. Once only.
+  RunResult finish();
+
+ private:
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+};
 
 // Why `drawn` ("--svg", a picture some output draws) cannot be made of `scenario`, or nullopt:
 // the pictures draw one election, and a fleet's services, each leading at once, would show as one

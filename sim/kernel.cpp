@@ -9,6 +9,7 @@
 #include "sim/kernel.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "sim/kernel_impl.hpp"
@@ -219,16 +220,24 @@ inline void Kernel::deliver_message(std::uint32_t slot, const Entry& e, Proc& p)
 }
 
 void Kernel::run_until(Time t) {
+  run_steps(t, std::numeric_limits<std::uint64_t>::max());
+}
+
+bool Kernel::run_steps(Time t, std::uint64_t max_steps) {
   ELECTSIM_ASSERT(started_, "start() before run_until()");
+  const std::uint64_t limit = config_.limits.max_events;
+  const std::uint64_t stop = stats_.events < limit && max_steps < limit - stats_.events
+                                 ? stats_.events + max_steps
+                                 : limit;
   while (queue_.ready(t.ns)) {
-    if (stats_.events >= config_.limits.max_events) {
-      stats_.hit_event_limit = true;
-      return;
+    if (stats_.events >= stop) {
+      if (stats_.events >= limit) stats_.hit_event_limit = true;
+      return false;
     }
     if ((stats_.events & 0xfff) == 0 && config_.limits.cancel != nullptr &&
         config_.limits.cancel->load(std::memory_order_relaxed)) {
       stats_.cancelled = true;
-      return;
+      return false;
     }
     const QueueKey key = queue_.pop();
     // In a storm of millions of queued entries, each one popped is a cache miss: the fetch of
@@ -253,6 +262,7 @@ void Kernel::run_until(Time t) {
     dispatch(slot);
   }
   if (now_ < t) now_ = t;
+  return true;
 }
 
 void Kernel::finish() {

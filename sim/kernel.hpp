@@ -115,6 +115,11 @@ class Kernel {
   // processes every event due at or before t; finish() emits run_end at the configured duration.
   void start();
   void run_until(Time t);
+  // run_until in slices (the playground runs a slice per animation frame): at most `max_steps`
+  // kernel steps of those due by t. True when every event due by t has run (the clock then reads
+  // t); false when the slice ended first, or the run stopped at its event limit or was cancelled.
+  // Slices change nothing: a run in slices makes the run_until of their sum.
+  bool run_steps(Time t, std::uint64_t max_steps);
   void finish();
   bool started() const { return started_; }
 

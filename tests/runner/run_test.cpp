@@ -321,3 +321,40 @@ TEST_CASE("run: a store of finite capacity counts the writes it refused, as its 
   CHECK_THAT(analysis::format_summary(unlimited.info, unlimited.report, unlimited.verdict),
              !Catch::Contains("refused for overload"));
 }
+
+TEST_CASE("run: a session run in slices gives the whole run's report, summary and hash") {
+  // Slices of one step, of a few steps, and of simulated time: the playground's per-frame
+  // budgets, which must change nothing.
+  const runner::Scenario scenario = load();
+  const runner::RunResult whole = runner::run_scenario(scenario, runner::RunOptions{});
+  REQUIRE(whole.errors.empty());
+  const std::string summary = analysis::format_summary(whole.info, whole.report, whole.verdict);
+  for (const std::uint64_t steps : {std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{1000}}) {
+    INFO("slices of " << steps << " steps");
+    runner::Session session(scenario, runner::RunOptions{});
+    std::uint64_t slices = 0;
+    sim::Time until(sim::Duration(0));
+    while (!session.advance(until, steps)) {
+      ++slices;
+      if (slices % 3 == 0) until += std::chrono::milliseconds(250);  // time moves on too
+      REQUIRE(session.now() <= session.end());
+    }
+    CHECK(session.done());
+    CHECK(session.now() == session.end());
+    CHECK(slices > 2);
+    const runner::RunResult sliced = session.finish();
+    CHECK(sliced.trace_hash == whole.trace_hash);
+    CHECK(sliced.stats.events == whole.stats.events);
+    CHECK(analysis::format_summary(sliced.info, sliced.report, sliced.verdict) == summary);
+  }
+}
+
+TEST_CASE("run: a session finished early runs the rest first") {
+  const runner::Scenario scenario = load();
+  const runner::RunResult whole = runner::run_scenario(scenario, runner::RunOptions{});
+  runner::Session session(scenario, runner::RunOptions{});
+  CHECK_FALSE(session.advance(sim::Time(sim::Duration(std::chrono::seconds(3))), 100000));
+  CHECK(session.now() == sim::Time(sim::Duration(std::chrono::seconds(3))));
+  CHECK_FALSE(session.done());
+  CHECK(session.finish().trace_hash == whole.trace_hash);
+}
