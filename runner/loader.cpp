@@ -347,6 +347,29 @@ std::vector<std::string> LoadResult::messages() const {
   return out;
 }
 
+std::optional<nlohmann::json> document_of_variant(const nlohmann::json& document,
+                                                  const std::string& variant) {
+  const std::vector<std::string> names = variant_names(document);
+  if (std::find(names.begin(), names.end(), variant) == names.end()) return std::nullopt;
+  json doc = document;
+  const json body = doc["variants"][variant];
+  // The loader's own steps: the variant's `set` entries in place, then its expect block for the
+  // file's. An entry the loader would refuse is left out here and refused there, when the variant
+  // itself is loaded.
+  Problems ignored;
+  if (body.is_object() && body.contains("set") && body["set"].is_object()) {
+    for (const auto& [path, value] : body["set"].items()) {
+      if (valid_path(path)) set_path(doc, path, value, "", ignored);
+    }
+  }
+  if (body.is_object() && body.contains("expect")) doc["expect"] = body["expect"];
+  if (body.is_object() && body.contains("description") && body["description"].is_string()) {
+    doc["description"] = body["description"];
+  }
+  doc.erase("variants");
+  return doc;
+}
+
 std::vector<std::string> variant_names(const nlohmann::json& document) {
   std::vector<std::string> names;
   if (!document.is_object()) return names;

@@ -71,6 +71,12 @@ LoadResult load_scenario_json(const nlohmann::json& document, std::string source
 // if none.
 std::vector<std::string> variant_names(const nlohmann::json& document);
 
+// `document` with its variant `variant` written into it: the variant's `set` entries applied, its
+// expect block and description in place of the file's, and no variants left. Loading the result
+// runs exactly the variant (the playground saves such a file); nullopt if there is no such variant.
+std::optional<nlohmann::json> document_of_variant(const nlohmann::json& document,
+                                                  const std::string& variant);
+
 // The built-in flagship scenario: a lease holder frozen by a GC pause longer than its TTL.
 const char* flagship_scenario_text();
 

@@ -15,7 +15,8 @@ declare -A allowed=(
   [analysis]="sim io"
   [drawing]="analysis sim io"
   [runner]="servers protocols params raft drawing analysis sim io"
-  [cli]="runner servers protocols params raft drawing analysis sim io"
+  [playground]="runner servers protocols params raft drawing analysis sim io"
+  [cli]="playground runner servers protocols params raft drawing analysis sim io"
 )
 bad=0
 for folder in "${!allowed[@]}"; do
