@@ -560,7 +560,7 @@ std::string render_replay_html(const ReplayRecorder& recorder, const Report& rep
         "<section id=\"timeline\" class=\"panel\"><h2>Timeline <small>the red line is the "
         "replay's time; click anywhere to jump there</small></h2><div id=\"timeline-wrap\">";
     html += svg;
-    html += "<div id=\"cursor\"></div></div></section>\n";
+    html += "<div id=\"future\"></div><div id=\"cursor\"></div></div></section>\n";
   }
   html +=
       "<details id=\"summary\" open><summary>Summary, as <code>electsim run</code> prints it"

@@ -378,6 +378,19 @@ try:
     errors = [e['message'] for e in driver.get_log('browser') if e['level'] == 'SEVERE']
     check('no console errors', len(errors) == 0, '\n    '.join(errors))
 
+    # A link into a moment: the page opens at the time and the node its URL names, as a lab
+    # sheet's link does, and follows a new one.
+    moment_ns = 10970000000
+    driver.get(Path(page_path).resolve().as_uri() + '#t=10.970&node=4')
+    wait_for('return document.body.dataset.ready === "1" && ' + TIME_NS + ' === arguments[0]',
+             moment_ns)
+    check('#t=10.970 opens the page at 10.970 s', time_ns() == moment_ns, str(time_ns()))
+    check('#node=4 picks out node 4', js('''return [...document.querySelectorAll(".node.selected")]
+        .map((c) => c.dataset.node).join(",")''') == '4')
+    js('location.hash = "#event=3"')
+    wait_for('return document.getElementById("time").dataset.pos === "2"')
+    check('#event=3 moves to the third event', pos_of() == 2, str(pos_of()))
+
     # A picture for people: the moment fencing stops the stale write.
     if stale:
         seek_ms(stale['t'] // 1000000)
