@@ -72,6 +72,8 @@ constexpr const char* kUsage =
     "                     trace events\n"
     "  check TRACE        analyse a saved JSON Lines trace offline; without --scenario it names\n"
     "                     the harm found and exits 1 on any, never PASS\n"
+    "  play [SCENARIO...] write the playground: one HTML page running electsim in the browser,\n"
+    "                     where a click crashes, pauses or partitions nodes at any moment\n"
     "\n"
     "`electsim <command> --help` describes each command's options.\n"
     "exit codes: 0 fine, 1 an expectation of the scenario broke (search: a property broke),\n"
@@ -199,6 +201,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (command == "validate") return cmd_validate(rest, io);
     if (command == "list") return cmd_list(rest, io);
     if (command == "check") return cmd_check(rest, io);
+    if (command == "play") return cmd_play(rest, io);
     err << fmt::format("electsim: unknown command '{}'\n\n{}", command, kUsage);
     return kExitBadInput;
   } catch (const po::error& e) {

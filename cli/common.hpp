@@ -1,7 +1,8 @@
 // What the electsim commands share (cli/commands.cpp): the streams they print to, exit codes,
 // strict parsing of command-line numbers and lists, and the commands themselves, one file each
 // family: run_commands.cpp (run, compare, comparison), sweep_commands.cpp (sweep, merge),
-// search_command.cpp (search), info_commands.cpp (validate, list, check). Private to cli/.
+// search_command.cpp (search), info_commands.cpp (validate, list, check), play_command.cpp
+// (play). Private to cli/.
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -67,5 +68,6 @@ int cmd_search(const std::vector<std::string>& args, Streams io);
 int cmd_validate(const std::vector<std::string>& args, Streams io);
 int cmd_list(const std::vector<std::string>& args, Streams io);
 int cmd_check(const std::vector<std::string>& args, Streams io);
+int cmd_play(const std::vector<std::string>& args, Streams io);
 
 }  // namespace electsim::cli

@@ -62,7 +62,7 @@ std::string render_page(const PageInput& input) {
   for (const std::string_view part : kPlaygroundBody) html += part;
   html += "<script type=\"application/json\" id=\"pg-data\">";
   html += script_json(data);
-  html += "</script>\n<script>\n";
+  html += "</script>\n<script id=\"electsim-module\">\n";
   html += input.module_js;
   html += "\n</script>\n<script>\n";
   for (const std::string_view part : kPlaygroundScript) html += part;
