@@ -70,6 +70,13 @@ class EventQueue {
     ELECTSIM_ASSERT(key.time >= last_, "the event queue is monotone");
     ++size_;
     if (!radix_) [[likely]] {
+      if (hole_) {
+        // The key just popped still sits at the root: the new one takes its place and sinks,
+        // one pass where a pop and a push would make two.
+        hole_ = false;
+        sift_down(key);
+        return;
+      }
       heap_push(key);
       if (heap_.size() >= to_radix_) [[unlikely]]
         to_radix();
@@ -81,8 +88,13 @@ class EventQueue {
   // Whether the earliest key's time is at most `until`. When it is not, nothing changed that a
   // later push before that time could contradict.
   bool ready(std::int64_t until) {
-    if (!radix_) [[likely]]
+    if (!radix_) [[likely]] {
+      if (hole_) {
+        hole_ = false;
+        heap_pop();
+      }
       return !heap_.empty() && heap_.front().time <= until;
+    }
     if (head_ == buckets_[0].size() && (occupied_ == 0 || !split_lowest(until))) return false;
     return last_ <= until;
   }
@@ -100,10 +112,11 @@ class EventQueue {
   Key pop() {
     --size_;
     if (!radix_) [[likely]] {
-      ELECTSIM_ASSERT(!heap_.empty(), "pop() follows ready()");
+      ELECTSIM_ASSERT(!heap_.empty() && !hole_, "pop() follows ready()");
       const Key top = heap_.front();
       last_ = top.time;
-      heap_pop();
+      // Taken out lazily: the next push fills the root, or the next ready() removes it.
+      hole_ = true;
       return top;
     }
     ELECTSIM_ASSERT(head_ < buckets_[0].size(), "pop() follows ready()");
@@ -131,22 +144,26 @@ class EventQueue {
     heap_[i] = key;
   }
 
-  // Removes heap_[0]: the last key sinks from the root into the hole, below every lesser child.
+  // Removes heap_[0]: the last key sinks from the root into the hole.
   void heap_pop() {
     const Key last = heap_.back();
     heap_.pop_back();
+    if (!heap_.empty()) sift_down(last);
+  }
+
+  // Puts `key` at the root in place of what is there, and sinks it below every lesser child.
+  void sift_down(Key key) {
     const std::size_t n = heap_.size();
-    if (n == 0) return;
     std::size_t i = 0;
     for (;;) {
       std::size_t child = 2 * i + 1;
       if (child >= n) break;
       if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
-      if (!before(heap_[child], last)) break;
+      if (!before(heap_[child], key)) break;
       heap_[i] = heap_[child];
       i = child;
     }
-    heap_[i] = last;
+    heap_[i] = key;
   }
 
   // ---- The radix heap.
@@ -210,6 +227,7 @@ class EventQueue {
 
   // ---- Moving between the forms. last_ stays the last popped time, below every key queued.
   [[gnu::noinline]] void to_radix() {
+    ELECTSIM_ASSERT(!hole_, "the heap is whole when it moves");
     radix_ = true;
     head_ = 0;
     buckets_[0].clear();
@@ -238,6 +256,7 @@ class EventQueue {
   std::size_t to_radix_;
   std::size_t to_heap_;
   bool radix_ = false;
+  bool hole_ = false;  // the binary heap's root was popped and awaits a key or its removal
   std::vector<Key> heap_;
   std::array<std::vector<Key>, 65> buckets_;
   std::size_t head_ = 0;        // the next key of bucket 0 to pop
