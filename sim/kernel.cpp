@@ -242,7 +242,15 @@ bool Kernel::run_steps(Time t, std::uint64_t max_steps) {
     const QueueKey key = queue_.pop();
     // In a storm of millions of queued entries, each one popped is a cache miss: the fetch of
     // the one after the next starts now, while this one is handled.
-    if (const QueueKey* soon = queue_.upcoming(1)) __builtin_prefetch(&entries_[soon->slot()]);
+    if (const QueueKey* soon = queue_.upcoming(1)) {
+      __builtin_prefetch(&entries_[soon->slot()]);
+      // The next one's entry was fetched a step ago: its process, as cold in a large world, is
+      // fetched now.
+      const Endpoint next = entries_[queue_.upcoming(0)->slot()].node;
+      if (next >= 0 && static_cast<std::size_t>(next) < procs_.size()) {
+        __builtin_prefetch(procs_[static_cast<std::size_t>(next)].get());
+      }
+    }
     now_ = Time(key.time);
     current_order_ = key.order >> 24;
     ++stats_.events;
