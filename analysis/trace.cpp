@@ -226,6 +226,29 @@ nlohmann::json header_json(const TraceHeader& h) {
   }
   if (h.write_interval) j["write_interval_ns"] = h.write_interval->count();
   if (!h.tokens_ordered) j["tokens_ordered"] = false;
+  if (!h.clocks.empty()) {
+    nlohmann::json clocks = nlohmann::json::array();
+    for (const TraceHeader::Clock& c : h.clocks) {
+      // The steps as two lists of one length (a line nests at most four deep).
+      nlohmann::json step_at = nlohmann::json::array();
+      nlohmann::json step_by = nlohmann::json::array();
+      for (const sim::ClockStep& step : c.config.steps) {
+        step_at.push_back(step.at.ns);
+        step_by.push_back(step.by.count());
+      }
+      clocks.push_back({{"at", h.topology.name_of(c.endpoint)},
+                        {"offset_ns", c.config.offset.count()},
+                        {"drift_ppb", c.config.drift_ppb},
+                        {"step_at_ns", std::move(step_at)},
+                        {"step_by_ns", std::move(step_by)}});
+    }
+    j["clocks"] = std::move(clocks);
+  }
+  if (h.lease) {
+    j["lease"] = {{"ttl_ns", h.lease->ttl.count()},
+                  {"judged_by_store", h.lease->judged_by_store},
+                  {"store_min_ttl_ns", h.lease->store_min_ttl.count()}};
+  }
   nlohmann::json endpoints = nlohmann::json::array();
   for (const sim::NamedEndpoint& s : h.topology.servers()) {
     nlohmann::json faults = nlohmann::json::array();

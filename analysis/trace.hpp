@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <istream>
 #include <limits>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "analysis/report.hpp"
 #include "analysis/summary.hpp"
 #include "io/output.hpp"
+#include "sim/clock.hpp"
 #include "sim/event.hpp"
 #include "sim/topology.hpp"
 
@@ -59,6 +61,21 @@ struct TraceHeader {
   std::optional<Duration> write_interval;
   // Written only when false ("tokens_ordered": false).
   bool tokens_ordered = true;
+  // What the pictures need to draw the trace as its run drew it, and nothing else reads: the
+  // clocks the world was configured with (the faults' changes are events) and the lease's TTL.
+  // Written only where there is something to say ("clocks" for the clocks that are not perfect,
+  // "lease" for a protocol with a lease), so that other headers stay as they were.
+  struct Clock {
+    sim::Endpoint endpoint = sim::kNoNode;  // a node, or a server of the topology
+    sim::ClockConfig config;
+  };
+  std::vector<Clock> clocks;
+  struct Lease {
+    Duration ttl{0};
+    bool judged_by_store = true;  // false: the followers judge it on their own clocks
+    Duration store_min_ttl{0};    // the store raises a shorter TTL to this
+  };
+  std::optional<Lease> lease;
 
   AnalysisConfig analysis_config() const;
 };
@@ -125,6 +142,10 @@ struct TraceReadResult {
 // Replays a trace into an Analyzer configured from its header (and into `also`, if given, e.g. a
 // timeline exporter). Errors are values carrying the line number; nothing throws.
 TraceReadResult read_trace(std::istream& in, sim::Observer* also = nullptr);
+// The same, with the observer made from the header once it is read (the pictures need the
+// header's topology and clocks before the first event); it may return null.
+TraceReadResult read_trace(std::istream& in,
+                           const std::function<sim::Observer*(const TraceHeader&)>& watch);
 TraceReadResult read_trace_file(const std::string& path, sim::Observer* also = nullptr);
 
 // One event as its trace line (without the newline), for tools and tests.

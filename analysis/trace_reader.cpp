@@ -372,6 +372,63 @@ std::string read_topology(const nlohmann::json& j, TraceHeader& h) {
   return {};
 }
 
+// The header's "clocks" and "lease", which only the pictures read.
+std::string read_drawing(const nlohmann::json& j, TraceHeader& h) {
+  // A clock's settings as a scenario bounds them: an offset or a step of at most ten years, a
+  // drift that leaves it running forwards, and at most as many steps as faults.
+  constexpr std::int64_t kTenYears = 315'360'000'000'000'000;
+  constexpr std::size_t kMostSteps = 100'000;
+  if (j.contains("clocks")) {
+    const nlohmann::json& clocks = j.at("clocks");
+    if (!clocks.is_array() || clocks.size() > h.node_count + h.topology.servers().size()) {
+      return "header field \"clocks\" must be a list of at most one clock per endpoint";
+    }
+    for (const nlohmann::json& c : clocks) {
+      const std::string what =
+          "header field \"clocks\": each entry is {\"at\": an endpoint of the header, "
+          "\"offset_ns\", \"drift_ppb\", \"step_at_ns\": [...], \"step_by_ns\": [...] of one "
+          "length} within a scenario's bounds";
+      if (!c.is_object() || !c.contains("at") || !c.at("at").is_string()) return what;
+      const std::optional<sim::Endpoint> at = h.topology.find(c.at("at").get<std::string>());
+      const auto offset = header_integer(c.value("offset_ns", nlohmann::json(0)));
+      const auto drift = header_integer(c.value("drift_ppb", nlohmann::json(0)));
+      const nlohmann::json step_at = c.value("step_at_ns", nlohmann::json::array());
+      const nlohmann::json step_by = c.value("step_by_ns", nlohmann::json::array());
+      if (!at || !offset || *offset < -kTenYears || *offset > kTenYears || !drift ||
+          *drift <= -1'000'000'000 || *drift >= 1'000'000'000 || !step_at.is_array() ||
+          !step_by.is_array() || step_at.size() != step_by.size() || step_at.size() > kMostSteps) {
+        return what;
+      }
+      TraceHeader::Clock clock{*at, sim::ClockConfig{Duration(*offset), *drift, {}}};
+      for (std::size_t i = 0; i < step_at.size(); ++i) {
+        const auto when = header_integer(step_at.at(i));
+        const auto by = header_integer(step_by.at(i));
+        if (!when || *when < 0 || *when > kTenYears || !by || *by < -kTenYears || *by > kTenYears) {
+          return what;
+        }
+        clock.config.steps.push_back({sim::Time(Duration(*when)), Duration(*by)});
+      }
+      h.clocks.push_back(std::move(clock));
+    }
+  }
+  if (j.contains("lease")) {
+    const nlohmann::json& l = j.at("lease");
+    const std::string what =
+        "header field \"lease\" must be {\"ttl_ns\": from 1 ms to ten years, "
+        "\"judged_by_store\": true or false, \"store_min_ttl_ns\": from 0 to ten years}";
+    if (!l.is_object()) return what;
+    const auto ttl = header_integer(l.value("ttl_ns", nlohmann::json(nullptr)));
+    const auto min_ttl = header_integer(l.value("store_min_ttl_ns", nlohmann::json(0)));
+    const nlohmann::json by_store = l.value("judged_by_store", nlohmann::json(true));
+    if (!ttl || *ttl < 1'000'000 || *ttl > kTenYears || !min_ttl || *min_ttl < 0 ||
+        *min_ttl > kTenYears || !by_store.is_boolean()) {
+      return what;
+    }
+    h.lease = TraceHeader::Lease{Duration(*ttl), by_store.get<bool>(), Duration(*min_ttl)};
+  }
+  return {};
+}
+
 std::string read_header(const nlohmann::json& j, TraceHeader& h) {
   if (!j.is_object() || !j.contains("electsim_trace")) {
     return fmt::format("expected the trace header {{\"electsim_trace\": {}, ...}}",
@@ -450,6 +507,7 @@ std::string read_header(const nlohmann::json& j, TraceHeader& h) {
       }
       h.coordinator = *named;
     }
+    if (std::string problem = read_drawing(j, h); !problem.empty()) return problem;
   } catch (const nlohmann::json::exception& e) {
     return fmt::format("bad trace header: {}", e.what());
   }
@@ -480,6 +538,11 @@ bool next_line(std::istream& in, std::string& line, bool& too_long, std::uint64_
 }  // namespace
 
 TraceReadResult read_trace(std::istream& in, sim::Observer* also) {
+  return read_trace(in, [also](const TraceHeader&) { return also; });
+}
+
+TraceReadResult read_trace(std::istream& in,
+                           const std::function<sim::Observer*(const TraceHeader&)>& watch) {
   TraceReadResult result;
   std::string line;
   std::size_t line_no = 0;
@@ -505,6 +568,7 @@ TraceReadResult read_trace(std::istream& in, sim::Observer* also) {
   nlohmann::json j;
   if (std::string problem = parse(j); !problem.empty()) return failed(problem);
   if (std::string problem = read_header(j, result.header); !problem.empty()) return failed(problem);
+  sim::Observer* also = watch ? watch(result.header) : nullptr;
 
   Analyzer analyzer(result.header.analysis_config());
   TraceHasher hasher;

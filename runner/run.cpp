@@ -111,6 +111,23 @@ analysis::TraceHeader trace_header(const Scenario& scenario, const sim::WorldCon
   header.coordinator = header.topology.of_kind(scenario.prepared.coordinator);
   if (scenario.workload.enabled) header.write_interval = scenario.workload.interval;
   header.tokens_ordered = scenario.prepared.tokens_ordered;
+  // For the pictures of the trace: the clocks that are not perfect, and the lease.
+  const auto perfect = [](const sim::ClockConfig& c) {
+    return c.offset.count() == 0 && c.drift_ppb == 0 && c.steps.empty();
+  };
+  for (std::size_t i = 0; i < world.clocks.size() && i < world.node_count; ++i) {
+    if (!perfect(world.clocks[i])) {
+      header.clocks.push_back({static_cast<sim::Endpoint>(i), world.clocks[i]});
+    }
+  }
+  for (const sim::ServerSpec& server : world.servers) {
+    if (!perfect(server.clock)) header.clocks.push_back({server.endpoint, server.clock});
+  }
+  if (scenario.prepared.lease_ttl) {
+    header.lease = analysis::TraceHeader::Lease{*scenario.prepared.lease_ttl,
+                                                scenario.prepared.lease_judged_by_store,
+                                                scenario.services.store.min_ttl};
+  }
   return header;
 }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analysis/summary.hpp"
@@ -357,6 +358,59 @@ TEST_CASE("trace: the coordinator is a server the header names, at whatever addr
     std::istringstream bad(text);
     CHECK_THAT(analysis::read_trace(bad).error,
                Catch::StartsWith("line 1: header field \"coordinator\" must name a server"));
+  }
+}
+
+TEST_CASE("trace: the header carries the configured clocks and the lease, for the pictures") {
+  TraceHeader h = header();
+  const sim::ServerTraits store{true, sim::ServerLane::store, sim::kClockFaults, true};
+  h.topology = sim::Topology(3, {{sim::kStoreEndpoint, "store", "store", "store", store}},
+                             {sim::election_group(3, "lease", std::optional<std::string>("/k"))});
+  // Without either, the header says nothing of them.
+  const std::string plain = written(h, "drawing-plain", {});
+  CHECK_THAT(plain, !Catch::Contains(R"("clocks":)") && !Catch::Contains(R"("lease":)"));
+  h.clocks = {{1, sim::ClockConfig{sim::Duration(-250'000'000), 40'000, {}}},
+              {sim::kStoreEndpoint, sim::ClockConfig{sim::Duration(0),
+                                                     0,
+                                                     {{sim::Time(sim::Duration(5'000'000'000)),
+                                                       sim::Duration(3'000'000'000)}}}}};
+  h.lease = TraceHeader::Lease{sim::Duration(2'000'000'000), false, sim::Duration(0)};
+  const std::string text = written(h, "drawing", {});
+  CHECK_THAT(text, Catch::Contains(R"("at":"1","drift_ppb":40000,"offset_ns":-250000000,)"
+                                   R"("step_at_ns":[],"step_by_ns":[])"));
+  CHECK_THAT(text, Catch::Contains(R"("at":"store","drift_ppb":0,"offset_ns":0,)"
+                                   R"("step_at_ns":[5000000000],"step_by_ns":[3000000000])"));
+  std::istringstream in(text);
+  const analysis::TraceReadResult read = analysis::read_trace(in);
+  REQUIRE(read.error == "");
+  REQUIRE(read.header.clocks.size() == 2);
+  CHECK(read.header.clocks[0].endpoint == 1);
+  CHECK(read.header.clocks[0].config.offset == sim::Duration(-250'000'000));
+  CHECK(read.header.clocks[0].config.drift_ppb == 40'000);
+  CHECK(read.header.clocks[1].endpoint == sim::kStoreEndpoint);
+  REQUIRE(read.header.clocks[1].config.steps.size() == 1);
+  CHECK(read.header.clocks[1].config.steps[0].at == sim::Time(sim::Duration(5'000'000'000)));
+  CHECK(read.header.clocks[1].config.steps[0].by == sim::Duration(3'000'000'000));
+  REQUIRE(read.header.lease);
+  CHECK(read.header.lease->ttl == sim::Duration(2'000'000'000));
+  CHECK_FALSE(read.header.lease->judged_by_store);
+  // Each malformed entry is refused at the header, saying what was expected.
+  for (auto [from, to, expected] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {R"("at":"1")", R"("at":"9")", "each entry is {\"at\": an endpoint of the header"},
+           {R"("drift_ppb":40000)", R"("drift_ppb":-1000000000)", "within a scenario's bounds"},
+           {R"([5000000000],)", R"([-1],)", "within a scenario's bounds"},
+           {R"([5000000000],)", R"([5000000000,6000000000],)", "of one length"},
+           {R"("ttl_ns":2000000000)", R"("ttl_ns":0)", "\"ttl_ns\": from 1 ms to ten years"},
+           {R"("judged_by_store":false)", R"("judged_by_store":1)",
+            "\"judged_by_store\": true or false"},
+       }) {
+    INFO(to);
+    std::string bad = text;
+    REQUIRE(bad.find(from) != std::string::npos);
+    bad.replace(bad.find(from), from.size(), to);
+    std::istringstream bad_in(bad);
+    CHECK_THAT(analysis::read_trace(bad_in).error,
+               Catch::StartsWith("line 1: header field \"") && Catch::Contains(expected));
   }
 }
 
