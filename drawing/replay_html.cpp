@@ -8,6 +8,7 @@
 #include "analysis/json_text.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <utility>
 
+#include "analysis/expect.hpp"
 #include "drawing/svg.hpp"
 #include "sim/assert.hpp"
 #include "sim/fault.hpp"
@@ -536,7 +538,17 @@ std::string render_replay_html(const ReplayRecorder& recorder, const Report& rep
                  info.seed, svg::escape(sim::format_duration(info.duration)),
                  recorder.events_seen(), recorder.timer_fires());
   html += "</p>\n";
-  if (verdict.ok()) {
+  if (!verdict.judged) {
+    // A saved trace drawn without its scenario (the playground's Load): no bounds judged it, so
+    // the banner names the harm, as `electsim check TRACE` does, and never says PASS.
+    const std::vector<std::string> harm = analysis::harm_in(report);
+    fmt::format_to(it,
+                   "<div id=\"verdict\" class=\"verdict {}\"><b>Not judged</b>: no scenario's "
+                   "expect block judged this trace; {}.</div>\n",
+                   harm.empty() ? "pass" : "fail",
+                   harm.empty() ? "no harm found"
+                                : svg::escape("harm: " + fmt::format("{}", fmt::join(harm, ", "))));
+  } else if (verdict.ok()) {
     html +=
         "<div id=\"verdict\" class=\"verdict pass\"><b>Verdict: PASS</b>: the run met every "
         "bound its scenario states.</div>\n";

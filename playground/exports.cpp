@@ -52,7 +52,7 @@ EMSCRIPTEN_KEEPALIVE const char* pg_result() {
 }
 
 EMSCRIPTEN_KEEPALIVE const char* pg_trace(const char* trace, const char* source) {
-  return answer([&] { return electsim::playground::Playground::check_trace(trace, source); });
+  return answer([&] { return electsim::playground::Playground::replay_trace(trace, source); });
 }
 
 EMSCRIPTEN_KEEPALIVE const char* pg_variant(const char* document, const char* variant) {

@@ -13,6 +13,9 @@
 #include "analysis/expect.hpp"
 #include "analysis/summary.hpp"
 #include "analysis/trace.hpp"
+#include "drawing/outputs.hpp"
+#include "drawing/replay_html.hpp"
+#include "drawing/timeline.hpp"
 #include "params/params.hpp"
 #include "protocols/registry.hpp"
 #include "runner/loader.hpp"
@@ -118,19 +121,76 @@ std::string Playground::result() {
   return dump(out);
 }
 
-std::string Playground::check_trace(std::string_view trace, std::string_view source) {
+std::string Playground::replay_trace(std::string_view trace, std::string_view source) {
+  // The world the pictures draw, rebuilt from the header: its nodes, its servers with their
+  // clocks, the nodes' clocks. Nothing runs in it; the trace's events are what happened.
+  std::optional<sim::WorldConfig> world;
+  std::optional<analysis::TraceHeader> header;
+  std::unique_ptr<drawing::RunOutput> page;
+  const auto watch = [&](const analysis::TraceHeader& h) -> sim::Observer* {
+    header = h;
+    world.emplace();
+    world->node_count = h.node_count;
+    world->duration = h.duration;
+    world->clocks.resize(h.node_count);
+    for (const sim::NamedEndpoint& server : h.topology.servers()) {
+      sim::ServerSpec spec;
+      spec.endpoint = server.address;
+      spec.group = server.group;
+      spec.name = server.name;
+      spec.kind = server.kind;
+      spec.traits = server.traits;
+      world->servers.push_back(std::move(spec));
+    }
+    for (const analysis::TraceHeader::Clock& c : h.clocks) {
+      if (c.endpoint >= 0 && static_cast<std::size_t>(c.endpoint) < h.node_count) {
+        world->clocks[static_cast<std::size_t>(c.endpoint)] = c.config;
+      }
+      for (sim::ServerSpec& spec : world->servers) {
+        if (spec.endpoint == c.endpoint) spec.clock = c.config;
+      }
+    }
+    // A fleet's trace is reported, not drawn, as its run is (OutputFormat::one_election).
+    if (h.topology.groups().size() > 1) return nullptr;
+    const drawing::OutputSetup setup{
+        *header,
+        *world,
+        h.lease ? std::optional<sim::Duration>(h.lease->ttl) : std::nullopt,
+        h.lease ? h.lease->judged_by_store : false,
+        h.lease ? h.lease->store_min_ttl : sim::Duration(0),
+        0,
+        drawing::ReplayRecorder::kMaxEvents,
+        drawing::TimelineRecorder::kMaxItems};
+    page = drawing::find_output_format("html")->make("playground.html", setup);
+    return &page->observer();
+  };
   std::istringstream in{std::string(trace)};
-  const analysis::TraceReadResult read = analysis::read_trace(in);
+  const analysis::TraceReadResult read = analysis::read_trace(in, watch);
   if (!read.ok()) return dump(problems_json({std::string(source) + ": " + read.error}));
   analysis::Verdict verdict = analysis::check(read.report, {});
   verdict.judged = false;  // no scenario's bounds judge it, as with `electsim check TRACE`
-  return dump(json{{"ok", true},
-                   {"hash", read.info.trace_hash},
-                   {"summary", analysis::format_summary(read.info, read.report, verdict)},
-                   {"verdict", analysis::harm_in(read.report).empty() ? "no harm" : "harm"},
-                   {"nodes", read.header.node_count},
-                   {"end_ns", read.header.duration.count()},
-                   {"errors", json::array()}});
+  json servers = json::array();
+  for (const sim::NamedEndpoint& server : read.header.topology.servers()) {
+    servers.push_back({{"name", server.name},
+                       {"kind", server.kind},
+                       {"coordinator", server.traits.coordinator},
+                       {"faults", fault_names(server.traits.faults)}});
+  }
+  json out = {{"ok", true},
+              {"hash", read.info.trace_hash},
+              {"summary", analysis::format_summary(read.info, read.report, verdict)},
+              {"verdict", analysis::harm_in(read.report).empty() ? "no harm" : "harm"},
+              {"nodes", read.header.node_count},
+              {"end_ns", read.header.duration.count()},
+              {"servers", servers},
+              {"fleet", read.header.topology.groups().size() > 1},
+              {"errors", json::array()}};
+  if (page) {
+    drawing::OutputDone done = page->finish({read.report, verdict, read.info});
+    if (done.content) out["page"] = std::move(*done.content);
+    if (!done.error.empty()) out["errors"].push_back(done.error);
+  }
+  return dump(out);
 }
 
 std::string Playground::variant_document(std::string_view document, std::string_view variant) {

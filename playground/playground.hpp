@@ -39,9 +39,11 @@ class Playground {
   std::string result();
 
   // A trace (JSON Lines, as `electsim run --trace` writes it) checked as `electsim check` checks
-  // it: {"ok": true, "hash", "summary", "verdict", "nodes", "end_ns"} or {"ok": false, "problems"}.
-  // A trace carries no clocks' settings, so it is reported, not replayed.
-  static std::string check_trace(std::string_view trace, std::string_view source);
+  // it and drawn as its run drew it: {"ok": true, "hash", "summary", "verdict", "nodes",
+  // "end_ns", "servers", "fleet", "errors", "page"} or {"ok": false, "problems"}. The page is the
+  // one `electsim run --html` wrote for that run (the header carries the clocks and the lease it
+  // needs); a fleet's trace has none, as a fleet's run has none.
+  static std::string replay_trace(std::string_view trace, std::string_view source);
   // A document with one of its variants written into it (runner::document_of_variant), for the
   // page's chooser and for saving what was played: {"ok": true, "document": {...}} or
   // {"ok": false, "problems": [...]}.

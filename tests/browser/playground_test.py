@@ -4,6 +4,7 @@
 #   - the GC-pause experiment: the student finds the holder, clicks its card, pauses it for 6 s
 #     and plays on; the sink must reject the stale write the holder sends when it wakes;
 #   - "Save as scenario" downloads a file that the native electsim runs to the page's trace hash;
+#   - a trace loaded from disk is drawn, with the native run's hash, and refuses changes;
 #   - three shipped scenarios give, in the page, the native build's trace hashes;
 #   - nothing is fetched and nothing is logged as an error on the console.
 # Usage: /usr/bin/python3 playground_test.py PAGE.html ELECTSIM SCENARIOS_DIR OUTDIR
@@ -147,6 +148,21 @@ try:
         check(native_hash(saved[0]) == page_hash,
               'electsim run of the saved file gives the page\'s trace hash %s' % page_hash)
 
+    # ---- Load a trace: drawn as its run drew it (drifting clocks), watched but not changed.
+    trace = os.path.join(out_dir, 'lease-clock-drift.jsonl')
+    want = native_hash(os.path.join(scenarios_dir, 'lease-clock-drift.json'), '--trace', trace)
+    before = runs(driver)
+    driver.execute_script('document.getElementById("file").hidden = false')
+    driver.find_element(By.ID, 'file').send_keys(os.path.abspath(trace))
+    wait_ready(driver, before)
+    got = driver.execute_script('return window.electsimPlayground.state().hash')
+    check(got == want, 'a loaded trace shows its hash %s (the native run\'s %s)' % (got, want))
+    banner = in_view(driver, 'return document.getElementById("verdict").textContent')
+    check(banner.startswith('Not judged'), 'a trace alone is not judged PASS (%r)' % banner)
+    driver.find_element(By.CSS_SELECTOR, '[data-act="crash"]').click()
+    said = driver.find_element(By.ID, 'problems').get_attribute('textContent')
+    check('finished run' in said, 'a click on a loaded trace is refused, saying why (%r)' % said)
+
     # ---- Shipped scenarios: the page's hashes are the native build's.
     for name in ['lease-leader-crash', 'raft-split-votes', 'zookeeper-no-herd']:
         before = runs(driver)
@@ -173,5 +189,5 @@ finally:
 if failures:
     print('playground test: %d failure(s)' % len(failures))
     sys.exit(1)
-print('playground test: the GC-pause experiment, the saved scenario and three shipped scenarios '
-      'pass')
+print('playground test: the GC-pause experiment, the saved scenario, a loaded trace and three '
+      'shipped scenarios pass')

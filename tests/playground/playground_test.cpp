@@ -2,6 +2,8 @@
 // variant and the catalogue, and that a run in the page's slices is the command line's run.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -117,4 +119,73 @@ TEST_CASE("playground: the catalogue lists every protocol with every parameter")
       CHECK(entry["params"][k]["default"] == params::default_text(all[i].params[k]));
     }
   }
+}
+
+namespace {
+
+// The part of a replay page between `from` and the next `to`: what the page draws, apart from
+// its verdict banner and summary (a trace loaded alone is not judged by its scenario).
+constexpr const char* kData = "<script type=\"application/json\" id=\"replay-data\">";
+
+std::string between(const std::string& page, const std::string& from, const std::string& to) {
+  const auto start = page.find(from);
+  INFO(from);
+  REQUIRE(start != std::string::npos);
+  const auto end = page.find(to, start);
+  REQUIRE(end != std::string::npos);
+  return page.substr(start, end - start);
+}
+
+}  // namespace
+
+TEST_CASE("playground: a loaded trace is drawn as its run drew it, clocks and lease included") {
+  // A lease with drifting clocks, a Redis clock jump on its masters' clocks, a Kubernetes lease
+  // judged on the followers' clocks, a replicated store, and Raft without a lease.
+  for (const char* name : {"lease-clock-drift", "redlock-clock-jump", "kubernetes-clock-jump",
+                           "store-leader-change-stretches-lease", "raft-split-votes"}) {
+    INFO(name);
+    const std::string text = testing::source_file(std::string("scenarios/") + name + ".json");
+    runner::LoadResult loaded = runner::load_scenario_text(text, name, {});
+    REQUIRE(loaded.scenario);
+    const std::string trace_path =
+        (std::filesystem::temp_directory_path() / (std::string("electsim-pg-") + name + ".jsonl"))
+            .string();
+    const runner::RunResult run = runner::run_scenario(
+        *loaded.scenario,
+        runner::RunOptions{}.output("trace", trace_path).output("html", "unused.html"));
+    REQUIRE(run.errors.empty());
+    REQUIRE(run.pictures.size() == 1);
+    const std::string& run_page = run.pictures[0].content;
+    const std::string trace = testing::slurp(trace_path);
+    std::remove(trace_path.c_str());
+
+    const json replayed = json::parse(playground::Playground::replay_trace(trace, "t.jsonl"));
+    REQUIRE(replayed["ok"] == true);
+    CHECK(replayed["hash"] == run.trace_hash);
+    CHECK(replayed["errors"].empty());
+    REQUIRE(replayed.contains("page"));
+    const std::string page = replayed["page"];
+    // The events, the clocks' readings, the lease's draining and the timeline: the same, all but
+    // the verdict (the run's own expect block judged it; the trace alone names its harm).
+    const auto data = [](const std::string& html) {
+      json d = json::parse(between(html, kData, "</script>").substr(std::string(kData).size()));
+      d.erase("verdict");
+      return d;
+    };
+    CHECK(data(page) == data(run_page));
+    CHECK(between(page, "<section id=\"timeline\"", "</section>") ==
+          between(run_page, "<section id=\"timeline\"", "</section>"));
+    // Its banner says what a trace alone can say: the harm, never a PASS.
+    CHECK(page.find("<b>Not judged</b>") != std::string::npos);
+    CHECK(page.find("Verdict: PASS") == std::string::npos);
+  }
+}
+
+TEST_CASE("playground: a bad trace gets the reader's located message and no page") {
+  const json r =
+      json::parse(playground::Playground::replay_trace("{\"electsim_trace\": 99}\n", "x.jsonl"));
+  CHECK(r["ok"] == false);
+  REQUIRE(r["problems"].size() == 1);
+  CHECK(r["problems"][0].get<std::string>().rfind("x.jsonl: ", 0) == 0);
+  CHECK_FALSE(r.contains("page"));
 }
