@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "runner/grid.hpp"
+
 namespace electsim::cli {
 namespace po = boost::program_options;
 
@@ -65,6 +67,10 @@ int cmd_comparison(const std::vector<std::string>& args, Streams io);
 int cmd_sweep(const std::vector<std::string>& args, Streams io);
 int cmd_merge(const std::vector<std::string>& args, Streams io);
 int cmd_search(const std::vector<std::string>& args, Streams io);
+// `electsim merge` of a search's parts (`electsim search --shard`): the report, the saved files
+// and the exit code the whole search gives.
+int merge_search(const std::vector<runner::PartText>& parts, const std::optional<std::string>& save,
+                 Streams io);
 int cmd_validate(const std::vector<std::string>& args, Streams io);
 int cmd_list(const std::vector<std::string>& args, Streams io);
 int cmd_check(const std::vector<std::string>& args, Streams io);

@@ -59,6 +59,10 @@ constexpr const char* kSearchHelp =
 
 }  // namespace
 
+// The report, the saved files and the exit code of a finished search (one process's, or merged).
+int report_search(const runner::SearchResult& result, const runner::SearchConfig& config,
+                  const std::optional<std::string>& save, Streams io);
+
 int cmd_search(const std::vector<std::string>& args, Streams io) {
   po::options_description options("electsim search SCENARIO [options]");
   const std::string property_help = "check only these: " + runner::property_list();
@@ -82,6 +86,9 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
     ("shrink-budget", po::value<std::string>(), "runs per finding shrunk (default 400)")
     ("no-shrink", "report findings without shrinking them")
     ("save", po::value<std::string>(), "write each shrunk scenario into this directory")
+    ("shard", po::value<std::string>(),
+     "i/n: run every n-th run from run i-1, shrink its findings and write PREFIX.part")
+    ("out,o", po::value<std::string>(), "with --shard: the part's prefix (PREFIX.part)")
     ("unsafe-by-design", "mark saved files: the protocol is unsafe there by design")
     ("protocol", po::value<std::string>(), "search this protocol instead of the file's")
     ("variant", po::value<std::string>(), "search one of the file's variants")
@@ -253,8 +260,37 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
     }
   }
 
+  std::optional<runner::Shard> shard;
+  if (vm.count("shard") != 0) {
+    const auto parsed = runner::parse_shard(vm["shard"].as<std::string>());
+    if (!parsed.value) {
+      io.err << fmt::format("electsim search: --shard: {}\n", parsed.error);
+      return kExitBadInput;
+    }
+    shard = *parsed.value;
+    if (vm.count("out") == 0 || vm["out"].as<std::string>().empty()) {
+      io.err << "electsim search: --shard needs -o PREFIX (the part is written to PREFIX.part)\n";
+      return kExitBadInput;
+    }
+    // A part must hold its whole share, or the merge would not be one search's.
+    if (*wall) {
+      io.err << "electsim search: --shard runs its whole share of --runs, so that the merged parts "
+                "are one search; --time would stop it part way. Give --runs\n";
+      return kExitBadInput;
+    }
+    if (save) {
+      io.err << "electsim search: a shard writes only PREFIX.part; `electsim merge PARTS --save "
+                "DIR` saves the findings\n";
+      return kExitBadInput;
+    }
+  } else if (vm.count("out") != 0) {
+    io.err << "electsim search: -o names a shard's part; give --shard i/n with it\n";
+    return kExitBadInput;
+  }
+
   runner::SearchOptions search;
   search.jobs = jobs;
+  search.shard = shard;
   search.notice = [&](const std::string& text) { io.err << "electsim search: " << text << "\n"; };
   g_sweep_stop.store(false);
   search.stop = &g_sweep_stop;
@@ -284,6 +320,41 @@ int cmd_search(const std::vector<std::string>& args, Streams io) {
     return kExitBadInput;
   }
   const runner::SearchResult& result = *outcome.result;
+  if (shard) {
+    const std::string path = vm["out"].as<std::string>() + ".part";
+    if (auto error = io::write_files_whole({{path, runner::search_part(result, config, *shard)}})) {
+      io.err << fmt::format("electsim search: {}\n", *error);
+      return kExitBadInput;
+    }
+    std::uint64_t violating = 0;
+    for (const std::uint64_t v : result.violations) violating += v;
+    io.out << fmt::format(
+        "shard {}/{}: {} of the search's {} runs, {} violation{} (counted per property), {} "
+        "finding{} shrunk, written to {}\n",
+        shard->index, shard->count, result.runs_done, config.runs, violating,
+        violating == 1 ? "" : "s", result.shrunk.size(), result.shrunk.size() == 1 ? "" : "s",
+        path);
+    if (result.interrupted) {
+      io.err << "electsim search: interrupted; this part cannot be merged: run the shard again\n";
+      return kExitInterrupted;
+    }
+    return kExitOk;
+  }
+  return report_search(result, config, save, io);
+}
+
+int merge_search(const std::vector<runner::PartText>& parts, const std::optional<std::string>& save,
+                 Streams io) {
+  const runner::SearchMerge merged = runner::merge_search_parts(parts);
+  if (!merged.result) {
+    for (const std::string& m : merged.problems) io.err << m << "\n";
+    return kExitBadInput;
+  }
+  return report_search(*merged.result, merged.config, save, io);
+}
+
+int report_search(const runner::SearchResult& result, const runner::SearchConfig& config,
+                  const std::optional<std::string>& save, Streams io) {
   io.out << runner::format_search_report(result, config);
   const bool any_reproduced = std::any_of(result.shrunk.begin(), result.shrunk.end(),
                                           [](const runner::Shrunk& s) { return s.reproduced; });

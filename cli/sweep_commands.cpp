@@ -328,8 +328,10 @@ int cmd_merge(const std::vector<std::string>& args, Streams io) {
   // clang-format off
   options.add_options()
     ("help,h", "describe this command")
-    ("parts", po::value<std::vector<std::string>>(), "parts written by electsim sweep --shard")
-    ("out,o", po::value<std::string>(), "output prefix: PREFIX.csv and PREFIX.json")
+    ("parts", po::value<std::vector<std::string>>(),
+     "parts written by electsim sweep --shard, or by electsim search --shard")
+    ("out,o", po::value<std::string>(), "output prefix: PREFIX.csv and PREFIX.json (a sweep's)")
+    ("save", po::value<std::string>(), "a search's parts: write each shrunk scenario into this directory")
     ("runs", "also write PREFIX.runs.csv, one row per run")
     ("plot", po::value<std::string>(), "draw the chosen metrics against the first axis in FILE.svg")
     ("metrics", po::value<std::string>(),
@@ -345,7 +347,9 @@ int cmd_merge(const std::vector<std::string>& args, Streams io) {
         << options << "\n"
         << "Combines the parts of a sharded sweep into exactly the output the sweep gives on\n"
         << "one machine. Every run must be in exactly one part, and all parts must come from\n"
-        << "the same sweep (scenario file, grid, seeds, protocols, --set).\n";
+        << "the same sweep (scenario file, grid, seeds, protocols, --set).\n"
+        << "Parts of a sharded search (electsim search --shard) give the report, the findings\n"
+        << "and, with --save, the files the search gives in one process, and its exit code.\n";
     return vm.count("help") != 0 ? kExitOk : kExitBadInput;
   }
   if (!paths_distinct(sweep_outputs(vm), vm["parts"].as<std::vector<std::string>>(), "merge", io)) {
@@ -353,13 +357,31 @@ int cmd_merge(const std::vector<std::string>& args, Streams io) {
   }
   std::vector<runner::PartText> parts;
   for (const std::string& path : vm["parts"].as<std::vector<std::string>>()) {
-    io::ReadResult read =
-        io::read_file_bounded(path, io::kMaxPartBytes, "sweep part", io::kMaxPartLine);
+    io::ReadResult read = io::read_file_bounded(path, io::kMaxPartBytes, "part", io::kMaxPartLine);
     if (!read.ok()) {
       io.err << fmt::format("{}: {}\n", path, read.error);
       return kExitBadInput;
     }
     parts.push_back({path, std::move(read.text)});
+  }
+  if (!parts.empty() && runner::is_search_part(parts.front().text)) {
+    if (!sweep_outputs(vm).empty() || vm.count("runs") != 0 || vm.count("json") != 0 ||
+        vm.count("metrics") != 0) {
+      io.err << "electsim merge: these are a search's parts: it prints the search's report and "
+                "takes only --save DIR\n";
+      return kExitBadInput;
+    }
+    std::optional<std::string> save;
+    if (vm.count("save") != 0) save = vm["save"].as<std::string>();
+    if (save && save->empty()) {
+      io.err << "electsim merge: --save: expected a directory, found nothing\n";
+      return kExitBadInput;
+    }
+    return merge_search(parts, save, io);
+  }
+  if (vm.count("save") != 0) {
+    io.err << "electsim merge: --save is for a search's parts; these are a sweep's\n";
+    return kExitBadInput;
   }
   runner::MergeOutcome merged = runner::merge_parts(parts);
   if (!merged.result) {

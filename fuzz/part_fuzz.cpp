@@ -1,12 +1,14 @@
-// libFuzzer target: any bytes as sweep parts for `electsim merge`: once as one part, and split at
-// the first form feed into two parts, so that headers, runs and shards can disagree. A merge that
-// succeeds is also summarised, as merge does before writing. A crash, leak, hang or abort here is
-// a bug in the part reader or the summary.
+// libFuzzer target: any bytes as sweep parts and as search parts for `electsim merge`: once as one
+// part, and split at the first form feed into two parts, so that headers, runs and shards can
+// disagree. A merge that succeeds is also summarised (a sweep's) or reported (a search's), as
+// merge does before writing. A crash, leak, hang or abort here is a bug in a part reader, the
+// summary or the report.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "runner/search.hpp"
 #include "runner/sweep.hpp"
 
 namespace {
@@ -17,6 +19,8 @@ void merge_and_summarise(const std::vector<electsim::runner::PartText>& parts) {
     const auto points = electsim::runner::summarise(*merged.result);
     electsim::runner::sweep_points_csv(*merged.result, points);
   }
+  const electsim::runner::SearchMerge search = electsim::runner::merge_search_parts(parts);
+  if (search.result) electsim::runner::format_search_report(*search.result, search.config);
 }
 
 }  // namespace

@@ -57,7 +57,20 @@ struct Shard {
   std::uint64_t index = 1;
   std::uint64_t count = 1;
   bool owns(std::uint64_t run) const { return run % count == index - 1; }
+  // How many of runs 0 to total - 1 this shard owns.
+  std::uint64_t runs_of(std::uint64_t total) const {
+    const std::uint64_t first = index - 1;
+    return first < total ? (total - first + count - 1) / count : 0;
+  }
+  // The shard's j-th run, as an index of the whole.
+  std::uint64_t run_at(std::uint64_t j) const { return index - 1 + j * count; }
 };
 Parsed<Shard> parse_shard(std::string_view text);
+
+// A shard's part file as read, for a merge: its name (for messages) and its text.
+struct PartText {
+  std::string name;
+  std::string text;
+};
 
 }  // namespace electsim::runner

@@ -540,8 +540,13 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
     base_doc["expect"] = base.scenario->document.value("expect", json::object());
   }
   const SearchWorld world = search_world(*base.scenario);
+  // A shard runs every n-th run of the search (its j-th is run shard.run_at(j)); the whole
+  // search is the shard 1/1.
+  const Shard shard = options.shard.value_or(Shard{});
+  const std::uint64_t planned = shard.runs_of(config.runs);
 
   SearchResult result;
+  result.searched = base_doc;
   result.scenario_name = base.scenario->name;
   result.protocol = base.scenario->protocol;
   result.runs_planned = config.runs;
@@ -582,7 +587,7 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
   std::mutex error_mutex;
   std::string error;
   bool error_is_bug = true;  // a schedule that does not load, rather than a failing system
-  const WorkerCount count = worker_count(options.jobs, config.runs);
+  const WorkerCount count = worker_count(options.jobs, std::max<std::uint64_t>(planned, 1));
   if (count.capped && options.notice) options.notice(capped_notice(options.jobs, count.threads));
   unsigned jobs = count.threads;
   bool refused = false;  // the system refused a thread: later batches ask for no more
@@ -597,7 +602,7 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
       if (failed.load(std::memory_order_relaxed)) return;
       const std::uint64_t k = next.fetch_add(1, std::memory_order_relaxed);
       if (k >= batch_size) return;
-      const std::uint64_t i = batch_start + k;
+      const std::uint64_t i = shard.run_at(batch_start + k);
       const std::uint64_t seed = config.first_seed + i;
       Slot slot;
       Probe p;
@@ -640,15 +645,15 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
 
   std::uint32_t seen = 0;
   result.runs_done = 0;
-  while (batch_start < config.runs) {
-    batch_size = std::min(kBatch, config.runs - batch_start);
+  while (batch_start < planned) {
+    batch_size = std::min(kBatch, planned - batch_start);
     slots.assign(batch_size, Slot{});
     next = 0;
     const unsigned batch_jobs = static_cast<unsigned>(std::min<std::uint64_t>(jobs, batch_size));
     // Progress as the batch starts, then every 200 ms of wall time (runner/threads.hpp).
     std::function<void()> tick;
     if (options.progress) {
-      tick = [&] { options.progress(SearchProgress{done.load(), config.runs, findings.load()}); };
+      tick = [&] { options.progress(SearchProgress{done.load(), planned, findings.load()}); };
     }
     const unsigned ran = run_workers(
         batch_jobs, [&](unsigned /*t*/) { worker(); }, tick,
@@ -673,7 +678,7 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
     while (prefix < batch_size && slots[prefix].done) ++prefix;
     for (std::uint64_t k = 0; k < prefix; ++k) {
       const Slot& s = slots[k];
-      const std::uint64_t i = batch_start + k;
+      const std::uint64_t i = shard.run_at(batch_start + k);
       result.coverage.merge(s.coverage);
       result.longest_threat = std::max(result.longest_threat, s.threat);
       result.runs_healed += s.healed ? 1 : 0;
@@ -696,8 +701,8 @@ SearchOutcome run_search(const json& document, const std::string& source, const 
     if (prefix < batch_size) break;
     batch_start += batch_size;
   }
-  if (options.progress) options.progress(SearchProgress{done.load(), config.runs, findings.load()});
-  result.stopped = result.runs_done < config.runs;
+  if (options.progress) options.progress(SearchProgress{done.load(), planned, findings.load()});
+  result.stopped = result.runs_done < planned;
   result.interrupted = options.stop != nullptr && options.stop->load();
 
   // Shrink the first finding of each property, one after another (deterministic).

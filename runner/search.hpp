@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "params/params.hpp"
+#include "runner/grid.hpp"
 #include "runner/loader.hpp"
 #include "sim/fault.hpp"
 #include "sim/time.hpp"
@@ -144,6 +145,9 @@ struct SearchOptions {
   // for other than for want of runs: the cap of runner/threads.hpp, or a system that refuses a
   // thread.
   std::function<void(const std::string&)> notice;
+  // Run only this shard's runs (every n-th, docs/search.md): its part merges with the others'
+  // into the whole search (merge_search_parts).
+  std::optional<Shard> shard;
 };
 
 struct SearchResult {
@@ -151,8 +155,12 @@ struct SearchResult {
   std::string protocol;
   std::uint64_t runs_planned = 0;
   // Runs 0 to runs_done - 1 all finished (a stopped search keeps that prefix only, so that the
-  // same command gives the same findings whatever --jobs is).
+  // same command gives the same findings whatever --jobs is). In a shard: its own first
+  // runs_done runs.
   std::uint64_t runs_done = 0;
+  // What was searched: the scenario document every run's schedule is added to (the file after
+  // its variant and --set). Parts of one search carry the same.
+  nlohmann::json searched;
   bool stopped = false;      // by Ctrl-C or the time budget, before runs_planned
   bool interrupted = false;  // by Ctrl-C (nothing was shrunk)
   std::array<std::uint64_t, kPropertyCount> violations{};  // runs violating each property
@@ -222,5 +230,20 @@ nlohmann::json search_run_document(const nlohmann::json& base, const SearchConfi
 
 // The text report: runs, violations per property with the first seed, shrunk files, coverage.
 std::string format_search_report(const SearchResult& result, const SearchConfig& config);
+
+// ---- Shards (runner/search_part.cpp)
+// A shard's part: JSON Lines, a header naming the search (what was searched, the configuration
+// asked for, the shard), its counts and first findings, then one line per finding shrunk.
+std::string search_part(const SearchResult& result, const SearchConfig& config, const Shard& shard);
+// Whether a part's text is a search's (its first line says so), not a sweep's.
+bool is_search_part(std::string_view text);
+// Parts of one search, every shard once and each run to its end, combined into the result one
+// process gives for the same command: the same counts, findings, shrunk files and report.
+struct SearchMerge {
+  std::optional<SearchResult> result;
+  SearchConfig config;  // as the search was asked, for its report
+  std::vector<std::string> problems;
+};
+SearchMerge merge_search_parts(const std::vector<PartText>& parts);
 
 }  // namespace electsim::runner

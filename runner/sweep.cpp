@@ -572,11 +572,9 @@ SweepResult run_sweep(const SweepPlan& plan, const SweepOptions& options) {
   result.definition = d;
   const std::uint64_t total = d.run_count();
   const Shard shard = options.shard.value_or(Shard{});
-  // This shard's runs are first, first + step, ...: the i-th is computed, never listed, so a
-  // sweep of millions of runs costs memory only for the runs that finished.
-  const std::uint64_t first = shard.index - 1;
-  const std::uint64_t step = shard.count;
-  const std::uint64_t owned = first < total ? (total - first + step - 1) / step : 0;
+  // This shard's runs are its first, first + count, ...: the i-th is computed, never listed, so
+  // a sweep of millions of runs costs memory only for the runs that finished.
+  const std::uint64_t owned = shard.runs_of(total);
   result.runs_expected = owned;
 
   std::atomic<std::uint64_t> next{0};
@@ -596,7 +594,7 @@ SweepResult run_sweep(const SweepPlan& plan, const SweepOptions& options) {
       if (failed.load(std::memory_order_relaxed)) return;
       const std::uint64_t i = next.fetch_add(1, std::memory_order_relaxed);
       if (i >= owned) return;
-      const std::uint64_t run = first + i * step;
+      const std::uint64_t run = shard.run_at(i);
       const std::uint64_t seed = d.seeds.first + run % seeds;
       try {
         RunOptions run_options;

@@ -221,10 +221,6 @@ struct MergeOutcome {
   std::optional<SweepResult> result;
   std::vector<std::string> problems;
 };
-struct PartText {
-  std::string name;
-  std::string text;
-};
 MergeOutcome merge_parts(const std::vector<PartText>& parts);
 
 // A scenario file's `sweep` section: the sweep it was written for, used when the command line

@@ -115,8 +115,7 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
         }
         shard = *parsed_shard.value;
         const std::uint64_t total = definition->run_count();
-        const std::uint64_t first = shard.index - 1;
-        owned = first < total ? (total - first + shard.count - 1) / shard.count : 0;
+        owned = shard.runs_of(total);
         if (j["runs_expected"].get<std::uint64_t>() != owned) {
           outcome.problems.push_back(fmt::format(
               "{}: shard {}/{} of this sweep owns {} runs, but the header says {}", where,

@@ -110,8 +110,17 @@ expect 2 'line 2: not a trace line' -- "$electsim" check deep.jsonl
 # ---- Size: endless or huge inputs are refused at the limit, before they are read whole.
 expect 2 'larger than 64 MiB (the limit on a scenario file)' -- "$electsim" validate /dev/zero
 expect 2 'line 1: a line longer than 65536 bytes' -- "$electsim" check /dev/zero
-expect 2 'a line longer than 16 MiB (the limit on a line of a sweep part)' -- \
+expect 2 'a line longer than 16 MiB (the limit on a line of a part)' -- \
   "$electsim" merge /dev/zero -o merged
+# A search's part cut short, or with a count beyond its runs, is refused at its line.
+"$electsim" search "$source_dir/scenarios/partition-minority-leader.json" --protocol bully \
+  --runs 4 -q --shard 1/1 -o search-whole >/dev/null
+head -n 1 search-whole.part >search-cut.part
+expect 2 'search-cut.part: expected a search part'"'"'s header and counts' -- \
+  "$electsim" merge search-cut.part
+sed 's/"runs_done":4/"runs_done":99999999999999999999/' search-whole.part >search-huge.part
+expect 2 'search-huge.part:2: expected "runs_done" to be a whole number from 0 to 4' -- \
+  "$electsim" merge search-huge.part
 variant_of many-variants 'd["variants"] = {f"v{i}": {"set": {}} for i in range(65)}'
 expect 2 'at most 64 variants' -- "$electsim" validate many-variants.json
 

@@ -312,6 +312,54 @@ TEST_CASE("cli: sweep shards merged equal the unsharded sweep") {
   CHECK(missing.err.find("missing") != std::string::npos);
 }
 
+TEST_CASE("cli: search shards merged print the search's report and save its files") {
+  const std::vector<std::string> base = {
+      "search", scenario("partition-minority-leader.json"), "--protocol", "bully", "--runs", "40",
+      "-q"};
+  const std::string whole_dir = temp_prefix("search-whole");
+  std::vector<std::string> args = base;
+  args.insert(args.end(), {"--save", whole_dir});
+  const Outcome whole = cli(args);
+  REQUIRE(whole.code == 1);  // Bully breaks stale_write under a partition
+  std::vector<std::string> merge = {"merge"};
+  for (int i = 1; i <= 2; ++i) {
+    const std::string part = temp_prefix("search-shard-" + std::to_string(i));
+    args = base;
+    args.insert(args.end(), {"--shard", std::to_string(i) + "/2", "-o", part});
+    const Outcome o = cli(args);
+    INFO(o.err);
+    REQUIRE(o.code == 0);
+    CHECK(o.out.find("shard " + std::to_string(i) + "/2: 20 of the search's 40 runs") !=
+          std::string::npos);
+    merge.push_back(part + ".part");
+  }
+  const std::string merged_dir = temp_prefix("search-merged");
+  merge.insert(merge.end(), {"--save", merged_dir});
+  const Outcome m = cli(merge);
+  INFO(m.err);
+  CHECK(m.code == whole.code);
+  const auto report = [](const std::string& out) { return out.substr(0, out.find("wrote ")); };
+  CHECK(report(m.out) == report(whole.out));
+  const std::string name = "partition-minority-leader-bully-stale_write.json";
+  CHECK(slurp(merged_dir + "/" + name) == slurp(whole_dir + "/" + name));
+  // A shard's own options: a part needs -o, runs its whole share, and saves nothing itself.
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--shard", "1/2"},
+        std::vector<std::string>{"--shard", "1/2", "-o", "x", "--time", "5s"},
+        std::vector<std::string>{"--shard", "1/2", "-o", "x", "--save", "d"},
+        std::vector<std::string>{"-o", "x"}}) {
+    args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Outcome bad = cli(args);
+    INFO(bad.err);
+    CHECK(bad.code == 2);
+  }
+  // A search's parts take --save, not a sweep's outputs.
+  const Outcome sweep_options = cli({"merge", merge[1], merge[2], "-o", "x"});
+  CHECK(sweep_options.code == 2);
+  CHECK(sweep_options.err.find("a search's parts") != std::string::npos);
+}
+
 TEST_CASE("cli: sweep refuses bad grids, seeds, shards and metrics with exit 2") {
   const std::string file = scenario("lease-gc-pause-fence.json");
   const auto bad = GENERATE(

@@ -4,6 +4,7 @@
 // still violates its property while removing any one of its faults makes it hold (1-minimal).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -647,4 +648,96 @@ TEST_CASE("search: the nemesis draws every kind from its catalogue row, and ever
     }
     CHECK(drawn > 0);
   }
+}
+
+namespace {
+
+// A search split into `n` shards, each written as its part.
+std::vector<runner::PartText> shard_parts(const std::string& file, const runner::LoadOptions& load,
+                                          const runner::SearchConfig& config, std::uint64_t n,
+                                          unsigned jobs) {
+  std::vector<runner::PartText> parts;
+  for (std::uint64_t i = 1; i <= n; ++i) {
+    runner::SearchOptions options;
+    options.jobs = jobs;
+    options.shard = runner::Shard{i, n};
+    runner::SearchOutcome outcome = runner::run_search(document(file), file, load, config, options);
+    REQUIRE(outcome.result);
+    CHECK(outcome.result->runs_done == options.shard->runs_of(config.runs));
+    parts.push_back({"p" + std::to_string(i) + ".part",
+                     runner::search_part(*outcome.result, config, *options.shard)});
+  }
+  return parts;
+}
+
+}  // namespace
+
+TEST_CASE("search: shards merged give the one-process report, findings and files") {
+  runner::LoadOptions load;
+  load.protocol = "bully";
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  config.runs = 120;
+  const runner::SearchResult whole = search("partition-minority-leader.json", load, config, 2);
+  REQUIRE(whole.shrunk.size() >= 2);  // stale_write and same_epoch, as docs/search.md shows
+  for (const std::uint64_t n : {1, 3, 7}) {
+    INFO(n << " shards");
+    std::vector<runner::PartText> parts =
+        shard_parts("partition-minority-leader.json", load, config, n, n == 3 ? 1 : 2);
+    std::reverse(parts.begin(), parts.end());  // in any order
+    const runner::SearchMerge merged = runner::merge_search_parts(parts);
+    for (const std::string& p : merged.problems) UNSCOPED_INFO(p);
+    REQUIRE(merged.result);
+    CHECK(runner::format_search_report(*merged.result, merged.config) ==
+          runner::format_search_report(whole, config));
+    REQUIRE(merged.result->shrunk.size() == whole.shrunk.size());
+    for (std::size_t i = 0; i < whole.shrunk.size(); ++i) {
+      CHECK(merged.result->shrunk[i].document == whole.shrunk[i].document);
+      CHECK(merged.result->shrunk[i].reproduced == whole.shrunk[i].reproduced);
+    }
+    CHECK(merged.result->violations == whole.violations);
+    CHECK(merged.result->longest_outage_seed == whole.longest_outage_seed);
+  }
+}
+
+TEST_CASE("search: a merge refuses parts that are not one whole search, saying which") {
+  runner::LoadOptions load;
+  load.protocol = "bully";
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+  config.runs = 12;
+  config.shrink = false;
+  const std::vector<runner::PartText> parts =
+      shard_parts("partition-minority-leader.json", load, config, 3, 1);
+  const auto problem = [](const std::vector<runner::PartText>& given) {
+    const runner::SearchMerge merged = runner::merge_search_parts(given);
+    CHECK_FALSE(merged.result);
+    REQUIRE(merged.problems.size() == 1);
+    return merged.problems.front();
+  };
+  CHECK_THAT(problem({parts[0], parts[2]}), Catch::Contains("shards 2/3 are missing"));
+  CHECK_THAT(problem({parts[0], parts[1], parts[1], parts[2]}),
+             Catch::Contains("p2.part:1: shard 2/3 is also p2.part"));
+  runner::SearchConfig other = config;
+  other.first_seed = 5;
+  const std::vector<runner::PartText> elsewhere =
+      shard_parts("partition-minority-leader.json", load, other, 3, 1);
+  CHECK_THAT(problem({parts[0], elsewhere[1], parts[2]}),
+             Catch::Contains("p2.part:1: this part comes from a different search than p1.part"));
+  // A part edited by hand: each change is refused at its line.
+  const auto edited = [&](const std::string& from, const std::string& to) {
+    std::vector<runner::PartText> copy = parts;
+    const std::size_t at = copy[1].text.find(from);
+    REQUIRE(at != std::string::npos);
+    copy[1].text.replace(at, from.size(), to);
+    return problem(copy);
+  };
+  CHECK_THAT(edited("\"stopped\":false", "\"stopped\":true"),
+             Catch::Contains("p2.part:2: shard 2/3 stopped after 4 of its 4 runs"));
+  CHECK_THAT(edited("\"runs_done\":4", "\"runs_done\":5"),
+             Catch::Contains("p2.part:2: expected \"runs_done\" to be a whole number from 0 to 4"));
+  CHECK_THAT(edited("\"shard\":\"2/3\"", "\"shard\":\"4/3\""),
+             Catch::Contains("p2.part:1: expected \"shard\": \"i/n\""));
+  CHECK_THAT(edited("{\"counts\"", "[{\"counts\""),
+             Catch::Contains("p2.part:2: expected a JSON object"));
+  CHECK_THAT(problem({{"x.part", "{\"electsim_sweep_part\":1}\n"}}),
+             Catch::Contains("x.part:1: expected a search part"));
 }
