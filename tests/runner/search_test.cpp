@@ -120,13 +120,24 @@ void check_one_minimal(const runner::Shrunk& s, const runner::LoadOptions& load 
   CHECK(s.faults_after <= s.faults_before);
 }
 
+// The search docs/search.md shows: Bully under the partition scenario's world, `runs` runs.
+struct BullySearch {
+  runner::LoadOptions load;
+  runner::SearchConfig config = runner::SearchConfig::defaults();
+};
+BullySearch bully_search(std::uint64_t runs) {
+  BullySearch b;
+  b.load.protocol = "bully";
+  b.config.runs = runs;
+  return b;
+}
+
 }  // namespace
 
 TEST_CASE("search: the same search gives the same findings and files whatever --jobs is") {
-  runner::LoadOptions load;
-  load.protocol = "bully";
-  runner::SearchConfig config = runner::SearchConfig::defaults();
-  config.runs = 60;
+  const BullySearch b = bully_search(60);
+  const runner::LoadOptions& load = b.load;
+  const runner::SearchConfig& config = b.config;
   const runner::SearchResult one = search("partition-minority-leader.json", load, config, 1);
   const runner::SearchResult three = search("partition-minority-leader.json", load, config, 3);
   CHECK(one.runs_done == 60);
@@ -673,10 +684,9 @@ std::vector<runner::PartText> shard_parts(const std::string& file, const runner:
 }  // namespace
 
 TEST_CASE("search: shards merged give the one-process report, findings and files") {
-  runner::LoadOptions load;
-  load.protocol = "bully";
-  runner::SearchConfig config = runner::SearchConfig::defaults();
-  config.runs = 120;
+  const BullySearch b = bully_search(120);
+  const runner::LoadOptions& load = b.load;
+  const runner::SearchConfig& config = b.config;
   const runner::SearchResult whole = search("partition-minority-leader.json", load, config, 2);
   REQUIRE(whole.shrunk.size() >= 2);  // stale_write and same_epoch, as docs/search.md shows
   for (const std::uint64_t n : {1, 3, 7}) {
@@ -700,11 +710,10 @@ TEST_CASE("search: shards merged give the one-process report, findings and files
 }
 
 TEST_CASE("search: a merge refuses parts that are not one whole search, saying which") {
-  runner::LoadOptions load;
-  load.protocol = "bully";
-  runner::SearchConfig config = runner::SearchConfig::defaults();
-  config.runs = 12;
-  config.shrink = false;
+  BullySearch b = bully_search(12);
+  b.config.shrink = false;
+  const runner::LoadOptions& load = b.load;
+  const runner::SearchConfig& config = b.config;
   const std::vector<runner::PartText> parts =
       shard_parts("partition-minority-leader.json", load, config, 3, 1);
   const auto problem = [](const std::vector<runner::PartText>& given) {
