@@ -313,6 +313,12 @@ Report Analyzer::finish_fleet() {
   std::optional<Time> all_led;  // when the last service had its first leader
   bool every_service_led = true;
   std::vector<std::pair<std::uint64_t, std::size_t>> by_changes;
+  // A fleet's classes, in the order of their first services, with their services' samples.
+  struct ClassSamples {
+    ClassFigures figures;
+    std::vector<std::int64_t> changes, leaderless, outage, stall;
+  };
+  std::vector<ClassSamples> classes;
   for (std::size_t k = 0; k < f.services.size(); ++k) {
     State& s = *f.services[k];
     fleet.replicas = std::max(fleet.replicas, s.node_count);
@@ -356,6 +362,30 @@ Report Analyzer::finish_fleet() {
     figures.writes_accepted = one.writes_accepted;
     figures.stale_writes_accepted = one.stale_writes_accepted;
     figures.coordinator_requests = one.store_requests_total + one.server_requests_total;
+    figures.service_class = f.config.topology.groups()[k].service_class;
+    if (!figures.service_class.empty()) {
+      auto c = std::find_if(classes.begin(), classes.end(), [&](const ClassSamples& x) {
+        return x.figures.name == figures.service_class;
+      });
+      if (c == classes.end()) {
+        classes.emplace_back();
+        c = std::prev(classes.end());
+        c->figures.name = figures.service_class;
+      }
+      ClassFigures& cf = c->figures;
+      ++cf.services;
+      cf.replicas = std::max(cf.replicas, s.node_count);
+      c->changes.push_back(changes.back());
+      c->leaderless.push_back(leaderless.back());
+      c->outage.push_back(outage.back());
+      c->stall.push_back(stall.back());
+      cf.services_split_brain +=
+          one.split_brain_time.count() > 0 || one.same_epoch_leaders_total > 0 ? 1 : 0;
+      cf.services_stale_accepted += one.stale_writes_accepted > 0 ? 1 : 0;
+      cf.services_stalled += one.stall_time.count() > 0 ? 1 : 0;
+      cf.services_never_led += one.first_leader_at ? 0 : 1;
+      cf.coordinator_requests += figures.coordinator_requests;
+    }
     fleet.by_service.push_back(figures);
     to_world_ids(one, s.base);
     add_service(r, one);
@@ -381,6 +411,13 @@ Report Analyzer::finish_fleet() {
   fleet.stall_time = spread_of(std::move(stall));
   fleet.outage_time = spread_of(std::move(outage));
   fleet.failover = spread_of(std::move(failover));
+  for (ClassSamples& c : classes) {
+    c.figures.leader_changes = spread_of(std::move(c.changes));
+    c.figures.leaderless_time = spread_of(std::move(c.leaderless));
+    c.figures.outage_time = spread_of(std::move(c.outage));
+    c.figures.stall_time = spread_of(std::move(c.stall));
+    fleet.by_class.push_back(std::move(c.figures));
+  }
   std::stable_sort(by_changes.begin(), by_changes.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   for (std::size_t i = 0; i < by_changes.size() && i < 5 && by_changes[i].first > 0; ++i) {

@@ -198,7 +198,8 @@ struct Spread {
 
 // One service's own figures, as the analyzer measured them.
 struct ServiceFigures {
-  std::string name;  // as the topology's group names it: "svc-7"
+  std::string name;           // as the topology's group names it: "svc-7"
+  std::string service_class;  // its class ("" when the fleet declares none)
   std::uint64_t elections = 0;
   Duration leaderless_time{0};
   Duration split_brain_time{0};
@@ -213,6 +214,23 @@ struct ServiceFigures {
   std::uint64_t coordinator_requests = 0;  // store and server requests its nodes sent
 };
 
+// A fleet's class of services (`services.classes`): its services' figures, spread and summed
+// as the fleet's are over all of them.
+struct ClassFigures {
+  std::string name;
+  std::size_t services = 0;
+  std::size_t replicas = 0;
+  Spread leader_changes;
+  Spread leaderless_time;
+  Spread outage_time;
+  Spread stall_time;
+  std::uint64_t services_split_brain = 0;
+  std::uint64_t services_stale_accepted = 0;
+  std::uint64_t services_stalled = 0;
+  std::uint64_t services_never_led = 0;
+  std::uint64_t coordinator_requests = 0;  // its services' requests summed
+};
+
 // What a fleet (many services, each an election group on its own key, sharing the world's
 // coordinator) lived through, service by service. The report's other figures are the fleet's
 // sums over its services (docs/metrics.md, "Fleets").
@@ -220,6 +238,8 @@ struct FleetReport {
   std::size_t services = 0;
   std::size_t replicas = 0;
   std::vector<ServiceFigures> by_service;  // by service index (the world's group order)
+  // By class, in the order of their first services; empty when the fleet declares no classes.
+  std::vector<ClassFigures> by_class;
   // Over services: leader changes (elections after a service's first), leaderless time,
   // split-brain time and stall time of each service, and its outage time: what the service lived
   // through whatever the cause (0 where outages are not measured).

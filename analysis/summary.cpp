@@ -102,10 +102,17 @@ void fleet_section(std::string& out, const Report& r) {
   const FleetReport& f = *r.fleet;
   auto it = std::back_inserter(out);
   out += "\nfleet\n";
-  fmt::format_to(it,
-                 "  {} services of {} nodes, each electing on its own key and writing its own "
-                 "resource; the sections below sum over services\n",
-                 f.services, f.replicas);
+  if (f.by_class.empty()) {
+    fmt::format_to(it,
+                   "  {} services of {} nodes, each electing on its own key and writing its own "
+                   "resource; the sections below sum over services\n",
+                   f.services, f.replicas);
+  } else {
+    fmt::format_to(it,
+                   "  {} services in {} classes, each electing on its own key and writing its "
+                   "own resource; the sections below sum over services\n",
+                   f.services, f.by_class.size());
+  }
   const double hours = static_cast<double>(r.duration.count()) / 3.6e12;
   fmt::format_to(it, "  leader changes per service: {}", spread_text(f.leader_changes, false));
   if (hours > 0) {
@@ -133,6 +140,24 @@ void fleet_section(std::string& out, const Report& r) {
                      : std::string());
   if (f.services_never_led > 0) {
     fmt::format_to(it, "  services that never had a leader: {}\n", f.services_never_led);
+  }
+  // Each class as the lines above tell the whole fleet.
+  const double seconds = static_cast<double>(r.duration.count()) * 1e-9;
+  for (const ClassFigures& c : f.by_class) {
+    fmt::format_to(it, "  class {}: {} services of {} nodes\n", c.name, c.services, c.replicas);
+    fmt::format_to(it, "    leader changes per service: {}\n",
+                   spread_text(c.leader_changes, false));
+    if (r.outages_measured) {
+      fmt::format_to(it, "    outage per service: {}\n", spread_text(c.outage_time, true));
+    }
+    fmt::format_to(it, "    leaderless per service: {}\n", spread_text(c.leaderless_time, true));
+    fmt::format_to(it,
+                   "    services with split brain: {}, with stale writes accepted: {}, stalled: "
+                   "{}, never led: {}\n",
+                   c.services_split_brain, c.services_stale_accepted, c.services_stalled,
+                   c.services_never_led);
+    fmt::format_to(it, "    coordinator requests: {} ({:.1f}/s)\n", c.coordinator_requests,
+                   seconds > 0 ? static_cast<double>(c.coordinator_requests) / seconds : 0.0);
   }
   if (!f.most_changes.empty()) {
     out += "  most leader changes:";
@@ -781,7 +806,23 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
       put_duration(x, "stall_time", one.stall_time);
       put_duration(x, "outage_time", one.outage_time);
       put_duration(x, "writing_span", one.writing_span);
+      if (!one.service_class.empty()) x["class"] = one.service_class;
       by_service.push_back(std::move(x));
+    }
+    json by_class = json::array();
+    for (const ClassFigures& c : f.by_class) {
+      by_class.push_back({{"class", c.name},
+                          {"services", c.services},
+                          {"replicas", c.replicas},
+                          {"leader_changes", spread(c.leader_changes, false)},
+                          {"leaderless_time", spread(c.leaderless_time, true)},
+                          {"outage_time", spread(c.outage_time, true)},
+                          {"stall_time", spread(c.stall_time, true)},
+                          {"services_split_brain", c.services_split_brain},
+                          {"services_stale_accepted", c.services_stale_accepted},
+                          {"services_stalled", c.services_stalled},
+                          {"services_never_led", c.services_never_led},
+                          {"coordinator_requests", c.coordinator_requests}});
     }
     j["fleet"] = {{"services", f.services},
                   {"replicas", f.replicas},
@@ -798,6 +839,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
                   {"services_never_led", f.services_never_led},
                   {"most_leader_changes", std::move(most)},
                   {"by_service", std::move(by_service)}};
+    if (!by_class.empty()) j["fleet"]["by_class"] = std::move(by_class);
   }
 
   json metrics = json::object();

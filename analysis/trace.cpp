@@ -280,10 +280,12 @@ nlohmann::json header_json(const TraceHeader& h) {
       runs.push_back(g.nodes[k]);
       i = k + 1;
     }
-    groups.push_back({{"name", g.name},
-                      {"protocol", g.protocol},
-                      {"nodes", std::move(runs)},
-                      {"key", g.key ? nlohmann::json(*g.key) : nlohmann::json(nullptr)}});
+    nlohmann::json group = {{"name", g.name},
+                            {"protocol", g.protocol},
+                            {"nodes", std::move(runs)},
+                            {"key", g.key ? nlohmann::json(*g.key) : nlohmann::json(nullptr)}};
+    if (!g.service_class.empty()) group["class"] = g.service_class;  // a fleet's classes only
+    groups.push_back(std::move(group));
   }
   j["groups"] = std::move(groups);
   return j;

@@ -351,6 +351,11 @@ std::string read_topology(const nlohmann::json& j, TraceHeader& h) {
     if (!name || !protocol) return problem("expected \"name\" and \"protocol\" (names)");
     sim::ElectionGroup group{*name, *protocol, {}, std::nullopt};
     if (g.contains("key") && g.at("key").is_string()) group.key = g.at("key").get<std::string>();
+    if (g.contains("class")) {
+      const auto service_class = header_name(g, "class", false);
+      if (!service_class) return problem("\"class\" must be a name (a fleet's class of services)");
+      group.service_class = *service_class;
+    }
     const auto runs = g.find("nodes");
     if (runs == g.end() || !runs->is_array()) return problem("\"nodes\" must be a list");
     const char* runs_problem =

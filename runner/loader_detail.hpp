@@ -138,9 +138,24 @@ class Loader {
   std::optional<sim::Target> read_target(const json& v, const std::string& pointer,
                                          bool allow_store);
 
+  // A fleet's classes of services, in the file's order (one, unnamed, when /services gives
+  // count and replicas): class c's services follow those of the classes before it, and so do
+  // their nodes, `replicas` to a service.
+  struct ServiceClass {
+    std::string name;
+    std::size_t count = 0;
+    std::size_t replicas = 0;
+    std::size_t first_service = 0;
+    std::size_t first_node = 0;
+    json protocol = json::object();  // its parameters, over the file's protocol section
+    std::string pointer;             // "/services" or "/services/classes/C"
+  };
   void read_nodes(const json& document);
   // `services` instead of `nodes`: a fleet's shape, then (once the protocol is read) its groups.
   void read_services(const json& v);
+  // One class's count, replicas and parameters (`v` the class, or /services itself).
+  std::optional<ServiceClass> read_service_class(const json& v, const std::string& pointer,
+                                                 bool named);
   void build_fleet(Scenario& s);
   // A fleet's service K is named "svc-K"; the K of such a name for a service of this fleet.
   static std::string service_name(std::size_t k);
@@ -190,9 +205,12 @@ class Loader {
   const LoadOptions& options_;
   Problems& problems_;
   std::optional<std::size_t> nodes_;  // known once /nodes (or /services) is valid
-  std::size_t services_ = 0;          // /services/count, once valid
-  std::size_t replicas_ = 0;          // /services/replicas, once valid
-  std::size_t store_members_ = 1;     // known once /store is read
+  std::size_t services_ = 0;          // a fleet's services in all, once /services is valid
+  std::vector<ServiceClass> classes_;
+  const ServiceClass& class_of(std::size_t service) const;
+  // The first node of a service of the fleet, and how many it has.
+  std::size_t first_node_of(std::size_t service) const;
+  std::size_t store_members_ = 1;  // known once /store is read
   // The kinds of server the world has because the protocol needs them or the file has their
   // section, even where that section or the protocol's parameters are wrong.
   std::vector<std::string> required_kinds_;

@@ -421,9 +421,10 @@ std::optional<std::vector<json>> Loader::fleet_faults(const json& v, const std::
   base.erase("services");
   for (const std::size_t k : chosen) {
     if (role == "service") {
-      for (std::size_t r = 0; r < replicas_; ++r) {
+      const std::size_t first = first_node_of(k);
+      for (std::size_t r = 0; r < class_of(k).replicas; ++r) {
         json one = base;
-        one["target"] = k * replicas_ + r;
+        one["target"] = first + r;
         out.push_back(std::move(one));
       }
     } else {

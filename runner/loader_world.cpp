@@ -1,8 +1,11 @@
 // The scenario loader (runner/loader_detail.hpp): the world's sections: nodes, duration,
 // network, disk, clocks, limits, workload and the registered servers; each server kind reads its
 // own section (servers/registry.hpp).
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,38 +52,142 @@ void Loader::read_nodes(const json& document) {
   cluster_size_ = nodes_;
 }
 
-void Loader::read_services(const json& v) {
-  if (!check_object(v, "/services", {"count", "replicas"}, "the services section")) return;
+std::optional<Loader::ServiceClass> Loader::read_service_class(const json& v,
+                                                               const std::string& pointer,
+                                                               bool named) {
+  const std::vector<std::string> keys =
+      named ? std::vector<std::string>{"name", "count", "replicas", "protocol"}
+            : std::vector<std::string>{"count", "replicas"};
+  if (!check_object(v, pointer, keys, named ? "a class of services" : "the services section")) {
+    return std::nullopt;
+  }
   const Limits& limits = options_.limits;
+  ServiceClass c;
+  c.pointer = pointer;
   const auto read = [&](const char* key, std::size_t ceiling, const char* what) {
     const json* value = get(v, key);
     if (value == nullptr) {
-      problem(child("/services", key), fmt::format("{}, such as 3", what), kRequired);
+      problem(child(pointer, key), fmt::format("{}, such as 3", what), kRequired);
       return std::size_t{0};
     }
     const auto n = as_unsigned(*value);
     if (!n || *n < 1 || *n > ceiling) {
-      problem(child("/services", key),
-              fmt::format("{}: a whole number from 1 to {}", what, ceiling), json_excerpt(*value));
+      problem(child(pointer, key), fmt::format("{}: a whole number from 1 to {}", what, ceiling),
+              json_excerpt(*value));
       return std::size_t{0};
     }
     return static_cast<std::size_t>(*n);
   };
-  const std::size_t count = read("count", limits.max_services, "how many services");
-  const std::size_t replicas =
-      read("replicas", limits.max_nodes, "the election nodes of each service");
-  if (replicas > 0) cluster_size_ = replicas;  // what each service's protocol is checked against
-  if (count == 0 || replicas == 0) return;
-  if (count > limits.max_fleet_nodes / replicas) {
-    problem("/services",
-            fmt::format("at most {} nodes in all, count x replicas (the limit on a fleet's nodes)",
-                        limits.max_fleet_nodes),
-            fmt::format("{} x {}", count, replicas));
-    return;
+  if (named) {
+    const json* name = get(v, "name");
+    const std::string text = name != nullptr && name->is_string() ? name->get<std::string>() : "";
+    const bool plain =
+        !text.empty() && text.size() <= 64 && std::all_of(text.begin(), text.end(), [](char ch) {
+          return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '-' || ch == '_';
+        });
+    if (!plain) {
+      problem(child(pointer, "name"),
+              "the class's name: 1 to 64 letters, digits, '-' or '_', such as \"batch\"",
+              name == nullptr ? std::string(kRequired) : json_excerpt(*name));
+    } else {
+      c.name = text;
+    }
+    if (const json* protocol = get(v, "protocol")) {
+      if (!protocol->is_object() || protocol->contains("name")) {
+        problem(child(pointer, "protocol"),
+                "the class's protocol parameters, an object over the file's protocol section "
+                "(every class runs the file's protocol, so without \"name\")",
+                json_excerpt(*protocol));
+      } else {
+        c.protocol = *protocol;
+      }
+    }
   }
-  services_ = count;
-  replicas_ = replicas;
-  nodes_ = count * replicas;
+  c.count = read("count", limits.max_services, "how many services");
+  c.replicas = read("replicas", limits.max_nodes, "the election nodes of each service");
+  if (c.count == 0 || c.replicas == 0 || (named && c.name.empty())) return std::nullopt;
+  return c;
+}
+
+void Loader::read_services(const json& v) {
+  const Limits& limits = options_.limits;
+  std::vector<ServiceClass> classes;
+  bool whole = true;  // every class read
+  if (v.is_object() && v.contains("classes")) {
+    if (!check_object(v, "/services", {"classes"}, "the services section")) return;
+    const json& list = v.at("classes");
+    constexpr std::size_t kMaxClasses = 64;
+    if (!list.is_array() || list.empty() || list.size() > kMaxClasses) {
+      problem("/services/classes",
+              fmt::format("a list of 1 to {} classes, each {{\"name\", \"count\", "
+                          "\"replicas\", \"protocol\"}}",
+                          kMaxClasses),
+              json_excerpt(list));
+      return;
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string pointer = fmt::format("/services/classes/{}", i);
+      std::optional<ServiceClass> c = read_service_class(list[i], pointer, true);
+      if (c && std::any_of(classes.begin(), classes.end(),
+                           [&](const ServiceClass& o) { return o.name == c->name; })) {
+        problem(child(pointer, "name"), "a name no other class has", json_quoted(c->name));
+        c.reset();
+      }
+      if (c) {
+        classes.push_back(std::move(*c));
+      } else {
+        whole = false;
+      }
+    }
+  } else if (std::optional<ServiceClass> c = read_service_class(v, "/services", false)) {
+    classes.push_back(std::move(*c));
+  } else {
+    whole = false;
+  }
+  // What each service's protocol is checked against: the first class's service.
+  if (!classes.empty()) cluster_size_ = classes.front().replicas;
+  if (!whole) return;
+  std::size_t services = 0;
+  std::size_t nodes = 0;
+  for (ServiceClass& c : classes) {
+    c.first_service = services;
+    c.first_node = nodes;
+    if (c.count > limits.max_services - services) {
+      problem("/services",
+              fmt::format("at most {} services in all (the limit on a fleet's services)",
+                          limits.max_services),
+              fmt::format("{} by {}", services + c.count, c.pointer));
+      return;
+    }
+    if (c.count > (limits.max_fleet_nodes - nodes) / c.replicas) {
+      problem(
+          "/services",
+          fmt::format("at most {} nodes in all, count x replicas (the limit on a fleet's nodes)",
+                      limits.max_fleet_nodes),
+          classes.size() == 1
+              ? fmt::format("{} x {}", c.count, c.replicas)
+              : fmt::format("{} nodes by {}", nodes + c.count * c.replicas, c.pointer));
+      return;
+    }
+    services += c.count;
+    nodes += c.count * c.replicas;
+  }
+  classes_ = std::move(classes);
+  services_ = services;
+  nodes_ = nodes;
+}
+
+const Loader::ServiceClass& Loader::class_of(std::size_t service) const {
+  // The last class whose first service is at most `service` (classes_ is in service order).
+  const auto it =
+      std::upper_bound(classes_.begin(), classes_.end(), service,
+                       [](std::size_t k, const ServiceClass& c) { return k < c.first_service; });
+  return *std::prev(it);
+}
+
+std::size_t Loader::first_node_of(std::size_t service) const {
+  const ServiceClass& c = class_of(service);
+  return c.first_node + (service - c.first_service) * c.replicas;
 }
 
 std::string Loader::service_name(std::size_t k) {
@@ -104,25 +211,24 @@ void Loader::build_fleet(Scenario& s) {
   const protocols::ProtocolInfo* info = protocols::find_protocol(s.protocol);
   if (info == nullptr || !s.prepared.factory) return;
   s.fleet.services = services_;
-  s.fleet.replicas = replicas_;
-  std::vector<sim::ProtocolFactory> factories;
-  std::vector<std::optional<std::string>> keys;
-  if (info->resource.empty()) {
-    // A protocol that contends for nothing outside its nodes runs alike in every service; one
-    // that needs its servers for one fixed resource would make every service contend for it.
-    if (s.prepared.uses_store || !info->servers.empty()) {
-      problem("/services",
-              fmt::format("a protocol that can run as a fleet: {} contends for one fixed resource "
-                          "of its servers, so its services would share one election",
-                          s.protocol),
-              json_quoted(s.protocol));
-      return;
-    }
-    factories.push_back(s.prepared.factory);
-    keys.emplace_back(s.prepared.leader_key);
-  } else {
-    // Each service contends for its own resource: the file's, with the service's name appended.
-    std::string base;
+  s.fleet.replicas = classes_.front().replicas;
+  for (const ServiceClass& c : classes_) {
+    s.fleet.classes.push_back({c.name, c.count, c.replicas});
+    s.fleet.replicas = std::max(s.fleet.replicas, c.replicas);
+  }
+  if (info->resource.empty() && (s.prepared.uses_store || !info->servers.empty())) {
+    // A protocol that needs its servers for one fixed resource would make every service contend
+    // for it.
+    problem("/services",
+            fmt::format("a protocol that can run as a fleet: {} contends for one fixed resource "
+                        "of its servers, so its services would share one election",
+                        s.protocol),
+            json_quoted(s.protocol));
+    return;
+  }
+  // Each service contends for its own resource: the file's, with the service's name appended.
+  std::string base;
+  if (!info->resource.empty()) {
     if (s.protocol_params.contains(info->resource) &&
         s.protocol_params.at(info->resource).is_string()) {
       base = s.protocol_params.at(info->resource).get<std::string>();
@@ -133,55 +239,93 @@ void Loader::build_fleet(Scenario& s) {
         }
       }
     }
-    protocols::ClusterInfo cluster{replicas_, s.workload};
+  }
+  const auto resource_of = [&](std::size_t k) {
+    return protocols::fleet_resource(base, service_name(k));
+  };
+  // Each class's own configuration: the file's parameters with the class's over them, checked
+  // as the protocol checks any (for its first and last service, with their own resource: the
+  // others differ only in the service's number), for a service of the class's size.
+  std::vector<sim::ProtocolFactory> factories;
+  std::vector<std::optional<std::string>> keys;
+  factories.reserve(info->resource.empty() ? classes_.size() : services_);
+  keys.reserve(factories.capacity());
+  for (const ServiceClass& c : classes_) {
+    json params = s.protocol_params;
+    for (const auto& [key, value] : c.protocol.items()) params[key] = value;
+    protocols::ClusterInfo cluster{c.replicas, s.workload};
     for (const std::string& name : info->servers) {
       if (const servers::ServerKindInfo* kind = servers::find_server_kind(name)) {
         cluster.servers.emplace_back(name, servers::count_of(*kind, s.services));
       }
     }
-    factories.reserve(services_);
-    keys.reserve(services_);
-    const auto resource_of = [&](std::size_t k) {
-      return protocols::fleet_resource(base, service_name(k));
-    };
-    // The first and the last service's parameters are read again with their own resource, as
-    // the protocol reads any (the others differ only in the service's number); every service's
-    // configuration is then the file's with its resource replaced.
-    json params = s.protocol_params;
-    for (const std::size_t k : {std::size_t{0}, services_ - 1}) {
-      params[info->resource] = resource_of(k);
-      Problems scratch;
-      if (!info->prepare(params, "/protocol", cluster, scratch) || !s.prepared.with_resource) {
+    const std::string pointer = c.protocol.empty() ? "/protocol" : child(c.pointer, "protocol");
+    std::optional<protocols::PreparedProtocol> prepared;
+    for (const std::size_t k : {c.first_service, c.first_service + c.count - 1}) {
+      if (!info->resource.empty()) params[info->resource] = resource_of(k);
+      const std::size_t before = problems_.size();
+      prepared = info->prepare(params, pointer, cluster, problems_);
+      if (!prepared && problems_.size() == before) {
+        problem(pointer, "parameters the " + info->name + " protocol accepts",
+                "a refusal without a reason");
+      }
+      if (!prepared) return;
+      if (!info->resource.empty() && !prepared->with_resource) {
         problem(child("/protocol", info->resource),
                 fmt::format("a {} from which every service's own can be made", info->resource),
                 json_quoted(params[info->resource].get<std::string>()));
         return;
       }
     }
-    for (std::size_t k = 0; k < services_; ++k) {
+    if (info->resource.empty()) {
+      // A protocol that contends for nothing outside its nodes runs alike in every service of
+      // the class.
+      factories.push_back(prepared->factory);
+      keys.emplace_back(prepared->leader_key);
+      continue;
+    }
+    for (std::size_t k = c.first_service; k < c.first_service + c.count; ++k) {
       std::string resource = resource_of(k);
-      factories.push_back(s.prepared.with_resource(resource));
-      keys.push_back(s.prepared.leader_key ? std::optional<std::string>(std::move(resource))
-                                           : std::nullopt);
+      factories.push_back(prepared->with_resource(resource));
+      keys.push_back(prepared->leader_key ? std::optional<std::string>(std::move(resource))
+                                          : std::nullopt);
+    }
+  }
+  // The factory of service k: its own, or its class's for a protocol without a resource.
+  std::vector<std::size_t> factory_of(services_);
+  std::vector<std::size_t> first_node(services_);
+  std::vector<std::size_t> class_first_service;
+  for (std::size_t ci = 0; ci < classes_.size(); ++ci) {
+    const ServiceClass& c = classes_[ci];
+    class_first_service.push_back(c.first_service);
+    for (std::size_t k = c.first_service; k < c.first_service + c.count; ++k) {
+      factory_of[k] = info->resource.empty() ? ci : k;
+      first_node[k] = first_node_of(k);
     }
   }
   s.world.groups.clear();
   s.world.groups.reserve(services_);
   for (std::size_t k = 0; k < services_; ++k) {
-    sim::ElectionGroup group{service_name(k), s.protocol, {}, keys[std::min(k, keys.size() - 1)]};
-    group.nodes.reserve(replicas_);
-    for (std::size_t r = 0; r < replicas_; ++r) {
-      group.nodes.push_back(static_cast<sim::NodeId>(k * replicas_ + r));
+    const ServiceClass& c = class_of(k);
+    sim::ElectionGroup group{service_name(k), s.protocol, {}, keys[factory_of[k]], c.name};
+    const std::size_t replicas = c.replicas;
+    group.nodes.reserve(replicas);
+    for (std::size_t r = 0; r < replicas; ++r) {
+      group.nodes.push_back(static_cast<sim::NodeId>(first_node[k] + r));
     }
     s.world.groups.push_back(std::move(group));
   }
-  // Node n runs service n / replicas's protocol, as that service's node n % replicas (the ids
-  // its protocol sees, per_node's among them).
-  s.prepared.factory = [factories = std::move(factories),
-                        replicas = replicas_](sim::NodeId self) -> std::unique_ptr<sim::Protocol> {
-    const std::size_t k = static_cast<std::size_t>(self) / replicas;
-    return factories[std::min(k, factories.size() - 1)](
-        static_cast<sim::NodeId>(static_cast<std::size_t>(self) % replicas));
+  // Node n runs its service's protocol as that service's node n - the service's first (the ids
+  // its protocol sees, per_node's among them). Found by a binary search once per node made.
+  s.prepared.factory =
+      [factories = std::move(factories), factory_of = std::move(factory_of),
+       first_node = std::move(first_node)](sim::NodeId self) -> std::unique_ptr<sim::Protocol> {
+    const auto node = static_cast<std::size_t>(self);
+    const std::size_t k =
+        static_cast<std::size_t>(std::upper_bound(first_node.begin(), first_node.end(), node) -
+                                 first_node.begin()) -
+        1;
+    return factories[factory_of[k]](static_cast<sim::NodeId>(node - first_node[k]));
   };
   s.prepared.leader_key.reset();  // each service's is its group's
 }

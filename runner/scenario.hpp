@@ -74,12 +74,19 @@ struct Scenario {
   std::vector<RandomFault> random_faults;
   std::vector<ClockRanges> clock_ranges;  // one per node
   ClockRanges store_clock_ranges;
-  // A fleet: services of `replicas` nodes each, service k's nodes k x replicas to
-  // (k + 1) x replicas - 1, each group electing on its own resource (docs/fleets.md). 0 services:
-  // one election group of every node.
+  // A fleet: services of a few nodes each, in classes, each service's group electing on its own
+  // resource (docs/fleets.md). 0 services: one election group of every node.
   struct Fleet {
     std::size_t services = 0;
-    std::size_t replicas = 0;
+    std::size_t replicas = 0;  // the most of any class
+    // Its classes in service order (one, named "", for `services: {count, replicas}`): each
+    // class's services follow the classes' before it, and so do their nodes.
+    struct Class {
+      std::string name;
+      std::size_t count = 0;
+      std::size_t replicas = 0;
+    };
+    std::vector<Class> classes;
   } fleet;
   std::string protocol;                                       // registry name
   nlohmann::json protocol_params = nlohmann::json::object();  // without "name", as written

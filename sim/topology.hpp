@@ -90,6 +90,9 @@ struct ElectionGroup {
   std::string protocol;
   std::vector<NodeId> nodes;
   std::optional<std::string> key;  // the store key that holds its leadership, if any
+  // A fleet's class of services the group belongs to ("batch"); "" when the fleet declares no
+  // classes, or for a world of one election.
+  std::string service_class = {};
 };
 
 class Topology {

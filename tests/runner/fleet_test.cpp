@@ -434,3 +434,107 @@ TEST_CASE("fleet: per_node timings name a service's own nodes, in every service"
   REQUIRE(r.report.failovers.size() == 1);
   CHECK(r.report.failovers.front().old_leader / 3 == 1);
 }
+
+namespace {
+
+// Two classes on one store: api (3 nodes, 3 s TTL) and batch (5 nodes, 20 s TTL); the store
+// pauses for 5 s at 30 s, a batch service loses every node at 40 s.
+const char* const kClasses = R"({"name": "classes", "duration": "60s",
+  "services": {"classes": [
+    {"name": "api", "count": 4, "replicas": 3, "protocol": {"ttl": "3s"}},
+    {"name": "batch", "count": 2, "replicas": 5, "protocol": {"ttl": "20s"}}]},
+  "protocol": {"name": "lease"},
+  "workload": {"interval": "500ms"},
+  "faults": [{"at": "30s", "kind": "store_pause", "duration": "5s"},
+             {"at": "40s", "kind": "crash", "target": "svc-5"}]})";
+
+}  // namespace
+
+TEST_CASE("fleet: classes of services, each with its own size and parameters") {
+  const runner::Scenario s = load_fleet(kClasses);
+  CHECK(s.world.node_count == 4 * 3 + 2 * 5);
+  CHECK(s.fleet.services == 6);
+  REQUIRE(s.fleet.classes.size() == 2);
+  CHECK(s.fleet.classes[1].name == "batch");
+  REQUIRE(s.world.groups.size() == 6);
+  // The classes' services and nodes follow one another in the file's order.
+  CHECK(s.world.groups[3].nodes == std::vector<sim::NodeId>{9, 10, 11});
+  CHECK(s.world.groups[4].nodes == std::vector<sim::NodeId>{12, 13, 14, 15, 16});
+  CHECK(s.world.groups[5].nodes == std::vector<sim::NodeId>{17, 18, 19, 20, 21});
+  CHECK(s.world.groups[0].service_class == "api");
+  CHECK(s.world.groups[5].service_class == "batch");
+  CHECK(s.world.groups[5].key == std::optional<std::string>("/electsim/leader/svc-5"));
+  // A whole service of the second class: its five nodes.
+  REQUIRE(s.world.faults.size() == 6);
+  for (std::size_t i = 1; i < 6; ++i) {
+    CHECK(s.world.faults[i].target.node == static_cast<sim::NodeId>(17 + i - 1));
+  }
+
+  const std::string path = temp_path("classes.jsonl");
+  const auto r = runner::run_scenario(s, runner::RunOptions{}.output("trace", path));
+  REQUIRE(r.errors.empty());
+  REQUIRE(r.report.fleet);
+  const analysis::FleetReport& f = *r.report.fleet;
+  REQUIRE(f.by_class.size() == 2);
+  const analysis::ClassFigures& api = f.by_class[0];
+  const analysis::ClassFigures& batch = f.by_class[1];
+  CHECK(api.name == "api");
+  CHECK(api.services == 4);
+  CHECK(api.replicas == 3);
+  CHECK(batch.replicas == 5);
+  // The 3 s TTL's holders give up in the stall; the 20 s TTL's keep their keys through it.
+  CHECK(api.services_stalled == 4);
+  CHECK(api.leader_changes.p50 >= 1);
+  CHECK(batch.services_stalled == 0);
+  CHECK(batch.leader_changes.max == 0);
+  // Each class's figures are its services', and the classes' sum to the fleet's.
+  std::uint64_t requests = 0;
+  for (const analysis::ServiceFigures& one : f.by_service) {
+    CHECK(one.service_class == (one.name == "svc-4" || one.name == "svc-5" ? "batch" : "api"));
+    requests += one.coordinator_requests;
+  }
+  CHECK(api.coordinator_requests + batch.coordinator_requests == requests);
+  CHECK(api.services_stalled + batch.services_stalled == f.services_stalled);
+  CHECK(api.services + batch.services == f.services);
+  const std::string summary = analysis::format_summary(r.info, r.report, r.verdict);
+  CHECK_THAT(summary, Catch::Contains("  6 services in 2 classes") &&
+                          Catch::Contains("  class batch: 2 services of 5 nodes\n"));
+  // The trace's header names each service's class, and `check` gives the same summary.
+  std::istringstream text(testing::slurp(path));
+  std::remove(path.c_str());
+  const analysis::TraceReadResult read = analysis::read_trace(text);
+  REQUIRE(read.error == "");
+  REQUIRE(read.report.fleet);
+  REQUIRE(read.report.fleet->by_class.size() == 2);
+  CHECK(read.report.fleet->by_class[1].coordinator_requests == batch.coordinator_requests);
+  CHECK(read.report.fleet->by_class[0].services_stalled == 4);
+}
+
+TEST_CASE("fleet: a class that cannot be is refused at its pointer") {
+  const std::string good = kClasses;
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    REQUIRE(text.find(from) != std::string::npos);
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  fails(with(R"("name": "batch")", R"("name": "api")"),
+        "at /services/classes/1/name: expected a name no other class has");
+  fails(with(R"("name": "batch")", R"("name": "bat ch")"),
+        "at /services/classes/1/name: expected the class's name");
+  fails(with(R"("protocol": {"ttl": "20s"})", R"("protocol": {"name": "raft"})"),
+        "at /services/classes/1/protocol: expected the class's protocol parameters");
+  fails(with(R"("protocol": {"ttl": "20s"})", R"("protocol": {"ttl": "-1s"})"),
+        "/services/classes/1/protocol/ttl");
+  fails(with(R"("count": 2, "replicas": 5)", R"("replicas": 5)"),
+        "at /services/classes/1/count: expected how many services");
+  fails(with(R"("count": 2, "replicas": 5)", R"("count": 100000, "replicas": 5)"),
+        "at most 100000 services in all (the limit on a fleet's services)");
+  fails(R"({"name": "c", "duration": "10s", "services": {"classes": []},
+            "protocol": {"name": "lease"}})",
+        "at /services/classes: expected a list of 1 to 64 classes");
+  fails(R"({"name": "c", "duration": "10s",
+            "services": {"count": 2, "replicas": 3, "classes": []},
+            "protocol": {"name": "lease"}})",
+        "at /services/count: expected one of the keys of the services section: classes");
+}
