@@ -305,16 +305,25 @@ std::optional<Part> read_counts(const json& j, const SearchConfig& config, const
     }
   }
   if (const json* coverage = f.get(j, "coverage")) {
-    if (!coverage->is_array() || coverage->size() != 4) {
-      f.fail("expected \"coverage\": [fault kinds, roles, message types, store operations]");
-    } else {
-      r.coverage.fault_kinds =
-          static_cast<std::uint32_t>(f.number({{"v", coverage->at(0)}}, "v", kMaxU32));
-      r.coverage.roles = static_cast<std::uint8_t>(f.number({{"v", coverage->at(1)}}, "v", 255));
-      r.coverage.message_types = f.number({{"v", coverage->at(2)}}, "v", ~std::uint64_t{0});
-      r.coverage.store_ops =
-          static_cast<std::uint32_t>(f.number({{"v", coverage->at(3)}}, "v", kMaxU32));
+    // Four bit sets: fault kinds, roles, message types, store operations.
+    const char* what =
+        "expected \"coverage\": [fault kinds, roles, message types, store operations], each a "
+        "set of bits within its width";
+    const std::uint64_t widths[] = {kMaxU32, 255, ~std::uint64_t{0}, kMaxU32};
+    std::uint64_t bits[4] = {};
+    if (!coverage->is_array() || coverage->size() != 4) f.fail(what);
+    for (std::size_t i = 0; f.ok() && i < 4; ++i) {
+      const json& v = coverage->at(i);
+      if (!v.is_number_unsigned() || v.get<std::uint64_t>() > widths[i]) {
+        f.fail(what);
+      } else {
+        bits[i] = v.get<std::uint64_t>();
+      }
     }
+    r.coverage.fault_kinds = static_cast<std::uint32_t>(bits[0]);
+    r.coverage.roles = static_cast<std::uint8_t>(bits[1]);
+    r.coverage.message_types = bits[2];
+    r.coverage.store_ops = static_cast<std::uint32_t>(bits[3]);
   }
   r.message_type_names = f.texts(j, "message_types");
   r.uses_store = f.boolean(j, "uses_store");

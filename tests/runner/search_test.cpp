@@ -745,6 +745,8 @@ TEST_CASE("search: a merge refuses parts that are not one whole search, saying w
              Catch::Contains("p2.part:2: expected \"runs_done\" to be a whole number from 0 to 4"));
   CHECK_THAT(edited("\"shard\":\"2/3\"", "\"shard\":\"4/3\""),
              Catch::Contains("p2.part:1: expected \"shard\": \"i/n\""));
+  CHECK_THAT(edited("\"coverage\":[", "\"coverage\":[99999999999,"),
+             Catch::Contains("p2.part:2: expected \"coverage\": [fault kinds, roles"));
   CHECK_THAT(edited("{\"counts\"", "[{\"counts\""),
              Catch::Contains("p2.part:2: expected a JSON object"));
   CHECK_THAT(problem({{"x.part", "{\"electsim_sweep_part\":1}\n"}}),
