@@ -73,4 +73,20 @@ struct PartText {
   std::string text;
 };
 
+// Calls `each(line_number, line)` on each non-empty line of a part's text (JSON Lines, numbered
+// from 1) while it returns true.
+template <typename Each>
+void for_each_part_line(std::string_view text, Each each) {
+  std::size_t start = 0;
+  std::size_t number = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++number;
+    if (!line.empty() && !each(number, line)) return;
+  }
+}
+
 }  // namespace electsim::runner

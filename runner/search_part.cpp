@@ -123,7 +123,7 @@ std::string search_part(const SearchResult& r, const SearchConfig& config, const
 }
 
 bool is_search_part(std::string_view text) {
-  const std::string_view head = text.substr(0, text.find('\n'));
+  const std::string_view head = text.substr(0, text.find('\n'));  // the header line
   return head.find(fmt::format("\"{}\":", kPartKey)) != std::string_view::npos;
 }
 
@@ -214,11 +214,12 @@ SearchConfig read_config(const json& j, Fields& f) {
   if (const json* weights = f.get(j, "weights")) {
     for (const sim::FaultKindInfo& info : sim::fault_catalogue()) {
       c.weights[static_cast<std::size_t>(info.kind)] =
-          static_cast<std::uint32_t>(f.number(*weights, info.name, kMaxU32));
+          static_cast<std::uint32_t>(f.number(*weights, info.name, 1000));
     }
   }
-  c.faults_min = static_cast<std::uint32_t>(f.number(j, "faults_min", kMaxU32));
-  c.faults_max = static_cast<std::uint32_t>(f.number(j, "faults_max", kMaxU32));
+  // Within the bounds the command line and the search section give them (docs/search.md).
+  c.faults_min = static_cast<std::uint32_t>(f.number(j, "faults_min", 1000));
+  c.faults_max = static_cast<std::uint32_t>(f.number(j, "faults_max", 1000));
   c.safety = f.duration(j, "safety_ns");
   c.heal_bound = f.duration(j, "heal_bound_ns");
   c.heal_bound_given = f.boolean(j, "heal_bound_given");
@@ -238,7 +239,7 @@ SearchConfig read_config(const json& j, Fields& f) {
     }
     c.properties |= 1u << static_cast<unsigned>(*p);
   }
-  c.first_seed = f.number(j, "first_seed", kMaxI64);
+  c.first_seed = f.number(j, "first_seed", std::uint64_t{1} << 62);
   c.runs = f.number(j, "runs", 1'000'000'000);
   c.shrink_budget = f.number(j, "shrink_budget", 1'000'000);
   c.shrink = f.boolean(j, "shrink");
@@ -379,18 +380,10 @@ SearchMerge merge_search_parts(const std::vector<PartText>& texts) {
   std::vector<Part> parts;
   std::vector<std::vector<Shrunk>> shrunk_by_part;
   for (const PartText& text : texts) {
-    std::size_t start = 0;
-    std::size_t line_number = 0;
     std::optional<Shard> shard;
     std::optional<Part> part;
     std::vector<Shrunk> shrunk;
-    while (start < text.text.size() && out.problems.empty()) {
-      std::size_t end = text.text.find('\n', start);
-      if (end == std::string::npos) end = text.text.size();
-      const std::string_view line(text.text.data() + start, end - start);
-      start = end + 1;
-      ++line_number;
-      if (line.empty()) continue;
+    for_each_part_line(text.text, [&](std::size_t line_number, std::string_view line) {
       Fields f(fmt::format("{}:{}", text.name, line_number));
       const io::JsonParse parsed = io::parse_json(line);
       const json& j = parsed.value;
@@ -446,7 +439,8 @@ SearchMerge merge_search_parts(const std::vector<PartText>& texts) {
         if (s) shrunk.push_back(*s);
       }
       if (!f.ok()) out.problems.push_back(f.problem());
-    }
+      return out.problems.empty();
+    });
     if (!out.problems.empty()) return out;
     if (!part) {
       out.problems.push_back(text.name + ": expected a search part's header and counts");

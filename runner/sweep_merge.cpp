@@ -54,26 +54,18 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
   std::vector<std::string> interrupted;
   std::vector<std::string> plot_metrics;
   for (const PartText& part : parts) {
-    std::size_t line_start = 0;
-    std::size_t line_number = 0;
     bool header_seen = false;
     Shard shard;
     std::uint64_t owned = 0;
     std::uint64_t in_part = 0;
     bool part_interrupted = false;
-    while (line_start < part.text.size()) {
-      std::size_t line_end = part.text.find('\n', line_start);
-      if (line_end == std::string::npos) line_end = part.text.size();
-      const std::string_view line(part.text.data() + line_start, line_end - line_start);
-      line_start = line_end + 1;
-      ++line_number;
-      if (line.empty()) continue;
+    for_each_part_line(part.text, [&](std::size_t line_number, std::string_view line) {
       const io::JsonParse parsed = io::parse_json(line, 8);
       const json& j = parsed.value;
       const std::string where = fmt::format("{}:{}", part.name, line_number);
       if (!parsed.ok() || !j.is_object()) {
         outcome.problems.push_back(where + ": expected a JSON object on every line of a part");
-        break;
+        return false;
       }
       if (!header_seen) {
         header_seen = true;
@@ -83,14 +75,14 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
               where +
               ": expected a sweep part written by `electsim sweep --shard` (its first line "
               "names the sweep)");
-          break;
+          return false;
         }
         if (!definition_json) {
           std::string error;
           definition = SweepDefinition::from_json(j["definition"], error);
           if (!definition) {
             outcome.problems.push_back(where + ": " + error);
-            break;
+            return false;
           }
           definition_json = j["definition"];
         } else if (j["definition"] != *definition_json) {
@@ -98,7 +90,7 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
               "{}: this part comes from a different sweep than {} (scenario, grid, seeds, "
               "protocols or --set differ)",
               where, parts.front().name));
-          break;
+          return false;
         }
         const json* shard_text = j.contains("shard") ? &j["shard"] : nullptr;
         const auto parsed_shard = shard_text != nullptr && shard_text->is_string()
@@ -111,7 +103,7 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
               where +
               ": expected the part header's \"shard\" (\"i/n\"), \"runs_expected\" and "
               "\"interrupted\"");
-          break;
+          return false;
         }
         shard = *parsed_shard.value;
         const std::uint64_t total = definition->run_count();
@@ -120,7 +112,7 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
           outcome.problems.push_back(fmt::format(
               "{}: shard {}/{} of this sweep owns {} runs, but the header says {}", where,
               shard.index, shard.count, owned, j["runs_expected"].get<std::uint64_t>()));
-          break;
+          return false;
         }
         part_interrupted = j["interrupted"].get<bool>();
         if (j.contains("metrics")) {
@@ -133,40 +125,41 @@ MergeOutcome merge_parts(const std::vector<PartText>& parts) {
           }
           if (!valid) {
             outcome.problems.push_back(where + ": expected \"metrics\" to list sweep metrics");
-            break;
+            return false;
           }
           if (plot_metrics.empty()) plot_metrics = std::move(metrics);
         }
         if (part_interrupted) interrupted.push_back(part.name);
-        continue;
+        return true;
       }
       std::string error;
       auto record = RunRecord::from_json(j, error);
       if (!record) {
         outcome.problems.push_back(where + ": " + error);
-        break;
+        return false;
       }
       if (record->run >= definition->run_count() ||
           record->seed != definition->seeds.first + record->run % definition->seeds.count()) {
         outcome.problems.push_back(fmt::format("{}: run {} with seed {} is not a run of this sweep",
                                                where, record->run, record->seed));
-        break;
+        return false;
       }
-      if (record->run % shard.count != shard.index - 1) {
+      if (!shard.owns(record->run)) {
         outcome.problems.push_back(fmt::format("{}: run {} does not belong to shard {}/{}", where,
                                                record->run, shard.index, shard.count));
-        break;
+        return false;
       }
       ++in_part;
       const auto [it, inserted] = owner.emplace(record->run, part.name);
       if (!inserted) {
         outcome.problems.push_back(fmt::format("{}: run {} (seed {}) is also in {}", where,
                                                record->run, record->seed, it->second));
-        break;
+        return false;
       }
       const std::uint64_t run = record->run;
       records.emplace(run, std::move(*record));
-    }
+      return true;
+    });
     if (!header_seen && outcome.problems.empty()) {
       outcome.problems.push_back(part.name + ": expected a sweep part, found an empty file");
     }
