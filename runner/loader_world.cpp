@@ -211,11 +211,8 @@ void Loader::build_fleet(Scenario& s) {
   const protocols::ProtocolInfo* info = protocols::find_protocol(s.protocol);
   if (info == nullptr || !s.prepared.factory) return;
   s.fleet.services = services_;
-  s.fleet.replicas = classes_.front().replicas;
-  for (const ServiceClass& c : classes_) {
-    s.fleet.classes.push_back({c.name, c.count, c.replicas});
-    s.fleet.replicas = std::max(s.fleet.replicas, c.replicas);
-  }
+  s.fleet.replicas = 0;
+  for (const ServiceClass& c : classes_) s.fleet.replicas = std::max(s.fleet.replicas, c.replicas);
   if (info->resource.empty() && (s.prepared.uses_store || !info->servers.empty())) {
     // A protocol that needs its servers for one fixed resource would make every service contend
     // for it.
@@ -294,10 +291,8 @@ void Loader::build_fleet(Scenario& s) {
   // The factory of service k: its own, or its class's for a protocol without a resource.
   std::vector<std::size_t> factory_of(services_);
   std::vector<std::size_t> first_node(services_);
-  std::vector<std::size_t> class_first_service;
   for (std::size_t ci = 0; ci < classes_.size(); ++ci) {
     const ServiceClass& c = classes_[ci];
-    class_first_service.push_back(c.first_service);
     for (std::size_t k = c.first_service; k < c.first_service + c.count; ++k) {
       factory_of[k] = info->resource.empty() ? ci : k;
       first_node[k] = first_node_of(k);

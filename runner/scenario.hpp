@@ -78,15 +78,7 @@ struct Scenario {
   // resource (docs/fleets.md). 0 services: one election group of every node.
   struct Fleet {
     std::size_t services = 0;
-    std::size_t replicas = 0;  // the most of any class
-    // Its classes in service order (one, named "", for `services: {count, replicas}`): each
-    // class's services follow the classes' before it, and so do their nodes.
-    struct Class {
-      std::string name;
-      std::size_t count = 0;
-      std::size_t replicas = 0;
-    };
-    std::vector<Class> classes;
+    std::size_t replicas = 0;  // the most of any class (each group's class: world.groups)
   } fleet;
   std::string protocol;                                       // registry name
   nlohmann::json protocol_params = nlohmann::json::object();  // without "name", as written
