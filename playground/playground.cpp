@@ -46,6 +46,18 @@ json fault_names(sim::FaultSet set) {
   return names;
 }
 
+// The servers as the page names them and offers faults on them.
+json servers_json(const sim::Topology& topology) {
+  json servers = json::array();
+  for (const sim::NamedEndpoint& server : topology.servers()) {
+    servers.push_back({{"name", server.name},
+                       {"kind", server.kind},
+                       {"coordinator", server.traits.coordinator},
+                       {"faults", fault_names(server.traits.faults)}});
+  }
+  return servers;
+}
+
 }  // namespace
 
 // The scenario loaded and its run: the session watches the scenario, so both live here.
@@ -76,21 +88,13 @@ std::string Playground::open(std::string_view document, std::string_view variant
 
   const runner::Scenario& s = open_->scenario;
   const sim::WorldConfig world = runner::world_for_seed(s, s.world.seed);
-  const sim::Topology topology = sim::topology_of(world);
-  json servers = json::array();
-  for (const sim::NamedEndpoint& server : topology.servers()) {
-    servers.push_back({{"name", server.name},
-                       {"kind", server.kind},
-                       {"coordinator", server.traits.coordinator},
-                       {"faults", fault_names(server.traits.faults)}});
-  }
   json out = {{"ok", true},
               {"name", s.name},
               {"protocol", s.protocol},
               {"nodes", s.world.node_count},
               {"seed", s.world.seed},
               {"end_ns", s.world.duration.count()},
-              {"servers", servers},
+              {"servers", servers_json(sim::topology_of(world))},
               {"lease_ttl_ns", s.prepared.lease_ttl ? json(s.prepared.lease_ttl->count()) : json()},
               {"fleet", fleet},
               {"warnings", loaded.warnings}};
@@ -122,39 +126,37 @@ std::string Playground::result() {
 }
 
 std::string Playground::replay_trace(std::string_view trace, std::string_view source) {
-  // The world the pictures draw, rebuilt from the header: its nodes, its servers with their
-  // clocks, the nodes' clocks. Nothing runs in it; the trace's events are what happened.
-  std::optional<sim::WorldConfig> world;
-  std::optional<analysis::TraceHeader> header;
+  // The page of the trace, made once its header is read: the pictures' world is rebuilt from
+  // it (its nodes, its servers, the clocks they were configured with), and read by the
+  // recorders as they start. Nothing runs in it; the trace's events are what happened.
   std::unique_ptr<drawing::RunOutput> page;
   const auto watch = [&](const analysis::TraceHeader& h) -> sim::Observer* {
-    header = h;
-    world.emplace();
-    world->node_count = h.node_count;
-    world->duration = h.duration;
-    world->clocks.resize(h.node_count);
+    // A fleet's trace is reported, not drawn, as its run is (OutputFormat::one_election).
+    if (h.topology.groups().size() > 1) return nullptr;
+    sim::WorldConfig world;
+    world.node_count = h.node_count;
+    world.duration = h.duration;
+    world.clocks.resize(h.node_count);
     for (const sim::NamedEndpoint& server : h.topology.servers()) {
       sim::ServerSpec spec;
       spec.endpoint = server.address;
-      spec.group = server.group;
       spec.name = server.name;
       spec.kind = server.kind;
+      spec.group = server.group;
       spec.traits = server.traits;
-      world->servers.push_back(std::move(spec));
+      world.servers.push_back(std::move(spec));
     }
     for (const analysis::TraceHeader::Clock& c : h.clocks) {
       if (c.endpoint >= 0 && static_cast<std::size_t>(c.endpoint) < h.node_count) {
-        world->clocks[static_cast<std::size_t>(c.endpoint)] = c.config;
+        world.clocks[static_cast<std::size_t>(c.endpoint)] = c.config;
       }
-      for (sim::ServerSpec& spec : world->servers) {
+      for (sim::ServerSpec& spec : world.servers) {
         if (spec.endpoint == c.endpoint) spec.clock = c.config;
       }
     }
-    // A fleet's trace is reported, not drawn, as its run is (OutputFormat::one_election).
-    if (h.topology.groups().size() > 1) return nullptr;
     const drawing::OutputSetup setup{
-        *header,
-        *world,
+        h,
+        world,
         h.lease ? std::optional<sim::Duration>(h.lease->ttl) : std::nullopt,
         h.lease ? h.lease->judged_by_store : false,
         h.lease ? h.lease->store_min_ttl : sim::Duration(0),
@@ -169,20 +171,13 @@ std::string Playground::replay_trace(std::string_view trace, std::string_view so
   if (!read.ok()) return dump(problems_json({std::string(source) + ": " + read.error}));
   analysis::Verdict verdict = analysis::check(read.report, {});
   verdict.judged = false;  // no scenario's bounds judge it, as with `electsim check TRACE`
-  json servers = json::array();
-  for (const sim::NamedEndpoint& server : read.header.topology.servers()) {
-    servers.push_back({{"name", server.name},
-                       {"kind", server.kind},
-                       {"coordinator", server.traits.coordinator},
-                       {"faults", fault_names(server.traits.faults)}});
-  }
   json out = {{"ok", true},
               {"hash", read.info.trace_hash},
               {"summary", analysis::format_summary(read.info, read.report, verdict)},
               {"verdict", analysis::harm_in(read.report).empty() ? "no harm" : "harm"},
               {"nodes", read.header.node_count},
               {"end_ns", read.header.duration.count()},
-              {"servers", servers},
+              {"servers", servers_json(read.header.topology)},
               {"fleet", read.header.topology.groups().size() > 1},
               {"errors", json::array()}};
   if (page) {
