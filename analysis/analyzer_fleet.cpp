@@ -333,16 +333,19 @@ Report Analyzer::finish_fleet() {
     for (const Failover& fo : one.failovers) {
       if (fo.failover) failover.push_back(fo.failover->count());
     }
-    if (one.split_brain_time.count() > 0 || one.same_epoch_leaders_total > 0) {
-      ++fleet.services_split_brain;
-    }
-    if (one.stale_writes_accepted > 0) ++fleet.services_stale_accepted;
-    if (one.stale_writes_overwriting > 0) ++fleet.services_overwritten;
-    if (one.stall_time.count() > 0) ++fleet.services_stalled;
+    // The services that had each harm, for the fleet and for the service's class alike.
+    const auto count_harm = [&one](auto& into) {
+      into.services_split_brain +=
+          one.split_brain_time.count() > 0 || one.same_epoch_leaders_total > 0 ? 1 : 0;
+      into.services_stale_accepted += one.stale_writes_accepted > 0 ? 1 : 0;
+      into.services_overwritten += one.stale_writes_overwriting > 0 ? 1 : 0;
+      into.services_stalled += one.stall_time.count() > 0 ? 1 : 0;
+      into.services_never_led += one.first_leader_at ? 0 : 1;
+    };
+    count_harm(fleet);
     if (one.first_leader_at) {
       keep_max(all_led, one.first_leader_at);
     } else {
-      ++fleet.services_never_led;
       every_service_led = false;
     }
     by_changes.emplace_back(changed, k);
@@ -379,11 +382,7 @@ Report Analyzer::finish_fleet() {
       c->leaderless.push_back(leaderless.back());
       c->outage.push_back(outage.back());
       c->stall.push_back(stall.back());
-      cf.services_split_brain +=
-          one.split_brain_time.count() > 0 || one.same_epoch_leaders_total > 0 ? 1 : 0;
-      cf.services_stale_accepted += one.stale_writes_accepted > 0 ? 1 : 0;
-      cf.services_stalled += one.stall_time.count() > 0 ? 1 : 0;
-      cf.services_never_led += one.first_leader_at ? 0 : 1;
+      count_harm(cf);
       cf.coordinator_requests += figures.coordinator_requests;
     }
     fleet.by_service.push_back(figures);

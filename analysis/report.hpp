@@ -226,6 +226,7 @@ struct ClassFigures {
   Spread stall_time;
   std::uint64_t services_split_brain = 0;
   std::uint64_t services_stale_accepted = 0;
+  std::uint64_t services_overwritten = 0;
   std::uint64_t services_stalled = 0;
   std::uint64_t services_never_led = 0;
   std::uint64_t coordinator_requests = 0;  // its services' requests summed

@@ -152,10 +152,10 @@ void fleet_section(std::string& out, const Report& r) {
     }
     fmt::format_to(it, "    leaderless per service: {}\n", spread_text(c.leaderless_time, true));
     fmt::format_to(it,
-                   "    services with split brain: {}, with stale writes accepted: {}, stalled: "
-                   "{}, never led: {}\n",
-                   c.services_split_brain, c.services_stale_accepted, c.services_stalled,
-                   c.services_never_led);
+                   "    services with split brain: {}, with stale writes accepted: {}, "
+                   "overwritten: {}, stalled: {}, never led: {}\n",
+                   c.services_split_brain, c.services_stale_accepted, c.services_overwritten,
+                   c.services_stalled, c.services_never_led);
     fmt::format_to(it, "    coordinator requests: {} ({:.1f}/s)\n", c.coordinator_requests,
                    seconds > 0 ? static_cast<double>(c.coordinator_requests) / seconds : 0.0);
   }
@@ -820,6 +820,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
                           {"stall_time", spread(c.stall_time, true)},
                           {"services_split_brain", c.services_split_brain},
                           {"services_stale_accepted", c.services_stale_accepted},
+                          {"services_overwritten", c.services_overwritten},
                           {"services_stalled", c.services_stalled},
                           {"services_never_led", c.services_never_led},
                           {"coordinator_requests", c.coordinator_requests}});
