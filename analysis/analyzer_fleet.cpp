@@ -176,15 +176,54 @@ Spread spread_of(std::vector<std::int64_t> samples) {
 void Analyzer::start_fleet(AnalysisConfig config) {
   fleet_ = std::make_unique<Fleet>();
   Fleet& f = *fleet_;
-  f.coordinator = coordinator_watch(config);
-  // Each service's State sees the world's servers, but no other service's nodes.
-  const sim::Topology servers_only(0, config.topology.servers(), {});
-  const std::vector<sim::ElectionGroup>& groups = config.topology.groups();
+  const sim::Topology& world = config.topology;
+  // The coordinator's shards, each with the world's servers but the other shards' store servers:
+  // a service of a shard sees its own store as the world's store.
+  std::vector<std::string> names = world.store_shards();
+  if (names.empty()) names.emplace_back();
+  std::vector<sim::Topology> shard_servers;
+  for (const std::string& name : names) {
+    std::vector<sim::NamedEndpoint> servers;
+    for (const sim::NamedEndpoint& s : world.servers()) {
+      if (name.empty() || s.kind != sim::server_kind::store || s.group == name) {
+        servers.push_back(s);
+      }
+      if (!name.empty() && s.kind == sim::server_kind::store) {
+        const std::size_t slot = sim::server_slot(s.address);
+        if (slot >= f.shard_of_slot.size()) f.shard_of_slot.resize(slot + 1, -1);
+        if (s.group == name) f.shard_of_slot[slot] = static_cast<std::int32_t>(f.shards.size());
+      }
+    }
+    AnalysisConfig shard_config = config;
+    shard_config.topology = sim::Topology(0, std::move(servers), {});
+    if (!name.empty()) shard_config.coordinator = sim::kNoNode;
+    Fleet::Shard shard{name.empty() ? std::string("store") : name, coordinator_watch(shard_config),
+                       Time{}, 0};
+    if (name.empty()) config.coordinator = shard_config.coordinator;
+    f.shards.push_back(std::move(shard));
+    shard_servers.push_back(std::move(shard_config.topology));
+  }
+  if (f.shard_of_slot.empty()) {
+    // The world's one store: every store server is its.
+    for (const sim::NamedEndpoint& s : world.servers()) {
+      if (s.kind != sim::server_kind::store) continue;
+      const std::size_t slot = sim::server_slot(s.address);
+      if (slot >= f.shard_of_slot.size()) f.shard_of_slot.resize(slot + 1, -1);
+      f.shard_of_slot[slot] = 0;
+    }
+  }
+  // Each service's State sees its shard's servers, but no other service's nodes.
+  const std::vector<sim::ElectionGroup>& groups = world.groups();
   f.services.reserve(groups.size());
   f.bases.reserve(groups.size());
+  f.shard_of_service.reserve(groups.size());
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const sim::ElectionGroup& group = groups[g];
     ELECTSIM_ASSERT(!group.nodes.empty(), "an election group has nodes");
+    const auto shard = std::find(names.begin(), names.end(), group.store);
+    ELECTSIM_ASSERT(group.store.empty() || shard != names.end(), "a service asks a shard");
+    const auto k =
+        shard == names.end() ? std::size_t{0} : static_cast<std::size_t>(shard - names.begin());
     AnalysisConfig c;
     c.node_count = group.nodes.size();
     c.duration = config.duration;
@@ -193,16 +232,18 @@ void Analyzer::start_fleet(AnalysisConfig config) {
     c.leader_key = group.key;
     c.uses_store = config.uses_store;
     c.store_members = config.store_members;
-    c.topology = sim::Topology(c.node_count, servers_only.servers(), {});
-    c.coordinator = config.coordinator;
+    c.topology = sim::Topology(c.node_count, shard_servers[k].servers(), {});
+    c.coordinator = group.store.empty() ? config.coordinator : c.topology.store_member(0);
     c.write_interval = config.write_interval;
     c.tokens_ordered = config.tokens_ordered;
     auto state = std::make_unique<State>();
     state->base = group.nodes.front();
-    state->shared_coordinator = &f.coordinator;
+    state->shared_coordinator = &f.shards[k].watch;
     state->init(std::move(c));
     if (group.key) f.by_key.emplace(*group.key, g);
     f.bases.push_back(group.nodes.front());
+    f.shard_of_service.push_back(static_cast<std::uint32_t>(k));
+    ++f.shards[k].services;
     f.services.push_back(std::move(state));
   }
   f.report.node_count = config.node_count;
@@ -217,11 +258,14 @@ void Analyzer::on_fleet_event(const sim::Event& e) {
   ELECTSIM_ASSERT(e.time >= f.last_event, "events arrive in time order");
   f.last_event = e.time;
   ++f.events;
-  if (e.time > f.accounted) {
-    f.coordinator.account(e.time - f.accounted);
-    f.accounted = e.time;
+  if (const std::int32_t shard = f.shard_of(e.node); shard >= 0) {
+    Fleet::Shard& w = f.shards[static_cast<std::size_t>(shard)];
+    if (e.time > w.accounted) {
+      w.watch.account(e.time - w.accounted);
+      w.accounted = e.time;
+    }
+    w.watch.on_event(e);
   }
-  f.coordinator.on_event(e);
   const auto feed = [&](std::size_t k, const sim::Event& local) {
     State& s = *f.services[k];
     s.last_event = e.time;
@@ -299,7 +343,9 @@ Report Analyzer::finish_fleet() {
   if (f.finished) return f.report;
   f.finished = true;
   const Time end = f.run_end ? *f.run_end : std::max(f.last_event, Time(f.config.duration));
-  if (end > f.accounted) f.coordinator.account(end - f.accounted);
+  for (Fleet::Shard& w : f.shards) {
+    if (end > w.accounted) w.watch.account(end - w.accounted);
+  }
   Report& r = f.report;
   FleetReport fleet;
   fleet.services = f.services.size();
@@ -319,6 +365,11 @@ Report Analyzer::finish_fleet() {
     std::vector<std::int64_t> changes, leaderless, outage, stall;
   };
   std::vector<ClassSamples> classes;
+  std::vector<ShardFigures> shard_figures(f.shards.size());
+  for (std::size_t k = 0; k < f.shards.size(); ++k) {
+    shard_figures[k].name = f.shards[k].name;
+    shard_figures[k].services = f.shards[k].services;
+  }
   for (std::size_t k = 0; k < f.services.size(); ++k) {
     State& s = *f.services[k];
     fleet.replicas = std::max(fleet.replicas, s.node_count);
@@ -385,6 +436,11 @@ Report Analyzer::finish_fleet() {
       count_harm(cf);
       cf.coordinator_requests += figures.coordinator_requests;
     }
+    ShardFigures& shard = shard_figures[f.shard_of_service[k]];
+    shard.coordinator_requests += figures.coordinator_requests;
+    shard.services_stalled += one.stall_time.count() > 0 ? 1 : 0;
+    shard.leader_changes += changed;
+    shard.leaderless_time += one.leaderless_time;
     fleet.by_service.push_back(figures);
     to_world_ids(one, s.base);
     add_service(r, one);
@@ -446,7 +502,23 @@ Report Analyzer::finish_fleet() {
     r.writable_fraction = 1.0 - static_cast<double>(r.outage_time.count()) /
                                     static_cast<double>(fleet.writing_span.count());
   }
-  f.coordinator.finish(r);
+  if (f.shards.size() == 1) {
+    f.shards.front().watch.finish(r);
+  } else {
+    std::vector<CoordinatorWatch*> watches;
+    for (Fleet::Shard& w : f.shards) watches.push_back(&w.watch);
+    const std::vector<CoordinatorReport> each =
+        CoordinatorWatch::finish_shards(std::move(watches), r);
+    for (std::size_t k = 0; k < f.shards.size(); ++k) {
+      ShardFigures& shard = shard_figures[k];
+      shard.unavailable_time = each[k].unavailable_time;
+      shard.requests_refused = each[k].requests_refused;
+      if (seconds > 0) {
+        shard.requests_per_second = static_cast<double>(shard.coordinator_requests) / seconds;
+      }
+    }
+    fleet.by_shard = std::move(shard_figures);
+  }
   r.fleet = std::move(fleet);
   return r;
 }

@@ -221,10 +221,14 @@ void Analyzer::State::record_window(const sim::Event& e, sim::FaultKind kind) {
   w.cause.fault = kind;
   w.cause.target = e.node;
   // Reports call the server at the store's address "store", as scenario files may (a
-  // replicated store's member 0 there), and every other server by its topology name.
+  // replicated store's member 0 there), and every other server by its topology name (a shard of
+  // a sharded store by its own: "store-2").
   if (e.node < 0) {
-    w.cause.target_name =
-        e.node == config.topology.store_member(0) ? "store" : config.topology.name_of(e.node);
+    const sim::NamedEndpoint* server = config.topology.server(e.node);
+    w.cause.target_name = e.node == config.topology.store_member(0) && server != nullptr &&
+                                  server->group == sim::server_kind::store
+                              ? "store"
+                              : config.topology.name_of(e.node);
   }
   w.cause.at = e.time;
   w.until = e.time + Duration(e.b);

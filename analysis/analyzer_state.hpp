@@ -250,7 +250,18 @@ struct Analyzer::State {
 // A fleet: a State per service (analysis/analyzer_fleet.cpp).
 struct Analyzer::Fleet {
   AnalysisConfig config;  // the world's
-  CoordinatorWatch coordinator;
+  // The coordinator: the world's one store, or each shard of a sharded store, watched apart. A
+  // watch takes only the events of its own servers and of the nodes of the services that ask it,
+  // and counts its unavailable time up to each of them (its answer changes only at its own).
+  struct Shard {
+    std::string name;  // the group of its servers: "store" or "store-2"
+    CoordinatorWatch watch;
+    Time accounted;
+    std::size_t services = 0;
+  };
+  std::vector<Shard> shards;
+  std::vector<std::uint32_t> shard_of_service;
+  std::vector<std::int32_t> shard_of_slot;  // by server slot: a store server's shard, or -1
   std::vector<std::unique_ptr<State>> services;
   std::vector<NodeId> bases;  // each service's first node, ascending
   // The leader key of each service: store changes find their service by key (looked up, never
@@ -270,6 +281,14 @@ struct Analyzer::Fleet {
   bool finished = false;
   Report report;
 
+  // The shard an event is the business of: its node's service's, or its store server's; -1 for
+  // any other event.
+  std::int32_t shard_of(sim::Endpoint node) const {
+    if (node >= 0) return static_cast<std::int32_t>(shard_of_service[service_of(node)]);
+    if (!sim::is_server_address(node)) return -1;
+    const std::size_t slot = sim::server_slot(node);
+    return slot < shard_of_slot.size() ? shard_of_slot[slot] : -1;
+  }
   std::size_t service_of(NodeId node) const {
     return static_cast<std::size_t>(std::upper_bound(bases.begin(), bases.end(), node) -
                                     bases.begin() - 1);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "analysis/stats.hpp"
+#include "sim/assert.hpp"
 #include "sim/protocol.hpp"
 
 namespace electsim::analysis {
@@ -273,6 +274,58 @@ void CoordinatorWatch::finish(Report& report) {
                                      static_cast<double>(report.duration.count());
   }
   report.store = report_;
+}
+
+std::vector<CoordinatorReport> CoordinatorWatch::finish_shards(
+    std::vector<CoordinatorWatch*> shards, Report& report) {
+  ELECTSIM_ASSERT(!shards.empty(), "a store has a shard");
+  std::vector<CoordinatorReport> each;
+  CoordinatorReport all;
+  all.members = shards.front()->member_count_;
+  all.shards = shards.size();
+  std::vector<std::int64_t> latencies;
+  for (CoordinatorWatch* shard : shards) {
+    Report one;
+    one.duration = report.duration;
+    shard->finish(one);
+    const CoordinatorReport& r = one.store;
+    all.unavailable_time += r.unavailable_time;
+    all.recoveries.insert(all.recoveries.end(), r.recoveries.begin(), r.recoveries.end());
+    all.leader_elections += r.leader_elections;
+    all.leader_changes += r.leader_changes;
+    all.commits += r.commits;
+    all.requests_failed += r.requests_failed;
+    all.requests_retried += r.requests_retried;
+    all.requests_refused += r.requests_refused;
+    all.client_failovers += r.client_failovers;
+    all.lease_refreshes += r.lease_refreshes;
+    all.same_term_leaders += r.same_term_leaders;
+    all.commit_conflicts += r.commit_conflicts;
+    all.linearizability_violations += r.linearizability_violations;
+    if (r.first_violation && (!all.first_violation || *r.first_violation < *all.first_violation)) {
+      all.first_violation = r.first_violation;
+    }
+    latencies.insert(latencies.end(), shard->commit_latency_ns_.begin(),
+                     shard->commit_latency_ns_.end());
+    each.push_back(std::move(one.store));
+  }
+  std::stable_sort(
+      all.recoveries.begin(), all.recoveries.end(),
+      [](const CoordinatorRecovery& a, const CoordinatorRecovery& b) { return a.at < b.at; });
+  // Each outage ends in its recovery, so the outages' order is theirs.
+  for (const CoordinatorRecovery& r : all.recoveries) all.outages.push_back(r.outage);
+  std::sort(latencies.begin(), latencies.end());
+  if (const auto p50 = nearest_rank_percentile(latencies, 50))
+    all.commit_latency_p50 = Duration(*p50);
+  if (const auto p99 = nearest_rank_percentile(latencies, 99))
+    all.commit_latency_p99 = Duration(*p99);
+  if (report.duration.count() > 0) {
+    all.availability = 1.0 - static_cast<double>(all.unavailable_time.count()) /
+                                 (static_cast<double>(report.duration.count()) *
+                                  static_cast<double>(shards.size()));
+  }
+  report.store = std::move(all);
+  return each;
 }
 
 }  // namespace electsim::analysis

@@ -31,6 +31,11 @@ class CoordinatorWatch {
   // Whether the store could grant a lease just before the current event.
   bool can_grant() const { return can_; }
   void finish(Report& report);
+  // A sharded store's report, from its shards' watches: the counts summed, the unavailable time
+  // summed over shards (availability the mean shard's), the outages and recoveries of every
+  // shard in time order, commit latency over every shard's commits. Returns each shard's own.
+  static std::vector<CoordinatorReport> finish_shards(std::vector<CoordinatorWatch*> shards,
+                                                      Report& report);
   const CoordinatorReport& report() const { return report_; }
   // Adds `d` to the store's unavailable time if it cannot grant now.
   void account(Duration d);

@@ -154,6 +154,9 @@ inline constexpr Duration kRecoveryWindow = std::chrono::seconds(10);
 
 struct CoordinatorReport {
   std::size_t members = 1;
+  // A sharded store's shards (store.shards), each of `members`: the figures below are then summed
+  // over shards, the unavailable time in shard-seconds and the availability the mean shard's.
+  std::size_t shards = 1;
   // The coordinator is the database server (servers/postgres), not the store.
   bool database = false;
   // Time the store could not grant: no member both leads and runs (a single store: it is down or
@@ -232,6 +235,19 @@ struct ClassFigures {
   std::uint64_t coordinator_requests = 0;  // its services' requests summed
 };
 
+// One shard of a sharded store (store.shards): what it served and what its services lived through.
+struct ShardFigures {
+  std::string name;  // its servers' group: "store-2"
+  std::size_t services = 0;
+  std::uint64_t coordinator_requests = 0;  // its services' requests summed
+  double requests_per_second = 0;
+  std::uint64_t requests_refused = 0;  // too many requests (store.capacity's queue_limit)
+  Duration unavailable_time{0};        // it could not grant
+  std::uint64_t services_stalled = 0;
+  std::uint64_t leader_changes = 0;  // its services' summed
+  Duration leaderless_time{0};       // its services' summed
+};
+
 // What a fleet (many services, each an election group on its own key, sharing the world's
 // coordinator) lived through, service by service. The report's other figures are the fleet's
 // sums over its services (docs/metrics.md, "Fleets").
@@ -241,6 +257,8 @@ struct FleetReport {
   std::vector<ServiceFigures> by_service;  // by service index (the world's group order)
   // By class, in the order of their first services; empty when the fleet declares no classes.
   std::vector<ClassFigures> by_class;
+  // By shard of a sharded store, in the shards' order; empty for a fleet on one store.
+  std::vector<ShardFigures> by_shard;
   // Over services: leader changes (elections after a service's first), leaderless time,
   // split-brain time and stall time of each service, and its outage time: what the service lived
   // through whatever the cause (0 where outages are not measured).

@@ -159,6 +159,15 @@ void fleet_section(std::string& out, const Report& r) {
     fmt::format_to(it, "    coordinator requests: {} ({:.1f}/s)\n", c.coordinator_requests,
                    seconds > 0 ? static_cast<double>(c.coordinator_requests) / seconds : 0.0);
   }
+  // Each shard of a sharded store: what it was asked and what its services lived through.
+  for (const ShardFigures& shard : f.by_shard) {
+    fmt::format_to(it,
+                   "  shard {}: {} services, {} requests ({:.1f}/s), {} refused; unavailable {}, "
+                   "{} services stalled, {} leader changes, leaderless {} in all\n",
+                   shard.name, shard.services, shard.coordinator_requests,
+                   shard.requests_per_second, shard.requests_refused, secs(shard.unavailable_time),
+                   shard.services_stalled, shard.leader_changes, secs(shard.leaderless_time));
+  }
   if (!f.most_changes.empty()) {
     out += "  most leader changes:";
     for (std::size_t i = 0; i < f.most_changes.size(); ++i) {
@@ -374,9 +383,19 @@ void recoveries_text(std::string& out, const CoordinatorReport& s) {
 // A replicated store's own figures, or a single store's outage.
 void store_section(std::string& out, const Report& r) {
   const CoordinatorReport& s = r.store;
-  if (s.members <= 1 && s.unavailable_time.count() == 0 && s.requests_refused == 0) return;
+  if (s.members <= 1 && s.shards <= 1 && s.unavailable_time.count() == 0 &&
+      s.requests_refused == 0) {
+    return;
+  }
   auto it = std::back_inserter(out);
   out += s.database ? "\ndatabase\n" : "\nstore\n";
+  if (s.shards > 1) {
+    fmt::format_to(it,
+                   "  {} shards, independent stores each serving the services its hash gives it; "
+                   "summed over shards below (unavailable time in shard-seconds), each shard in "
+                   "the fleet section\n",
+                   s.shards);
+  }
   if (s.members > 1) {
     fmt::format_to(it, "  {} members; available {} of the run ({} without a running leader)\n",
                    s.members, percent(s.availability), secs(s.unavailable_time));
@@ -713,6 +732,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
 
   json store = json::object();
   store["members"] = r.store.members;
+  if (r.store.shards > 1) store["shards"] = r.store.shards;  // a sharded store's only
   put_duration(store, "unavailable_time", r.store.unavailable_time);
   store["availability"] = r.store.availability;
   store["outages"] = r.store.outages.size();
@@ -841,6 +861,22 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
                   {"most_leader_changes", std::move(most)},
                   {"by_service", std::move(by_service)}};
     if (!by_class.empty()) j["fleet"]["by_class"] = std::move(by_class);
+    if (!f.by_shard.empty()) {
+      json by_shard = json::array();
+      for (const ShardFigures& shard : f.by_shard) {
+        json x = {{"shard", shard.name},
+                  {"services", shard.services},
+                  {"coordinator_requests", shard.coordinator_requests},
+                  {"requests_per_second", shard.requests_per_second},
+                  {"requests_refused", shard.requests_refused},
+                  {"services_stalled", shard.services_stalled},
+                  {"leader_changes", shard.leader_changes}};
+        put_duration(x, "unavailable_time", shard.unavailable_time);
+        put_duration(x, "leaderless_time", shard.leaderless_time);
+        by_shard.push_back(std::move(x));
+      }
+      j["fleet"]["by_shard"] = std::move(by_shard);
+    }
   }
 
   json metrics = json::object();

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,7 +29,8 @@ namespace electsim::analysis {
 // store's own Raft only with a replicated store) and operations the server knows.
 class StreamChecker {
  public:
-  explicit StreamChecker(const TraceHeader& h) : header_(h), nodes_(h.node_count) {}
+  explicit StreamChecker(const TraceHeader& h)
+      : header_(h), nodes_(h.node_count), sharded_(!h.topology.store_shards().empty()) {}
 
   std::string check(const sim::Event& e) {
     using K = sim::EventKind;
@@ -116,6 +118,21 @@ class StreamChecker {
         if (e.node != sim::kNoNode && !is_node(e.node)) {
           return "field \"owner\": not a node of this trace";
         }
+        if (sharded_) {
+          // Each shard counts its own revisions; a key lives in one shard.
+          auto it = key_revisions_.find(e.text);
+          if (it == key_revisions_.end()) {
+            it = key_revisions_.emplace(std::string(e.text), std::int64_t{-1}).first;
+          }
+          if (e.a <= it->second) {
+            return fmt::format(
+                "store revision {} of a key after its revision {} (revisions only "
+                "grow)",
+                e.a, it->second);
+          }
+          it->second = e.a;
+          return non_negative(e.b, "lease");
+        }
         if (e.a <= last_revision_) {
           return fmt::format("store revision {} after revision {} (revisions only grow)", e.a,
                              last_revision_);
@@ -180,8 +197,11 @@ class StreamChecker {
     return n >= 0 && static_cast<std::uint64_t>(n) < header_.node_count;
   }
   static std::size_t idx(sim::NodeId n) { return static_cast<std::size_t>(n); }
-  // A store member's index (the single store is member 0), or -1.
-  std::int32_t store_member(sim::NodeId n) const { return header_.topology.store_member_index(n); }
+  // Whether a server of kind "store" listens at `n`: the store's members, or a sharded store's
+  // shards' members.
+  bool is_store_server(sim::NodeId n) const {
+    return header_.topology.kind_of(n) == sim::server_kind::store;
+  }
   bool is_server(sim::NodeId n) const { return header_.topology.server(n) != nullptr; }
 
   // Whether a process is down or paused, to check that crash, restart, pause and resume come in
@@ -209,7 +229,7 @@ class StreamChecker {
           "one server of kind \"store\")",
           sim::event_kind_name(kind));
     }
-    if (store_member(n) >= 0) return std::nullopt;
+    if (is_store_server(n)) return std::nullopt;
     std::string members;
     for (const sim::NamedEndpoint& s : header_.topology.servers()) {
       if (s.kind == sim::server_kind::store) {
@@ -271,6 +291,9 @@ class StreamChecker {
   std::map<sim::NodeId, Life> servers_;  // by address, for the header's servers only
   std::int64_t last_request_ = -1;
   std::int64_t last_revision_ = -1;
+  // A sharded store: the revisions grow key by key (each shard has its own), kept per key.
+  bool sharded_ = false;
+  std::map<std::string, std::int64_t, std::less<>> key_revisions_;
 };
 
 }  // namespace electsim::analysis

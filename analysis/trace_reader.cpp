@@ -356,6 +356,11 @@ std::string read_topology(const nlohmann::json& j, TraceHeader& h) {
       if (!service_class) return problem("\"class\" must be a name (a fleet's class of services)");
       group.service_class = *service_class;
     }
+    if (g.contains("store")) {
+      const auto store = header_name(g, "store", false);
+      if (!store) return problem("\"store\" must be a name (the shard of the store it asks)");
+      group.store = *store;
+    }
     const auto runs = g.find("nodes");
     if (runs == g.end() || !runs->is_array()) return problem("\"nodes\" must be a list");
     const char* runs_problem =
@@ -374,6 +379,16 @@ std::string read_topology(const nlohmann::json& j, TraceHeader& h) {
     groups.push_back(std::move(group));
   }
   h.topology = sim::Topology(h.node_count, std::move(servers), std::move(groups));
+  const std::vector<std::string> shards = h.topology.store_shards();
+  for (std::size_t i = 0; i < h.topology.groups().size(); ++i) {
+    const std::string& store = h.topology.groups()[i].store;
+    if (!store.empty() && std::find(shards.begin(), shards.end(), store) == shards.end()) {
+      return fmt::format(
+          "header field \"groups\", entry {}: \"store\" must name a shard of the store, a group "
+          "of the header's store servers (found {})",
+          i, nlohmann::json(store).dump());
+    }
+  }
   return {};
 }
 

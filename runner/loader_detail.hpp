@@ -98,6 +98,9 @@ inline void add(Problems& problems, std::string pointer, std::string expected, s
 
 // "a, b or c".
 std::string or_list(const std::vector<std::string>& parts);
+// The shard of a sharded store that a fleet's service asks: a fixed hash of its name, modulo the
+// shards.
+std::size_t store_shard_of(std::string_view service, std::size_t shards);
 
 class Loader {
  public:
@@ -188,6 +191,9 @@ class Loader {
   void read_protocol_at(const json& params, const std::string& name, const std::string& pointer,
                         const protocols::WorkloadConfig& workload, Scenario& s);
   void read_expect_by_protocol(const json& v, Scenario& s);
+  // In a sharded store, "store" and its roles name no one server: a problem at `pointer`.
+  bool refused_in_sharded_store(const std::string& text, const std::string& pointer);
+  void read_paused_shard(const json& v, const std::string& pointer, sim::FaultSpec& fault);
   std::optional<sim::FaultSpec> read_fault(const json& v, const std::string& pointer,
                                            RandomFault* generator = nullptr);
   std::vector<sim::FaultSpec> read_faults(const json& v);
@@ -211,6 +217,7 @@ class Loader {
   // The first node of a service of the fleet, and how many it has.
   std::size_t first_node_of(std::size_t service) const;
   std::size_t store_members_ = 1;  // known once /store is read
+  std::size_t store_shards_ = 1;   // likewise
   // The kinds of server the world has because the protocol needs them or the file has their
   // section, even where that section or the protocol's parameters are wrong.
   std::vector<std::string> required_kinds_;

@@ -107,6 +107,42 @@ std::string Loader::target_noun(const sim::Target& target) const {
   return "no target";
 }
 
+// A store pause's target: none (the world's one store), "store", or a shard's server of a sharded
+// store ("store-2", or a replicated shard's member "store-2:0"), which a sharded store requires.
+void Loader::read_paused_shard(const json& v, const std::string& pointer, sim::FaultSpec& fault) {
+  const std::vector<std::string> shards = topology_.store_shards();
+  const std::string members =
+      store_members_ > 1 ? fmt::format(" (or one of its members, \"{}:0\" to \"{}:{}\")",
+                                       shards.empty() ? "" : shards.back(),
+                                       shards.empty() ? "" : shards.back(), store_members_ - 1)
+                         : "";
+  const std::string expected = shards.empty()
+                                   ? std::string("\"store\" (the world's one store), or no target")
+                                   : fmt::format("the shard that stalls: \"{}\" to \"{}\"{}",
+                                                 shards.front(), shards.back(), members);
+  const json* target = get(v, "target");
+  if (target == nullptr) {
+    if (!shards.empty()) {
+      problem(child(pointer, "target"), expected,
+              "nothing (a sharded store has no one store to stall)");
+    }
+    return;
+  }
+  const std::string text = target->is_string() ? target->get<std::string>() : std::string();
+  if (shards.empty() && text == "store") return;
+  std::optional<sim::Endpoint> server = topology_.find(text);
+  if (!server && store_members_ > 1 &&
+      std::find(shards.begin(), shards.end(), text) != shards.end()) {
+    server = topology_.find(text + ":0");  // a replicated shard stalls at its first member
+  }
+  if (!shards.empty() && server && *server < 0 &&
+      topology_.kind_of(*server) == sim::server_kind::store) {
+    fault.target = sim::Target{sim::TargetKind::node, *server, {}};
+    return;
+  }
+  problem(child(pointer, "target"), expected, json_excerpt(*target));
+}
+
 // A fault of `faults`, or with `generator` the fault part of a `random_faults` entry: the same keys
 // and messages, except that `at` is replaced by the generator's keys (read by the caller) and
 // `duration` may be a distribution, stored in the generator.
@@ -142,7 +178,9 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
   const FaultShape shape = shape_of(*kind);
   std::vector<std::string> keys = {"at", "kind"};
   if (generator != nullptr) keys = {"kind", "every", "from", "until", "max"};
-  if (shape.target != Need::no) keys.emplace_back("target");
+  // A store pause stalls the world's store, or in a sharded store the shard its target names.
+  const bool shard_pause = *kind == sim::FaultKind::store_pause && generator == nullptr;
+  if (shape.target != Need::no || shard_pause) keys.emplace_back("target");
   if (shape.duration != Need::no) keys.emplace_back("duration");
   keys.insert(keys.end(), shape.keys.begin(), shape.keys.end());
   const std::string kind_name = sim::fault_kind_name(*kind);
@@ -224,6 +262,7 @@ std::optional<sim::FaultSpec> Loader::read_fault(const json& v, const std::strin
       }
     }
   }
+  if (shard_pause) read_paused_shard(v, pointer, fault);
   if (shape.duration != Need::no) {
     const json* duration = shape.duration == Need::required
                                ? required("duration", "how long it lasts, such as \"6s\"")

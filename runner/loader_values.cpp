@@ -167,11 +167,30 @@ std::string or_list(const std::vector<std::string>& parts) {
   return out;
 }
 
+bool Loader::refused_in_sharded_store(const std::string& text, const std::string& pointer) {
+  if (store_shards_ <= 1 ||
+      (text != "store" && text != "store_leader" && text != "store_follower")) {
+    return false;
+  }
+  const std::vector<std::string> shards = topology_.store_shards();
+  problem(pointer,
+          fmt::format("a shard's server by its name (\"{}\" to \"{}\"{}): a sharded store has "
+                      "no one store",
+                      shards.front(), shards.back(),
+                      store_members_ > 1
+                          ? fmt::format(", each with members \"{}:0\" to \"{}:{}\"", shards.front(),
+                                        shards.front(), store_members_ - 1)
+                          : ""),
+          json_quoted(text));
+  return true;
+}
+
 std::optional<sim::Endpoint> Loader::read_endpoint(const json& v, const std::string& pointer) {
   if (v.is_string()) {
     const auto& text = v.get_ref<const std::string&>();
-    // "store" is the store's address in any world: a replicated store's member 0.
-    if (text == "store") return topology_.store_member(0);
+    // "store" is the store's address in any world with one store: a replicated store's member 0.
+    if (text == "store" && store_shards_ <= 1) return topology_.store_member(0);
+    if (refused_in_sharded_store(text, pointer)) return std::nullopt;
     if (const auto server = topology_.find(text); server && *server < 0) return server;
   }
   if (v.is_number_integer()) return read_node(v, pointer);
@@ -199,6 +218,9 @@ std::optional<sim::Target> Loader::read_target(const json& v, const std::string&
     const auto node = read_node(v, pointer);
     if (!node) return std::nullopt;
     return sim::Target{sim::TargetKind::node, *node, {}};
+  }
+  if (v.is_string() && refused_in_sharded_store(v.get_ref<const std::string&>(), pointer)) {
+    return std::nullopt;
   }
   if (v.is_string() && services_ > 0) {
     // A fleet's roles are each service's: "svc-K:leader", "svc-K:follower".

@@ -207,6 +207,17 @@ std::optional<std::size_t> Loader::service_index(std::string_view name) const {
   return k;
 }
 
+std::size_t store_shard_of(std::string_view service, std::size_t shards) {
+  // FNV-1a, 64 bits, of the service's name: a fixed hash, the same on every platform, so that a
+  // service's shard never depends on the run (as a client's hash ring would be configured).
+  std::uint64_t h = 14695981039346656037ull;
+  for (const char c : service) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return static_cast<std::size_t>(h % shards);
+}
+
 void Loader::build_fleet(Scenario& s) {
   const protocols::ProtocolInfo* info = protocols::find_protocol(s.protocol);
   if (info == nullptr || !s.prepared.factory) return;
@@ -298,11 +309,14 @@ void Loader::build_fleet(Scenario& s) {
       first_node[k] = first_node_of(k);
     }
   }
+  // A sharded store's shards, as its servers' groups name them.
+  const std::vector<std::string> shards = topology_.store_shards();
   s.world.groups.clear();
   s.world.groups.reserve(services_);
   for (std::size_t k = 0; k < services_; ++k) {
     const ServiceClass& c = class_of(k);
     sim::ElectionGroup group{service_name(k), s.protocol, {}, keys[factory_of[k]], c.name};
+    if (!shards.empty()) group.store = shards[store_shard_of(group.name, shards.size())];
     const std::size_t replicas = c.replicas;
     group.nodes.reserve(replicas);
     for (std::size_t r = 0; r < replicas; ++r) {
@@ -792,6 +806,15 @@ void Loader::read_server_sections(const json& document, servers::Services& servi
     }
   }
   store_members_ = services.replication.members;
+  if (services.shards > 1 && services_ == 0) {
+    // Shards divide a fleet's services; one election has one key and asks one store.
+    problem("/store/shards",
+            "1 for a world of one election (shards divide a fleet's services among independent "
+            "stores: declare \"services\")",
+            std::to_string(services.shards));
+    services.shards = 1;
+  }
+  store_shards_ = services.shards;
 }
 
 // Servers of kinds registered beside the built-in ones (servers/registry.hpp), each kind with how

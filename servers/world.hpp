@@ -39,6 +39,9 @@ struct Services {
   std::optional<bool> sink_fencing;
   sim::ClockConfig store_clock;  // every member's; the sink's clock is perfect
   ReplicationConfig replication;
+  // Independent store clusters, each of the section's configuration, a fleet's services assigned
+  // to them by hash (store.shards); 1: the world's one store.
+  std::size_t shards = 1;
   // The database server (servers/postgres), in worlds whose protocol or scenario asks for it.
   std::optional<PostgresConfig> postgres;
   // Redlock's independent Redis masters (servers/redis), in worlds whose protocol asks for them.

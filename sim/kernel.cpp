@@ -87,8 +87,18 @@ Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
   if (config_.groups.empty()) {
     group_bases_.push_back(0);
     group_end.push_back(config_.node_count);
+    group_store_.push_back(&config_.node_servers.store);
   }
   for (const ElectionGroup& group : config_.groups) {
+    const StoreClientConfig* store = &config_.node_servers.store;
+    if (!group.store.empty()) {
+      const auto& shards = config_.node_servers.store_shards;
+      const auto shard = std::find_if(shards.begin(), shards.end(),
+                                      [&](const StoreShard& s) { return s.group == group.store; });
+      ELECTSIM_ASSERT(shard != shards.end(), "an election group asks a shard of the store");
+      store = &shard->client;
+    }
+    group_store_.push_back(store);
     ELECTSIM_ASSERT(!group.nodes.empty(), "an election group has nodes");
     const NodeId first = group.nodes.front();
     ELECTSIM_ASSERT(static_cast<std::size_t>(first) == (group_end.empty() ? 0 : group_end.back()),
@@ -547,8 +557,8 @@ void Kernel::start_process(Proc& p) {
     const NodeGroup node_group{
         base, static_cast<std::uint32_t>(group),
         std::span<const NodeId>(local_ids_).first(static_cast<std::size_t>(end - base))};
-    auto adapter =
-        std::make_unique<ProtocolProcess>(std::move(protocol), &config_.node_servers, node_group);
+    auto adapter = std::make_unique<ProtocolProcess>(std::move(protocol), &config_.node_servers,
+                                                     group_store_[group], node_group);
     p.node = adapter.get();
     p.process = std::move(adapter);
   } else {

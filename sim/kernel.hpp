@@ -269,6 +269,8 @@ class Kernel {
   // The election groups' first nodes, ascending (WorldConfig::groups; one group of every node
   // without), and 0 to the largest group's size - 1: the ids a group's protocol sees.
   std::vector<NodeId> group_bases_;
+  // By group: the store its nodes ask (a shard of a sharded store, or the world's one store).
+  std::vector<const StoreClientConfig*> group_store_;
   std::vector<NodeId> local_ids_;
 
   struct TimerSlot {

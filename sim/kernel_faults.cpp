@@ -283,7 +283,8 @@ void Kernel::apply_fault(std::size_t index) {
       break;
     }
     case FaultKind::store_pause:
-      pause_process(proc(the_store()), f.duration, true);
+      // The world's store, or the shard of a sharded store that the fault names.
+      pause_process(proc(target && *target < 0 ? *target : the_store()), f.duration, true);
       break;
     case FaultKind::step_down:
     case FaultKind::stop:

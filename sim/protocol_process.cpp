@@ -12,8 +12,8 @@
 namespace electsim::sim {
 
 ProtocolProcess::ProtocolProcess(std::unique_ptr<Protocol> protocol, const NodeServers* servers,
-                                 NodeGroup group)
-    : protocol_(std::move(protocol)), servers_(servers), client_(&servers->store), group_(group) {
+                                 const StoreClientConfig* store, NodeGroup group)
+    : protocol_(std::move(protocol)), servers_(servers), client_(store), group_(group) {
   ELECTSIM_ASSERT(protocol_ != nullptr, "a node process runs a protocol");
 }
 

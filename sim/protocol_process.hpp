@@ -29,8 +29,10 @@ struct NodeGroup {
 
 class ProtocolProcess final : public Process, private Context {
  public:
-  // `servers` says where its requests go; it and `group`'s ids outlive the process.
-  ProtocolProcess(std::unique_ptr<Protocol> protocol, const NodeServers* servers, NodeGroup group);
+  // `servers` says where its requests go, `store` which store (or shard of one) it asks; they and
+  // `group`'s ids outlive the process.
+  ProtocolProcess(std::unique_ptr<Protocol> protocol, const NodeServers* servers,
+                  const StoreClientConfig* store, NodeGroup group);
 
   Protocol& protocol() { return *protocol_; }
 

@@ -109,10 +109,33 @@ Endpoint Topology::group_member(std::string_view group, std::size_t index) const
   return kNoNode;
 }
 
+namespace {
+// The group of the world's first server of kind "store", or "" for a world without one.
+std::string_view first_store_group(const std::vector<NamedEndpoint>& servers) {
+  for (const NamedEndpoint& s : servers) {
+    if (s.kind == server_kind::store) return s.group;
+  }
+  return {};
+}
+}  // namespace
+
 std::size_t Topology::store_members() const {
+  const std::string_view group = first_store_group(servers_);
   std::size_t n = 0;
-  for (const NamedEndpoint& s : servers_) n += s.kind == server_kind::store ? 1 : 0;
+  for (const NamedEndpoint& s : servers_) {
+    n += s.kind == server_kind::store && s.group == group ? 1 : 0;
+  }
   return n;
+}
+
+std::vector<std::string> Topology::store_shards() const {
+  std::vector<std::string> shards;
+  for (const NamedEndpoint& s : servers_) {
+    if (s.kind != server_kind::store) continue;
+    if (shards.empty() || shards.back() != s.group) shards.push_back(s.group);
+  }
+  if (shards.size() == 1) shards.clear();
+  return shards;
 }
 
 Endpoint Topology::of_kind(std::string_view kind, std::size_t index) const {
@@ -125,16 +148,24 @@ Endpoint Topology::of_kind(std::string_view kind, std::size_t index) const {
 }
 
 Endpoint Topology::store_member(std::size_t m) const {
-  return of_kind(server_kind::store, m);
+  const std::string_view group = first_store_group(servers_);
+  for (const NamedEndpoint& s : servers_) {
+    if (s.kind != server_kind::store || s.group != group) continue;
+    if (m == 0) return s.address;
+    --m;
+  }
+  return kNoNode;
 }
 
 std::int32_t Topology::store_member_index(Endpoint e) const {
   const NamedEndpoint* member = server(e);
   if (member == nullptr || member->kind != server_kind::store) return -1;
+  const std::string_view group = first_store_group(servers_);
+  if (member->group != group) return -1;
   std::int32_t index = 0;
   for (const NamedEndpoint& s : servers_) {
     if (&s == member) return index;
-    if (s.kind == server_kind::store) ++index;
+    if (s.kind == server_kind::store && s.group == group) ++index;
   }
   return -1;
 }

@@ -93,6 +93,9 @@ struct ElectionGroup {
   // A fleet's class of services the group belongs to ("batch"); "" when the fleet declares no
   // classes, or for a world of one election.
   std::string service_class = {};
+  // The group of store servers it asks: one shard of a sharded store ("store-2"); "" for the
+  // world's one store.
+  std::string store = {};
 };
 
 class Topology {
@@ -133,12 +136,16 @@ class Topology {
   // The server at `index` among those of `kind`, in the world's order, or kNoNode.
   Endpoint of_kind(std::string_view kind, std::size_t index = 0) const;
 
-  // The store's members, its servers of kind "store" in the world's order (the single store is
-  // member 0): how many, member m's address (kNoNode past the last), and the index of the member
-  // at `e` (-1 for any other endpoint).
+  // The store's members, the servers of the world's first group of kind "store" in the world's
+  // order (the single store is member 0; in a sharded store, the first shard's): how many, member
+  // m's address (kNoNode past the last), and the index of the member at `e` (-1 for any other
+  // endpoint, another shard's servers among them).
   std::size_t store_members() const;
   Endpoint store_member(std::size_t m) const;
   std::int32_t store_member_index(Endpoint e) const;
+  // A sharded store's shards: the groups of its servers of kind "store", in the world's order
+  // (empty for a world of one store, whose group is "store").
+  std::vector<std::string> store_shards() const;
 
  private:
   std::size_t node_count_ = 0;

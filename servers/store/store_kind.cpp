@@ -35,16 +35,23 @@ const ServerForm kMember{
      sim::kProcessFaults | fault_bit(FaultKind::disk_stall) | fault_bit(FaultKind::campaign),
      true}};
 
-void add_store(const Services& services, WorldBuilder& builder) {
+// One store cluster: the single store or a replicated store's members, named `name` ("store",
+// or a shard's "store-2") and grouped under it. The first keeps the slots the store has always
+// had; a shard after it takes free ones.
+sim::StoreClientConfig add_cluster(const Services& services, WorldBuilder& builder,
+                                   const std::string& name, bool built_in_slots) {
   const ReplicationConfig& r = services.replication;
   const std::string kind(sim::server_kind::store);
-  sim::StoreClientConfig& client = builder.world().node_servers.store;
+  sim::StoreClientConfig client;
+  const auto slot = [&](sim::Endpoint e) {
+    return built_in_slots ? std::optional<std::size_t>(sim::server_slot(e)) : std::nullopt;
+  };
   if (r.members <= 1) {
     client.members = {builder.add(
-        "store", kind, "store", kSingle, services.store_clock,
+        name, kind, name, kSingle, services.store_clock,
         [config = services.store] { return std::make_unique<StoreServer>(config); },
-        sim::server_slot(sim::kStoreEndpoint))};
-    return;
+        slot(sim::kStoreEndpoint))};
+    return client;
   }
   auto config = std::make_shared<MemberConfig>();
   config->store = services.store;
@@ -52,18 +59,32 @@ void add_store(const Services& services, WorldBuilder& builder) {
   config->lease_checkpoint = r.lease_checkpoint;
   config->promote_extend = r.promote_extend.value_or(r.raft.election_timeout_min);
   ELECTSIM_ASSERT(r.members <= sim::kMaxStoreMembers, "store members within the scenario limit");
+  // The members know one another's addresses when they start, after every server is added.
   for (std::size_t k = 0; k < r.members; ++k) {
-    config->members.push_back(sim::store_member_endpoint(k));
-  }
-  for (std::size_t k = 0; k < r.members; ++k) {
-    builder.add(
-        "store:" + std::to_string(k), kind, "store", kMember, services.store_clock,
+    config->members.push_back(builder.add(
+        name + ":" + std::to_string(k), kind, name, kMember, services.store_clock,
         [config, k] { return std::make_unique<StoreMember>(config, static_cast<raft::Member>(k)); },
-        sim::server_slot(config->members[k]));
+        slot(sim::store_member_endpoint(k))));
   }
   client.members = config->members;
   client.request_timeout = r.request_timeout;
   client.home = r.home;
+  return client;
+}
+
+void add_store(const Services& services, WorldBuilder& builder) {
+  sim::NodeServers& node_servers = builder.world().node_servers;
+  if (services.shards <= 1) {
+    node_servers.store = add_cluster(services, builder, "store", true);
+    return;
+  }
+  // Shard s is "store-s" (its members "store-s:0", ...); the first answers for "the store" in
+  // what has one (a test's store_of).
+  for (std::size_t s = 0; s < services.shards; ++s) {
+    const std::string name = "store-" + std::to_string(s);
+    node_servers.store_shards.push_back({name, add_cluster(services, builder, name, s == 0)});
+  }
+  node_servers.store = node_servers.store_shards.front().client;
 }
 
 using nlohmann::json;
@@ -77,6 +98,9 @@ using params::member;
 using params::read_bool;
 using params::read_positive_duration;
 using params::read_server_timer;
+
+// The most shards a store may have: each is a whole cluster.
+constexpr std::uint64_t kMaxShards = 64;
 
 // The limits on `capacity`'s whole numbers: far beyond any store, small enough for any sum.
 constexpr std::uint64_t kMaxConcurrency = 1024;
@@ -129,7 +153,7 @@ void read_store_section(const nlohmann::json& v, const SectionContext& context,
           v, "/store",
           {"min_ttl", "expiry_scan_interval", "members", "election_timeout", "heartbeat_interval",
            "pre_vote", "check_quorum", "lease_checkpoint", "request_timeout", "clients", "ticks",
-           "tick_time", "expiry_scan_phase", "capacity"},
+           "tick_time", "expiry_scan_phase", "capacity", "shards"},
           "the store section", problems)) {
     return;
   }
@@ -152,6 +176,18 @@ void read_store_section(const nlohmann::json& v, const SectionContext& context,
                   json_excerpt(*members));
     } else {
       r.members = static_cast<std::size_t>(*n);
+    }
+  }
+  if (const json* shards = member(v, "shards")) {
+    const auto n = as_unsigned(*shards);
+    if (!n || *n == 0 || *n > kMaxShards) {
+      add_problem(problems, "/store/shards",
+                  fmt::format("a whole number of independent store clusters from 1 to {} (a "
+                              "fleet's services are assigned to them by hash)",
+                              kMaxShards),
+                  json_excerpt(*shards));
+    } else {
+      services.shards = static_cast<std::size_t>(*n);
     }
   }
   const bool replicated = r.members > 1;
@@ -274,6 +310,7 @@ std::string store_setting_default(std::string_view key) {
   }
   if (key == "expiry_scan_phase") return kScanPhases[store.random_scan_phase ? 0 : 1];
   if (key == "members") return std::to_string(single.replication.members);
+  if (key == "shards") return std::to_string(single.shards);
   if (key == "election_timeout") return sim::format_duration(r.raft.election_timeout_min);
   if (key == "heartbeat_interval") return sim::format_duration(r.raft.heartbeat_interval);
   if (key == "pre_vote") return on_off(r.raft.pre_vote);

@@ -438,6 +438,10 @@ TEST_CASE("trace: a header whose topology is malformed is refused, saying what w
       {R"("endpoints":[],"groups":[{"name":"e","protocol":"raft","nodes":[2,2,1,1]}])",
        "\"nodes\" must be rising runs of the header's nodes"},
       {R"("endpoints":[])", "header field \"groups\" must be the list"},
+      {R"("endpoints":[],"groups":[{"name":"e","protocol":"raft","nodes":[0,2],"store":7}])",
+       "\"store\" must be a name"},
+      {R"("endpoints":[],"groups":[{"name":"e","protocol":"raft","nodes":[0,2],"store":"s-1"}])",
+       "\"store\" must name a shard of the store"},
   }));
   INFO(fields);
   std::istringstream in(head + fields + "}\n" + R"({"t":0,"ev":"run_start","nodes":3,"seed":1})" +

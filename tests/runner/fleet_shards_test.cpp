@@ -1,0 +1,232 @@
+// Sharded stores (`store.shards`): a fleet's services divided by hash among independent store
+// clusters, each with its own servers, capacity, revisions and faults, judged shard by shard.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "analysis/summary.hpp"
+#include "analysis/trace.hpp"
+#include "runner/loader.hpp"
+#include "runner/run.hpp"
+#include "tests/files.hpp"
+
+using namespace electsim;
+
+namespace {
+
+using nlohmann::json;
+
+// Twenty lease services of three nodes on four single-store shards; shard store-1 stalls for 5 s
+// at 30 s.
+json sharded_fleet() {
+  return json::parse(R"({"name": "sharded", "duration": "60s",
+    "services": {"count": 20, "replicas": 3},
+    "protocol": {"name": "lease", "ttl": "3s"},
+    "workload": {"interval": "500ms"},
+    "store": {"shards": 4},
+    "faults": [{"at": "30s", "kind": "store_pause", "duration": "5s", "target": "store-1"}]})");
+}
+
+runner::LoadResult load(const json& document) {
+  return runner::load_scenario_text(document.dump(), "<shards>", {});
+}
+
+runner::Scenario loaded(const json& document) {
+  runner::LoadResult result = load(document);
+  for (const auto& m : result.messages()) UNSCOPED_INFO(m);
+  REQUIRE(result.scenario);
+  return *result.scenario;
+}
+
+runner::RunResult run(const json& document) {
+  runner::RunResult r = runner::run_scenario(loaded(document), runner::RunOptions{});
+  REQUIRE(r.errors.empty());
+  REQUIRE(r.report.fleet);
+  return r;
+}
+
+// The file does not load, and a message says `expected`.
+void fails(const json& document, const std::string& expected) {
+  const runner::LoadResult result = load(document);
+  CHECK_FALSE(result.scenario);
+  std::string messages;
+  for (const auto& m : result.messages()) messages += m + "\n";
+  CHECK_THAT(messages, Catch::Contains(expected));
+}
+
+}  // namespace
+
+TEST_CASE("fleet shards: each service asks one of the independent stores its name hashes to") {
+  const runner::Scenario s = loaded(sharded_fleet());
+  const sim::Topology topology = sim::topology_of(runner::world_for_seed(s, 1));
+  CHECK(topology.store_shards() ==
+        std::vector<std::string>{"store-0", "store-1", "store-2", "store-3"});
+  CHECK(topology.store_members() == 1);  // each shard is a single store
+  REQUIRE(s.world.groups.size() == 20);
+  std::map<std::string, std::size_t> services_of;
+  for (const sim::ElectionGroup& g : s.world.groups) ++services_of[g.store];
+  CHECK(services_of.size() == 4);  // every shard serves some of the twenty
+  // The assignment is the name's, not the run's: another seed gives the same.
+  runner::Scenario other = s;
+  other.world.seed = 99;
+  const sim::WorldConfig world = runner::world_for_seed(other, 99);
+  for (std::size_t k = 0; k < world.groups.size(); ++k) {
+    CHECK(world.groups[k].store == s.world.groups[k].store);
+  }
+}
+
+TEST_CASE("fleet shards: a stalled shard stalls its own services and no others") {
+  const runner::RunResult r = run(sharded_fleet());
+  const analysis::FleetReport& f = *r.report.fleet;
+  REQUIRE(f.by_shard.size() == 4);
+  const runner::Scenario s = loaded(sharded_fleet());
+  std::size_t on_paused = 0;
+  for (std::size_t k = 0; k < f.by_service.size(); ++k) {
+    const bool paused = s.world.groups[k].store == "store-1";
+    on_paused += paused ? 1 : 0;
+    INFO(f.by_service[k].name);
+    // With a 3s TTL a holder gives up 2s into the stall and waits for its shard; the others
+    // never notice.
+    CHECK((f.by_service[k].stall_time.count() > 0) == paused);
+    CHECK((f.by_service[k].elections > 1) == paused);
+  }
+  CHECK(f.services_stalled == on_paused);
+  CHECK(f.by_shard[1].name == "store-1");
+  CHECK(f.by_shard[1].services == on_paused);
+  CHECK(f.by_shard[1].unavailable_time == std::chrono::seconds(5));
+  CHECK(f.by_shard[1].services_stalled == on_paused);
+  for (const std::size_t k : {0, 2, 3}) {
+    INFO(f.by_shard[k].name);
+    CHECK(f.by_shard[k].unavailable_time.count() == 0);
+    CHECK(f.by_shard[k].services_stalled == 0);
+    CHECK(f.by_shard[k].leader_changes == 0);
+  }
+  const std::string summary = analysis::format_summary(r.info, r.report, r.verdict);
+  CHECK_THAT(summary, Catch::Contains("store_pause of store-1 at 30.000s"));
+  CHECK_THAT(summary, Catch::Contains("  shard store-1: "));
+  CHECK_THAT(summary, Catch::Contains("  4 shards, independent stores"));
+}
+
+TEST_CASE("fleet shards: the shards' figures sum to the fleet's and the store's") {
+  const runner::RunResult r = run(sharded_fleet());
+  const analysis::FleetReport& f = *r.report.fleet;
+  std::size_t services = 0;
+  std::uint64_t requests = 0;
+  std::uint64_t stalled = 0;
+  std::uint64_t changes = 0;
+  sim::Duration unavailable{0};
+  sim::Duration leaderless{0};
+  for (const analysis::ShardFigures& shard : f.by_shard) {
+    services += shard.services;
+    requests += shard.coordinator_requests;
+    stalled += shard.services_stalled;
+    changes += shard.leader_changes;
+    unavailable += shard.unavailable_time;
+    leaderless += shard.leaderless_time;
+    CHECK(shard.requests_per_second ==
+          Approx(static_cast<double>(shard.coordinator_requests) / 60.0));
+  }
+  CHECK(services == 20);
+  CHECK(requests == r.report.store_requests_total + r.report.server_requests_total);
+  CHECK(stalled == f.services_stalled);
+  CHECK(leaderless == r.report.leaderless_time);
+  std::uint64_t service_changes = 0;
+  for (const analysis::ServiceFigures& one : f.by_service) service_changes += one.elections - 1;
+  CHECK(changes == service_changes);
+  CHECK(r.report.store.shards == 4);
+  CHECK(r.report.store.unavailable_time == unavailable);
+  CHECK(r.report.store.availability == Approx(1.0 - 5.0 / (4 * 60.0)));
+  REQUIRE(r.report.store.recoveries.size() == 1);  // store-1's, at the end of its stall
+  CHECK(r.report.store.recoveries[0].at == sim::Time(std::chrono::seconds(35)));
+}
+
+TEST_CASE("fleet shards: each shard serves at its own capacity") {
+  // 300 services asking about 3 times a second against one store that serves about 1000
+  // requests a second collapse (docs/fleets.md, fleet-capacity); four such stores serve them.
+  json document = sharded_fleet();
+  document["duration"] = "30s";
+  document["services"]["count"] = 300;
+  document["faults"] = json::array();
+  document["store"] = {
+      {"capacity", {{"service_time", {{"dist", "exponential"}, {"mean", "1ms"}}}}}};
+  const runner::RunResult one = run(document);
+  document["store"]["shards"] = 4;
+  const runner::RunResult four = run(document);
+  INFO("one store: leaderless " << one.report.leaderless_fraction
+                                << ", four: " << four.report.leaderless_fraction);
+  CHECK(one.report.leaderless_fraction > 0.5);
+  CHECK(four.report.leaderless_fraction < 0.05);
+  CHECK(four.report.fleet->services_never_led == 0);
+}
+
+TEST_CASE("fleet shards: a sharded fleet's trace reads back to the same figures, shard by shard") {
+  json document = sharded_fleet();
+  document["store"]["members"] = 3;
+  // Two of store-2's three members down for 3 s: whichever led, store-2 elects again.
+  document["faults"] = json::array(
+      {{{"at", "20s"}, {"kind", "crash"}, {"target", "store-2:0"}, {"duration", "3s"}},
+       {{"at", "20s"}, {"kind", "crash"}, {"target", "store-2:1"}, {"duration", "3s"}}});
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "electsim-fleet-shards-test.jsonl").string();
+  const auto r = runner::run_scenario(loaded(document), runner::RunOptions{}.output("trace", path));
+  REQUIRE(r.errors.empty());
+  std::istringstream text(testing::slurp(path));
+  std::remove(path.c_str());
+  const analysis::TraceReadResult read = analysis::read_trace(text);
+  REQUIRE(read.error == "");
+  REQUIRE(read.report.fleet);
+  REQUIRE(read.report.fleet->by_shard.size() == 4);
+  for (std::size_t k = 0; k < 4; ++k) {
+    const analysis::ShardFigures& a = r.report.fleet->by_shard[k];
+    const analysis::ShardFigures& b = read.report.fleet->by_shard[k];
+    CHECK(a.name == b.name);
+    CHECK(a.services == b.services);
+    CHECK(a.coordinator_requests == b.coordinator_requests);
+    CHECK(a.unavailable_time == b.unavailable_time);
+    CHECK(a.leader_changes == b.leader_changes);
+  }
+  // Each shard elected its own leader, and store-2 again.
+  CHECK(r.report.store.leader_elections >= 5);
+  CHECK(read.report.store.leader_elections == r.report.store.leader_elections);
+  CHECK(read.report.store.linearizability_violations == 0);
+  CHECK(read.report.leaderless_time == r.report.leaderless_time);
+}
+
+TEST_CASE("fleet shards: what a sharded store cannot be is refused with where and why") {
+  json one_election = json::parse(R"({"name": "one", "duration": "10s", "nodes": 3,
+    "protocol": {"name": "lease"}, "store": {"shards": 2}})");
+  fails(one_election, "at /store/shards: expected 1 for a world of one election");
+  json document = sharded_fleet();
+  document["store"]["shards"] = 65;
+  fails(document,
+        "at /store/shards: expected a whole number of independent store clusters from 1 "
+        "to 64");
+  document = sharded_fleet();
+  document["faults"][0].erase("target");
+  fails(document,
+        "at /faults/0/target: expected the shard that stalls: \"store-0\" to "
+        "\"store-3\", found nothing");
+  document["faults"][0]["target"] = "store-4";
+  fails(document, "found \"store-4\"");
+  document["faults"] =
+      json::array({{{"at", "1s"}, {"kind", "clock_step"}, {"target", "store"}, {"by", "1s"}}});
+  fails(document,
+        "at /faults/0/target: expected a shard's server by its name (\"store-0\" to "
+        "\"store-3\"): a sharded store has no one store");
+  document["store"]["members"] = 3;
+  document["faults"] = json::array({{{"at", "1s"}, {"kind", "crash"}, {"target", "store_leader"}}});
+  fails(document, "each with members \"store-0:0\" to \"store-0:2\"");
+  // A shard's own servers are targets by name.
+  document["faults"] = json::array(
+      {{{"at", "1s"}, {"kind", "crash"}, {"target", "store-3:2"}},
+       {{"at", "2s"}, {"kind", "store_pause"}, {"target", "store-1"}, {"duration", "1s"}}});
+  CHECK(load(document).scenario);
+}
