@@ -599,10 +599,18 @@ std::vector<std::string> harm_in(const Report& r) {
 
 std::vector<std::string> liveness_concerns(const Report& r) {
   std::vector<std::string> out;
+  std::optional<Time> first_open;
   for (const Outage& o : r.outages) {
-    if (o.end) continue;
+    if (!o.end && (!first_open || o.start < *first_open)) first_open = o.start;
+  }
+  if (first_open && r.outages_unresolved > 1) {
+    // A fleet's services, counted once: naming each would bury the rest of the verdict.
+    out.push_back(fmt::format("{} services that never wrote again, the first after {}",
+                              r.outages_unresolved,
+                              sim::format_seconds(first_open->since_start())));
+  } else if (first_open) {
     out.push_back(fmt::format("a service that never wrote again after {}",
-                              sim::format_seconds(o.start.since_start())));
+                              sim::format_seconds(first_open->since_start())));
   }
   if (r.outages_measured && !r.first_write_at) out.push_back("a service that never wrote");
   return out;
