@@ -148,6 +148,12 @@ class Loader {
     std::string name;
     std::size_t count = 0;
     std::size_t replicas = 0;
+    // With an auto-scaler (`autoscale`): how many of each service's replicas run from the start
+    // (the rest start stopped and are started from scale_at, spread over scale_over); otherwise
+    // every replica.
+    std::size_t running = 0;
+    sim::Time scale_at;
+    sim::Duration scale_over{0};
     std::size_t first_service = 0;
     std::size_t first_node = 0;
     json protocol = json::object();  // its parameters, over the file's protocol section
@@ -160,6 +166,10 @@ class Loader {
   std::optional<ServiceClass> read_service_class(const json& v, const std::string& pointer,
                                                  bool named);
   void build_fleet(Scenario& s);
+  // A class's `autoscale`: its replicas grow to `to`, started from `at` over `over`.
+  bool read_autoscale(const json& v, const std::string& pointer, ServiceClass& c);
+  // The auto-scaler's work: the replicas that start stopped, and a restart for each.
+  void scale_fleet(Scenario& s) const;
   // A fleet's service K is named "svc-K"; the K of such a name for a service of this fleet.
   static std::string service_name(std::size_t k);
   std::optional<std::size_t> service_index(std::string_view name) const;

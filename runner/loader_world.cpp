@@ -56,8 +56,8 @@ std::optional<Loader::ServiceClass> Loader::read_service_class(const json& v,
                                                                const std::string& pointer,
                                                                bool named) {
   const std::vector<std::string> keys =
-      named ? std::vector<std::string>{"name", "count", "replicas", "protocol"}
-            : std::vector<std::string>{"count", "replicas"};
+      named ? std::vector<std::string>{"name", "count", "replicas", "protocol", "autoscale"}
+            : std::vector<std::string>{"count", "replicas", "autoscale"};
   if (!check_object(v, pointer, keys, named ? "a class of services" : "the services section")) {
     return std::nullopt;
   }
@@ -105,8 +105,77 @@ std::optional<Loader::ServiceClass> Loader::read_service_class(const json& v,
   }
   c.count = read("count", limits.max_services, "how many services");
   c.replicas = read("replicas", limits.max_nodes, "the election nodes of each service");
+  c.running = c.replicas;
   if (c.count == 0 || c.replicas == 0 || (named && c.name.empty())) return std::nullopt;
+  if (const json* autoscale = get(v, "autoscale")) {
+    if (!read_autoscale(*autoscale, child(pointer, "autoscale"), c)) return std::nullopt;
+  }
   return c;
+}
+
+bool Loader::read_autoscale(const json& v, const std::string& pointer, ServiceClass& c) {
+  if (!check_object(v, pointer, {"to", "at", "over"}, "an auto-scaler")) return false;
+  const std::size_t before = problems_.size();
+  const json* to = get(v, "to");
+  const std::uint64_t want = to != nullptr ? as_unsigned(*to).value_or(0) : 0;
+  const std::size_t most = options_.limits.max_nodes;
+  if (want <= c.replicas || want > most) {
+    problem(child(pointer, "to"),
+            fmt::format("the replicas each service grows to: a whole number from {} to {}",
+                        c.replicas + 1, most),
+            to == nullptr ? std::string(kRequired) : json_excerpt(*to));
+  }
+  const json* at = get(v, "at");
+  std::optional<sim::Time> start;
+  if (at == nullptr) {
+    problem(child(pointer, "at"), "when the auto-scaler starts the first replica, such as \"30s\"",
+            kRequired);
+  } else {
+    start = read_time(*at, child(pointer, "at"));
+  }
+  sim::Duration over{0};
+  if (const json* spread = get(v, "over")) {
+    if (auto d = read_time(*spread, child(pointer, "over"))) over = d->since_start();
+  }
+  if (problems_.size() != before) return false;
+  if (duration_ && start->since_start() + over >= *duration_) {
+    problem(
+        pointer,
+        fmt::format("an auto-scaler that is done before the run ends (at {})",
+                    sim::format_duration(*duration_)),
+        fmt::format("\"at\" + \"over\" = {}", sim::format_duration(start->since_start() + over)));
+    return false;
+  }
+  c.running = c.replicas;
+  c.replicas = static_cast<std::size_t>(want);
+  c.scale_at = *start;
+  c.scale_over = over;
+  return true;
+}
+
+void Loader::scale_fleet(Scenario& s) const {
+  for (const ServiceClass& c : classes_) {
+    if (c.running == c.replicas) continue;
+    // Round by round, each service gains one replica, so that every service grows alike: the
+    // i-th of the class's M new replicas starts at at + over x i / M.
+    const std::size_t added = c.replicas - c.running;
+    const std::size_t total = added * c.count;
+    std::size_t i = 0;
+    for (std::size_t r = c.running; r < c.replicas; ++r) {
+      for (std::size_t k = 0; k < c.count; ++k, ++i) {
+        const auto node = static_cast<sim::NodeId>(c.first_node + k * c.replicas + r);
+        s.world.start_stopped.push_back(node);
+        sim::FaultSpec start;
+        start.kind = sim::FaultKind::restart;
+        start.target = sim::Target{sim::TargetKind::node, node, {}};
+        start.at = c.scale_at + sim::Duration(static_cast<std::int64_t>(
+                                    static_cast<long double>(c.scale_over.count()) *
+                                    static_cast<long double>(i) / static_cast<long double>(total)));
+        s.world.faults.push_back(std::move(start));
+      }
+    }
+  }
+  std::sort(s.world.start_stopped.begin(), s.world.start_stopped.end());
 }
 
 void Loader::read_services(const json& v) {
@@ -337,6 +406,7 @@ void Loader::build_fleet(Scenario& s) {
     return factories[factory_of[k]](static_cast<sim::NodeId>(node - first_node[k]));
   };
   s.prepared.leader_key.reset();  // each service's is its group's
+  scale_fleet(s);
 }
 
 void Loader::read_duration(const json& document) {

@@ -215,7 +215,17 @@ void Kernel::start() {
   }
   // Servers start before the nodes that will call them.
   for (std::size_t i = config_.node_count; i < procs_.size(); ++i) start_process(*procs_[i]);
-  for (std::size_t i = 0; i < config_.node_count; ++i) start_process(*procs_[i]);
+  auto stopped = config_.start_stopped.begin();
+  for (std::size_t i = 0; i < config_.node_count; ++i) {
+    const auto id = static_cast<NodeId>(i);
+    while (stopped != config_.start_stopped.end() && *stopped < id) ++stopped;
+    if (stopped != config_.start_stopped.end() && *stopped == id) {
+      // Down from the start, as a stopped node is: no process until a restart makes one.
+      if (traced()) emit_now(events::crash(id, true));
+      continue;
+    }
+    start_process(*procs_[i]);
+  }
 }
 
 inline void Kernel::deliver_message(std::uint32_t slot, const Entry& e, Proc& p) {

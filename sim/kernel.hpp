@@ -73,6 +73,9 @@ struct WorldConfig {
   // Where the election nodes' requests go (sim/node_servers.hpp), filled as servers are added.
   NodeServers node_servers;
   std::vector<FaultSpec> faults;  // any order; applied in time order, ties in list order
+  // Nodes that are not running when the run starts (an auto-scaler's replicas not made yet): each
+  // starts stopped, traced as a graceful crash at 0, until a restart fault starts it. Ascending.
+  std::vector<NodeId> start_stopped;
   KernelLimits limits;
 };
 

@@ -1,5 +1,6 @@
 // Sharded stores (`store.shards`): a fleet's services divided by hash among independent store
-// clusters, each with its own servers, capacity, revisions and faults, judged shard by shard.
+// clusters, each with its own servers, capacity, revisions and faults, judged shard by shard. And
+// auto-scalers (`services.autoscale`): replicas that start stopped and join while the run goes on.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -229,4 +230,99 @@ TEST_CASE("fleet shards: what a sharded store cannot be is refused with where an
       {{{"at", "1s"}, {"kind", "crash"}, {"target", "store-3:2"}},
        {{"at", "2s"}, {"kind", "store_pause"}, {"target", "store-1"}, {"duration", "1s"}}});
   CHECK(load(document).scenario);
+}
+
+// ---- An auto-scaler (`services.autoscale`) --------------------------------------------------
+
+namespace {
+
+// Four lease services of three replicas each grow to six from 10 s over 20 s.
+json scaled_fleet() {
+  return json::parse(R"({"name": "scaled", "duration": "40s",
+    "services": {"count": 4, "replicas": 3, "autoscale": {"to": 6, "at": "10s", "over": "20s"}},
+    "protocol": {"name": "lease", "ttl": "3s"},
+    "workload": {"interval": "500ms"}})");
+}
+
+}  // namespace
+
+TEST_CASE("fleet autoscale: the added replicas start stopped and are started round by round") {
+  const runner::Scenario s = loaded(scaled_fleet());
+  REQUIRE(s.world.node_count == 24);
+  REQUIRE(s.world.groups.size() == 4);
+  CHECK(s.world.groups[1].nodes.front() == 6);  // each service has its grown size
+  // Replicas 3 to 5 of every service start stopped: 12 nodes, each started once by a restart.
+  REQUIRE(s.world.start_stopped.size() == 12);
+  std::map<sim::NodeId, sim::Time> started;
+  for (const sim::FaultSpec& f : s.world.faults) {
+    if (f.kind != sim::FaultKind::restart) continue;
+    CHECK(started.emplace(f.target.node, f.at).second);
+  }
+  REQUIRE(started.size() == 12);
+  for (const sim::NodeId n : s.world.start_stopped) {
+    INFO(n);
+    CHECK(n % 6 >= 3);
+    REQUIRE(started.count(n) == 1);
+    CHECK(started[n] >= sim::Time(std::chrono::seconds(10)));
+    CHECK(started[n] < sim::Time(std::chrono::seconds(30)));
+  }
+  // Round by round: every service has its fourth replica before any has its fifth.
+  CHECK(started[3] < started[4]);
+  CHECK(started[21] < started[4]);
+  CHECK(started[0 * 6 + 3] == sim::Time(std::chrono::seconds(10)));
+}
+
+TEST_CASE("fleet autoscale: a replica is down until the auto-scaler starts it, then joins") {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "electsim-fleet-autoscale-test.jsonl").string();
+  const auto r =
+      runner::run_scenario(loaded(scaled_fleet()), runner::RunOptions{}.output("trace", path));
+  REQUIRE(r.errors.empty());
+  const std::string text = testing::slurp(path);
+  std::remove(path.c_str());
+  // Node 5 (service 0's last replica) is down from the start and restarted in the last round.
+  std::istringstream lines(text);
+  std::string line;
+  bool down_at_start = false;
+  std::optional<std::int64_t> restarted_at;
+  std::optional<std::int64_t> first_request;
+  while (std::getline(lines, line)) {
+    const json e = json::parse(line);
+    if (!e.contains("ev")) continue;
+    if (e["ev"] == "crash" && e["node"] == 5 && e["t"] == 0) down_at_start = e["graceful"] == true;
+    if (e["ev"] == "restart" && e["node"] == 5) restarted_at = e["t"].get<std::int64_t>();
+    if (e["ev"] == "store_request" && e["node"] == 5 && !first_request) {
+      first_request = e["t"].get<std::int64_t>();
+    }
+  }
+  CHECK(down_at_start);
+  REQUIRE(restarted_at);
+  REQUIRE(first_request);
+  CHECK(*first_request >= *restarted_at);  // it asked nothing while it did not exist
+  // The trace reads back whole, and every service kept one leader throughout.
+  std::istringstream in(text);
+  const analysis::TraceReadResult read = analysis::read_trace(in);
+  REQUIRE(read.error == "");
+  CHECK(read.report.elections == r.report.elections);
+  CHECK(r.report.fleet->services_split_brain == 0);
+  CHECK(r.report.fleet->leader_changes.max == 0);
+}
+
+TEST_CASE("fleet autoscale: an auto-scaler that cannot be is refused at its pointer") {
+  json document = scaled_fleet();
+  document["services"]["autoscale"]["to"] = 3;
+  fails(document,
+        "at /services/autoscale/to: expected the replicas each service grows to: a "
+        "whole number from 4 to");
+  document = scaled_fleet();
+  document["services"]["autoscale"].erase("at");
+  fails(document, "at /services/autoscale/at: expected when the auto-scaler starts");
+  document = scaled_fleet();
+  document["services"]["autoscale"]["over"] = "35s";
+  fails(document,
+        "at /services/autoscale: expected an auto-scaler that is done before the run "
+        "ends");
+  document = scaled_fleet();
+  document["services"]["autoscale"]["every"] = "1s";
+  fails(document, "every");
 }
