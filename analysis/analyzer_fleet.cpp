@@ -246,6 +246,8 @@ void Analyzer::start_fleet(AnalysisConfig config) {
     ++f.shards[k].services;
     f.services.push_back(std::move(state));
   }
+  for (const sim::NamedEndpoint& s : world.servers())
+    f.aggregators += s.kind == sim::server_kind::aggregator;
   f.report.node_count = config.node_count;
   f.report.tokens_ordered = config.tokens_ordered;
   f.report.outages_measured = config.write_interval && config.write_interval->count() > 0;
@@ -258,7 +260,8 @@ void Analyzer::on_fleet_event(const sim::Event& e) {
   ELECTSIM_ASSERT(e.time >= f.last_event, "events arrive in time order");
   f.last_event = e.time;
   ++f.events;
-  if (const std::int32_t shard = f.shard_of(e.node); shard >= 0) {
+  // One store takes every event (its own, and its proxies' requests); shards their own.
+  if (const std::int32_t shard = f.shards.size() == 1 ? 0 : f.shard_of(e.node); shard >= 0) {
     Fleet::Shard& w = f.shards[static_cast<std::size_t>(shard)];
     if (e.time > w.accounted) {
       w.watch.account(e.time - w.accounted);
@@ -349,6 +352,7 @@ Report Analyzer::finish_fleet() {
   Report& r = f.report;
   FleetReport fleet;
   fleet.services = f.services.size();
+  fleet.aggregators = f.aggregators;
   fleet.by_service.reserve(f.services.size());
   std::vector<std::int64_t> changes, leaderless, split, stall, outage, failover;
   changes.reserve(f.services.size());

@@ -262,6 +262,7 @@ struct Analyzer::Fleet {
   std::vector<Shard> shards;
   std::vector<std::uint32_t> shard_of_service;
   std::vector<std::int32_t> shard_of_slot;  // by server slot: a store server's shard, or -1
+  std::size_t aggregators = 0;              // lease aggregators in front of the store
   std::vector<std::unique_ptr<State>> services;
   std::vector<NodeId> bases;  // each service's first node, ascending
   // The leader key of each service: store changes find their service by key (looked up, never

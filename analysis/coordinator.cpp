@@ -234,6 +234,9 @@ bool CoordinatorWatch::apply(const sim::Event& e) {
       highest_returned_ = std::max(highest_returned_, e.a);
       return false;
     }
+    case K::store_apply:
+      ++report_.requests_served;
+      return false;
     case K::run_start:
     case K::run_end:
     case K::fault:
@@ -243,7 +246,6 @@ bool CoordinatorWatch::apply(const sim::Event& e) {
     case K::msg_send:
     case K::msg_deliver:
     case K::msg_drop:
-    case K::store_apply:
     case K::store_change:
     case K::lease_expire:
     case K::watch_notify:
@@ -297,6 +299,7 @@ std::vector<CoordinatorReport> CoordinatorWatch::finish_shards(
     all.requests_failed += r.requests_failed;
     all.requests_retried += r.requests_retried;
     all.requests_refused += r.requests_refused;
+    all.requests_served += r.requests_served;
     all.client_failovers += r.client_failovers;
     all.lease_refreshes += r.lease_refreshes;
     all.same_term_leaders += r.same_term_leaders;

@@ -179,6 +179,10 @@ struct CoordinatorReport {
   // Refused at once because the store's queue was full (store.capacity's queue_limit: etcd's
   // "too many requests"); the protocol saw too_many_requests.
   std::uint64_t requests_refused = 0;
+  // Requests the store applied (store_apply: every request but a watch's registration): with
+  // proxies in front of it (lease aggregators), what it was asked, where the clients' requests
+  // count what they asked the proxies.
+  std::uint64_t requests_served = 0;
   std::uint64_t client_failovers = 0;  // clients moving to another member (timeout, crash)
   std::uint64_t lease_refreshes = 0;   // leases refreshed by new leaders on promotion
   // Safety of the store itself: all must be 0.
@@ -259,6 +263,8 @@ struct FleetReport {
   std::vector<ClassFigures> by_class;
   // By shard of a sharded store, in the shards' order; empty for a fleet on one store.
   std::vector<ShardFigures> by_shard;
+  // Lease aggregators in front of the store (servers/aggregator), each for a tier of services.
+  std::size_t aggregators = 0;
   // Over services: leader changes (elections after a service's first), leaderless time,
   // split-brain time and stall time of each service, and its outage time: what the service lived
   // through whatever the cause (0 where outages are not measured).

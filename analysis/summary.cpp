@@ -159,6 +159,17 @@ void fleet_section(std::string& out, const Report& r) {
     fmt::format_to(it, "    coordinator requests: {} ({:.1f}/s)\n", c.coordinator_requests,
                    seconds > 0 ? static_cast<double>(c.coordinator_requests) / seconds : 0.0);
   }
+  if (f.aggregators > 0) {
+    // The services ask their aggregators; the store serves what the aggregators ask it.
+    const std::uint64_t asked = r.store_requests_total + r.server_requests_total;
+    fmt::format_to(
+        it,
+        "  behind {} lease aggregator{}: the services asked them {} requests ({:.1f}/s), "
+        "the store served {} ({:.1f}/s)\n",
+        f.aggregators, f.aggregators == 1 ? "" : "s", asked,
+        seconds > 0 ? static_cast<double>(asked) / seconds : 0.0, r.store.requests_served,
+        seconds > 0 ? static_cast<double>(r.store.requests_served) / seconds : 0.0);
+  }
   // Each shard of a sharded store: what it was asked and what its services lived through.
   for (const ShardFigures& shard : f.by_shard) {
     fmt::format_to(it,
@@ -861,6 +872,10 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
                   {"most_leader_changes", std::move(most)},
                   {"by_service", std::move(by_service)}};
     if (!by_class.empty()) j["fleet"]["by_class"] = std::move(by_class);
+    if (f.aggregators > 0) {
+      j["fleet"]["aggregators"] = f.aggregators;
+      j["fleet"]["store_requests_served"] = r.store.requests_served;
+    }
     if (!f.by_shard.empty()) {
       json by_shard = json::array();
       for (const ShardFigures& shard : f.by_shard) {

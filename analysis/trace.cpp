@@ -286,6 +286,7 @@ nlohmann::json header_json(const TraceHeader& h) {
                             {"key", g.key ? nlohmann::json(*g.key) : nlohmann::json(nullptr)}};
     if (!g.service_class.empty()) group["class"] = g.service_class;  // a fleet's classes only
     if (!g.store.empty()) group["store"] = g.store;                  // a sharded store's shard only
+    if (!g.via.empty()) group["via"] = g.via;  // behind a lease aggregator only
     groups.push_back(std::move(group));
   }
   j["groups"] = std::move(groups);

@@ -361,6 +361,11 @@ std::string read_topology(const nlohmann::json& j, TraceHeader& h) {
       if (!store) return problem("\"store\" must be a name (the shard of the store it asks)");
       group.store = *store;
     }
+    if (g.contains("via")) {
+      const auto via = header_name(g, "via", false);
+      if (!via) return problem("\"via\" must be a name (the proxy its nodes ask)");
+      group.via = *via;
+    }
     const auto runs = g.find("nodes");
     if (runs == g.end() || !runs->is_array()) return problem("\"nodes\" must be a list");
     const char* runs_problem =
@@ -382,6 +387,14 @@ std::string read_topology(const nlohmann::json& j, TraceHeader& h) {
   const std::vector<std::string> shards = h.topology.store_shards();
   for (std::size_t i = 0; i < h.topology.groups().size(); ++i) {
     const std::string& store = h.topology.groups()[i].store;
+    const std::string& via = h.topology.groups()[i].via;
+    const std::optional<sim::Endpoint> proxy = via.empty() ? std::nullopt : h.topology.find(via);
+    if (!via.empty() && (!proxy || *proxy >= 0)) {
+      return fmt::format(
+          "header field \"groups\", entry {}: \"via\" must name a server of the header (found "
+          "{})",
+          i, nlohmann::json(via).dump());
+    }
     if (!store.empty() && std::find(shards.begin(), shards.end(), store) == shards.end()) {
       return fmt::format(
           "header field \"groups\", entry {}: \"store\" must name a shard of the store, a group "

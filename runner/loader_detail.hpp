@@ -166,6 +166,9 @@ class Loader {
   std::optional<ServiceClass> read_service_class(const json& v, const std::string& pointer,
                                                  bool named);
   void build_fleet(Scenario& s);
+  // Whether a fleet's aggregators can stand in front of its services (the lease protocol, one
+  // store, no service's TTL above the shared lease's).
+  bool check_aggregated(const Scenario& s, const std::vector<params::ParamSpec>& specs);
   // A class's `autoscale`: its replicas grow to `to`, started from `at` over `over`.
   bool read_autoscale(const json& v, const std::string& pointer, ServiceClass& c);
   // The auto-scaler's work: the replicas that start stopped, and a restart for each.

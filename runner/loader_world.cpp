@@ -287,6 +287,48 @@ std::size_t store_shard_of(std::string_view service, std::size_t shards) {
   return static_cast<std::size_t>(h % shards);
 }
 
+bool Loader::check_aggregated(const Scenario& s, const std::vector<params::ParamSpec>& specs) {
+  // An aggregator keeps etcd-style sessions: the lease protocol's, whose holders renew a lease.
+  if (s.protocol != "lease") {
+    problem("/aggregator",
+            "a fleet of the lease protocol (an aggregator keeps etcd sessions for its services)",
+            json_quoted(s.protocol));
+    return false;
+  }
+  if (store_shards_ > 1 || store_members_ > 1) {
+    problem("/aggregator",
+            "a fleet on one single store (aggregators in front of a sharded or replicated store "
+            "are not modelled)",
+            store_shards_ > 1 ? fmt::format("store.shards {}", store_shards_)
+                              : fmt::format("store.members {}", store_members_));
+    return false;
+  }
+  // A client's claim must end before the shared lease can: its TTL at most the aggregator's.
+  const sim::Duration shared = s.services.aggregator->ttl;
+  sim::Duration fallback{0};
+  for (const params::ParamSpec& spec : specs) {
+    if (spec.name != "ttl") continue;
+    if (const auto* d = std::get_if<sim::Duration>(&spec.default_value)) fallback = *d;
+  }
+  for (const ServiceClass& c : classes_) {
+    const json* ttl = c.protocol.contains("ttl")          ? &c.protocol.at("ttl")
+                      : s.protocol_params.contains("ttl") ? &s.protocol_params.at("ttl")
+                                                          : nullptr;
+    const std::size_t before = problems_.size();
+    const std::optional<sim::Duration> d =
+        ttl != nullptr ? read_positive_duration(*ttl, "/protocol/ttl") : fallback;
+    if (problems_.size() != before || !d) return false;
+    if (*d > shared) {
+      problem("/aggregator/ttl",
+              fmt::format("a TTL at least every service's own ({} of {})", sim::format_duration(*d),
+                          c.name.empty() ? std::string("the services") : "class " + c.name),
+              sim::format_duration(shared));
+      return false;
+    }
+  }
+  return true;
+}
+
 void Loader::build_fleet(Scenario& s) {
   const protocols::ProtocolInfo* info = protocols::find_protocol(s.protocol);
   if (info == nullptr || !s.prepared.factory) return;
@@ -378,14 +420,18 @@ void Loader::build_fleet(Scenario& s) {
       first_node[k] = first_node_of(k);
     }
   }
-  // A sharded store's shards, as its servers' groups name them.
+  // A sharded store's shards, as its servers' groups name them, and the aggregators' tiers.
   const std::vector<std::string> shards = topology_.store_shards();
+  const std::size_t tiers = s.services.aggregator ? s.services.aggregator->tiers : 0;
+  if (tiers > 0 && !check_aggregated(s, info->params)) return;
   s.world.groups.clear();
   s.world.groups.reserve(services_);
   for (std::size_t k = 0; k < services_; ++k) {
     const ServiceClass& c = class_of(k);
     sim::ElectionGroup group{service_name(k), s.protocol, {}, keys[factory_of[k]], c.name};
     if (!shards.empty()) group.store = shards[store_shard_of(group.name, shards.size())];
+    // Tier t is the services from t x services / tiers on: each aggregator a run of them.
+    if (tiers > 0) group.via = fmt::format("aggregator:{}", k * tiers / services_);
     const std::size_t replicas = c.replicas;
     group.nodes.reserve(replicas);
     for (std::size_t r = 0; r < replicas; ++r) {
@@ -885,6 +931,13 @@ void Loader::read_server_sections(const json& document, servers::Services& servi
     services.shards = 1;
   }
   store_shards_ = services.shards;
+  if (services.aggregator && services_ == 0) {
+    problem("/aggregator",
+            "no aggregator section for a world of one election (aggregators stand in front of a "
+            "fleet's services: declare \"services\")",
+            "an aggregator section");
+    services.aggregator.reset();
+  }
 }
 
 // Servers of kinds registered beside the built-in ones (servers/registry.hpp), each kind with how

@@ -14,14 +14,16 @@ ServerKindInfo store_kind();
 ServerKindInfo sink_kind();
 ServerKindInfo postgres_kind();
 ServerKindInfo redis_kind();
+ServerKindInfo aggregator_kind();
 
 namespace {
 
 // The kinds of this folder, the ones scenarios configure in sections of their own.
 std::vector<ServerKindInfo> built_in_kinds() {
   // The order fixes the order of a world's processes, and so its traces: the store, the sink,
-  // the database, the Redis masters, as worlds have always been built.
-  return {store_kind(), sink_kind(), postgres_kind(), redis_kind()};
+  // the database, the Redis masters, as worlds have always been built; the aggregators last,
+  // after the store they renew at.
+  return {store_kind(), sink_kind(), postgres_kind(), redis_kind(), aggregator_kind()};
 }
 
 std::vector<ServerKindInfo>& table() {

@@ -42,6 +42,14 @@ struct Services {
   // Independent store clusters, each of the section's configuration, a fleet's services assigned
   // to them by hash (store.shards); 1: the world's one store.
   std::size_t shards = 1;
+  // Lease aggregators (servers/aggregator), one per tier of a fleet's services, in worlds whose
+  // scenario has an aggregator section.
+  struct Aggregators {
+    std::size_t tiers = 1;
+    Duration ttl{0};
+    Duration renew_interval{0};  // 0: a third of the TTL
+  };
+  std::optional<Aggregators> aggregator;
   // The database server (servers/postgres), in worlds whose protocol or scenario asks for it.
   std::optional<PostgresConfig> postgres;
   // Redlock's independent Redis masters (servers/redis), in worlds whose protocol asks for them.

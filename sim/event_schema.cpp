@@ -36,7 +36,9 @@ constexpr std::array kBelief = {
 };
 constexpr std::array kCrash = {
     EventField{S::node, "node", F::endpoint},
-    EventField{S::a, "graceful", F::boolean, false, "true for a `stop`"},
+    EventField{S::a, "graceful", F::boolean, false,
+               "true for a `stop`, and at 0 for a node that starts stopped: an auto-scaler's "
+               "replica not started yet, docs/scenario-format.md"},
 };
 constexpr std::array kNodeOnly = {
     EventField{S::node, "node", F::endpoint},

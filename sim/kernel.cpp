@@ -91,13 +91,14 @@ Kernel::Kernel(WorldConfig config, ProtocolFactory factory)
   }
   for (const ElectionGroup& group : config_.groups) {
     const StoreClientConfig* store = &config_.node_servers.store;
-    if (!group.store.empty()) {
-      const auto& shards = config_.node_servers.store_shards;
-      const auto shard = std::find_if(shards.begin(), shards.end(),
-                                      [&](const StoreShard& s) { return s.group == group.store; });
-      ELECTSIM_ASSERT(shard != shards.end(), "an election group asks a shard of the store");
-      store = &shard->client;
-    }
+    const auto find = [](const std::vector<StoreShard>& list, const std::string& name) {
+      const auto it = std::find_if(list.begin(), list.end(),
+                                   [&](const StoreShard& s) { return s.group == name; });
+      ELECTSIM_ASSERT(it != list.end(), "an election group asks a store or a proxy the world has");
+      return &it->client;
+    };
+    if (!group.store.empty()) store = find(config_.node_servers.store_shards, group.store);
+    if (!group.via.empty()) store = find(config_.node_servers.proxies, group.via);
     group_store_.push_back(store);
     ELECTSIM_ASSERT(!group.nodes.empty(), "an election group has nodes");
     const NodeId first = group.nodes.front();

@@ -24,6 +24,9 @@ struct NodeServers {
   // A sharded store's clusters, in order; empty for a world of one store. A group's requests go
   // to the shard it names (ElectionGroup::store), `store` above being the first shard's.
   std::vector<StoreShard> store_shards;
+  // Proxies in front of the store (a fleet's lease aggregators), by name: a group whose
+  // ElectionGroup::via names one asks it instead.
+  std::vector<StoreShard> proxies;
   Endpoint sink = kNoNode;      // where sink_write goes
   Endpoint database = kNoNode;  // where db goes
   std::vector<Endpoint> redis;  // where redis(k) goes, by master index

@@ -26,6 +26,7 @@ inline constexpr std::string_view store =
 inline constexpr std::string_view sink = "sink";
 inline constexpr std::string_view postgres = "postgres";
 inline constexpr std::string_view redis = "redis";
+inline constexpr std::string_view aggregator = "aggregator";  // a fleet's lease aggregators
 }  // namespace server_kind
 
 // How the pictures (the timeline, the replay page, Perfetto) give a server a place.
@@ -96,6 +97,9 @@ struct ElectionGroup {
   // The group of store servers it asks: one shard of a sharded store ("store-2"); "" for the
   // world's one store.
   std::string store = {};
+  // The server its nodes send their store requests to instead of the store: a lease aggregator
+  // ("aggregator:1"); "" for none.
+  std::string via = {};
 };
 
 class Topology {

@@ -35,7 +35,7 @@ void StoreServer::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
                              std::uint32_t from_incarnation, sim::Payload&& payload) {
   auto* request = payload.get_if<StoreRequest>();
   ELECTSIM_ASSERT(request != nullptr, "the store receives store requests");
-  ELECTSIM_ASSERT(from >= 0, "store clients are election nodes");
+  ELECTSIM_ASSERT(from != sim::kNoNode, "store clients are election nodes or proxies");
   if (!queue_.limited()) {
     serve(ctx, from, from_incarnation, *request);
     return;

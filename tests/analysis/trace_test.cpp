@@ -442,6 +442,8 @@ TEST_CASE("trace: a header whose topology is malformed is refused, saying what w
        "\"store\" must be a name"},
       {R"("endpoints":[],"groups":[{"name":"e","protocol":"raft","nodes":[0,2],"store":"s-1"}])",
        "\"store\" must name a shard of the store"},
+      {R"("endpoints":[],"groups":[{"name":"e","protocol":"raft","nodes":[0,2],"via":"0"}])",
+       "\"via\" must name a server of the header"},
   }));
   INFO(fields);
   std::istringstream in(head + fields + "}\n" + R"({"t":0,"ev":"run_start","nodes":3,"seed":1})" +

@@ -326,3 +326,116 @@ TEST_CASE("fleet autoscale: an auto-scaler that cannot be is refused at its poin
   document["services"]["autoscale"]["every"] = "1s";
   fails(document, "every");
 }
+
+// ---- Lease aggregators (`aggregator`) ---------------------------------------------------------
+
+namespace {
+
+// Twenty lease services of three nodes behind one aggregator with the services' own TTL.
+json aggregated_fleet() {
+  return json::parse(R"({"name": "aggregated", "duration": "40s",
+    "services": {"count": 20, "replicas": 3},
+    "protocol": {"name": "lease", "ttl": "3s"},
+    "workload": {"interval": "500ms"},
+    "aggregator": {"ttl": "3s"}})");
+}
+
+}  // namespace
+
+TEST_CASE("fleet aggregator: the store sees the aggregator's one session, not each service's") {
+  json plain = aggregated_fleet();
+  plain.erase("aggregator");
+  const runner::RunResult without = run(plain);
+  const runner::RunResult with = run(aggregated_fleet());
+  // Without a proxy the store applies what the clients ask (every request but a watch's
+  // registration).
+  const auto op_count = [](const runner::RunResult& r, sim::StoreOp op) {
+    return r.report.store_requests[static_cast<std::size_t>(op)];
+  };
+  CHECK(without.report.store.requests_served ==
+        without.report.store_requests_total - op_count(without, sim::StoreOp::watch));
+  CHECK(without.report.fleet->aggregators == 0);
+  // Behind the aggregator the services ask as much, but their keepalives stop there: the store
+  // serves the rest and one keepalive a renew interval (a second) for everyone.
+  const auto keepalives = op_count(with, sim::StoreOp::lease_keepalive);
+  CHECK(with.report.fleet->aggregators == 1);
+  CHECK(keepalives > 500);  // twenty leaders, every second, for 40 s
+  const auto passed_on =
+      with.report.store_requests_total - keepalives - op_count(with, sim::StoreOp::watch);
+  CHECK(with.report.store.requests_served >= passed_on);
+  CHECK(with.report.store.requests_served <= passed_on + 45);  // its grant and 40 keepalives
+  // Every service elects and keeps its leader as it does on the store itself.
+  CHECK(with.report.fleet->services_never_led == 0);
+  CHECK(with.report.fleet->leader_changes.max == 0);
+  CHECK(with.report.fleet->services_split_brain == 0);
+  CHECK_THAT(analysis::format_summary(with.info, with.report, with.verdict),
+             Catch::Contains("  behind 1 lease aggregator: the services asked them"));
+}
+
+TEST_CASE("fleet aggregator: a crashed holder's key goes once it has been silent for a TTL") {
+  json document = aggregated_fleet();
+  document["faults"] =
+      json::array({{{"at", "15s"}, {"kind", "crash"}, {"target", "svc-3:leader"}}});
+  const runner::RunResult r = run(document);
+  const analysis::FleetReport& f = *r.report.fleet;
+  REQUIRE(r.report.failovers.size() == 1);
+  REQUIRE(r.report.failovers[0].failover);
+  // The aggregator keeps the shared lease alive, so the key outlives its holder only until the
+  // aggregator sees the holder silent for a TTL (3 s), at its next renewal tick (1 s).
+  CHECK(*r.report.failovers[0].failover > std::chrono::seconds(2));
+  CHECK(*r.report.failovers[0].failover < std::chrono::milliseconds(4500));
+  CHECK(f.services_split_brain == 0);
+  CHECK(r.report.stale_writes_accepted == 0);
+}
+
+TEST_CASE("fleet aggregator: one aggregator's pause is an outage of every service behind it") {
+  json document = aggregated_fleet();
+  document["aggregator"]["tiers"] = 2;
+  document["faults"] = json::array(
+      {{{"at", "15s"}, {"kind", "pause"}, {"target", "aggregator:1"}, {"duration", "5s"}}});
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "electsim-fleet-aggregator-test.jsonl").string();
+  const auto r = runner::run_scenario(loaded(document), runner::RunOptions{}.output("trace", path));
+  REQUIRE(r.errors.empty());
+  const runner::Scenario s = loaded(document);
+  const analysis::FleetReport& f = *r.report.fleet;
+  for (std::size_t k = 0; k < f.by_service.size(); ++k) {
+    INFO(f.by_service[k].name);
+    // Services 10 to 19 are the second tier's: the shared lease outlives none of their claims.
+    CHECK(s.world.groups[k].via == (k >= 10 ? "aggregator:1" : "aggregator:0"));
+    CHECK((f.by_service[k].elections > 1) == (k >= 10));
+    if (k >= 10) CHECK(f.by_service[k].outage_time > std::chrono::seconds(4));
+  }
+  CHECK(f.services_split_brain == 0);
+  CHECK(r.report.stale_writes_accepted == 0);
+  std::istringstream text(testing::slurp(path));
+  std::remove(path.c_str());
+  const analysis::TraceReadResult read = analysis::read_trace(text);
+  REQUIRE(read.error == "");
+  CHECK(read.report.elections == r.report.elections);
+  CHECK(read.report.store.requests_served == r.report.store.requests_served);
+}
+
+TEST_CASE("fleet aggregator: what an aggregator cannot stand in front of is refused") {
+  json one_election = json::parse(R"({"name": "one", "duration": "10s", "nodes": 3,
+    "protocol": {"name": "lease"}, "aggregator": {"ttl": "10s"}})");
+  fails(one_election, "at /aggregator: expected no aggregator section for a world of one election");
+  json document = aggregated_fleet();
+  document["protocol"]["ttl"] = "5s";
+  fails(document,
+        "at /aggregator/ttl: expected a TTL at least every service's own (5s of the "
+        "services), found 3s");
+  document = aggregated_fleet();
+  document["protocol"] = {{"name", "kubernetes"}};
+  fails(document, "at /aggregator: expected a fleet of the lease protocol");
+  document = aggregated_fleet();
+  document["store"] = {{"members", 3}};
+  fails(document, "at /aggregator: expected a fleet on one single store");
+  document = aggregated_fleet();
+  document["aggregator"].erase("ttl");
+  fails(document, "at /aggregator/ttl: expected the shared lease's TTL");
+  document = aggregated_fleet();
+  document["aggregator"]["renew_interval"] = "2s";
+  fails(document,
+        "at /aggregator/renew_interval: expected a duration of at most a third of the TTL");
+}
