@@ -188,11 +188,6 @@ void Analyzer::start_fleet(AnalysisConfig config) {
       if (name.empty() || s.kind != sim::server_kind::store || s.group == name) {
         servers.push_back(s);
       }
-      if (!name.empty() && s.kind == sim::server_kind::store) {
-        const std::size_t slot = sim::server_slot(s.address);
-        if (slot >= f.shard_of_slot.size()) f.shard_of_slot.resize(slot + 1, -1);
-        if (s.group == name) f.shard_of_slot[slot] = static_cast<std::int32_t>(f.shards.size());
-      }
     }
     AnalysisConfig shard_config = config;
     shard_config.topology = sim::Topology(0, std::move(servers), {});
@@ -203,14 +198,14 @@ void Analyzer::start_fleet(AnalysisConfig config) {
     f.shards.push_back(std::move(shard));
     shard_servers.push_back(std::move(shard_config.topology));
   }
-  if (f.shard_of_slot.empty()) {
-    // The world's one store: every store server is its.
-    for (const sim::NamedEndpoint& s : world.servers()) {
-      if (s.kind != sim::server_kind::store) continue;
-      const std::size_t slot = sim::server_slot(s.address);
-      if (slot >= f.shard_of_slot.size()) f.shard_of_slot.resize(slot + 1, -1);
-      f.shard_of_slot[slot] = 0;
-    }
+  // Each store server's shard (the world's one store: shard 0 has them all).
+  for (const sim::NamedEndpoint& s : world.servers()) {
+    if (s.kind != sim::server_kind::store) continue;
+    const std::size_t slot = sim::server_slot(s.address);
+    if (slot >= f.shard_of_slot.size()) f.shard_of_slot.resize(slot + 1, -1);
+    const auto shard = std::find(names.begin(), names.end(), s.group);
+    f.shard_of_slot[slot] =
+        shard == names.end() ? 0 : static_cast<std::int32_t>(shard - names.begin());
   }
   // Each service's State sees its shard's servers, but no other service's nodes.
   const std::vector<sim::ElectionGroup>& groups = world.groups();

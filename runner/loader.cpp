@@ -111,7 +111,8 @@ std::optional<Scenario> Loader::load(const json& document,
   Scenario s;
   std::vector<std::string> keys = {"name",     "description", "seed", "duration", "nodes",
                                    "protocol", "network",     "disk", "clocks"};
-  // Then the sections the server kinds read (store, sink, postgres, redis), then the rest.
+  // Then the sections the server kinds read (store, sink, postgres, redis, aggregator), then the
+  // rest.
   for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
     if (!kind.section.empty()) keys.push_back(kind.section);
   }

@@ -942,7 +942,7 @@ void Loader::read_server_sections(const json& document, servers::Services& servi
 
 // Servers of kinds registered beside the built-in ones (servers/registry.hpp), each kind with how
 // many it has: {"echo": 2} gives "echo:0" and "echo:1". The built-in kinds have sections of their
-// own (store, sink, postgres, redis).
+// own (store, sink, postgres, redis, aggregator).
 void Loader::read_servers(const json& v, servers::Services& services) {
   std::vector<std::string> extra;
   for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {

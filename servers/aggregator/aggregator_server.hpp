@@ -38,7 +38,7 @@ namespace electsim::servers {
 
 struct AggregatorConfig {
   sim::Duration ttl{std::chrono::seconds(10)};  // the shared lease's
-  sim::Duration renew_interval{0};              // 0: a third of the TTL, as clientv3 keeps a session
+  sim::Duration renew_interval{0};  // 0: a third of the TTL, as clientv3 keeps a session
   // The store it renews at: the world's store clients' configuration.
   std::shared_ptr<const sim::StoreClientConfig> upstream;
 };
