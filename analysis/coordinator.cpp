@@ -143,6 +143,43 @@ void CoordinatorWatch::on_request(Time t) {
   }
 }
 
+void CoordinatorWatch::note_floor(sim::NodeId client, std::int64_t id) {
+  if (client >= 0) {
+    const auto index = static_cast<std::size_t>(client);
+    if (index >= node_floor_.size()) node_floor_.resize(index + 1);
+    NodeFloors& f = node_floor_[index];
+    for (std::uint32_t i = 0; i < f.used; ++i) {
+      if (f.slot[i].id == id) {
+        f.slot[i].floor = highest_returned_;
+        return;
+      }
+    }
+    if (f.used < f.slot.size() && !spilled_floor_.contains({client, id})) {
+      f.slot[f.used++] = Outstanding{id, highest_returned_};
+      return;
+    }
+  }
+  spilled_floor_[{client, id}] = highest_returned_;
+}
+
+std::optional<sim::Revision> CoordinatorWatch::take_floor(sim::NodeId client, std::int64_t id) {
+  if (client >= 0 && static_cast<std::size_t>(client) < node_floor_.size()) {
+    NodeFloors& f = node_floor_[static_cast<std::size_t>(client)];
+    for (std::uint32_t i = 0; i < f.used; ++i) {
+      if (f.slot[i].id != id) continue;
+      const sim::Revision floor = f.slot[i].floor;
+      f.slot[i] = f.slot[--f.used];
+      return floor;
+    }
+  }
+  if (spilled_floor_.empty()) return std::nullopt;
+  const auto it = spilled_floor_.find({client, id});
+  if (it == spilled_floor_.end()) return std::nullopt;
+  const sim::Revision floor = it->second;
+  spilled_floor_.erase(it);
+  return floor;
+}
+
 bool CoordinatorWatch::apply(const sim::Event& e) {
   using K = sim::EventKind;
   switch (e.kind) {
@@ -208,7 +245,7 @@ bool CoordinatorWatch::apply(const sim::Event& e) {
       on_request(e.time);
       // A replicated store's clients name their requests in replies (a single store applies each
       // request at one instant: linearizable by construction).
-      if (member_count_ > 1) floor_[{e.node, e.a}] = highest_returned_;
+      if (member_count_ > 1) note_floor(e.node, e.a);
       return false;
     case K::store_reply: {
       if (e.c == static_cast<std::int64_t>(sim::StoreError::unavailable)) ++report_.requests_failed;
@@ -219,10 +256,9 @@ bool CoordinatorWatch::apply(const sim::Event& e) {
         }
       }
       if (member_count_ <= 1) return false;
-      const auto it = floor_.find({e.node, e.d});
-      if (it == floor_.end()) return false;
-      const sim::Revision floor = it->second;
-      floor_.erase(it);
+      const std::optional<sim::Revision> taken = take_floor(e.node, e.d);
+      if (!taken) return false;
+      const sim::Revision floor = *taken;
       // Watches are served from the member's own applied state, as etcd's are: not linearizable,
       // and not checked. Failed requests say nothing.
       const auto op = static_cast<sim::StoreOp>(e.code);

@@ -73,8 +73,22 @@ class CoordinatorWatch {
   std::vector<Epoch> committed_terms_;
   std::map<std::int64_t, Epoch> committed_sparse_;
   // Linearizability of the clients' view: the highest revision any reply had shown when each
-  // outstanding request (client, request id) was sent, and the highest shown so far.
-  std::map<std::pair<sim::NodeId, std::int64_t>, sim::Revision> floor_;
+  // outstanding request (client, request id) was sent, and the highest shown so far. An election
+  // node has a request or two out at a time: they sit in its own slots of one flat array (a
+  // fleet's replies cost one cache line, no allocation and no walk of a tree); any beyond those,
+  // and a server's (an aggregator's), wait in the map.
+  struct Outstanding {
+    std::int64_t id = 0;
+    sim::Revision floor = 0;
+  };
+  struct NodeFloors {
+    std::array<Outstanding, 2> slot{};
+    std::uint32_t used = 0;
+  };
+  std::vector<NodeFloors> node_floor_;
+  std::map<std::pair<sim::NodeId, std::int64_t>, sim::Revision> spilled_floor_;
+  void note_floor(sim::NodeId client, std::int64_t id);
+  std::optional<sim::Revision> take_floor(sim::NodeId client, std::int64_t id);
   sim::Revision highest_returned_ = 0;
   std::optional<Time> outage_since_;  // the store has been unable to grant since then
   bool can_ = true;                   // whether it can grant, as of the last event

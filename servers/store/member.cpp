@@ -274,14 +274,14 @@ void StoreMember::propose(StoreCommand&& command) {
   maybe_commit();  // a group of one commits alone
 }
 
-bool StoreMember::read_index(const StoreCommand& command) {
+bool StoreMember::read_index(StoreCommand& command) {
   ELECTSIM_ASSERT(core_.state() == raft::State::leader, "only the leader confirms reads");
   if (command.kind != StoreCommand::Kind::request || command.request.op != StoreOp::get) {
     return false;
   }
   // Raft §6.4: the leader must have committed an entry of its term to know its commit index.
   if (!promoted_) return false;
-  reads_.push_back(PendingRead{command, round_ + 1});
+  reads_.push_back(PendingRead{std::move(command), round_ + 1});
   send_heartbeats();  // etcd-io/raft broadcasts a heartbeat with the read's context at once
   serve_reads();      // a group of one needs no acknowledgement
   return true;

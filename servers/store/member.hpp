@@ -110,7 +110,8 @@ class StoreMember final : public sim::Process, private raft::Host {
 
   void take_request(sim::Endpoint client, std::uint32_t incarnation, StoreRequest&& request);
   // Leader: a read to confirm by a heartbeat round (ReadIndex); false if it must use the log.
-  bool read_index(const sim::StoreCommand& command);
+  // Takes the command (moved from) when it is a read to confirm; false leaves it untouched.
+  bool read_index(sim::StoreCommand& command);
   void serve_reads();
   void propose(sim::StoreCommand&& command);
   void wait_for(sim::Endpoint client, RequestId id);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -217,7 +218,15 @@ class Store {
   Revision revision_ = 0;
   LeaseId next_lease_ = 1;
   std::int64_t next_watch_ = 1;
-  std::map<std::string, KeyValue, std::less<>> keys_;
+  // Looked up by key, never iterated (what a range read would need is not modelled), so its
+  // hashing orders nothing; a fleet's store holds a key per service, and a lookup is one hash.
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const {
+      return std::hash<std::string_view>{}(key);
+    }
+  };
+  std::unordered_map<std::string, KeyValue, KeyHash, std::equal_to<>> keys_;
   std::map<LeaseId, Lease> leases_;
   // Each live lease by (deadline, id): the next expiry and the due leases are found without a
   // walk of every lease.

@@ -687,6 +687,30 @@ TEST_CASE("analyzer: a read sent after a reply showed revision 5 must not show r
   CHECK(analysis::check(fine, {}).ok());
 }
 
+TEST_CASE("analyzer: one client's many outstanding requests are each judged by their own floor") {
+  using sim::StoreOp;
+  // Node 0 has four requests out at once, all sent after a reply had shown revision 7, answered
+  // out of order: the first's revision 5 and the last's 6 are stale, the others' 7 are not.
+  const Report stale = analyze(
+      replicated(), {run_start(3), store_request(10, 1, 1, StoreOp::txn),
+                     store_reply(12, 1, 1, StoreOp::txn, 7), store_request(20, 0, 1, StoreOp::get),
+                     store_request(21, 0, 2, StoreOp::get), store_request(22, 0, 3, StoreOp::get),
+                     store_request(23, 0, 4, StoreOp::get), store_reply(30, 0, 3, StoreOp::get, 7),
+                     store_reply(31, 0, 4, StoreOp::get, 6), store_reply(32, 0, 1, StoreOp::get, 5),
+                     store_reply(33, 0, 2, StoreOp::get, 7), run_end(1000)});
+  CHECK(stale.store.linearizability_violations == 2);
+  // The same requests answered at revision 7 or later are fine, and a reply to a request already
+  // answered (or never sent) is not judged again.
+  const Report fine = analyze(
+      replicated(), {run_start(3), store_request(10, 1, 1, StoreOp::txn),
+                     store_reply(12, 1, 1, StoreOp::txn, 7), store_request(20, 0, 1, StoreOp::get),
+                     store_request(21, 0, 2, StoreOp::get), store_request(22, 0, 3, StoreOp::get),
+                     store_reply(30, 0, 3, StoreOp::get, 8), store_reply(31, 0, 1, StoreOp::get, 7),
+                     store_reply(32, 0, 2, StoreOp::get, 9), store_reply(33, 0, 2, StoreOp::get, 1),
+                     store_reply(34, 0, 9, StoreOp::get, 1), run_end(1000)});
+  CHECK(fine.store.linearizability_violations == 0);
+}
+
 TEST_CASE("analyzer: two store leaders in one term or two terms committed at one index fail") {
   using sim::Role;
   const Report r = analyze(
