@@ -3,6 +3,7 @@
 // sends held while a process is paused or its disk is still syncing, and delayed sends.
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 #include "sim/kernel_impl.hpp"
 
@@ -31,15 +32,26 @@ bool Kernel::rides_stream(const Entry& e, Endpoint from, Endpoint to) const {
 }
 
 std::uint32_t Kernel::stream_for(Endpoint from, Endpoint to, std::uint32_t to_incarnation) {
-  const auto [index, created] =
-      stream_index_.try_emplace(stream_key(from, to), static_cast<std::uint32_t>(streams_.size()));
-  if (created) {
-    streams_.emplace_back();
-    streams_.back().from = from;
-    streams_.back().to = to;
+  Proc& sender = proc(from);
+  std::uint32_t index = 0;
+  bool created = false;
+  if (sender.recent_streams[0].to == to) {
+    index = sender.recent_streams[0].index;
+  } else if (sender.recent_streams[1].to == to) {
+    index = sender.recent_streams[1].index;
+  } else {
+    std::tie(index, created) = stream_index_.try_emplace(
+        stream_key(from, to), static_cast<std::uint32_t>(streams_.size()));
+    if (created) {
+      streams_.emplace_back();
+      streams_.back().from = from;
+      streams_.back().to = to;
+    }
+    sender.recent_streams[sender.recent_stream_next] = Proc::RecentStream{to, index};
+    sender.recent_stream_next ^= 1;
   }
   Stream& s = streams_[index];
-  const std::uint32_t from_incarnation = proc(from).incarnation;
+  const std::uint32_t from_incarnation = sender.incarnation;
   if (created || s.from_incarnation != from_incarnation || s.to_incarnation != to_incarnation) {
     end_stream(index);  // a new connection between new lives
     s.from_incarnation = from_incarnation;
