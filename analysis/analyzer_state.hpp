@@ -22,6 +22,7 @@
 #include "analysis/time_ring.hpp"
 #include "sim/assert.hpp"
 #include "sim/protocol.hpp"
+#include "sim/string_map.hpp"
 
 namespace electsim::analysis {
 
@@ -267,13 +268,7 @@ struct Analyzer::Fleet {
   std::vector<NodeId> bases;  // each service's first node, ascending
   // The leader key of each service: store changes find their service by key (looked up, never
   // iterated).
-  struct KeyHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view key) const {
-      return std::hash<std::string_view>{}(key);
-    }
-  };
-  std::unordered_map<std::string, std::size_t, KeyHash, std::equal_to<>> by_key;
+  sim::StringMap<std::size_t> by_key;
   Time accounted;
   Time last_event;
   std::optional<Time> run_end;

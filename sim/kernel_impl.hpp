@@ -187,14 +187,14 @@ struct Kernel::Proc {
   std::uint32_t incarnation = 0;
   std::uint32_t pause_generation = 0;
   // The streams (into Kernel::streams_) this process sent on last, by receiver: an election node
-  // talks to its store member and the sink, so its sends find their stream here, in the process's
-  // own cache line, instead of in the world's index. A stream's index never changes.
+  // talks to its store member and the sink, so its sends find their stream here, beside the
+  // incarnation they read anyway, instead of in the world's index. A stream's index never changes.
   struct RecentStream {
     Endpoint to = std::numeric_limits<Endpoint>::min();
     std::uint32_t index = 0;
   };
   std::array<RecentStream, 2> recent_streams{};
-  std::uint32_t recent_stream_next = 0;
+  std::uint8_t recent_stream_next = 0;  // the slot the next new receiver takes
   Time paused_until;
   bool paused_as_store = false;  // the current pause is traced as store_pause / store_resume
   std::function<std::unique_ptr<Process>()> make;

@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -22,6 +21,7 @@
 #include "sim/ids.hpp"
 #include "sim/rng.hpp"
 #include "sim/store_types.hpp"
+#include "sim/string_map.hpp"
 #include "sim/time.hpp"
 
 namespace electsim::servers {
@@ -220,13 +220,7 @@ class Store {
   std::int64_t next_watch_ = 1;
   // Looked up by key, never iterated (what a range read would need is not modelled), so its
   // hashing orders nothing; a fleet's store holds a key per service, and a lookup is one hash.
-  struct KeyHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view key) const {
-      return std::hash<std::string_view>{}(key);
-    }
-  };
-  std::unordered_map<std::string, KeyValue, KeyHash, std::equal_to<>> keys_;
+  sim::StringMap<KeyValue> keys_;
   std::map<LeaseId, Lease> leases_;
   // Each live lease by (deadline, id): the next expiry and the due leases are found without a
   // walk of every lease.
