@@ -424,6 +424,7 @@ Report Analyzer::finish_fleet() {
         classes.emplace_back();
         c = std::prev(classes.end());
         c->figures.name = figures.service_class;
+        c->figures.protocol = f.config.topology.groups()[k].protocol;
       }
       ClassFigures& cf = c->figures;
       ++cf.services;

@@ -655,6 +655,33 @@ std::optional<double> metric_value(const Report& r, std::string_view name) {
   return info != nullptr ? info->value(r) : std::nullopt;
 }
 
+bool metric_per_class(std::string_view name) {
+  return name.starts_with("fleet_") && name != "fleet_failover_p99";
+}
+
+std::optional<double> class_metric(const Report& report, const ClassFigures& c,
+                                   std::string_view name) {
+  if (!metric_per_class(name)) return std::nullopt;
+  // The fleet metrics read a report's duration, whether outages were measured and its fleet's
+  // figures: a report of the class's services alone gives them for the class.
+  Report view;
+  view.duration = report.duration;
+  view.outages_measured = report.outages_measured;
+  FleetReport& f = view.fleet.emplace();
+  f.services = c.services;
+  f.replicas = c.replicas;
+  f.leader_changes = c.leader_changes;
+  f.leaderless_time = c.leaderless_time;
+  f.outage_time = c.outage_time;
+  f.stall_time = c.stall_time;
+  f.services_split_brain = c.services_split_brain;
+  f.services_stale_accepted = c.services_stale_accepted;
+  f.services_overwritten = c.services_overwritten;
+  f.services_stalled = c.services_stalled;
+  f.services_never_led = c.services_never_led;
+  return metric_value(view, name);
+}
+
 Verdict check(const Report& report, std::span<const Expectation> expectations) {
   Verdict verdict;
   for (const Expectation& e : expectations) {
@@ -663,28 +690,47 @@ Verdict check(const Report& report, std::span<const Expectation> expectations) {
       verdict.breaches.push_back({e, std::nullopt, fmt::format("unknown metric '{}'", e.metric)});
       continue;
     }
-    const std::optional<double> actual = metric_value(report, e.metric);
+    std::optional<double> actual;
+    std::string name = e.metric;  // as the message names it
+    if (e.service_class.empty()) {
+      actual = metric_value(report, e.metric);
+    } else {
+      name = fmt::format("{} of class {}", e.metric, e.service_class);
+      const ClassFigures* c = nullptr;
+      if (report.fleet) {
+        for (const ClassFigures& x : report.fleet->by_class) {
+          if (x.name == e.service_class) c = &x;
+        }
+      }
+      if (c == nullptr) {
+        verdict.breaches.push_back(
+            {e, std::nullopt,
+             fmt::format("{}: this run's fleet has no class {}", name, e.service_class)});
+        continue;
+      }
+      actual = class_metric(report, *c, e.metric);
+    }
     if (!actual) {
       if (e.require_observed) {
         verdict.breaches.push_back(
             {e, std::nullopt,
-             fmt::format("{} was not observed in this run, but the scenario requires it",
-                         e.metric)});
+             fmt::format("{} was not observed in this run, but the scenario requires it", name)});
       }
       continue;
     }
     const MetricUnit unit = info->unit;
     std::string message;
     if (e.max && *actual > *e.max) {
-      message = fmt::format("{} = {}, above max {} by {}", e.metric, format_value(unit, *actual),
+      message = fmt::format("{} = {}, above max {} by {}", name, format_value(unit, *actual),
                             format_value(unit, *e.max), format_value(unit, *actual - *e.max));
     } else if (e.min && *actual < *e.min) {
-      message = fmt::format("{} = {}, below min {} by {}", e.metric, format_value(unit, *actual),
+      message = fmt::format("{} = {}, below min {} by {}", name, format_value(unit, *actual),
                             format_value(unit, *e.min), format_value(unit, *e.min - *actual));
     } else {
       continue;
     }
-    message += when(report, e.metric);
+    // When the whole run first broke it; a class's own moment is not kept.
+    if (e.service_class.empty()) message += when(report, e.metric);
     verdict.breaches.push_back({e, actual, std::move(message)});
   }
   // Harm that damages data fails every verdict unless the scenario states a bound on it (a lab

@@ -34,11 +34,21 @@ std::optional<double> metric_value(const Report& report, std::string_view name);
 
 struct Expectation {
   std::string metric;
+  // A bound on one class of a fleet's services (`expect_by_class`): the metric is taken over that
+  // class's services alone (class_metric). "" for the whole run.
+  std::string service_class;
   std::optional<double> min;      // inclusive; durations in ns
   std::optional<double> max;      // inclusive
   bool require_observed = false;  // fail when the metric was not observed at all
   std::string pointer;            // where in the scenario file it was stated
 };
+
+// Whether `name` can be taken over one class of a fleet's services: the fleet metrics its class
+// figures give (ClassFigures), every fleet_* metric but fleet_failover_p99.
+bool metric_per_class(std::string_view name);
+// The value of such a metric over class `c` of the report's fleet alone.
+std::optional<double> class_metric(const Report& report, const ClassFigures& c,
+                                   std::string_view name);
 
 struct Breach {
   Expectation expectation;

@@ -225,6 +225,7 @@ struct ServiceFigures {
 // as the fleet's are over all of them.
 struct ClassFigures {
   std::string name;
+  std::string protocol;  // the protocol its services run
   std::size_t services = 0;
   std::size_t replicas = 0;
   Spread leader_changes;

@@ -143,8 +143,13 @@ void fleet_section(std::string& out, const Report& r) {
   }
   // Each class as the lines above tell the whole fleet.
   const double seconds = static_cast<double>(r.duration.count()) * 1e-9;
+  // A class's protocol is named where the classes run more than one.
+  const bool mixed = std::any_of(f.by_class.begin(), f.by_class.end(), [&](const ClassFigures& c) {
+    return c.protocol != f.by_class.front().protocol;
+  });
   for (const ClassFigures& c : f.by_class) {
-    fmt::format_to(it, "  class {}: {} services of {} nodes\n", c.name, c.services, c.replicas);
+    fmt::format_to(it, "  class {}: {} services of {} nodes{}\n", c.name, c.services, c.replicas,
+                   mixed ? fmt::format(", running {}", c.protocol) : std::string());
     fmt::format_to(it, "    leader changes per service: {}\n",
                    spread_text(c.leader_changes, false));
     if (r.outages_measured) {
@@ -843,6 +848,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
     json by_class = json::array();
     for (const ClassFigures& c : f.by_class) {
       by_class.push_back({{"class", c.name},
+                          {"protocol", c.protocol},
                           {"services", c.services},
                           {"replicas", c.replicas},
                           {"leader_changes", spread(c.leader_changes, false)},
@@ -909,6 +915,7 @@ nlohmann::json summary_json(const RunInfo& info, const Report& r, const Verdict&
               {"require_observed", b.expectation.require_observed},
               {"actual", optional_number(b.actual)},
               {"message", b.message}};
+    if (!b.expectation.service_class.empty()) x["class"] = b.expectation.service_class;
     breaches.push_back(std::move(x));
   }
   json harm = json::array();

@@ -116,9 +116,9 @@ std::optional<Scenario> Loader::load(const json& document,
   for (const servers::ServerKindInfo& kind : servers::all_server_kinds()) {
     if (!kind.section.empty()) keys.push_back(kind.section);
   }
-  for (const char* key :
-       {"faults", "random_faults", "workload", "expect", "variants", "limits", "protocols",
-        "expect_by_protocol", "sweep", "search", "found", "servers", "services"}) {
+  for (const char* key : {"faults", "random_faults", "workload", "expect", "variants", "limits",
+                          "protocols", "expect_by_protocol", "expect_by_class", "sweep", "search",
+                          "found", "servers", "services"}) {
     keys.emplace_back(key);
   }
   check_object(document, "", keys, "a scenario");
@@ -192,6 +192,14 @@ std::optional<Scenario> Loader::load(const json& document,
   if (const json* by_protocol = get(document, "expect_by_protocol")) {
     read_expect_by_protocol(*by_protocol, s);
   }
+  if (const json* by_class = get(document, "expect_by_class")) {
+    std::vector<analysis::Expectation> bounds;
+    read_expect_by_class(*by_class, "/expect_by_class", bounds);
+    if (!variant_class_bounds_) variant_class_bounds_ = std::move(bounds);
+  }
+  if (variant_class_bounds_) {
+    for (analysis::Expectation& e : *variant_class_bounds_) s.expect.push_back(std::move(e));
+  }
 
   Limits limits = options_.limits;
   if (const json* section = get(document, "limits")) read_limits(*section, limits);
@@ -226,7 +234,7 @@ std::optional<Scenario> Loader::load(const json& document,
     build_fleet(s);
     if (problems_.size() != before) return std::nullopt;
   }
-  s.services.sink.fencing = s.services.sink_fencing.value_or(s.prepared.fencing.value_or(true));
+  set_sink_fencing(s);
   s.world.limits.max_events = limits.max_events;
   s.limits = limits;
   s.variant = variant.value_or("");

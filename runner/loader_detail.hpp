@@ -156,8 +156,11 @@ class Loader {
     sim::Duration scale_over{0};
     std::size_t first_service = 0;
     std::size_t first_node = 0;
-    json protocol = json::object();  // its parameters, over the file's protocol section
-    std::string pointer;             // "/services" or "/services/classes/C"
+    // The protocol its services run: "" for the file's. Its parameters are over the file's
+    // protocol section when it runs the file's protocol, over that protocol's defaults otherwise.
+    std::string protocol_name;
+    json protocol = json::object();
+    std::string pointer;  // "/services" or "/services/classes/C"
   };
   void read_nodes(const json& document);
   // `services` instead of `nodes`: a fleet's shape, then (once the protocol is read) its groups.
@@ -166,6 +169,19 @@ class Loader {
   std::optional<ServiceClass> read_service_class(const json& v, const std::string& pointer,
                                                  bool named);
   void build_fleet(Scenario& s);
+  // `expect_by_class` (at `pointer`: the file's, or a variant's): bounds on one class's
+  // services, added to `into`.
+  void read_expect_by_class(const json& v, const std::string& pointer,
+                            std::vector<analysis::Expectation>& into);
+  // The sink's fencing: the sink section's, else the protocol's; in a fleet whose classes' own
+  // `fencing` differ, each service's resource fences as its class's protocol says.
+  void set_sink_fencing(Scenario& s) const;
+  // Whether a class may run `runs` (prepared as `prepared`) in a fleet of the file's protocol:
+  // one trace header and one analysis must judge both alike. Reports at `pointer` otherwise.
+  bool compatible_in_fleet(const protocols::ProtocolInfo& file,
+                           const protocols::PreparedProtocol& file_prepared,
+                           const protocols::ProtocolInfo& runs,
+                           const protocols::PreparedProtocol& prepared, const std::string& pointer);
   // Whether a fleet's aggregators can stand in front of its services (the lease protocol, one
   // store, no service's TTL above the shared lease's).
   bool check_aggregated(const Scenario& s, const std::vector<params::ParamSpec>& specs);
@@ -226,6 +242,10 @@ class Loader {
   std::optional<std::size_t> nodes_;  // known once /nodes (or /services) is valid
   std::size_t services_ = 0;          // a fleet's services in all, once /services is valid
   std::vector<ServiceClass> classes_;
+  std::vector<std::optional<bool>> class_fencing_;  // by class: its protocol's own `fencing`
+  bool services_given_ = false;                     // the file has a services section
+  // The selected variant's expect_by_class, when it has one: it replaces the file's.
+  std::optional<std::vector<analysis::Expectation>> variant_class_bounds_;
   const ServiceClass& class_of(std::size_t service) const;
   // The first node of a service of the fleet, and how many it has.
   std::size_t first_node_of(std::size_t service) const;

@@ -1,4 +1,5 @@
 // The scenario loader (runner/loader_detail.hpp): `expect` blocks and `variants`.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -79,6 +80,50 @@ std::vector<analysis::Expectation> Loader::read_expect(const json& v, const std:
   return out;
 }
 
+void Loader::read_expect_by_class(const json& v, const std::string& pointer,
+                                  std::vector<analysis::Expectation>& into) {
+  const bool has_services = services_given_;
+  if (!v.is_object()) {
+    problem(pointer,
+            "an object from a class of services to an expect block, such as {\"api\": "
+            "{\"fleet_services_stalled\": {\"max\": 0}}}",
+            json_excerpt(v));
+    return;
+  }
+  // A fleet whose services section did not load has said why already.
+  if (classes_.empty() || classes_.front().name.empty()) {
+    if (!has_services || !classes_.empty()) {
+      problem(pointer, "a fleet with classes of services (services.classes) to bound",
+              has_services ? "a fleet without classes" : "no services section");
+    }
+    return;
+  }
+  std::vector<std::string> names;
+  for (const ServiceClass& c : classes_) names.push_back(c.name);
+  std::vector<std::string> per_class;
+  for (const analysis::MetricInfo& m : analysis::metric_catalogue()) {
+    if (analysis::metric_per_class(m.name)) per_class.push_back(m.name);
+  }
+  for (const auto& [name, block] : v.items()) {
+    const std::string at = child(pointer, name);
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      problem(at, "the name of one of the fleet's classes: " + joined(names, true),
+              json_quoted(name), did_you_mean(name, names));
+      continue;
+    }
+    for (analysis::Expectation& e : read_expect(block, at)) {
+      if (!analysis::metric_per_class(e.metric)) {
+        problem(e.pointer,
+                "a metric a class's services give on their own: " + joined(per_class, true),
+                json_quoted(e.metric));
+        continue;
+      }
+      e.service_class = name;
+      into.push_back(std::move(e));
+    }
+  }
+}
+
 // Checks every variant's shape (so a typo in a variant is found without selecting it) and returns
 // the selected variant's expect block if it has one.
 std::optional<std::vector<analysis::Expectation>> Loader::read_variants(
@@ -103,7 +148,10 @@ std::optional<std::vector<analysis::Expectation>> Loader::read_variants(
     }
     const std::string pointer = child("/variants", name);
     if (name.empty()) problem(pointer, "a non-empty variant name", "\"\"");
-    if (!check_object(body, pointer, {"description", "set", "expect"}, "a variant")) continue;
+    if (!check_object(body, pointer, {"description", "set", "expect", "expect_by_class"},
+                      "a variant")) {
+      continue;
+    }
     if (const json* description = get(body, "description")) {
       read_string(*description, child(pointer, "description"));
     }
@@ -125,6 +173,12 @@ std::optional<std::vector<analysis::Expectation>> Loader::read_variants(
     if (const json* expect = get(body, "expect")) {
       auto expectations = read_expect(*expect, child(pointer, "expect"));
       if (variant && *variant == name) selected = std::move(expectations);
+    }
+    if (const json* by_class = get(body, "expect_by_class")) {
+      // The selected variant's bounds on classes replace the file's; every variant's are checked.
+      std::vector<analysis::Expectation> bounds;
+      read_expect_by_class(*by_class, child(pointer, "expect_by_class"), bounds);
+      if (variant && *variant == name) variant_class_bounds_ = std::move(bounds);
     }
   }
   return selected;

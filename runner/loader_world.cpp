@@ -93,13 +93,29 @@ std::optional<Loader::ServiceClass> Loader::read_service_class(const json& v,
       c.name = text;
     }
     if (const json* protocol = get(v, "protocol")) {
-      if (!protocol->is_object() || protocol->contains("name")) {
-        problem(child(pointer, "protocol"),
-                "the class's protocol parameters, an object over the file's protocol section "
-                "(every class runs the file's protocol, so without \"name\")",
+      const std::string at = child(pointer, "protocol");
+      if (!protocol->is_object()) {
+        problem(at,
+                "the class's protocol: an object of parameters over the file's protocol section, "
+                "or with \"name\" a protocol of its own, such as {\"name\": \"kubernetes\"}",
                 json_excerpt(*protocol));
       } else {
         c.protocol = *protocol;
+        if (const json* name = get(*protocol, "name")) {
+          const std::vector<std::string> names = protocols::protocol_names();
+          const protocols::ProtocolInfo* info =
+              name->is_string() ? protocols::find_protocol(name->get_ref<const std::string&>())
+                                : nullptr;
+          if (info == nullptr) {
+            problem(child(at, "name"), "the name of a protocol: one of " + joined(names, true),
+                    json_excerpt(*name),
+                    name->is_string() ? did_you_mean(name->get_ref<const std::string&>(), names)
+                                      : std::string());
+          } else {
+            c.protocol_name = info->name;
+          }
+          c.protocol.erase("name");
+        }
       }
     }
   }
@@ -179,6 +195,7 @@ void Loader::scale_fleet(Scenario& s) const {
 }
 
 void Loader::read_services(const json& v) {
+  services_given_ = true;
   const Limits& limits = options_.limits;
   std::vector<ServiceClass> classes;
   bool whole = true;  // every class read
@@ -311,9 +328,16 @@ bool Loader::check_aggregated(const Scenario& s, const std::vector<params::Param
     if (const auto* d = std::get_if<sim::Duration>(&spec.default_value)) fallback = *d;
   }
   for (const ServiceClass& c : classes_) {
-    const json* ttl = c.protocol.contains("ttl")          ? &c.protocol.at("ttl")
-                      : s.protocol_params.contains("ttl") ? &s.protocol_params.at("ttl")
-                                                          : nullptr;
+    const bool own = !c.protocol_name.empty() && c.protocol_name != s.protocol;
+    if (own && c.protocol_name != "lease") {
+      problem(child(c.pointer, "protocol/name"),
+              "the lease protocol (an aggregator keeps etcd sessions for its services)",
+              json_quoted(c.protocol_name));
+      return false;
+    }
+    const json* ttl = c.protocol.contains("ttl")                  ? &c.protocol.at("ttl")
+                      : !own && s.protocol_params.contains("ttl") ? &s.protocol_params.at("ttl")
+                                                                  : nullptr;
     const std::size_t before = problems_.size();
     const std::optional<sim::Duration> d =
         ttl != nullptr ? read_positive_duration(*ttl, "/protocol/ttl") : fallback;
@@ -327,6 +351,55 @@ bool Loader::check_aggregated(const Scenario& s, const std::vector<params::Param
     }
   }
   return true;
+}
+
+bool Loader::compatible_in_fleet(const protocols::ProtocolInfo& file,
+                                 const protocols::PreparedProtocol& file_prepared,
+                                 const protocols::ProtocolInfo& runs,
+                                 const protocols::PreparedProtocol& prepared,
+                                 const std::string& pointer) {
+  // One trace header and one analysis judge every service of a run: the protocols of a fleet's
+  // classes must agree on what those read (the nodes' own message types, the coordinator, the
+  // servers, whether tokens grow with every grant). Store-based protocols (lease, kubernetes,
+  // consul, zookeeper) mix; a protocol with messages of its own mixes only with itself.
+  std::string differs;
+  if (runs.resource.empty() && (prepared.uses_store || !runs.servers.empty())) {
+    differs = "it contends for one fixed resource of its servers";
+  } else if (runs.message_types != file.message_types ||
+             runs.election_message_types != file.election_message_types) {
+    differs = "its nodes send messages of other types";
+  } else if (prepared.uses_store != file_prepared.uses_store ||
+             prepared.coordinator != file_prepared.coordinator || runs.servers != file.servers) {
+    differs = "it depends on other servers";
+  } else if (prepared.tokens_ordered != file_prepared.tokens_ordered) {
+    differs = "its tokens are ordered otherwise";
+  }
+  if (differs.empty()) return true;
+  problem(pointer,
+          fmt::format("a protocol that can share a fleet with the file's {} (one trace header "
+                      "and one analysis judge every service)",
+                      file.name),
+          fmt::format("{}: {}", json_quoted(runs.name), differs));
+  return false;
+}
+
+void Loader::set_sink_fencing(Scenario& s) const {
+  const bool fencing = s.services.sink_fencing.value_or(s.prepared.fencing.value_or(true));
+  s.services.sink.fencing = fencing;
+  s.services.sink.fencing_by_resource.clear();
+  if (s.services.sink_fencing || class_fencing_.empty()) return;
+  const auto fences = [&](std::size_t ci) { return class_fencing_[ci].value_or(true); };
+  bool differ = false;
+  for (std::size_t ci = 0; ci < classes_.size(); ++ci) differ = differ || fences(ci) != fencing;
+  if (!differ) return;
+  // A service's resource is its group's index in the world (sim::ElectionGroup).
+  s.services.sink.fencing_by_resource.resize(services_);
+  for (std::size_t ci = 0; ci < classes_.size(); ++ci) {
+    const ServiceClass& c = classes_[ci];
+    for (std::size_t k = c.first_service; k < c.first_service + c.count; ++k) {
+      s.services.sink.fencing_by_resource[k] = fences(ci);
+    }
+  }
 }
 
 void Loader::build_fleet(Scenario& s) {
@@ -345,79 +418,87 @@ void Loader::build_fleet(Scenario& s) {
             json_quoted(s.protocol));
     return;
   }
-  // Each service contends for its own resource: the file's, with the service's name appended.
-  std::string base;
-  if (!info->resource.empty()) {
-    if (s.protocol_params.contains(info->resource) &&
-        s.protocol_params.at(info->resource).is_string()) {
-      base = s.protocol_params.at(info->resource).get<std::string>();
-    } else {
-      for (const params::ParamSpec& spec : info->params) {
-        if (spec.name == info->resource) {
+  // Each class's own configuration, checked as the protocol checks any (for its first and last
+  // service, with their own resource: the others differ only in the service's number), for a
+  // service of the class's size: the file's protocol with the class's parameters over the file's,
+  // or the class's own protocol with its parameters over that protocol's defaults. Each service
+  // contends for its own resource: its protocol's, with the service's name appended.
+  std::vector<sim::ProtocolFactory> factories;
+  std::vector<std::optional<std::string>> keys;
+  std::vector<std::size_t> factory_of(services_);  // the factory of service k
+  std::vector<std::size_t> first_node(services_);
+  std::vector<std::string> protocol_of(classes_.size());
+  class_fencing_.assign(classes_.size(), std::nullopt);
+  for (std::size_t ci = 0; ci < classes_.size(); ++ci) {
+    const ServiceClass& c = classes_[ci];
+    const bool own = !c.protocol_name.empty() && c.protocol_name != s.protocol;
+    const protocols::ProtocolInfo* runs = own ? protocols::find_protocol(c.protocol_name) : info;
+    const std::string pointer =
+        c.protocol.empty() && !own ? "/protocol" : child(c.pointer, "protocol");
+    json params = own ? json::object() : s.protocol_params;
+    for (const auto& [key, value] : c.protocol.items()) params[key] = value;
+    std::string base;
+    if (!runs->resource.empty()) {
+      if (params.contains(runs->resource) && params.at(runs->resource).is_string()) {
+        base = params.at(runs->resource).get<std::string>();
+      } else {
+        for (const params::ParamSpec& spec : runs->params) {
+          if (spec.name != runs->resource) continue;
           if (const auto* text = std::get_if<std::string>(&spec.default_value)) base = *text;
         }
       }
     }
-  }
-  const auto resource_of = [&](std::size_t k) {
-    return protocols::fleet_resource(base, service_name(k));
-  };
-  // Each class's own configuration: the file's parameters with the class's over them, checked
-  // as the protocol checks any (for its first and last service, with their own resource: the
-  // others differ only in the service's number), for a service of the class's size.
-  std::vector<sim::ProtocolFactory> factories;
-  std::vector<std::optional<std::string>> keys;
-  factories.reserve(info->resource.empty() ? classes_.size() : services_);
-  keys.reserve(factories.capacity());
-  for (const ServiceClass& c : classes_) {
-    json params = s.protocol_params;
-    for (const auto& [key, value] : c.protocol.items()) params[key] = value;
+    const auto resource_of = [&](std::size_t k) {
+      return protocols::fleet_resource(base, service_name(k));
+    };
     protocols::ClusterInfo cluster{c.replicas, s.workload};
-    for (const std::string& name : info->servers) {
+    for (const std::string& name : runs->servers) {
       if (const servers::ServerKindInfo* kind = servers::find_server_kind(name)) {
         cluster.servers.emplace_back(name, servers::count_of(*kind, s.services));
       }
     }
-    const std::string pointer = c.protocol.empty() ? "/protocol" : child(c.pointer, "protocol");
     std::optional<protocols::PreparedProtocol> prepared;
     for (const std::size_t k : {c.first_service, c.first_service + c.count - 1}) {
-      if (!info->resource.empty()) params[info->resource] = resource_of(k);
+      if (!runs->resource.empty()) params[runs->resource] = resource_of(k);
       const std::size_t before = problems_.size();
-      prepared = info->prepare(params, pointer, cluster, problems_);
+      prepared = runs->prepare(params, pointer, cluster, problems_);
       if (!prepared && problems_.size() == before) {
-        problem(pointer, "parameters the " + info->name + " protocol accepts",
+        problem(pointer, "parameters the " + runs->name + " protocol accepts",
                 "a refusal without a reason");
       }
       if (!prepared) return;
-      if (!info->resource.empty() && !prepared->with_resource) {
-        problem(child("/protocol", info->resource),
-                fmt::format("a {} from which every service's own can be made", info->resource),
-                json_quoted(params[info->resource].get<std::string>()));
+      if (!runs->resource.empty() && !prepared->with_resource) {
+        problem(own || c.protocol.contains(runs->resource) ? child(pointer, runs->resource)
+                                                           : child("/protocol", runs->resource),
+                fmt::format("a {} from which every service's own can be made", runs->resource),
+                json_quoted(params[runs->resource].get<std::string>()));
         return;
       }
     }
-    if (info->resource.empty()) {
+    if (own && !compatible_in_fleet(*info, s.prepared, *runs, *prepared, child(pointer, "name"))) {
+      return;
+    }
+    protocol_of[ci] = runs->name;
+    class_fencing_[ci] = prepared->fencing;
+    for (std::size_t k = c.first_service; k < c.first_service + c.count; ++k) {
+      first_node[k] = first_node_of(k);
+    }
+    if (runs->resource.empty()) {
       // A protocol that contends for nothing outside its nodes runs alike in every service of
       // the class.
+      for (std::size_t k = c.first_service; k < c.first_service + c.count; ++k) {
+        factory_of[k] = factories.size();
+      }
       factories.push_back(prepared->factory);
       keys.emplace_back(prepared->leader_key);
       continue;
     }
     for (std::size_t k = c.first_service; k < c.first_service + c.count; ++k) {
       std::string resource = resource_of(k);
+      factory_of[k] = factories.size();
       factories.push_back(prepared->with_resource(resource));
       keys.push_back(prepared->leader_key ? std::optional<std::string>(std::move(resource))
                                           : std::nullopt);
-    }
-  }
-  // The factory of service k: its own, or its class's for a protocol without a resource.
-  std::vector<std::size_t> factory_of(services_);
-  std::vector<std::size_t> first_node(services_);
-  for (std::size_t ci = 0; ci < classes_.size(); ++ci) {
-    const ServiceClass& c = classes_[ci];
-    for (std::size_t k = c.first_service; k < c.first_service + c.count; ++k) {
-      factory_of[k] = info->resource.empty() ? ci : k;
-      first_node[k] = first_node_of(k);
     }
   }
   // A sharded store's shards, as its servers' groups name them, and the aggregators' tiers.
@@ -428,7 +509,8 @@ void Loader::build_fleet(Scenario& s) {
   s.world.groups.reserve(services_);
   for (std::size_t k = 0; k < services_; ++k) {
     const ServiceClass& c = class_of(k);
-    sim::ElectionGroup group{service_name(k), s.protocol, {}, keys[factory_of[k]], c.name};
+    const std::string& protocol = protocol_of[static_cast<std::size_t>(&c - classes_.data())];
+    sim::ElectionGroup group{service_name(k), protocol, {}, keys[factory_of[k]], c.name};
     if (!shards.empty()) group.store = shards[store_shard_of(group.name, shards.size())];
     // Tier t is the services from t x services / tiers on: each aggregator a run of them.
     if (tiers > 0) group.via = fmt::format("aggregator:{}", k * tiers / services_);

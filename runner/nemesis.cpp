@@ -381,8 +381,8 @@ SearchWorld search_world(const Scenario& scenario) {
 json search_run_document(const json& base, const SearchConfig& config, std::uint64_t seed,
                          const SearchWorld& world, Coverage* coverage) {
   json d = base;
-  for (const char* key :
-       {"faults", "random_faults", "variants", "sweep", "search", "found", "expect_by_protocol"}) {
+  for (const char* key : {"faults", "random_faults", "variants", "sweep", "search", "found",
+                          "expect_by_protocol", "expect_by_class"}) {
     d.erase(key);
   }
   d["seed"] = seed;

@@ -15,7 +15,7 @@ SinkReply Sink::write(Time at, NodeId writer, RequestId id, Token token, std::in
   Resource& r = resources_[resource];
   const Token highest_before = r.highest;
   // Before the first acceptance there is nothing to be lower than.
-  const bool accepted = !config_.fencing || !r.any_accepted || token >= r.highest;
+  const bool accepted = !config_.fences(resource) || !r.any_accepted || token >= r.highest;
   if (accepted) {
     r.highest = r.any_accepted ? std::max(r.highest, token) : token;
     r.any_accepted = true;

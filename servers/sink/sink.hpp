@@ -19,6 +19,12 @@ using namespace electsim::sim;  // the world's ids, times and wire types
 
 struct SinkConfig {
   bool fencing = true;
+  // A fleet whose classes fence differently (a class's own `fencing`): by resource (the world's
+  // group index), whether that resource fences; empty when every resource fences as `fencing`.
+  std::vector<bool> fencing_by_resource;
+  bool fences(std::uint32_t resource) const {
+    return resource < fencing_by_resource.size() ? fencing_by_resource[resource] : fencing;
+  }
 };
 
 struct SinkDecision {

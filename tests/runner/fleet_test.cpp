@@ -521,8 +521,18 @@ TEST_CASE("fleet: a class that cannot be is refused at its pointer") {
         "at /services/classes/1/name: expected a name no other class has");
   fails(with(R"("name": "batch")", R"("name": "bat ch")"),
         "at /services/classes/1/name: expected the class's name");
+  fails(with(R"("protocol": {"ttl": "20s"})", R"("protocol": "20s")"),
+        "at /services/classes/1/protocol: expected the class's protocol: an object");
+  fails(with(R"("protocol": {"ttl": "20s"})", R"("protocol": {"name": "leese"})"),
+        "at /services/classes/1/protocol/name: expected the name of a protocol");
+  // Raft's nodes send messages of their own, which the lease's trace header does not name.
   fails(with(R"("protocol": {"ttl": "20s"})", R"("protocol": {"name": "raft"})"),
-        "at /services/classes/1/protocol: expected the class's protocol parameters");
+        "at /services/classes/1/protocol/name: expected a protocol that can share a fleet with "
+        "the file's lease");
+  // A class of its own protocol takes that protocol's parameters, not the file's.
+  fails(with(R"("protocol": {"ttl": "20s"})",
+             R"("protocol": {"name": "kubernetes", "expiry": "store"})"),
+        "/services/classes/1/protocol/expiry");
   fails(with(R"("protocol": {"ttl": "20s"})", R"("protocol": {"ttl": "-1s"})"),
         "/services/classes/1/protocol/ttl");
   fails(with(R"("count": 2, "replicas": 5)", R"("replicas": 5)"),
@@ -536,4 +546,86 @@ TEST_CASE("fleet: a class that cannot be is refused at its pointer") {
             "services": {"count": 2, "replicas": 3, "classes": []},
             "protocol": {"name": "lease"}})",
         "at /services/count: expected one of the keys of the services section: classes");
+}
+
+TEST_CASE("fleet: a class runs a protocol of its own beside the file's") {
+  // etcd-style leases (judged by the store) beside client-go's Lease records (judged on the
+  // followers' clocks, fabric8 style, by the record's renewTime), on one store; every service's
+  // follower has its wall clock stepped an hour forward at 20 s.
+  const char* const text = R"({"name": "mixed", "duration": "40s",
+    "services": {"classes": [
+      {"name": "etcd", "count": 4, "replicas": 3},
+      {"name": "controllers", "count": 4, "replicas": 3,
+       "protocol": {"name": "kubernetes", "expiry_judged_by": "renew_time", "fencing": false}}]},
+    "protocol": {"name": "lease"},
+    "workload": {"interval": "100ms"},
+    "faults": [{"at": "20s", "kind": "clock_step", "target": "follower", "services": 1,
+                "by": "1h"}]})";
+  const runner::Scenario s = load_fleet(text);
+  REQUIRE(s.world.groups.size() == 8);
+  CHECK(s.world.groups[0].protocol == "lease");
+  CHECK(s.world.groups[4].protocol == "kubernetes");
+  CHECK(s.world.groups[4].key == std::optional<std::string>("/electsim/leader/svc-4"));
+  // The controllers' own `fencing` is their resources' at the sink; the etcd class fences.
+  REQUIRE(s.services.sink.fencing_by_resource.size() == 8);
+  CHECK(s.services.sink.fences(0));
+  CHECK_FALSE(s.services.sink.fences(4));
+
+  const auto r = runner::run_scenario(s, runner::RunOptions{});
+  REQUIRE(r.errors.empty());
+  REQUIRE(r.report.fleet);
+  const analysis::FleetReport& f = *r.report.fleet;
+  REQUIRE(f.by_class.size() == 2);
+  CHECK(f.by_class[0].protocol == "lease");
+  CHECK(f.by_class[1].protocol == "kubernetes");
+  // The store judges the etcd leases: the step changes nothing there. Each controller's stepped
+  // follower finds the record an hour stale and takes it over while the holder still leads,
+  // and without fencing the deposed holder's writes are accepted.
+  CHECK(f.by_class[0].services_split_brain == 0);
+  CHECK(f.by_class[0].leader_changes.max == 0);
+  CHECK(f.by_class[1].services_split_brain == 4);
+  CHECK(f.by_class[1].services_stale_accepted >= 1);
+  CHECK(f.services_split_brain == 4);
+  const std::string summary = analysis::format_summary(r.info, r.report, r.verdict);
+  CHECK_THAT(summary, Catch::Contains("  class etcd: 4 services of 3 nodes, running lease\n") &&
+                          Catch::Contains("  class controllers: 4 services of 3 nodes, running "
+                                          "kubernetes\n"));
+}
+
+TEST_CASE("fleet: bounds on one class judge that class's services alone") {
+  // The store stalls for 5 s: every api service (3 s TTL) stalls, no batch service (20 s).
+  const auto with_bounds = [](const std::string& bounds) {
+    std::string text = kClasses;
+    text.insert(text.rfind('}'), ", \"expect_by_class\": " + bounds);
+    return text;
+  };
+  const auto verdict_of = [&](const std::string& bounds) {
+    const runner::Scenario s = load_fleet(with_bounds(bounds));
+    return runner::run_scenario(s, runner::RunOptions{}).verdict;
+  };
+  CHECK(verdict_of(R"({"api": {"fleet_services_stalled": {"min": 4, "max": 4}},
+                       "batch": {"fleet_services_stalled": {"max": 0},
+                                 "fleet_leader_changes_p99": {"max": 0}}})")
+            .ok());
+  // The fleet stalled 4 services in all; a bound of 0 on batch holds, on api it breaks, and the
+  // breach names the class.
+  const analysis::Verdict broken = verdict_of(R"({"api": {"fleet_services_stalled": {"max": 0}}})");
+  REQUIRE(broken.breaches.size() == 1);
+  CHECK(broken.breaches[0].expectation.service_class == "api");
+  CHECK(broken.breaches[0].actual == std::optional<double>(4));
+  CHECK_THAT(broken.breaches[0].message,
+             Catch::StartsWith("fleet_services_stalled of class api = 4, above max 0 by 4"));
+
+  fails(with_bounds(R"({"apj": {"fleet_services_stalled": {"max": 0}}})"),
+        "at /expect_by_class/apj: expected the name of one of the fleet's classes: \"api\", "
+        "\"batch\"");
+  fails(with_bounds(R"({"api": {"split_brain_time": {"max": "0s"}}})"),
+        "at /expect_by_class/api/split_brain_time: expected a metric a class's services give on "
+        "their own");
+  fails(with_bounds(R"({"api": {"fleet_failover_p99": {"max": "1s"}}})"),
+        "at /expect_by_class/api/fleet_failover_p99: expected a metric a class's services give");
+  fails(R"({"name": "one", "duration": "10s", "services": {"count": 2, "replicas": 3},
+            "protocol": {"name": "lease"},
+            "expect_by_class": {"api": {"fleet_services_stalled": {"max": 0}}}})",
+        "at /expect_by_class: expected a fleet with classes of services");
 }

@@ -99,7 +99,7 @@ TEST_CASE("sink: every decision is recorded with the highest token accepted befo
 }
 
 TEST_CASE("sink: a long run's decisions are counted but only the first ones are kept") {
-  Sink sink(SinkConfig{true});
+  Sink sink(SinkConfig{});
   const std::size_t writes = Sink::kDecisionsKept + 25;
   for (std::size_t i = 0; i < writes; ++i) {
     sink.write(Time(static_cast<std::int64_t>(i)), 1, static_cast<RequestId>(i), 3, 0);
@@ -108,4 +108,16 @@ TEST_CASE("sink: a long run's decisions are counted but only the first ones are 
   REQUIRE(sink.decisions().size() == Sink::kDecisionsKept);
   CHECK(sink.decisions().back().at == Time(static_cast<std::int64_t>(Sink::kDecisionsKept - 1)));
   CHECK(sink.highest_accepted() == 3);
+}
+
+TEST_CASE("sink: a resource that does not fence accepts what the others would reject") {
+  // Resource 1 (a fleet's class without fencing) accepts lower tokens; 0 and 2 fence.
+  SinkConfig config;
+  config.fencing_by_resource = {true, false, true};
+  Sink sink(config);
+  for (std::uint32_t resource : {0u, 1u, 2u}) {
+    CHECK(sink.write(Time(1), 1, 1, 5, 10, resource).accepted);
+    CHECK(sink.write(Time(2), 2, 2, 4, 20, resource).accepted == (resource == 1));
+  }
+  CHECK(sink.highest_accepted(1) == 5);
 }
