@@ -29,6 +29,7 @@ void AggregatorServer::on_start(sim::ProcessContext& ctx) {
   grant_ = 0;
   keepalive_ = 0;
   waiting_.clear();
+  waiting_at_.clear();
   forwarded_.clear();
   watches_.clear();
   holders_.clear();
@@ -74,7 +75,16 @@ void AggregatorServer::on_request(sim::ProcessContext& ctx, Client client, Store
         answer(ctx, w, StoreError::none);
         return;
       }
-      waiting_.push_back(std::move(w));
+      // One waiting grant or keepalive per client and kind: a newer one (the client's retry,
+      // its earlier try timed out) takes the older's place, so that what waits stays bounded by
+      // the clients however long the store is away.
+      const auto [at, added] =
+          waiting_at_.try_emplace({w.client.endpoint, w.request.op}, waiting_.size());
+      if (added) {
+        waiting_.push_back(std::move(w));
+      } else {
+        waiting_[at->second] = std::move(w);
+      }
       need_session(ctx);
       return;
     }
@@ -194,10 +204,12 @@ void AggregatorServer::answer(sim::ProcessContext& ctx, const Waiting& w, StoreE
 void AggregatorServer::answer_waiting(sim::ProcessContext& ctx, StoreError error) {
   std::vector<Waiting> waiting = std::move(waiting_);
   waiting_.clear();
+  waiting_at_.clear();
   for (const Waiting& w : waiting) {
     // A keepalive of a lease that is no longer the shared one finds it gone; a grant that
     // waited for a lease that expired asks for a new one.
     if (error == StoreError::lease_not_found && w.request.op == StoreOp::lease_grant) {
+      waiting_at_.emplace(std::pair{w.client.endpoint, w.request.op}, waiting_.size());
       waiting_.push_back(w);
       continue;
     }

@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/process.hpp"
@@ -104,6 +105,8 @@ class AggregatorServer final : public sim::Process {
   sim::RequestId keepalive_ = 0;  // in flight
   sim::LocalTime keepalive_sent_;
   std::vector<Waiting> waiting_;
+  // Where each client's waiting grant or keepalive is in waiting_: one per client and kind.
+  std::map<std::pair<sim::Endpoint, sim::StoreOp>, std::size_t> waiting_at_;
   std::map<sim::RequestId, Forwarded> forwarded_;
   std::map<std::int64_t, Client> watches_;  // by the watch id the store's client gave
   std::map<sim::Endpoint, Holder> holders_;
