@@ -346,13 +346,15 @@ const std::vector<MetricInfo>& catalogue() {
        [](const Report& r) -> std::optional<double> {
          if (!r.fleet) return std::nullopt;
          return count(r.fleet->services_split_brain);
-       }},
+       },
+       true},
       {"fleet_services_stale_accepted", MetricUnit::count,
        "a fleet's services whose sink resource accepted a stale write", "not a fleet",
        [](const Report& r) -> std::optional<double> {
          if (!r.fleet) return std::nullopt;
          return count(r.fleet->services_stale_accepted);
-       }},
+       },
+       true},
       {"fleet_services_stalled", MetricUnit::count,
        "a fleet's services that were without a leader while the coordinator could not grant",
        "not a fleet",
@@ -360,14 +362,16 @@ const std::vector<MetricInfo>& catalogue() {
                                optional<double> {
                                  if (!r.fleet) return std::nullopt;
                                  return count(r.fleet->services_stalled);
-                               }},
+                               },
+       true},
       {"fleet_services_never_led", MetricUnit::count, "a fleet's services that never had a leader",
        "not a fleet",
        [](const Report& r) -> std::
                                optional<double> {
                                  if (!r.fleet) return std::nullopt;
                                  return count(r.fleet->services_never_led);
-                               }},
+                               },
+       true},
       {"fleet_leader_changes_p99", MetricUnit::count,
        "99th percentile over a fleet's services of leader changes (elections after a service's "
        "first): thrash",
@@ -376,14 +380,16 @@ const std::vector<MetricInfo>& catalogue() {
                                optional<double> {
                                  if (!r.fleet) return std::nullopt;
                                  return static_cast<double>(r.fleet->leader_changes.p99);
-                               }},
+                               },
+       true},
       {"fleet_leader_changes_per_hour_p99", MetricUnit::rate,
        "fleet_leader_changes_p99 per simulated hour", "not a fleet",
        [](const Report& r) -> std::optional<double> {
          if (!r.fleet || r.duration.count() <= 0) return std::nullopt;
          return static_cast<double>(r.fleet->leader_changes.p99) /
                 (static_cast<double>(r.duration.count()) / 3.6e12);
-       }},
+       },
+       true},
       {"fleet_outage_p99", MetricUnit::duration,
        "99th percentile over a fleet's services of each service's outage time: what the service "
        "lived through, whatever the cause",
@@ -391,13 +397,15 @@ const std::vector<MetricInfo>& catalogue() {
        [](const Report& r) -> std::optional<double> {
          if (!r.fleet || !r.outages_measured) return std::nullopt;
          return static_cast<double>(r.fleet->outage_time.p99);
-       }},
+       },
+       true},
       {"fleet_leaderless_p99", MetricUnit::duration,
        "99th percentile over a fleet's services of each service's leaderless time", "not a fleet",
        [](const Report& r) -> std::optional<double> {
          if (!r.fleet) return std::nullopt;
          return static_cast<double>(r.fleet->leaderless_time.p99);
-       }},
+       },
+       true},
       {"fleet_failover_p99", MetricUnit::duration,
        "99th percentile of every observed failover of every service of a fleet",
        "not a fleet, or no observed failover",
@@ -656,14 +664,17 @@ std::optional<double> metric_value(const Report& r, std::string_view name) {
 }
 
 bool metric_per_class(std::string_view name) {
-  return name.starts_with("fleet_") && name != "fleet_failover_p99";
+  const MetricInfo* info = find_metric(name);
+  return info != nullptr && info->per_class;
 }
 
 std::optional<double> class_metric(const Report& report, const ClassFigures& c,
                                    std::string_view name) {
   if (!metric_per_class(name)) return std::nullopt;
-  // The fleet metrics read a report's duration, whether outages were measured and its fleet's
-  // figures: a report of the class's services alone gives them for the class.
+  // The per-class metrics read a report's duration, whether outages were measured and these
+  // fleet figures, which a class has too: a report of the class's services alone gives them for
+  // the class. A metric that reads anything else must not be marked per_class (the test
+  // "every per-class metric of a one-class fleet is the fleet's" fails when one is).
   Report view;
   view.duration = report.duration;
   view.outages_measured = report.outages_measured;

@@ -21,6 +21,9 @@ struct MetricInfo {
   std::string absent_when;  // when it has no value ("no observed failover"); "" for never
   // Its value in a report, in its unit (durations in nanoseconds), or nullopt when not observed.
   std::optional<double> (*value)(const Report& report) = nullptr;
+  // It can be taken over one class of a fleet's services (`expect_by_class`): it reads only the
+  // fleet figures a class has too (class_metric).
+  bool per_class = false;
 };
 std::span<const MetricInfo> metric_catalogue();
 const MetricInfo* find_metric(std::string_view name);
@@ -43,8 +46,7 @@ struct Expectation {
   std::string pointer;            // where in the scenario file it was stated
 };
 
-// Whether `name` can be taken over one class of a fleet's services: the fleet metrics its class
-// figures give (ClassFigures), every fleet_* metric but fleet_failover_p99.
+// Whether `name` can be taken over one class of a fleet's services (MetricInfo::per_class).
 bool metric_per_class(std::string_view name);
 // The value of such a metric over class `c` of the report's fleet alone.
 std::optional<double> class_metric(const Report& report, const ClassFigures& c,

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/expect.hpp"
 #include "analysis/summary.hpp"
 #include "analysis/trace.hpp"
 #include "runner/loader.hpp"
@@ -590,6 +591,40 @@ TEST_CASE("fleet: a class runs a protocol of its own beside the file's") {
   CHECK_THAT(summary, Catch::Contains("  class etcd: 4 services of 3 nodes, running lease\n") &&
                           Catch::Contains("  class controllers: 4 services of 3 nodes, running "
                                           "kubernetes\n"));
+}
+
+TEST_CASE("fleet: every per-class metric of a one-class fleet is the fleet's") {
+  // One class holding every service: each metric a class can be bounded on must read the same
+  // over the class as over the fleet, or it reads something a class's figures do not carry.
+  const runner::Scenario s = load_fleet(R"({"name": "one", "duration": "60s",
+    "services": {"classes": [{"name": "all", "count": 4, "replicas": 3}]},
+    "protocol": {"name": "lease", "ttl": "3s"},
+    "workload": {"interval": "500ms"},
+    "faults": [{"at": "30s", "kind": "store_pause", "duration": "5s"},
+               {"at": "40s", "kind": "crash", "target": "svc-1"}]})");
+  const auto r = runner::run_scenario(s, runner::RunOptions{});
+  REQUIRE(r.errors.empty());
+  REQUIRE(r.report.fleet);
+  REQUIRE(r.report.fleet->by_class.size() == 1);
+  const analysis::ClassFigures& all = r.report.fleet->by_class[0];
+  std::size_t per_class = 0;
+  std::size_t nonzero = 0;
+  for (const analysis::MetricInfo& m : analysis::metric_catalogue()) {
+    CHECK(analysis::metric_per_class(m.name) == m.per_class);
+    if (!m.per_class) {
+      CHECK_FALSE(analysis::class_metric(r.report, all, m.name));
+      continue;
+    }
+    INFO(m.name);
+    ++per_class;
+    const std::optional<double> fleet = analysis::metric_value(r.report, m.name);
+    REQUIRE(fleet);
+    CHECK(analysis::class_metric(r.report, all, m.name) == fleet);
+    if (*fleet != 0) ++nonzero;
+  }
+  CHECK(per_class >= 8);
+  // The stall and the crash move most of them off zero, so equal is not "both empty".
+  CHECK(nonzero >= 4);
 }
 
 TEST_CASE("fleet: bounds on one class judge that class's services alone") {
