@@ -195,10 +195,10 @@ std::optional<Scenario> Loader::load(const json& document,
   if (const json* by_class = get(document, "expect_by_class")) {
     std::vector<analysis::Expectation> bounds;
     read_expect_by_class(*by_class, "/expect_by_class", bounds);
-    if (!variant_class_bounds_) variant_class_bounds_ = std::move(bounds);
+    if (!class_bounds_) class_bounds_ = std::move(bounds);
   }
-  if (variant_class_bounds_) {
-    for (analysis::Expectation& e : *variant_class_bounds_) s.expect.push_back(std::move(e));
+  if (class_bounds_) {
+    for (analysis::Expectation& e : *class_bounds_) s.expect.push_back(std::move(e));
   }
 
   Limits limits = options_.limits;

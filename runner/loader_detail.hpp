@@ -169,6 +169,8 @@ class Loader {
   std::optional<ServiceClass> read_service_class(const json& v, const std::string& pointer,
                                                  bool named);
   void build_fleet(Scenario& s);
+  // The protocol `name` (at `pointer`) names, or nullptr with the problem reported.
+  const protocols::ProtocolInfo* read_protocol_name(const json& name, const std::string& pointer);
   // `expect_by_class` (at `pointer`: the file's, or a variant's): bounds on one class's
   // services, added to `into`.
   void read_expect_by_class(const json& v, const std::string& pointer,
@@ -244,8 +246,9 @@ class Loader {
   std::vector<ServiceClass> classes_;
   std::vector<std::optional<bool>> class_fencing_;  // by class: its protocol's own `fencing`
   bool services_given_ = false;                     // the file has a services section
-  // The selected variant's expect_by_class, when it has one: it replaces the file's.
-  std::optional<std::vector<analysis::Expectation>> variant_class_bounds_;
+  // The bounds on classes: the selected variant's expect_by_class when it has one, else the
+  // file's.
+  std::optional<std::vector<analysis::Expectation>> class_bounds_;
   const ServiceClass& class_of(std::size_t service) const;
   // The first node of a service of the fleet, and how many it has.
   std::size_t first_node_of(std::size_t service) const;

@@ -178,7 +178,7 @@ std::optional<std::vector<analysis::Expectation>> Loader::read_variants(
       // The selected variant's bounds on classes replace the file's; every variant's are checked.
       std::vector<analysis::Expectation> bounds;
       read_expect_by_class(*by_class, child(pointer, "expect_by_class"), bounds);
-      if (variant && *variant == name) variant_class_bounds_ = std::move(bounds);
+      if (variant && *variant == name) class_bounds_ = std::move(bounds);
     }
   }
   return selected;

@@ -12,6 +12,12 @@
 
 namespace electsim::runner::detail {
 
+namespace {
+std::string protocol_name_expected(const std::vector<std::string>& names) {
+  return "the name of a protocol: one of " + joined(names, true);
+}
+}  // namespace
+
 // Which protocol runs, with which parameters: the file's `protocol`, or the one LoadOptions names,
 // whose parameters come from `protocols.<name>`. Every entry of `protocols` is validated even when
 // another protocol runs, so a file is either valid for `compare` or says why not.
@@ -37,8 +43,8 @@ void Loader::read_protocol_choice(const json& document, Scenario& s) {
         const std::string pointer = child("/protocols", name);
         const protocols::ProtocolInfo* info = protocols::find_protocol(name);
         if (info == nullptr) {
-          problem(pointer, "the name of a protocol: one of " + joined(names, true),
-                  json_quoted(name), did_you_mean(name, names));
+          problem(pointer, protocol_name_expected(names), json_quoted(name),
+                  did_you_mean(name, names));
           continue;
         }
         if (!params.is_object()) {
@@ -119,8 +125,7 @@ void Loader::read_expect_by_protocol(const json& v, Scenario& s) {
   for (const auto& [name, block] : v.items()) {
     const std::string pointer = child("/expect_by_protocol", name);
     if (protocols::find_protocol(name) == nullptr) {
-      problem(pointer, "the name of a protocol: one of " + joined(names, true), json_quoted(name),
-              did_you_mean(name, names));
+      problem(pointer, protocol_name_expected(names), json_quoted(name), did_you_mean(name, names));
       continue;
     }
     std::vector<analysis::Expectation> extra = read_expect(block, pointer);
@@ -135,8 +140,6 @@ void Loader::read_expect_by_protocol(const json& v, Scenario& s) {
 }
 
 void Loader::read_protocol(const json* v, const protocols::WorkloadConfig& workload, Scenario& s) {
-  const std::vector<std::string> names = protocols::protocol_names();
-  const std::string name_expected = "the name of a protocol: one of " + joined(names, true);
   if (v == nullptr) {
     problem("/protocol", "a protocol object such as {\"name\": \"lease\"}", kRequired);
     return;
@@ -147,20 +150,27 @@ void Loader::read_protocol(const json* v, const protocols::WorkloadConfig& workl
   }
   const json* name = get(*v, "name");
   if (name == nullptr) {
-    problem("/protocol/name", name_expected, kRequired);
+    problem("/protocol/name", protocol_name_expected(protocols::protocol_names()), kRequired);
     return;
   }
-  const protocols::ProtocolInfo* info =
-      name->is_string() ? protocols::find_protocol(name->get_ref<const std::string&>()) : nullptr;
-  if (info == nullptr) {
-    problem("/protocol/name", name_expected, json_excerpt(*name),
-            name->is_string() ? did_you_mean(name->get_ref<const std::string&>(), names)
-                              : std::string());
-    return;
-  }
+  const protocols::ProtocolInfo* info = read_protocol_name(*name, "/protocol/name");
+  if (info == nullptr) return;
   json params = *v;
   params.erase("name");
   read_protocol_at(params, info->name, "/protocol", workload, s);
+}
+
+const protocols::ProtocolInfo* Loader::read_protocol_name(const json& name,
+                                                          const std::string& pointer) {
+  const protocols::ProtocolInfo* info =
+      name.is_string() ? protocols::find_protocol(name.get_ref<const std::string&>()) : nullptr;
+  if (info == nullptr) {
+    const std::vector<std::string> names = protocols::protocol_names();
+    problem(
+        pointer, protocol_name_expected(names), json_excerpt(name),
+        name.is_string() ? did_you_mean(name.get_ref<const std::string&>(), names) : std::string());
+  }
+  return info;
 }
 
 void Loader::read_protocol_at(const json& params, const std::string& name,

@@ -102,16 +102,7 @@ std::optional<Loader::ServiceClass> Loader::read_service_class(const json& v,
       } else {
         c.protocol = *protocol;
         if (const json* name = get(*protocol, "name")) {
-          const std::vector<std::string> names = protocols::protocol_names();
-          const protocols::ProtocolInfo* info =
-              name->is_string() ? protocols::find_protocol(name->get_ref<const std::string&>())
-                                : nullptr;
-          if (info == nullptr) {
-            problem(child(at, "name"), "the name of a protocol: one of " + joined(names, true),
-                    json_excerpt(*name),
-                    name->is_string() ? did_you_mean(name->get_ref<const std::string&>(), names)
-                                      : std::string());
-          } else {
+          if (const protocols::ProtocolInfo* info = read_protocol_name(*name, child(at, "name"))) {
             c.protocol_name = info->name;
           }
           c.protocol.erase("name");
