@@ -9,6 +9,7 @@
 
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "sim/fault.hpp"
 #include "sim/store_types.hpp"
@@ -526,9 +527,19 @@ std::string format_summary(const RunInfo& info, const Report& r, const Verdict& 
   std::string out;
   auto it = std::back_inserter(out);
   fmt::format_to(it, "seed {}\n", info.seed);
-  fmt::format_to(it, "scenario {}{}, protocol {}, {} nodes\n", info.scenario,
-                 info.variant.empty() ? "" : " (variant " + info.variant + ")", info.protocol,
-                 r.node_count);
+  // A fleet of classes names the protocols its classes run, in the classes' order.
+  std::vector<std::string> protocols;
+  if (r.fleet) {
+    for (const ClassFigures& c : r.fleet->by_class) {
+      if (std::find(protocols.begin(), protocols.end(), c.protocol) == protocols.end()) {
+        protocols.push_back(c.protocol);
+      }
+    }
+  }
+  if (protocols.empty()) protocols.push_back(info.protocol);
+  fmt::format_to(it, "scenario {}{}, protocol{} {}, {} nodes\n", info.scenario,
+                 info.variant.empty() ? "" : " (variant " + info.variant + ")",
+                 protocols.size() > 1 ? "s" : "", fmt::join(protocols, ", "), r.node_count);
   fmt::format_to(it, "simulated {}, {} events in the trace{}\n",
                  sim::format_duration(info.duration), info.events_processed,
                  info.kernel_steps == 0 ? std::string()
