@@ -497,6 +497,7 @@ TEST_CASE("fleet: classes of services, each with its own size and parameters") {
   CHECK(api.services_stalled + batch.services_stalled == f.services_stalled);
   CHECK(api.services + batch.services == f.services);
   const std::string summary = analysis::format_summary(r.info, r.report, r.verdict);
+  CHECK_THAT(summary, Catch::Contains("scenario classes, protocol lease, 22 nodes\n"));
   CHECK_THAT(summary, Catch::Contains("  6 services in 2 classes") &&
                           Catch::Contains("  class batch: 2 services of 5 nodes\n"));
   // The trace's header names each service's class, and `check` gives the same summary.
@@ -588,6 +589,8 @@ TEST_CASE("fleet: a class runs a protocol of its own beside the file's") {
   CHECK(f.by_class[1].services_stale_accepted >= 1);
   CHECK(f.services_split_brain == 4);
   const std::string summary = analysis::format_summary(r.info, r.report, r.verdict);
+  // The header names both protocols the fleet runs, not the file's alone.
+  CHECK_THAT(summary, Catch::Contains("scenario mixed, protocols lease, kubernetes, 24 nodes\n"));
   CHECK_THAT(summary, Catch::Contains("  class etcd: 4 services of 3 nodes, running lease\n") &&
                           Catch::Contains("  class controllers: 4 services of 3 nodes, running "
                                           "kubernetes\n"));
