@@ -71,6 +71,7 @@ void Analyzer::on_event(const sim::Event& event) {
 
 void Analyzer::State::apply(const sim::Event& event) {
   State& s = *this;
+  if (!state_reads(event.kind)) return;
   switch (event.kind) {
     case sim::EventKind::run_start:
       if (s.node_count == 0 && event.a > 0) {
@@ -142,6 +143,7 @@ void Analyzer::State::apply(const sim::Event& event) {
     case sim::EventKind::raft_commit:
     case sim::EventKind::lease_refresh:
     case sim::EventKind::client_failover:
+      ELECTSIM_ASSERT(false, "state_reads() keeps out the kinds that change nothing");
       break;
     case sim::EventKind::conn_break:
       ++s.report.connections_broken;

@@ -322,7 +322,7 @@ void Analyzer::on_fleet_event(const sim::Event& e) {
     case sim::EventKind::msg_deliver:
     case sim::EventKind::msg_drop:
     case sim::EventKind::client_failover:
-      if (e.node >= 0) feed_service_of(e.node);
+      if (e.node >= 0 && state_reads(e.kind)) feed_service_of(e.node);
       return;
     case sim::EventKind::store_apply:
     case sim::EventKind::lease_expire:

@@ -37,6 +37,50 @@ inline bool takes_node_away(sim::FaultKind kind) {
 
 }  // namespace analyzer_detail
 
+// Whether State::apply changes anything for an event of this kind. A fleet hands its services
+// only the events that do: the time a service is not told of is summed when its next event comes
+// (State::advance adds up a state that held still, and the coordinator's unavailability is a
+// running total over time), so its figures are the same, and a timer or a reply costs no visit
+// to a service's state.
+constexpr bool state_reads(sim::EventKind kind) {
+  switch (kind) {
+    case sim::EventKind::run_start:
+    case sim::EventKind::run_end:
+    case sim::EventKind::belief:
+    case sim::EventKind::crash:
+    case sim::EventKind::restart:
+    case sim::EventKind::fault:
+    case sim::EventKind::sink_write:
+    case sim::EventKind::store_change:
+    case sim::EventKind::msg_send:
+    case sim::EventKind::msg_deliver:
+    case sim::EventKind::msg_drop:
+    case sim::EventKind::store_request:
+    case sim::EventKind::sink_send:
+    case sim::EventKind::server_request:
+    case sim::EventKind::conn_break:
+      return true;
+    case sim::EventKind::pause:
+    case sim::EventKind::resume:
+    case sim::EventKind::clock_change:
+    case sim::EventKind::timer_fire:
+    case sim::EventKind::store_apply:
+    case sim::EventKind::lease_expire:
+    case sim::EventKind::store_reply:
+    case sim::EventKind::watch_notify:
+    case sim::EventKind::sink_reply:
+    case sim::EventKind::store_pause:
+    case sim::EventKind::store_resume:
+    case sim::EventKind::network_change:
+    case sim::EventKind::server_role:
+    case sim::EventKind::raft_commit:
+    case sim::EventKind::lease_refresh:
+    case sim::EventKind::client_failover:
+      return false;
+  }
+  return false;
+}
+
 // The watch on the coordinator `config` names, with config.coordinator resolved (the store's
 // first member when it names none).
 CoordinatorWatch coordinator_watch(AnalysisConfig& config);
