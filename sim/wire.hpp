@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/ids.hpp"
+#include "sim/inline_vector.hpp"
 #include "sim/message.hpp"
 #include "sim/payload.hpp"
 #include "sim/store_types.hpp"
@@ -64,7 +65,10 @@ struct LogEntry {
 // for an AppendEntries, the entries it carries.
 struct ReplicaMessage {
   Message header;
-  std::vector<LogEntry> entries;
+  // Inline up to four: a leader in steady state sends each new entry at once, so an append
+  // carries one or two, and a store at capacity sends tens of thousands a second.
+  using Entries = InlineVector<LogEntry, 4>;
+  Entries entries;
   // The leader's heartbeat round, echoed by the follower's response: what confirms a read
   // (etcd-io/raft's ReadIndex sends its heartbeat with a context the same way).
   std::int64_t round = 0;

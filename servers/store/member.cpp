@@ -81,9 +81,10 @@ void StoreMember::on_payload(sim::ProcessContext& ctx, sim::Endpoint from,
     ELECTSIM_ASSERT(from >= 0, "store clients are election nodes");
     if (!queue_.limited()) {
       take_request(from, from_incarnation, std::move(*request));
-    } else if (!queue_.arrive(ctx, {from, from_incarnation, *request})) {
+    } else if (ServiceQueue::Request r{from, from_incarnation, std::move(*request)};
+               !queue_.arrive(ctx, std::move(r))) {
       ctx.reply(from, from_incarnation,
-                sim::Payload(too_many_requests(*request, disk_->store->revision())));
+                sim::Payload(too_many_requests(r.request, disk_->store->revision())));
     }
   } else if (auto* replica = payload.get_if<sim::ReplicaMessage>()) {
     const std::optional<raft::RaftMessage> message = raft::decode(replica->header);

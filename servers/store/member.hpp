@@ -148,8 +148,8 @@ class StoreMember final : public sim::Process, private raft::Host {
   std::int64_t durable_ = 0;
   bool promoted_ = false;          // the leader's lessor is primary (after its first entry applied)
   std::vector<LeaseId> revoking_;  // expiries proposed, not yet applied
-  const std::vector<sim::LogEntry>* incoming_ = nullptr;  // the entries of the AppendEntries
-  std::int64_t incoming_round_ = 0;                       // and its heartbeat round
+  const sim::ReplicaMessage::Entries* incoming_ = nullptr;  // the entries of the AppendEntries
+  std::int64_t incoming_round_ = 0;                         // and its heartbeat round
   // Leader: heartbeat rounds (ReadIndex) and the last round each member acknowledged.
   std::int64_t round_ = 0;
   std::vector<std::int64_t> acked_round_;

@@ -64,8 +64,8 @@ class ServiceQueue {
   // a store member's Raft timeouts are drawn as they would be at unlimited capacity.
   void on_start(sim::ProcessContext& ctx);
   // A request arrived (only while limited()): it starts its service if a server is free, else it
-  // waits. False, and nothing kept, when it is a write that the full queue refuses, or any
-  // request at kMaxWaiting.
+  // waits. False, and `request` left as it was, when it is a write that the full queue refuses,
+  // or any request at kMaxWaiting.
   bool arrive(sim::ProcessContext& ctx, Request&& request);
   // The service of timer `id` ended: its request, to be answered now. The next waiting request
   // starts its service.
