@@ -27,6 +27,7 @@ struct Load {
   Duration mean_gap{0};       // between arrivals, exponential (a Poisson process)
   StoreOp op = StoreOp::get;  // what every request asks
   std::size_t requests = 0;   // how many to send
+  Duration start{0};          // before the first: a replicated store elects its leader
 };
 
 struct Measured {
@@ -48,7 +49,7 @@ struct PoissonClient final : Protocol {
     d.mean = load.mean_gap;
     return d.sample(ctx.rng());
   }
-  void on_start(Context& ctx) override { ctx.set_timer(gap(ctx), 0); }
+  void on_start(Context& ctx) override { ctx.set_timer(load.start + gap(ctx), 0); }
   void on_timer(Context& ctx, TimerId, TimerTag) override {
     StoreRequest request;
     request.op = load.op;
@@ -82,7 +83,8 @@ Distribution exponential(Duration mean) {
   return d;
 }
 
-Measured run(const CapacityConfig& capacity, Load load, std::uint64_t seed = 1) {
+Measured run(const CapacityConfig& capacity, Load load, std::uint64_t seed = 1,
+             std::size_t members = 1) {
   WorldConfig world;
   world.seed = seed;
   world.node_count = 1;
@@ -90,6 +92,8 @@ Measured run(const CapacityConfig& capacity, Load load, std::uint64_t seed = 1) 
   world.network.latency = Distribution::constant_of(0ms);
   Services services;
   services.store.capacity = capacity;
+  services.replication.members = members;
+  if (members > 1) services.store.expiry_scan_interval = 500ms;  // as the loader sets (etcd's)
   Measured measured;
   Kernel kernel(electsim::servers::with_services(std::move(world), services),
                 [&](NodeId) { return std::make_unique<PoissonClient>(load, &measured); });
@@ -181,6 +185,18 @@ TEST_CASE("capacity: a full queue refuses writes only, and reads wait however lo
        {StoreOp::get, StoreOp::lease_keepalive, StoreOp::watch, StoreOp::unwatch}) {
     CHECK_FALSE(electsim::servers::proposes(op));
   }
+}
+
+TEST_CASE("capacity: a replicated store's member refuses a write with the request's own id") {
+  // The client REQUIREs that every answer names a request it sent, and run() that every request
+  // is answered: a refusal built from a request the queue had taken would name none.
+  CapacityConfig capacity;
+  capacity.service_time = Distribution::constant_of(10ms);
+  capacity.queue_limit = 0;
+  const Measured writes = run(capacity, {1ms, StoreOp::put, 1000, 5s}, 1, 3);
+  CHECK(writes.refused > 800);
+  CHECK(writes.refused < 1000);
+  CHECK(writes.sojourn_s.size() + writes.refused == writes.answered);
 }
 
 TEST_CASE("capacity: unlimited by default, a request answered the moment it arrives") {
