@@ -188,17 +188,21 @@ struct Kernel::Proc {
   Endpoint id = kNoNode;
   bool up = false;
   bool paused = false;
-  std::uint8_t recent_stream_next = 0;  // the slot the next new receiver takes
+  std::uint8_t recent_out_next = 0;  // the slot the next new receiver takes in recent_out
+  std::uint8_t recent_in_next = 0;   // the slot the next new sender takes in recent_in
   std::uint32_t incarnation = 0;
   std::uint32_t pause_generation = 0;
-  // The streams (into Kernel::streams_) this process sent on last, by receiver: an election node
-  // talks to its store member and the sink, so its sends find their stream here, beside the
-  // incarnation they read anyway, instead of in the world's index. A stream's index never changes.
+  // The streams (into Kernel::streams_) this process sent on last, by receiver, and received on
+  // last, by sender. An election node talks to its store member and the sink, so its sends find
+  // their stream in recent_out; a server answers thousands of clients, so its answers find theirs
+  // in the client's recent_in. Both sit beside the incarnation a send reads anyway, and spare
+  // the world's index, a cache miss in a large world. A stream's index never changes.
   struct RecentStream {
-    Endpoint to = std::numeric_limits<Endpoint>::min();
+    Endpoint peer = std::numeric_limits<Endpoint>::min();
     std::uint32_t index = 0;
   };
-  std::array<RecentStream, 2> recent_streams{};
+  std::array<RecentStream, 2> recent_out{};
+  std::array<RecentStream, 2> recent_in{};
   std::unique_ptr<Process> process;
   ProtocolProcess* node = nullptr;  // election nodes: the adapter of `process`
   std::size_t armed_timers = 0;

@@ -33,22 +33,31 @@ bool Kernel::rides_stream(const Entry& e, Endpoint from, Endpoint to) const {
 
 std::uint32_t Kernel::stream_for(Endpoint from, Endpoint to, std::uint32_t to_incarnation) {
   Proc& sender = proc(from);
+  Proc& receiver = proc(to);
   std::uint32_t index = 0;
   bool created = false;
-  if (sender.recent_streams[0].to == to) {
-    index = sender.recent_streams[0].index;
-  } else if (sender.recent_streams[1].to == to) {
-    index = sender.recent_streams[1].index;
+  if (sender.recent_out[0].peer == to) {
+    index = sender.recent_out[0].index;
+  } else if (sender.recent_out[1].peer == to) {
+    index = sender.recent_out[1].index;
   } else {
-    std::tie(index, created) = stream_index_.try_emplace(
-        stream_key(from, to), static_cast<std::uint32_t>(streams_.size()));
-    if (created) {
-      streams_.emplace_back();
-      streams_.back().from = from;
-      streams_.back().to = to;
+    if (receiver.recent_in[0].peer == from) {
+      index = receiver.recent_in[0].index;
+    } else if (receiver.recent_in[1].peer == from) {
+      index = receiver.recent_in[1].index;
+    } else {
+      std::tie(index, created) = stream_index_.try_emplace(
+          stream_key(from, to), static_cast<std::uint32_t>(streams_.size()));
+      if (created) {
+        streams_.emplace_back();
+        streams_.back().from = from;
+        streams_.back().to = to;
+      }
+      receiver.recent_in[receiver.recent_in_next] = Proc::RecentStream{from, index};
+      receiver.recent_in_next ^= 1;
     }
-    sender.recent_streams[sender.recent_stream_next] = Proc::RecentStream{to, index};
-    sender.recent_stream_next ^= 1;
+    sender.recent_out[sender.recent_out_next] = Proc::RecentStream{to, index};
+    sender.recent_out_next ^= 1;
   }
   Stream& s = streams_[index];
   const std::uint32_t from_incarnation = sender.incarnation;
