@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "sim/protocol.hpp"
@@ -14,7 +15,7 @@ namespace electsim::protocols {
 class StoreWatch {
  public:
   // Watches `key` from revision `from` (0: from now), closing the watch held before.
-  void open(sim::Context& ctx, const std::string& key, sim::Revision from) {
+  void open(sim::Context& ctx, std::string_view key, sim::Revision from) {
     close(ctx);
     key_ = key;
     from_ = from;

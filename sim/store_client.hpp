@@ -67,7 +67,7 @@ class StoreClient {
     std::int64_t visible_id = 0;  // the id the protocol knows (the client's own)
     Endpoint member = kNoNode;    // the member it lives on now
     std::int64_t member_id = 0;   // its id there (0 while being re-created)
-    std::string key;
+    Key key;
     Revision seen = 0;  // the newest revision delivered (or the store's revision at creation)
   };
   // Sends to `to`, or to the current member.

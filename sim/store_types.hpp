@@ -8,12 +8,13 @@
 #include <vector>
 
 #include "sim/ids.hpp"
+#include "sim/key.hpp"
 #include "sim/time.hpp"
 
 namespace electsim::sim {
 
 struct KeyValue {
-  std::string key;
+  Key key;
   std::string value;
   Revision create_revision = 0;  // revision of the put that created the key (0: absent)
   Revision mod_revision = 0;     // revision of the last put
@@ -29,7 +30,7 @@ struct KeyValue {
 struct Compare {
   enum class Target { value, create_revision, mod_revision, lease };
   enum class Op { equal, not_equal, less, greater };
-  std::string key;
+  Key key;
   Target target = Target::create_revision;
   Op op = Op::equal;
   std::int64_t number = 0;  // revisions and lease ids
@@ -39,7 +40,7 @@ struct Compare {
 struct TxnOp {
   enum class Kind { get, put, del };
   Kind kind = Kind::get;
-  std::string key;
+  Key key;
   std::string value;
   LeaseId lease = kNoLease;
 };
@@ -61,7 +62,7 @@ const char* store_op_name(StoreOp op);
 struct StoreRequest {
   RequestId id = 0;  // set by the kernel when sent; replies carry it back
   StoreOp op = StoreOp::get;
-  std::string key;           // get, put, del, watch
+  Key key;                   // get, put, del, watch
   std::string value;         // put
   LeaseId lease = kNoLease;  // put (attach), keepalive, revoke
   Duration ttl{0};           // lease_grant

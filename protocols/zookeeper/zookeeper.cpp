@@ -398,7 +398,7 @@ void ZookeeperNode::send_ping(sim::Context& ctx) {
   ctx.store(std::move(ping));
 }
 
-void ZookeeperNode::send_watch(sim::Context& ctx, const std::string& key, sim::Revision from) {
+void ZookeeperNode::send_watch(sim::Context& ctx, std::string_view key, sim::Revision from) {
   drop_watch(ctx);
   watched_key_ = key;
   // exists(path, watch) is atomic with the read in ZooKeeper; here the watch starts right after

@@ -115,7 +115,7 @@ class ZookeeperNode final : public sim::Protocol {
   void send_data(sim::Context& ctx);
   void send_children(sim::Context& ctx);
   void send_ping(sim::Context& ctx);
-  void send_watch(sim::Context& ctx, const std::string& key, sim::Revision from);
+  void send_watch(sim::Context& ctx, std::string_view key, sim::Revision from);
   // The recipe's next step from where this client stands: a session, its node, or the children.
   void next_step(sim::Context& ctx);
   void drop_watch(sim::Context& ctx);

@@ -50,12 +50,12 @@ bool compare_holds(const Compare& c, const KeyValue* kv) {
   return false;
 }
 
-void insert_sorted(std::vector<std::string>& keys, const std::string& key) {
+void insert_sorted(std::vector<std::string>& keys, std::string_view key) {
   const auto it = std::lower_bound(keys.begin(), keys.end(), key);
-  if (it == keys.end() || *it != key) keys.insert(it, key);
+  if (it == keys.end() || *it != key) keys.insert(it, std::string(key));
 }
 
-void erase_sorted(std::vector<std::string>& keys, const std::string& key) {
+void erase_sorted(std::vector<std::string>& keys, std::string_view key) {
   const auto it = std::lower_bound(keys.begin(), keys.end(), key);
   if (it != keys.end() && *it == key) keys.erase(it);
 }
@@ -74,14 +74,14 @@ class Store::Batch {
 
   // `lock_acquire`: Consul's ?acquire=, a key moved to a new lease counts one more LockIndex.
   // `released`: the put that lets go of the key when its lease ends (Behavior release).
-  void put(const std::string& key, const std::string& value, LeaseId lease,
-           bool lock_acquire = false, bool released = false) {
+  void put(std::string_view key, const std::string& value, LeaseId lease, bool lock_acquire = false,
+           bool released = false) {
     auto it = store_.keys_.find(key);
     if (it == store_.keys_.end()) {
       KeyValue kv;
       kv.key = key;
       kv.create_revision = revision_;
-      it = store_.keys_.emplace(key, std::move(kv)).first;
+      it = store_.keys_.emplace(std::string(key), std::move(kv)).first;
     }
     KeyValue& kv = it->second;
     if (lock_acquire && lease != kNoLease && kv.lease != lease) kv.lock_index += 1;
@@ -104,7 +104,7 @@ class Store::Batch {
   }
 
   // Deletes the key if present; returns whether it was.
-  bool del(const std::string& key) {
+  bool del(std::string_view key) {
     auto it = store_.keys_.find(key);
     if (it == store_.keys_.end()) return false;
     const LeaseId lease = it->second.lease;
@@ -238,7 +238,7 @@ LocalTime Store::deadline_after(const Lease& lease, LocalTime now, Duration rema
   return round_to_next_tick(now + remaining, config_.tick_time);
 }
 
-std::optional<KeyValue> Store::peek(const std::string& key) const {
+std::optional<KeyValue> Store::peek(std::string_view key) const {
   const auto it = keys_.find(key);
   if (it == keys_.end()) return std::nullopt;
   return it->second;
@@ -271,7 +271,7 @@ void Store::drop_watches_of(NodeId node) {
 
 void Store::add_watch(std::int64_t id, Watch watch) {
   // Ids only grow: appending keeps each key's list ascending.
-  watch_ids_by_key_[watch.key].push_back(id);
+  watch_ids_by_key_[watch.key.str()].push_back(id);
   watches_.emplace(id, std::move(watch));
 }
 
@@ -340,7 +340,7 @@ void Store::end_lease_keys(LeaseId lease, bool by_lease_expiry, LocalTime now, S
   for (const std::string& key : keys) lock_delays_.insert_or_assign(key, now + lock_delay);
 }
 
-std::optional<LocalTime> Store::lock_delay_until(const std::string& key) const {
+std::optional<LocalTime> Store::lock_delay_until(std::string_view key) const {
   const auto it = lock_delays_.find(key);
   if (it == lock_delays_.end()) return std::nullopt;
   return it->second;

@@ -75,7 +75,7 @@ inline constexpr std::size_t kWatchHistory = 10'000;
 struct StoreChange {
   Revision revision = 0;
   WatchEvent::Kind kind = WatchEvent::Kind::put;
-  std::string key;
+  Key key;
   std::string value;
   LeaseId lease = kNoLease;
   bool by_lease_expiry = false;
@@ -160,7 +160,7 @@ class Store {
   // under lock-delay). False for any other request.
   bool lock_delayed(const StoreRequest& request, LocalTime now) const;
   // The end of the key's lock-delay, if one was ever set (Consul's KVSLockDelay).
-  std::optional<LocalTime> lock_delay_until(const std::string& key) const;
+  std::optional<LocalTime> lock_delay_until(std::string_view key) const;
   // A new leader's lessor (etcd's Promote): every lease's deadline becomes now + extend + a full
   // TTL, or + the TTL it has left on this member's clock with `keep_remaining` (etcd's lease
   // checkpoints). Returns how many leases it refreshed.
@@ -175,7 +175,7 @@ class Store {
   }
 
   Revision revision() const { return revision_; }
-  std::optional<KeyValue> peek(const std::string& key) const;
+  std::optional<KeyValue> peek(std::string_view key) const;
   std::optional<LocalTime> lease_deadline(LeaseId lease) const;
   // The granted timeout of a live ZooKeeper session (a lease granted with `session`).
   std::optional<Duration> session_ttl(LeaseId lease) const;
@@ -195,7 +195,7 @@ class Store {
   LocalTime deadline_after(const Lease& lease, LocalTime now, Duration remaining) const;
   struct Watch {
     NodeId node = kNoNode;
-    std::string key;
+    Key key;
   };
   struct HistoryEntry {
     Revision revision = 0;
@@ -229,7 +229,7 @@ class Store {
   // The ids of each key's watches, ascending: a change finds its key's watchers with one lookup
   // instead of a walk of every watch (a fleet's store holds one per node). Only looked up, never
   // iterated, so its hashing cannot order anything.
-  std::unordered_map<std::string, std::vector<std::int64_t>> watch_ids_by_key_;
+  sim::StringMap<std::vector<std::int64_t>> watch_ids_by_key_;
   void add_watch(std::int64_t id, Watch watch);
   void remove_watch(std::map<std::int64_t, Watch>::iterator it);
   // Consul's lockDelay table: the end of each key's lock-delay on this server's clock. Only

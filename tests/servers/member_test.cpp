@@ -61,7 +61,7 @@ std::pair<std::string, std::string> put_of(const LogEntry& e) {
       c->request.op != sim::StoreOp::put) {
     return {};
   }
-  return {c->request.key, c->request.value};
+  return {c->request.key.str(), c->request.value};
 }
 
 std::vector<Epoch> terms_of(const std::vector<LogEntry>& entries) {
