@@ -60,19 +60,23 @@ class Key {
   friend bool operator==(const Key& a, const std::string& b) { return a.view() == b; }
   friend bool operator==(const Key& a, const char* b) { return a.view() == b; }
   friend std::strong_ordering operator<=>(const Key& a, const Key& b) {
-    return a.view() <=> b.view();
+    return order(a.view(), b.view());
   }
   friend std::strong_ordering operator<=>(const Key& a, std::string_view b) {
-    return a.view() <=> b;
+    return order(a.view(), b);
   }
   friend std::strong_ordering operator<=>(const Key& a, const std::string& b) {
-    return a.view() <=> std::string_view(b);
+    return order(a.view(), std::string_view(b));
   }
   friend std::strong_ordering operator<=>(const Key& a, const char* b) {
-    return a.view() <=> std::string_view(b);
+    return order(a.view(), std::string_view(b));
   }
 
  private:
+  // string_view's compare, as an ordering (the WebAssembly build's libc++ has no <=> for it).
+  static std::strong_ordering order(std::string_view a, std::string_view b) {
+    return a.compare(b) <=> 0;
+  }
   void assign(std::string_view text) {
     // `text` may be this key's own bytes: they are copied before the old ones are freed.
     if (text.size() <= kInline) {
