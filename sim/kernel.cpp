@@ -284,7 +284,7 @@ bool Kernel::run_steps(Time t, std::uint64_t max_steps) {
     const std::uint32_t slot = key.slot();
     Entry& e = entries_[slot];
     if (e.kind == EntryKind::deliver && e.body == Entry::kNoBody &&
-        e.segment == Entry::kNoSegment && !e.session) [[likely]] {
+        e.segment == Entry::kNoSegment && !e.session()) [[likely]] {
       Proc& p = proc(e.node);
       if (p.up && !p.paused && network_.link_up(e.peer, e.node)) [[likely]] {
         deliver_message(slot, e, p);
@@ -385,7 +385,7 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
     return;
   }
   Proc& p = proc(e.node);
-  const bool session_bound = e.kind != EntryKind::deliver || e.session;
+  const bool session_bound = e.kind != EntryKind::deliver || e.session();
   if (!p.up || (session_bound && e.incarnation != p.incarnation)) {
     // A crashed process receives nothing; traffic on connections of an earlier incarnation, and
     // its own timers and held sends, died with it.
@@ -481,7 +481,7 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
       // The payload leaves its sender now; from here it is the network's, on a connection to the
       // incarnation it answers (payload - 1), or else to the receiver's current one.
       e.kind = EntryKind::deliver;
-      e.session = true;
+      e.set_session(true);
       e.incarnation =
           e.payload != 0 ? static_cast<std::uint32_t>(e.payload - 1) : proc(to).incarnation;
       e.payload = p.incarnation;
@@ -521,7 +521,7 @@ void Kernel::answer_probe(std::uint32_t slot, Entry& e) {
   const std::uint32_t answer = new_entry(EntryKind::deliver, server);
   Entry& a = entries_[answer];
   a.peer = p.id;
-  a.session = true;
+  a.set_session(true);
   a.incarnation = server_incarnation;
   a.payload = p.incarnation;
   set_body(answer, TcpProbeAck{connection, reset});

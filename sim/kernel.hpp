@@ -154,6 +154,9 @@ class Kernel {
   enum class EntryKind : std::uint8_t;
 
   std::uint32_t new_entry(EntryKind kind, Endpoint owner);
+  // A peer message's entry: as new_entry, but without the receiver's incarnation, which only
+  // traffic on connections needs, so that sending reads nothing of the receiver.
+  std::uint32_t new_peer_entry(Endpoint to);
   void push(Time at, std::uint32_t slot);
   void push_in_order(std::int64_t at, std::uint64_t seq, std::uint32_t slot);
   void free_entry(std::uint32_t slot);

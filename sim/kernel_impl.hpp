@@ -55,10 +55,20 @@ struct alignas(64) Kernel::Entry {
   std::uint32_t segment = kNoSegment;  // index into segments_ on a connection
   MessageType type = 0;                // a peer message's type (Message::type)
   EntryKind kind = EntryKind::deliver;
-  bool counts_in_flight : 1 = false;
-  // A payload travels on a connection: it dies if its receiver's incarnation changed. A peer
-  // message does not: it reaches a restarted node.
-  bool session : 1 = false;
+  // Two flags in the line's last byte, written whole: a new entry's slot is usually cold, and a
+  // bit-field's store would read the line before writing it, stalling the send on a cache miss
+  // where plain stores wait in the store buffer.
+  // - in flight: counted in in_flight_ (limits.max_in_flight);
+  // - session: a payload travels on a connection: it dies if its receiver's incarnation changed.
+  //   A peer message does not: it reaches a restarted node.
+  std::uint8_t flags = 0;
+  static constexpr std::uint8_t kInFlight = 1;
+  static constexpr std::uint8_t kSession = 2;
+
+  bool counts_in_flight() const { return (flags & kInFlight) != 0; }
+  bool session() const { return (flags & kSession) != 0; }
+  void set_counts_in_flight(bool on) { flags = on ? flags | kInFlight : flags & ~kInFlight; }
+  void set_session(bool on) { flags = on ? flags | kSession : flags & ~kSession; }
 
   Message msg() const { return Message{type, field}; }
   void set_msg(const Message& m) {
@@ -280,30 +290,38 @@ struct Kernel::Proc {
 
 // Inline: every message and timer takes an entry and gives it back. What only servers' entries
 // and payloads need is out of line.
-[[gnu::always_inline]] inline std::uint32_t Kernel::new_entry(EntryKind kind, Endpoint owner) {
+[[gnu::always_inline]] inline std::uint32_t Kernel::new_peer_entry(Endpoint to) {
   static_assert(sizeof(Entry) == 64, "an entry is one cache line");
   const std::uint32_t slot = take_slot(free_entries_, entries_);
   // The next free slot may be cold (a storm frees and takes slots in no order): its fetch for
   // writing starts now.
   if (!free_entries_.empty()) __builtin_prefetch(&entries_[free_entries_.back()], 1);
+  // Stores only: the slot's line is often cold, and nothing here waits for it.
+  Entry& e = entries_[slot];
+  e.kind = EntryKind::deliver;
+  e.node = to;
+  e.peer = kNoNode;
+  e.incarnation = 0;
+  e.flags = 0;
+  e.payload = 0;
+  return slot;
+}
+
+[[gnu::always_inline]] inline std::uint32_t Kernel::new_entry(EntryKind kind, Endpoint owner) {
+  const std::uint32_t slot = new_peer_entry(owner);
   Entry& e = entries_[slot];
   e.kind = kind;
-  e.node = owner;
-  e.peer = kNoNode;
   e.incarnation =
       owner >= 0 ? procs_[static_cast<std::size_t>(owner)]->incarnation : server_incarnation(owner);
-  e.counts_in_flight = false;
-  e.session = false;
-  e.payload = 0;
   return slot;
 }
 
 [[gnu::always_inline]] inline void Kernel::free_entry(std::uint32_t slot) {
   Entry& e = entries_[slot];
-  if (e.counts_in_flight) {
+  if (e.counts_in_flight()) {
     ELECTSIM_ASSERT(in_flight_ > 0, "in-flight count matches queued traffic");
     --in_flight_;
-    e.counts_in_flight = false;
+    e.set_counts_in_flight(false);
   }
   if (e.body != Entry::kNoBody || e.segment != Entry::kNoSegment) release_parts(e);
   free_entries_.push_back(slot);
@@ -312,8 +330,8 @@ struct Kernel::Proc {
 // An entry leaves over a quiet network (Network::quiet): it is counted in flight, and arrives
 // after one draw of the network's latency.
 [[gnu::always_inline]] inline void Kernel::launch_quietly(std::uint32_t slot, Entry& e) {
-  if (!e.counts_in_flight) {  // held traffic was counted when it was held
-    e.counts_in_flight = true;
+  if (!e.counts_in_flight()) {  // held traffic was counted when it was held
+    e.set_counts_in_flight(true);
     ++in_flight_;
   }
   push(now_ + network_.quiet_latency(network_rng_), slot);

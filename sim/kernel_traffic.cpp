@@ -83,21 +83,21 @@ bool Kernel::route_stream(Endpoint from, Endpoint to, std::uint32_t slot) {
   const std::uint32_t index = stream_for(from, to, entries_[slot].incarnation);
   Stream& s = streams_[index];
   Entry& e = entries_[slot];
-  e.session = true;  // a connection ends with either end's life
+  e.set_session(true);  // a connection ends with either end's life
   if (e.segment == Entry::kNoSegment) e.segment = take_slot(free_segments_, segments_);
   Segment& g = segments_[e.segment];
   g = Segment{};
   g.stream = index;
   g.stream_generation = s.generation;
   g.seq = s.next_seq++;
-  if (!e.counts_in_flight) {
+  if (!e.counts_in_flight()) {
     if (in_flight_ >= config_.limits.max_in_flight) {
       // The simulator's memory bound: the connection is reset rather than left with a hole.
       free_entry(slot);
       break_stream(index);
       return false;
     }
-    e.counts_in_flight = true;
+    e.set_counts_in_flight(true);
     ++in_flight_;
   }
   transmit(slot);
@@ -205,8 +205,8 @@ bool Kernel::route(Endpoint from, Endpoint to, std::uint32_t slot) {
   if (rides_stream(e, from, to)) return route_stream(from, to, slot);
   // A quiet network loses, cuts and copies nothing and draws one latency: the general path below
   // with nothing to do but the in-flight bound, making the same draws.
-  if (network_.quiet() && in_flight_ - (e.counts_in_flight ? 1 : 0) < config_.limits.max_in_flight)
-      [[likely]] {
+  if (network_.quiet() &&
+      in_flight_ - (e.counts_in_flight() ? 1 : 0) < config_.limits.max_in_flight) [[likely]] {
     launch_quietly(slot, e);
     return true;
   }
@@ -223,7 +223,7 @@ bool Kernel::route_disturbed(Endpoint from, Endpoint to, std::uint32_t slot) {
   } else if (network_.draw_loss(network_rng_)) {
     dropped = true;
     reason = DropReason::loss;
-  } else if (in_flight_ - (e.counts_in_flight ? 1 : 0) >= config_.limits.max_in_flight) {
+  } else if (in_flight_ - (e.counts_in_flight() ? 1 : 0) >= config_.limits.max_in_flight) {
     dropped = true;
     reason = DropReason::overload;
   }
@@ -233,8 +233,8 @@ bool Kernel::route_disturbed(Endpoint from, Endpoint to, std::uint32_t slot) {
     return false;
   }
   const bool duplicate = network_.draw_duplicate(network_rng_);
-  if (!e.counts_in_flight) {  // held traffic was counted when it was held
-    e.counts_in_flight = true;
+  if (!e.counts_in_flight()) {  // held traffic was counted when it was held
+    e.set_counts_in_flight(true);
     ++in_flight_;
   }
   push(now_ + network_.sample_latency(from, to, network_rng_), slot);
@@ -245,7 +245,7 @@ bool Kernel::route_disturbed(Endpoint from, Endpoint to, std::uint32_t slot) {
     c.node = original.node;
     c.peer = original.peer;
     c.incarnation = original.incarnation;
-    c.session = original.session;
+    c.set_session(original.session());
     c.payload = original.payload;
     c.type = original.type;
     c.field = original.field;
@@ -253,7 +253,7 @@ bool Kernel::route_disturbed(Endpoint from, Endpoint to, std::uint32_t slot) {
       Body copied = *bodies_[original.body];
       set_body(copy, std::move(copied.value));
     }
-    c.counts_in_flight = true;
+    c.set_counts_in_flight(true);
     ++in_flight_;
     push(now_ + network_.sample_latency(from, to, network_rng_), copy);
   }
@@ -292,7 +292,7 @@ std::optional<std::uint32_t> Kernel::hold(Proc& from, Time at, Endpoint to) {
   if (in_flight_ >= config_.limits.max_in_flight) return std::nullopt;
   const std::uint32_t slot = new_entry(EntryKind::send_later, from.id);
   entries_[slot].peer = to;
-  entries_[slot].counts_in_flight = true;
+  entries_[slot].set_counts_in_flight(true);
   ++in_flight_;
   push(at, slot);
   return slot;
@@ -306,7 +306,7 @@ void Kernel::send_message(Proc& from, Endpoint to, const Message& message) {
       in_flight_ < config_.limits.max_in_flight) [[likely]] {
     const std::uint64_t id = ++stats_.messages_sent;
     if (traced()) trace_send(from.id, to, message.type, id);
-    const std::uint32_t slot = new_entry(EntryKind::deliver, to);
+    const std::uint32_t slot = new_peer_entry(to);
     Entry& e = entries_[slot];
     e.peer = from.id;
     e.set_msg(message);
@@ -363,7 +363,7 @@ void Kernel::send_payload(Proc& from, Endpoint to, std::uint32_t to_incarnation,
   const std::uint32_t slot = new_entry(EntryKind::deliver, to);
   Entry& e = entries_[slot];
   e.peer = from.id;
-  e.session = true;
+  e.set_session(true);
   e.incarnation = to_incarnation;
   e.payload = from.incarnation;
   set_body(slot, std::move(payload));
