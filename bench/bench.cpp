@@ -371,7 +371,8 @@ std::optional<std::pair<std::string, double>> in_child(
 // speed to be measured rather than its setup or the machine's noise. Each row runs in a process
 // of its own, so its peak memory (the child's maximum resident set) is that run's alone; the row
 // prints the events per simulated second each size needs, the events per wall second it runs at
-// and that peak. A run that hits the event limit prints where it stopped.
+// and that peak. A run that hits the event limit prints where it stopped. After the table, each
+// protocol's 1000-node events per wall second as a share of its 5-node row's, both of this run.
 // One row of the table, or nullopt (and the loader's messages on stderr) if its scenario does not
 // load.
 std::optional<std::string> scale_row(const char* protocol, int nodes, std::uint64_t seed) {
@@ -388,9 +389,11 @@ std::optional<std::string> scale_row(const char* protocol, int nodes, std::uint6
   const auto& [r, wall] = *run;
   const double simulated = static_cast<double>(r.stats.end.since_start().count()) / 1e9;
   const double events = static_cast<double>(r.stats.events);
-  return fmt::format("{:<6} {:>6} {:>14} {:>14.0f} {:>14.0f} {:>8.2f} {:>12}{}", protocol, nodes,
-                     r.stats.events, events / std::max(simulated, 1e-9),
-                     events / std::max(wall, 1e-9), wall, r.report.messages_sent,
+  // The first line is the row's events per wall second alone, for the parent's share line.
+  return fmt::format("{:.0f}\n{:<6} {:>6} {:>14} {:>14.0f} {:>14.0f} {:>8.2f} {:>12}{}",
+                     events / std::max(wall, 1e-9), protocol, nodes, r.stats.events,
+                     events / std::max(simulated, 1e-9), events / std::max(wall, 1e-9), wall,
+                     r.report.messages_sent,
                      r.stats.hit_event_limit ? fmt::format("  (event limit at {:.3f} s)", simulated)
                                              : std::string());
 }
@@ -399,14 +402,26 @@ int bench_scale(std::uint64_t seed) {
   std::printf("%-6s %6s %14s %14s %14s %8s %12s %8s\n", "proto", "nodes", "events", "events/sim s",
               "events/wall s", "wall s", "messages", "peak MB");
   std::fflush(stdout);
+  std::vector<std::string> shares;
   for (const char* protocol : {"lease", "raft", "ring", "bully"}) {
+    double smallest = 0;  // the 5-node row's events per wall second
     for (const int nodes : {5, 50, 500, 1000}) {
       const auto done = in_child([&] { return scale_row(protocol, nodes, seed); });
-      if (!done) {
+      const std::size_t rate_end = done ? done->first.find('\n') : std::string::npos;
+      if (rate_end == std::string::npos) {
         std::fprintf(stderr, "scale: the %s run on %d nodes failed\n", protocol, nodes);
         return 2;
       }
-      const auto& [row, peak] = *done;
+      const double rate = std::strtod(done->first.c_str(), nullptr);
+      if (nodes == 5) smallest = rate;
+      if (nodes == 1000) {
+        shares.push_back(
+            fmt::format("{} on 1000 nodes runs at {:.2f} of its 5-node events per "
+                        "wall second",
+                        protocol, rate / std::max(smallest, 1e-9)));
+      }
+      const std::string row = done->first.substr(rate_end + 1);
+      const double peak = done->second;
       const std::size_t limit_note = row.find("  (event limit");
       const std::string head = limit_note == std::string::npos ? row : row.substr(0, limit_note);
       const std::string tail = limit_note == std::string::npos ? "" : row.substr(limit_note);
@@ -414,6 +429,7 @@ int bench_scale(std::uint64_t seed) {
       std::fflush(stdout);
     }
   }
+  for (const std::string& share : shares) std::printf("%s\n", share.c_str());
   return 0;
 }
 
