@@ -367,7 +367,7 @@ std::optional<std::pair<std::string, double>> in_child(
 
 // Cost growth with the cluster: every protocol on 5, 50, 500 and 1000 nodes with its defaults
 // (every node starts at once), for 300 simulated seconds x 1000 / nodes (1000 nodes: 5 minutes,
-// 5 nodes: 60000 s), so that every row runs long enough (about half a second and more) for its
+// 5 nodes: 60000 s), so that every row runs long enough (a million events and more) for its
 // speed to be measured rather than its setup or the machine's noise. Each row runs in a process
 // of its own, so its peak memory (the child's maximum resident set) is that run's alone; the row
 // prints the events per simulated second each size needs, the events per wall second it runs at
