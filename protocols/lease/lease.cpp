@@ -4,6 +4,9 @@
 // leaderelection (a record renewed by compare-and-swap, taken over once unchanged for the lease
 // duration it names, on the follower's monotonic clock; or judged as fabric8's Java client does).
 // Both step down after RenewDeadline by their own clock.
+// Just over 800 lines on purpose: one state machine whose two modes share every step (the inputs,
+// the roles, acquisition, renewal), each deciding a few lines of it; split by mode, every step
+// would be written twice.
 #include "protocols/lease/lease.hpp"
 
 #include <algorithm>
