@@ -185,7 +185,7 @@ std::uint32_t Kernel::server_incarnation(Endpoint owner) const {
 
 void Kernel::release_parts(Entry& e) {
   if (e.body != Entry::kNoBody) {
-    bodies_[e.body]->value.reset();
+    bodies_[e.body].value.reset();
     free_bodies_.push_back(e.body);
     e.body = Entry::kNoBody;
   }
@@ -268,11 +268,18 @@ bool Kernel::run_steps(Time t, std::uint64_t max_steps) {
     if (const QueueKey* far = queue_.upcoming(7)) __builtin_prefetch(&entries_[far->slot()]);
     if (const QueueKey* soon = queue_.upcoming(1)) {
       __builtin_prefetch(&entries_[soon->slot()]);
-      // The next one's entry was fetched a step ago: its process, as cold in a large world, is
-      // fetched now.
-      const Endpoint next = entries_[queue_.upcoming(0)->slot()].node;
-      if (next >= 0 && static_cast<std::size_t>(next) < procs_.size()) {
-        __builtin_prefetch(procs_[static_cast<std::size_t>(next)].get());
+      // Each fetch waits until what leads to it is in the cache, so nothing here stalls: the
+      // next one's entry came a step ago, and its process record with it, so now its process
+      // object (the handler's state) and its payload (whose address needs no load: bodies_ never
+      // moves); the one after the next came with the far fetch, so now its process record.
+      const Entry& next = entries_[queue_.upcoming(0)->slot()];
+      if (next.node >= 0 && static_cast<std::size_t>(next.node) < procs_.size()) {
+        __builtin_prefetch(procs_[static_cast<std::size_t>(next.node)]->process.get());
+      }
+      if (next.body != Entry::kNoBody) __builtin_prefetch(&bodies_[next.body]);
+      const Entry& after = entries_[soon->slot()];
+      if (after.node >= 0 && static_cast<std::size_t>(after.node) < procs_.size()) {
+        __builtin_prefetch(procs_[static_cast<std::size_t>(after.node)].get());
       }
     }
     now_ = Time(key.time);
@@ -376,7 +383,7 @@ void Kernel::emit_drop(const Entry& e, Endpoint from, Endpoint to, DropReason re
 
 void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
   if (e.kind == EntryKind::deliver && e.body != Entry::kNoBody &&
-      bodies_[e.body]->value.holds<TcpProbe>()) {
+      bodies_[e.body].value.holds<TcpProbe>()) {
     answer_probe(slot, e);
     return;
   }
@@ -446,7 +453,7 @@ void Kernel::dispatch_to_process(std::uint32_t slot, Entry& e) {
       const auto from_incarnation = static_cast<std::uint32_t>(e.payload);
       e.body = Entry::kNoBody;
       free_entry(slot);
-      Payload& payload = bodies_[body]->value;
+      Payload& payload = bodies_[body].value;
       begin_handler(p);
       process.on_payload(p.ctx, from, from_incarnation, std::move(payload));
       end_handler(p);
@@ -512,7 +519,7 @@ void Kernel::answer_probe(std::uint32_t slot, Entry& e) {
   Proc& p = proc(e.node);
   const Endpoint server = e.peer;
   const auto server_incarnation = static_cast<std::uint32_t>(e.payload);
-  const std::int64_t connection = bodies_[e.body]->value.get<TcpProbe>().connection;
+  const std::int64_t connection = bodies_[e.body].value.get<TcpProbe>().connection;
   const bool reset = e.incarnation != p.incarnation;
   const bool cut = network_.in_flight() == InFlightPolicy::drop_if_cut_on_arrival &&
                    !network_.link_up(server, p.id);

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/chunked_slab.hpp"
 #include "sim/clock.hpp"
 #include "sim/event.hpp"
 #include "sim/event_queue.hpp"
@@ -256,7 +257,8 @@ class Kernel {
   std::vector<std::uint32_t> free_entries_;
   // Payloads of server traffic, apart from the small entries that carry peer messages.
   // Each body is allocated once and reused: a payload stays put while its receiver handles it.
-  std::vector<std::unique_ptr<Body>> bodies_;
+  // Payloads in flight, in chunks that never move: the loop fetches the next step's ahead.
+  ChunkedSlab<Body> bodies_;
   std::vector<Stream> streams_;
   std::vector<Segment> segments_;  // by Entry::segment
   std::vector<std::uint32_t> free_segments_;

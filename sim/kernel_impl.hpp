@@ -137,9 +137,8 @@ void Kernel::set_body(std::uint32_t slot, T&& value) {
   Entry& e = entries_[slot];
   if (e.body == Entry::kNoBody) {
     e.body = take_slot(free_bodies_, bodies_);
-    if (!bodies_[e.body]) bodies_[e.body] = std::make_unique<Body>();
   }
-  bodies_[e.body]->value = std::forward<T>(value);
+  bodies_[e.body].value = std::forward<T>(value);
 }
 
 class Kernel::ProcContext final : public ProcessContext {

@@ -22,7 +22,7 @@ bool Kernel::rides_stream(const Entry& e, Endpoint from, Endpoint to) const {
     // traffic keeps its datagrams (etcd's rafthttp drops what its streams cannot carry).
     if (config_.network.clients != Transport::tcp || (from >= 0) == (to >= 0)) return false;
     // Keepalive probes and their answers are the TCP stacks' own segments, never retransmitted.
-    const Payload& payload = bodies_[e.body]->value;
+    const Payload& payload = bodies_[e.body].value;
     if (payload.holds<TcpProbe>() || payload.holds<TcpProbeAck>()) {
       return false;
     }
@@ -250,7 +250,7 @@ bool Kernel::route_disturbed(Endpoint from, Endpoint to, std::uint32_t slot) {
     c.type = original.type;
     c.field = original.field;
     if (original.body != Entry::kNoBody) {
-      Body copied = *bodies_[original.body];
+      Body copied = bodies_[original.body];
       set_body(copy, std::move(copied.value));
     }
     c.set_counts_in_flight(true);
