@@ -389,11 +389,11 @@ std::optional<std::string> scale_row(const char* protocol, int nodes, std::uint6
   const auto& [r, wall] = *run;
   const double simulated = static_cast<double>(r.stats.end.since_start().count()) / 1e9;
   const double events = static_cast<double>(r.stats.events);
+  const double rate = events / std::max(wall, 1e-9);
   // The first line is the row's events per wall second alone, for the parent's share line.
-  return fmt::format("{:.0f}\n{:<6} {:>6} {:>14} {:>14.0f} {:>14.0f} {:>8.2f} {:>12}{}",
-                     events / std::max(wall, 1e-9), protocol, nodes, r.stats.events,
-                     events / std::max(simulated, 1e-9), events / std::max(wall, 1e-9), wall,
-                     r.report.messages_sent,
+  return fmt::format("{0:.0f}\n{1:<6} {2:>6} {3:>14} {4:>14.0f} {0:>14.0f} {5:>8.2f} {6:>12}{7}",
+                     rate, protocol, nodes, r.stats.events, events / std::max(simulated, 1e-9),
+                     wall, r.report.messages_sent,
                      r.stats.hit_event_limit ? fmt::format("  (event limit at {:.3f} s)", simulated)
                                              : std::string());
 }

@@ -255,9 +255,9 @@ class Kernel {
   EventQueue queue_;
   std::vector<Entry> entries_;
   std::vector<std::uint32_t> free_entries_;
-  // Payloads of server traffic, apart from the small entries that carry peer messages.
-  // Each body is allocated once and reused: a payload stays put while its receiver handles it.
-  // Payloads in flight, in chunks that never move: the loop fetches the next step's ahead.
+  // Payloads of server traffic, apart from the small entries that carry peer messages. Freed
+  // bodies are reused, and the chunks they live in never move: a payload stays put while its
+  // receiver handles it, and the loop can fetch the next step's by its index alone.
   ChunkedSlab<Body> bodies_;
   std::vector<Stream> streams_;
   std::vector<Segment> segments_;  // by Entry::segment
