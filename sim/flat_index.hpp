@@ -1,7 +1,7 @@
 // A map from 64-bit keys to 32-bit values for lookups on the kernel's hot path: open addressing
 // with linear probing in one array, so a lookup is a multiply and, nearly always, one cache line,
-// where a node-based hash map chases a pointer and divides. Entries are never erased. It cannot
-// be iterated at all, so no outcome can depend on its order.
+// where a node-based hash map chases a pointer and divides. It cannot be iterated at all, so no
+// outcome can depend on its order.
 #pragma once
 
 #include <bit>
@@ -47,6 +47,30 @@ class FlatIndex {
       }
       if (s.key == key) return {s.value, false};
     }
+  }
+
+  // Removes `key`; false if it was absent. The entries after it in its probe run move back into
+  // the gap (backward-shift deletion), so no tombstone is left to lengthen later probes.
+  bool erase(std::uint64_t key) {
+    if (slots_.empty()) return false;
+    std::size_t gap = home(key);
+    for (;; gap = (gap + 1) & mask()) {
+      if (slots_[gap].value == kNone) return false;
+      if (slots_[gap].key == key) break;
+    }
+    for (std::size_t i = (gap + 1) & mask(); slots_[i].value != kNone; i = (i + 1) & mask()) {
+      // An entry may fill the gap only if its home is not after the gap on the way to it: its
+      // probe from home then still passes through the gap.
+      const std::size_t from_home = (i - home(slots_[i].key)) & mask();
+      const std::size_t from_gap = (i - gap) & mask();
+      if (from_home >= from_gap) {
+        slots_[gap] = slots_[i];
+        gap = i;
+      }
+    }
+    slots_[gap] = Slot{};
+    --size_;
+    return true;
   }
 
  private:

@@ -88,9 +88,9 @@ class Store::Batch {
     if (kv.lease != lease) {
       detach(kv);
       if (lease != kNoLease) {
-        auto lease_it = store_.leases_.find(lease);
-        ELECTSIM_ASSERT(lease_it != store_.leases_.end(), "put attaches only to a live lease");
-        insert_sorted(lease_it->second.keys, key);
+        Lease* held = store_.leases_.find(lease);
+        ELECTSIM_ASSERT(held != nullptr, "put attaches only to a live lease");
+        insert_sorted(held->keys, key);
       }
       kv.lease = lease;
     }
@@ -129,8 +129,7 @@ class Store::Batch {
  private:
   void detach(const KeyValue& kv) {
     if (kv.lease == kNoLease) return;
-    auto lease_it = store_.leases_.find(kv.lease);
-    if (lease_it != store_.leases_.end()) erase_sorted(lease_it->second.keys, kv.key);
+    if (Lease* held = store_.leases_.find(kv.lease)) erase_sorted(held->keys, kv.key);
   }
 
   void notify(WatchEvent::Kind kind, const KeyValue& kv) {
@@ -245,20 +244,18 @@ std::optional<KeyValue> Store::peek(std::string_view key) const {
 }
 
 std::optional<LocalTime> Store::lease_deadline(LeaseId lease) const {
-  const auto it = leases_.find(lease);
-  if (it == leases_.end()) return std::nullopt;
-  return it->second.deadline;
+  if (!leases_.contains(lease)) return std::nullopt;
+  return leases_.deadline(lease);
 }
 
 std::optional<Duration> Store::session_ttl(LeaseId lease) const {
-  const auto it = leases_.find(lease);
-  if (it == leases_.end() || !it->second.session) return std::nullopt;
-  return it->second.ttl;
+  const Lease* held = leases_.find(lease);
+  if (held == nullptr || !held->session) return std::nullopt;
+  return held->ttl;
 }
 
 std::optional<LocalTime> Store::next_lease_deadline() const {
-  if (deadlines_.empty()) return std::nullopt;
-  return deadlines_.begin()->first;
+  return leases_.next_deadline();
 }
 
 void Store::drop_watches_of(NodeId node) {
@@ -312,13 +309,13 @@ StoreError Store::check_ops(const std::vector<TxnOp>& ops) const {
 }
 
 void Store::end_lease_keys(LeaseId lease, bool by_lease_expiry, LocalTime now, StoreOutput& out) {
-  auto it = leases_.find(lease);
-  ELECTSIM_ASSERT(it != leases_.end(), "ending the keys of a live lease");
+  const Lease* held = leases_.find(lease);
+  ELECTSIM_ASSERT(held != nullptr, "ending the keys of a live lease");
   // A copy: deleting or releasing a key detaches it from the lease's list. The list is sorted,
   // so the changes (and their records) come in key order.
-  const std::vector<std::string> keys = it->second.keys;
-  const Duration lock_delay = it->second.lock_delay;
-  const bool release = it->second.release_keys;
+  const std::vector<std::string> keys = held->keys;
+  const Duration lock_delay = held->lock_delay;
+  const bool release = held->release_keys;
   Batch batch(*this, out, by_lease_expiry);
   for (const std::string& key : keys) {
     if (release) {
@@ -449,10 +446,9 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
                                ? negotiate_session_timeout(request.ttl, config_.tick_time)
                                : std::max(request.ttl, config_.min_ttl);
       const LeaseId id = next_lease_++;
-      Lease lease{ttl, now, {}, request.lock_delay, request.release_keys, request.session};
-      lease.deadline = deadline_after(lease, now, ttl);
-      deadlines_.emplace(lease.deadline, id);
-      leases_.emplace(id, std::move(lease));
+      Lease lease{ttl, {}, request.lock_delay, request.release_keys, request.session};
+      const LocalTime deadline = deadline_after(lease, now, ttl);
+      leases_.insert(id, std::move(lease), deadline);
       reply.lease = id;
       reply.ttl = ttl;
       break;
@@ -460,17 +456,17 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
 
     case StoreOp::lease_keepalive: {
       reply.lease = request.lease;
-      auto it = leases_.find(request.lease);
+      const Lease* held = leases_.find(request.lease);
       // etcd's lessor refuses to renew a lease whose deadline has passed even if its revocation
       // has not run yet (Renew waits for the revoke and answers ErrLeaseNotFound). In a
       // replicated store the leader has judged that before proposing.
-      if (it == leases_.end() ||
-          (!replica_.leader_judges_keepalives && it->second.deadline <= now)) {
+      if (held == nullptr ||
+          (!replica_.leader_judges_keepalives && leases_.deadline(request.lease) <= now)) {
         fail(StoreError::lease_not_found);
         break;
       }
-      set_deadline(*it, deadline_after(it->second, now, it->second.ttl));
-      reply.ttl = it->second.ttl;
+      leases_.set_deadline(request.lease, deadline_after(*held, now, held->ttl));
+      reply.ttl = held->ttl;
       break;
     }
 
@@ -481,7 +477,7 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
         break;
       }
       end_lease_keys(request.lease, false, now, out);
-      erase_lease(request.lease);
+      leases_.erase(request.lease);
       break;
     }
 
@@ -534,43 +530,20 @@ void Store::expire_leases(LocalTime now, StoreOutput& out) {
   due_leases(now, due);
   for (LeaseId id : due) {
     end_lease_keys(id, true, now, out);
-    erase_lease(id);
+    leases_.erase(id);
     out.expired_leases.push_back(id);
   }
 }
 
 void Store::due_leases(LocalTime now, std::vector<LeaseId>& due) const {
-  // The deadline index gives the due leases without visiting the others; they are handed out
-  // in id order, as a walk of leases_ would give them.
-  const std::size_t first = due.size();
-  for (const auto& [deadline, id] : deadlines_) {
-    if (deadline > now) break;
-    due.push_back(id);
-  }
-  std::sort(due.begin() + static_cast<std::ptrdiff_t>(first), due.end());
-}
-
-void Store::set_deadline(std::pair<const LeaseId, Lease>& lease, LocalTime deadline) {
-  // The node is moved, not freed and allocated again: a fleet's store renews thousands of leases
-  // a second.
-  auto node = deadlines_.extract({lease.second.deadline, lease.first});
-  ELECTSIM_ASSERT(!node.empty(), "every live lease has its deadline filed");
-  lease.second.deadline = deadline;
-  node.value() = {deadline, lease.first};
-  deadlines_.insert(std::move(node));
-}
-
-void Store::erase_lease(LeaseId id) {
-  const auto it = leases_.find(id);
-  ELECTSIM_ASSERT(it != leases_.end(), "erasing a live lease");
-  deadlines_.erase({it->second.deadline, id});
-  leases_.erase(it);
+  // The deadline heap gives the due leases without visiting the others, in id order.
+  leases_.due(now, due);
 }
 
 bool Store::revoke_expired(LeaseId lease, LocalTime now, StoreOutput& out) {
   if (!leases_.contains(lease)) return false;
   end_lease_keys(lease, true, now, out);
-  erase_lease(lease);
+  leases_.erase(lease);
   out.expired_leases.push_back(lease);
   return true;
 }
@@ -578,17 +551,14 @@ bool Store::revoke_expired(LeaseId lease, LocalTime now, StoreOutput& out) {
 std::size_t Store::refresh_leases(LocalTime now, Duration extend, bool keep_remaining) {
   // etcd lease/lessor.go: Promote refreshes each lease to now + extend + RemainingTTL, where
   // RemainingTTL is the checkpointed remainder if there is one, else the whole TTL.
-  for (auto& entry : leases_) {
-    const Lease& lease = entry.second;
+  leases_.for_each([&](LeaseId id, const Lease& lease, LocalTime deadline) {
     Duration remaining = lease.ttl;
-    if (keep_remaining) {
-      remaining = std::clamp(lease.deadline - now, Duration(0), lease.ttl);
-    }
+    if (keep_remaining) remaining = std::clamp(deadline - now, Duration(0), lease.ttl);
     // A ZooKeeper session lands on a tick boundary, as every touch of it does (simplified: a new
     // ZooKeeper leader re-adds each session with a full timeout from now, and no election
     // timeout is added).
-    set_deadline(entry, deadline_after(lease, now + extend, remaining));
-  }
+    leases_.set_deadline(id, deadline_after(lease, now + extend, remaining));
+  });
   return leases_.size();
 }
 

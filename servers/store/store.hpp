@@ -10,12 +10,12 @@
 #include <deque>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "servers/store/lease_table.hpp"
 #include "servers/store/service_queue.hpp"
 #include "sim/event.hpp"
 #include "sim/ids.hpp"
@@ -184,7 +184,6 @@ class Store {
  private:
   struct Lease {
     Duration ttl{0};
-    LocalTime deadline;
     std::vector<std::string> keys;  // sorted: deletion order is deterministic
     Duration lock_delay{0};
     bool release_keys = false;
@@ -209,10 +208,6 @@ class Store {
   // Ends a lease's hold on its keys: deletes them, or releases them with release_keys, and
   // starts their lock-delay at `now`. The lease itself is erased by the caller.
   void end_lease_keys(LeaseId lease, bool by_lease_expiry, LocalTime now, StoreOutput& out);
-  // Every change of a lease's deadline and every erasure goes through these two, which keep
-  // deadlines_ in step with leases_.
-  void set_deadline(std::pair<const LeaseId, Lease>& lease, LocalTime deadline);
-  void erase_lease(LeaseId id);
 
   StoreConfig config_;
   Revision revision_ = 0;
@@ -221,10 +216,9 @@ class Store {
   // Looked up by key, never iterated (what a range read would need is not modelled), so its
   // hashing orders nothing; a fleet's store holds a key per service, and a lookup is one hash.
   sim::StringMap<KeyValue> keys_;
-  std::map<LeaseId, Lease> leases_;
-  // Each live lease by (deadline, id): the next expiry and the due leases are found without a
-  // walk of every lease.
-  std::set<std::pair<LocalTime, LeaseId>> deadlines_;
+  // Each live lease by id, with its deadline: the next expiry and the due leases are found
+  // without a walk of every lease.
+  LeaseTable<Lease> leases_;
   std::map<std::int64_t, Watch> watches_;  // ordered by id: notification order is deterministic
   // The ids of each key's watches, ascending: a change finds its key's watchers with one lookup
   // instead of a walk of every watch (a fleet's store holds one per node). Only looked up, never
