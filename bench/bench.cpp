@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "io/huge_pages.hpp"
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
 #include "runner/search.hpp"
@@ -558,6 +559,8 @@ void usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As electsim itself starts (io/huge_pages.hpp): the figures are the ones a user's runs get.
+  electsim::io::prefer_huge_pages(argv);
   double seconds = 36000;
   std::uint64_t seed = 1;
   std::uint64_t runs = 1000;

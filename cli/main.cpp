@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "io/huge_pages.hpp"
 #include "io/output.hpp"
 
 int main(int argc, char** argv) {
+  electsim::io::prefer_huge_pages(argv);
   electsim::io::install_signal_cleanup();
   std::vector<std::string> args(argv + 1, argv + argc);
   int code = electsim::cli::run_cli(args, std::cout, std::cerr);

@@ -1,0 +1,49 @@
+#include "io/huge_pages.hpp"
+
+#include <cstdlib>  // first: it defines __GLIBC__, which the tests below read
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define ELECTSIM_OWN_MALLOC 1  // a sanitizer's allocator: glibc's tunables do not reach it
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define ELECTSIM_OWN_MALLOC 1
+#endif
+
+#if defined(__linux__) && defined(__GLIBC__) && !defined(ELECTSIM_OWN_MALLOC)
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#endif
+
+namespace electsim::io {
+
+void prefer_huge_pages(char** argv) {
+#if defined(__linux__) && defined(__GLIBC__) && !defined(ELECTSIM_OWN_MALLOC)
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  const std::string before = tunables != nullptr ? tunables : "";
+  if (before.find("glibc.malloc.hugetlb") != std::string::npos) return;
+  // The kernel's mode, as "always [madvise] never": glibc acts on the tunable only in madvise
+  // mode (malloc/malloc.c, do_set_hugetlb).
+  std::ifstream mode_file("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode;
+  if (!std::getline(mode_file, mode) || mode.find("[madvise]") == std::string::npos) return;
+  const std::string after =
+      before.empty() ? "glibc.malloc.hugetlb=1" : before + ":glibc.malloc.hugetlb=1";
+  if (setenv("GLIBC_TUNABLES", after.c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // Still here: the new start failed (no /proc, say). Carry on as started, and leave the
+  // environment of any child as it was.
+  if (tunables != nullptr) {
+    setenv("GLIBC_TUNABLES", before.c_str(), 1);
+  } else {
+    unsetenv("GLIBC_TUNABLES");
+  }
+#else
+  (void)argv;
+#endif
+}
+
+}  // namespace electsim::io
