@@ -81,7 +81,7 @@ class Store::Batch {
       KeyValue kv;
       kv.key = key;
       kv.create_revision = revision_;
-      it = store_.keys_.emplace(std::string(key), std::move(kv)).first;
+      it = store_.keys_.emplace(Key(key), std::move(kv)).first;
     }
     KeyValue& kv = it->second;
     if (lock_acquire && lease != kNoLease && kv.lease != lease) kv.lock_index += 1;
@@ -268,7 +268,7 @@ void Store::drop_watches_of(NodeId node) {
 
 void Store::add_watch(std::int64_t id, Watch watch) {
   // Ids only grow: appending keeps each key's list ascending.
-  watch_ids_by_key_[watch.key.str()].push_back(id);
+  watch_ids_by_key_[watch.key].push_back(id);
   watches_.emplace(id, std::move(watch));
 }
 
