@@ -7,13 +7,14 @@
 
 namespace electsim::io {
 
-// Starts this program again (same arguments, same open files) with glibc.malloc.hugetlb=1 added to
-// GLIBC_TUNABLES, where that helps: on Linux with glibc, the kernel's transparent huge pages in
-// `madvise` mode (in `always` mode the heap has them already; in `never` mode nothing can), and
-// no glibc.malloc.hugetlb in the environment already (the user's own choice, =0 to decline, or
-// this program's second start). Returns, changing nothing, where it does not apply or the new start
-// fails. Call it first in main(), before any thread or output exists. Outcomes never depend on
-// it: the simulator's results never depend on addresses.
+// Starts this program again (same arguments, same open files) with glibc.malloc.hugetlb=1 (and a
+// heap that grows 64 MB at a time, glibc.malloc.top_pad) added to GLIBC_TUNABLES, where that helps:
+// on Linux with glibc, the kernel's transparent huge pages in `madvise` mode (in `always` mode the
+// heap has them already; in `never` mode nothing can), and no glibc.malloc.hugetlb in the
+// environment already (the user's own choice, =0 to decline, or this program's second start).
+// Returns, changing nothing, where it does not apply or the new start fails. Call it first in
+// main(), before any thread or output exists. Outcomes never depend on it: the simulator's results
+// never depend on addresses.
 void prefer_huge_pages(char** argv);
 
 }  // namespace electsim::io
