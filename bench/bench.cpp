@@ -473,7 +473,8 @@ int bench_fleet(std::size_t services, int sim_seconds, std::uint64_t seed) {
     std::fprintf(stderr, "fleet: the run of %zu services failed\n", services);
     return 2;
   }
-  std::printf("%s%-12s peak %.0f MB\n", done->first.c_str(), name.c_str(), done->second);
+  std::printf("%s%-12s peak %.0f MB (heap on %s)\n", done->first.c_str(), name.c_str(),
+              done->second, io::heap_on_huge_pages() ? "huge pages" : "4 KB pages");
   return 0;
 }
 

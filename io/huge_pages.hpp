@@ -17,4 +17,9 @@ namespace electsim::io {
 // never depend on addresses.
 void prefer_huge_pages(char** argv);
 
+// Whether this process's heap is on transparent huge pages: the kernel's mode is `always`, or it is
+// `madvise` and GLIBC_TUNABLES asks glibc for them. A benchmark's figures say which they were
+// measured with.
+bool heap_on_huge_pages();
+
 }  // namespace electsim::io
