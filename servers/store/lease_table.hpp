@@ -30,18 +30,37 @@ namespace electsim::servers {
 template <class Lease>
 class LeaseTable {
  public:
+  // A live lease as the table holds it, with its deadline. Its place stays put until the lease
+  // is erased; its deadline changes only through set_deadline(), which files it.
+  class Held {
+   public:
+    sim::LeaseId id() const { return id_; }
+    Lease& lease() { return lease_; }
+    const Lease& lease() const { return lease_; }
+    sim::LocalTime deadline() const { return deadline_; }
+
+   private:
+    friend class LeaseTable;
+    sim::LeaseId id_ = sim::kNoLease;
+    Lease lease_{};
+    sim::LocalTime deadline_;
+    std::uint32_t filings_ = 0;  // how many times its deadline was filed: names its live entry
+    bool live_ = false;
+  };
+
   std::size_t size() const { return index_.size(); }
   // The deadline entries held, stale ones included: its memory, at most about twice size().
   std::size_t heap_size() const { return heap_.size(); }
   bool contains(sim::LeaseId id) const { return index_.find(key(id)).has_value(); }
 
-  Lease* find(sim::LeaseId id) {
+  // The live lease `id`, or nullptr.
+  Held* find(sim::LeaseId id) {
     const std::optional<std::uint32_t> slot = index_.find(key(id));
-    return slot ? &records_[*slot].lease : nullptr;
+    return slot ? &records_[*slot] : nullptr;
   }
-  const Lease* find(sim::LeaseId id) const {
+  const Held* find(sim::LeaseId id) const {
     const std::optional<std::uint32_t> slot = index_.find(key(id));
-    return slot ? &records_[*slot].lease : nullptr;
+    return slot ? &records_[*slot] : nullptr;
   }
 
   // Files a new lease under `id` with its deadline; the id is not live.
@@ -54,19 +73,18 @@ class LeaseTable {
       slot = free_.back();
       free_.pop_back();
     }
-    Record& r = records_[slot];
-    r.id = id;
-    r.lease = std::move(lease);
-    r.live = true;
+    Held& r = records_[slot];
+    r.id_ = id;
+    r.lease_ = std::move(lease);
+    r.live_ = true;
     const bool created = index_.try_emplace(key(id), slot).second;
     ELECTSIM_ASSERT(created, "a lease id is granted once");
     file(r, deadline);
   }
 
-  // The live lease's deadline, and the lease's new deadline.
-  sim::LocalTime deadline(sim::LeaseId id) const { return record(id).deadline; }
-  void set_deadline(sim::LeaseId id, sim::LocalTime deadline) {
-    file(record(id), deadline);
+  // A live lease's new deadline.
+  void set_deadline(Held& held, sim::LocalTime deadline) {
+    file(held, deadline);
     drop_stale_top();
   }
 
@@ -74,10 +92,10 @@ class LeaseTable {
     const std::optional<std::uint32_t> slot = index_.find(key(id));
     ELECTSIM_ASSERT(slot.has_value(), "erasing a live lease");
     index_.erase(key(id));
-    Record& r = records_[*slot];
-    r.lease = Lease{};  // its key list goes now, not when the slot is reused
-    r.live = false;
-    ++r.filings;  // its heap entry is stale from now on
+    Held& r = records_[*slot];
+    r.lease_ = Lease{};  // its key list goes now, not when the slot is reused
+    r.live_ = false;
+    ++r.filings_;  // its heap entry is stale from now on
     free_.push_back(*slot);
     drop_stale_top();
   }
@@ -108,22 +126,15 @@ class LeaseTable {
     std::sort(due.begin() + static_cast<std::ptrdiff_t>(first), due.end());
   }
 
-  // Calls f(id, lease, deadline) for each live lease, in the order of their records.
+  // Calls f(held) for each live lease, in the order of their records; f may set its deadline.
   template <class F>
   void for_each(F&& f) {
-    for (const Record& r : records_) {
-      if (r.live) f(r.id, r.lease, r.deadline);
+    for (Held& r : records_) {
+      if (r.live_) f(r);
     }
   }
 
  private:
-  struct Record {
-    sim::LeaseId id = sim::kNoLease;
-    Lease lease{};
-    sim::LocalTime deadline;
-    std::uint32_t filings = 0;  // how many times its deadline was filed: names its live entry
-    bool live = false;
-  };
   struct Entry {
     sim::LocalTime deadline;
     sim::LeaseId id = sim::kNoLease;
@@ -137,26 +148,18 @@ class LeaseTable {
   }
   static std::uint64_t key(sim::LeaseId id) { return static_cast<std::uint64_t>(id); }
 
-  Record& record(sim::LeaseId id) {
-    const std::optional<std::uint32_t> slot = index_.find(key(id));
-    ELECTSIM_ASSERT(slot.has_value(), "a live lease");
-    return records_[*slot];
-  }
-  const Record& record(sim::LeaseId id) const {
-    const std::optional<std::uint32_t> slot = index_.find(key(id));
-    ELECTSIM_ASSERT(slot.has_value(), "a live lease");
-    return records_[*slot];
-  }
   bool is_live(const Entry& e) const {
-    const Record& r = records_[e.slot];
-    return r.live && r.id == e.id && r.filings == e.filing;
+    const Held& r = records_[e.slot];
+    return r.live_ && r.id_ == e.id && r.filings_ == e.filing;
   }
 
-  void file(Record& r, sim::LocalTime deadline) {
-    r.deadline = deadline;
-    ++r.filings;
+  void file(Held& r, sim::LocalTime deadline) {
+    ELECTSIM_ASSERT(r.live_ && &r >= records_.data() && &r < records_.data() + records_.size(),
+                    "a live lease of this table");
+    r.deadline_ = deadline;
+    ++r.filings_;
     const auto slot = static_cast<std::uint32_t>(&r - records_.data());
-    heap_.push_back(Entry{deadline, r.id, slot, r.filings});
+    heap_.push_back(Entry{deadline, r.id_, slot, r.filings_});
     std::push_heap(heap_.begin(), heap_.end(), later);
     if (heap_.size() > 2 * size() + 64) rebuild();
   }
@@ -174,7 +177,7 @@ class LeaseTable {
     std::make_heap(heap_.begin(), heap_.end(), later);
   }
 
-  std::vector<Record> records_;
+  std::vector<Held> records_;
   std::vector<std::uint32_t> free_;  // records no live lease holds
   sim::FlatIndex index_;             // lease id -> record
   std::vector<Entry> heap_;          // (deadline, id) of each filing; stale ones until they surface

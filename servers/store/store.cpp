@@ -88,9 +88,9 @@ class Store::Batch {
     if (kv.lease != lease) {
       detach(kv);
       if (lease != kNoLease) {
-        Lease* held = store_.leases_.find(lease);
+        auto* held = store_.leases_.find(lease);
         ELECTSIM_ASSERT(held != nullptr, "put attaches only to a live lease");
-        insert_sorted(held->keys, key);
+        insert_sorted(held->lease().keys, key);
       }
       kv.lease = lease;
     }
@@ -129,7 +129,7 @@ class Store::Batch {
  private:
   void detach(const KeyValue& kv) {
     if (kv.lease == kNoLease) return;
-    if (Lease* held = store_.leases_.find(kv.lease)) erase_sorted(held->keys, kv.key);
+    if (auto* held = store_.leases_.find(kv.lease)) erase_sorted(held->lease().keys, kv.key);
   }
 
   void notify(WatchEvent::Kind kind, const KeyValue& kv) {
@@ -244,14 +244,15 @@ std::optional<KeyValue> Store::peek(std::string_view key) const {
 }
 
 std::optional<LocalTime> Store::lease_deadline(LeaseId lease) const {
-  if (!leases_.contains(lease)) return std::nullopt;
-  return leases_.deadline(lease);
+  const auto* held = leases_.find(lease);
+  if (held == nullptr) return std::nullopt;
+  return held->deadline();
 }
 
 std::optional<Duration> Store::session_ttl(LeaseId lease) const {
-  const Lease* held = leases_.find(lease);
-  if (held == nullptr || !held->session) return std::nullopt;
-  return held->ttl;
+  const auto* held = leases_.find(lease);
+  if (held == nullptr || !held->lease().session) return std::nullopt;
+  return held->lease().ttl;
 }
 
 std::optional<LocalTime> Store::next_lease_deadline() const {
@@ -309,13 +310,13 @@ StoreError Store::check_ops(const std::vector<TxnOp>& ops) const {
 }
 
 void Store::end_lease_keys(LeaseId lease, bool by_lease_expiry, LocalTime now, StoreOutput& out) {
-  const Lease* held = leases_.find(lease);
+  const auto* held = leases_.find(lease);
   ELECTSIM_ASSERT(held != nullptr, "ending the keys of a live lease");
   // A copy: deleting or releasing a key detaches it from the lease's list. The list is sorted,
   // so the changes (and their records) come in key order.
-  const std::vector<std::string> keys = held->keys;
-  const Duration lock_delay = held->lock_delay;
-  const bool release = held->release_keys;
+  const std::vector<std::string> keys = held->lease().keys;
+  const Duration lock_delay = held->lease().lock_delay;
+  const bool release = held->lease().release_keys;
   Batch batch(*this, out, by_lease_expiry);
   for (const std::string& key : keys) {
     if (release) {
@@ -456,17 +457,17 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
 
     case StoreOp::lease_keepalive: {
       reply.lease = request.lease;
-      const Lease* held = leases_.find(request.lease);
+      auto* held = leases_.find(request.lease);
       // etcd's lessor refuses to renew a lease whose deadline has passed even if its revocation
       // has not run yet (Renew waits for the revoke and answers ErrLeaseNotFound). In a
       // replicated store the leader has judged that before proposing.
-      if (held == nullptr ||
-          (!replica_.leader_judges_keepalives && leases_.deadline(request.lease) <= now)) {
+      if (held == nullptr || (!replica_.leader_judges_keepalives && held->deadline() <= now)) {
         fail(StoreError::lease_not_found);
         break;
       }
-      leases_.set_deadline(request.lease, deadline_after(*held, now, held->ttl));
-      reply.ttl = held->ttl;
+      const Lease& lease = held->lease();
+      leases_.set_deadline(*held, deadline_after(lease, now, lease.ttl));
+      reply.ttl = lease.ttl;
       break;
     }
 
@@ -551,13 +552,14 @@ bool Store::revoke_expired(LeaseId lease, LocalTime now, StoreOutput& out) {
 std::size_t Store::refresh_leases(LocalTime now, Duration extend, bool keep_remaining) {
   // etcd lease/lessor.go: Promote refreshes each lease to now + extend + RemainingTTL, where
   // RemainingTTL is the checkpointed remainder if there is one, else the whole TTL.
-  leases_.for_each([&](LeaseId id, const Lease& lease, LocalTime deadline) {
+  leases_.for_each([&](LeaseTable<Lease>::Held& held) {
+    const Lease& lease = held.lease();
     Duration remaining = lease.ttl;
-    if (keep_remaining) remaining = std::clamp(deadline - now, Duration(0), lease.ttl);
+    if (keep_remaining) remaining = std::clamp(held.deadline() - now, Duration(0), lease.ttl);
     // A ZooKeeper session lands on a tick boundary, as every touch of it does (simplified: a new
     // ZooKeeper leader re-adds each session with a full timeout from now, and no election
     // timeout is added).
-    leases_.set_deadline(id, deadline_after(lease, now + extend, remaining));
+    leases_.set_deadline(held, deadline_after(lease, now + extend, remaining));
   });
   return leases_.size();
 }

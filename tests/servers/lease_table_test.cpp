@@ -58,7 +58,7 @@ TEST_CASE("lease table: agrees with a map and a set of deadlines") {
         deadlines.erase({it->second.second, it->first});
         it->second.second = deadline;
         deadlines.emplace(deadline, it->first);
-        table.set_deadline(it->first, deadline);
+        table.set_deadline(*table.find(it->first), deadline);
       } else {
         deadlines.erase({it->second.second, it->first});
         table.erase(it->first);
@@ -72,8 +72,9 @@ TEST_CASE("lease table: agrees with a map and a set of deadlines") {
     const auto found = reference.find(probe);
     REQUIRE(table.contains(probe) == (found != reference.end()));
     if (found != reference.end()) {
-      REQUIRE(table.find(probe)->value == found->second.first);
-      REQUIRE(table.deadline(probe) == found->second.second);
+      REQUIRE(table.find(probe)->id() == probe);
+      REQUIRE(table.find(probe)->lease().value == found->second.first);
+      REQUIRE(table.find(probe)->deadline() == found->second.second);
     }
     if (step % 97 == 0) {
       const LocalTime cut = at(now + rng.between(0, 100));
@@ -89,9 +90,9 @@ TEST_CASE("lease table: agrees with a map and a set of deadlines") {
     }
   }
   std::vector<LeaseId> visited;
-  table.for_each([&](LeaseId id, const Record& r, LocalTime deadline) {
-    REQUIRE(reference.at(id) == std::pair{r.value, deadline});
-    visited.push_back(id);
+  table.for_each([&](servers::LeaseTable<Record>::Held& held) {
+    REQUIRE(reference.at(held.id()) == std::pair{held.lease().value, held.deadline()});
+    visited.push_back(held.id());
   });
   CHECK(visited.size() == reference.size());
 }
@@ -101,7 +102,7 @@ TEST_CASE("lease table: renewing one lease forever keeps the heap bounded") {
   servers::LeaseTable<Record> table;
   table.insert(1, Record{1}, at(1000));
   table.insert(2, Record{2}, at(5));
-  for (std::int64_t i = 0; i < 100000; ++i) table.set_deadline(1, at(2000 + i));
+  for (std::int64_t i = 0; i < 100000; ++i) table.set_deadline(*table.find(1), at(2000 + i));
   CHECK(table.next_deadline() == at(5));
   std::vector<LeaseId> due;
   table.due(at(200000), due);
