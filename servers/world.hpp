@@ -26,6 +26,9 @@ struct ReplicationConfig {
   std::size_t members = 1;  // 1: the single logical store of servers/store/store_server.hpp
   raft::ElectionConfig raft;
   bool lease_checkpoint = false;
+  // etcd's --experimental-lease-checkpoint-interval: only leases with more TTL left than this are
+  // checkpointed, this often.
+  Duration lease_checkpoint_interval = std::chrono::minutes(5);
   // Added to every lease on promotion; etcd adds its election timeout (Promote(ElectionTimeout)).
   std::optional<Duration> promote_extend;
   Duration request_timeout{0};    // the clients'

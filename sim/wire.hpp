@@ -42,9 +42,11 @@ struct SinkReply {
 struct StoreCommand {
   enum class Kind : std::uint8_t {
     request,       // a client's request
-    refused,       // a keepalive the leader refused: the lease had expired on its clock
     lease_expiry,  // the leader's lessor revokes a lease whose TTL ran out (etcd LeaseRevoke)
     lock_delayed,  // a lock acquire the leader refused: a key was under lock-delay on its clock
+    // The leader's lessor records a lease's remaining TTL (request.ttl; 0 clears it) on every
+    // member (etcd's LeaseCheckpoint, with --experimental-enable-lease-checkpoint).
+    checkpoint,
   };
   Kind kind = Kind::request;
   StoreRequest request;

@@ -58,6 +58,9 @@ void StoreMember::on_start(sim::ProcessContext& ctx) {
   touched_.clear();
   touch_timer_armed_ = false;
   appended_at_.clear();
+  unpromoted_renewals_.clear();
+  expired_renewals_.clear();
+  checkpoints_.clear();
   core_.start(self_, config_->members.size());
   ctx.set_timer(first_scan_after(config_->store, ctx.workload_rng()), kScanTag);
   queue_.on_start(ctx);
@@ -130,6 +133,9 @@ void StoreMember::on_timer(sim::ProcessContext& ctx, sim::TimerId id, sim::Timer
   }
   const bool core_timer = core_.on_timer(id, tag);
   ELECTSIM_ASSERT(core_timer, "a timer tag of the store member");
+  // Reads held by an unfinished write (serve_reads) are served at the next tick once it is done,
+  // also in a group with nobody to acknowledge a round.
+  if (core_.state() == raft::State::leader) serve_reads();
 }
 
 void StoreMember::on_disconnect(sim::ProcessContext& /*ctx*/, sim::Endpoint peer) {
@@ -169,8 +175,10 @@ void StoreMember::take_request(sim::Endpoint client, std::uint32_t incarnation,
     return;
   }
   if (core_.leader() != raft::kNoMember) {
-    // A write is answered here once applied; a read by the leader itself.
-    if (command.request.op != StoreOp::get) wait_for(client, id);
+    // A write is answered here once applied; a read or a renewal by the leader itself.
+    if (command.request.op != StoreOp::get && command.request.op != StoreOp::lease_keepalive) {
+      wait_for(client, id);
+    }
     ctx().send(config_->members[static_cast<std::size_t>(core_.leader())],
                sim::Payload(sim::ForwardedProposal{std::move(command)}));
     return;
@@ -194,8 +202,9 @@ bool StoreMember::touch_session(sim::Endpoint client, std::uint32_t incarnation,
   // sessions (LearnerHandler's PING case, SessionTrackerImpl.touchSession). So a session whose
   // client talks to a follower is touched on the leader up to half a tick late.
   // Simplified: the follower's flushes stand for the leader's pings, on a grid of tickTime / 2
-  // of the follower's clock, and the touches then commit through the log as etcd's keepalives
-  // do. The leader's own clients touch at once.
+  // of the follower's clock, and the leader then touches them as it renews etcd's leases, after
+  // a ReadIndex round (where ZooKeeper's leader touches at once). The leader's own clients' pings
+  // take the same round.
   if (request.op != StoreOp::lease_keepalive || core_.state() == raft::State::leader ||
       core_.leader() == raft::kNoMember) {
     return false;
@@ -240,8 +249,9 @@ void StoreMember::flush_touches() {
     command.request.op = StoreOp::lease_keepalive;
     command.request.lease = lease;
     // Nobody waits for its answer: the client had it from this member already.
+    command.member = sim::kNoNode;
     if (core_.state() == raft::State::leader) {
-      propose(std::move(command));
+      read_index(command);
     } else {
       ctx().send(config_->members[static_cast<std::size_t>(core_.leader())],
                  sim::Payload(sim::ForwardedProposal{std::move(command)}));
@@ -251,14 +261,9 @@ void StoreMember::flush_touches() {
 
 void StoreMember::propose(StoreCommand&& command) {
   ELECTSIM_ASSERT(core_.state() == raft::State::leader, "only the leader appends");
-  if (command.kind == StoreCommand::Kind::request &&
-      command.request.op == StoreOp::lease_keepalive) {
-    // etcd's lessor refuses to renew a lease whose deadline has passed on the leader's clock,
-    // even before its revocation has run; every member must answer alike, so the leader's
-    // judgement travels in the entry.
-    const std::optional<LocalTime> deadline = disk_->store->lease_deadline(command.request.lease);
-    if (!deadline || *deadline <= now()) command.kind = StoreCommand::Kind::refused;
-  }
+  ELECTSIM_ASSERT(
+      command.kind != StoreCommand::Kind::request || command.request.op != StoreOp::lease_keepalive,
+      "keepalives do not go through the log");
   if (command.kind == StoreCommand::Kind::request &&
       disk_->store->lock_delayed(command.request, now())) {
     // Consul's kvsPreApply: lock-delay is wall-clock state, so only the leader's clock judges it,
@@ -277,26 +282,47 @@ void StoreMember::propose(StoreCommand&& command) {
 
 bool StoreMember::read_index(StoreCommand& command) {
   ELECTSIM_ASSERT(core_.state() == raft::State::leader, "only the leader confirms reads");
-  if (command.kind != StoreCommand::Kind::request || command.request.op != StoreOp::get) {
+  if (command.kind != StoreCommand::Kind::request) return false;
+  if (command.request.op == StoreOp::lease_keepalive) {
+    // lessor.Renew answers ErrNotPrimary until the lessor is promoted, and LeaseRenew retries
+    // until then (or until the request times out).
+    if (!promoted_) {
+      if (unpromoted_renewals_.size() >= kMaxPending) {
+        unpromoted_renewals_.erase(unpromoted_renewals_.begin());
+      }
+      unpromoted_renewals_.push_back(std::move(command));
+      return true;
+    }
+  } else if (command.request.op != StoreOp::get || !promoted_) {
+    // Raft §6.4: the leader must have committed an entry of its term to know its commit index.
     return false;
   }
-  // Raft §6.4: the leader must have committed an entry of its term to know its commit index.
-  if (!promoted_) return false;
+  // etcd's linearizableReadLoop keeps one ReadIndex out at a time: a request that arrives while a
+  // round is out waits for the next, which leaves once that one is confirmed.
   reads_.push_back(PendingRead{std::move(command), round_ + 1});
-  send_heartbeats();  // etcd-io/raft broadcasts a heartbeat with the read's context at once
-  serve_reads();      // a group of one needs no acknowledgement
+  if (majority_round() >= round_) send_heartbeats();
+  serve_reads();  // a group of one needs no acknowledgement
   return true;
 }
 
-void StoreMember::serve_reads() {
-  if (reads_.empty()) return;
+std::int64_t StoreMember::majority_round() {
   // The round a majority (this leader included) has acknowledged.
   std::vector<std::int64_t>& rounds = rounds_scratch_;
   rounds = acked_round_;
   rounds[static_cast<std::size_t>(self_)] = round_;
   std::sort(rounds.begin(), rounds.end(), std::greater<>());
-  const std::int64_t confirmed = rounds[rounds.size() / 2];
+  return rounds[rounds.size() / 2];
+}
+
+void StoreMember::serve_reads() {
+  // etcd's raft loop is one goroutine: while the leader's fsync is unfinished it handles no Ready,
+  // so no read index is confirmed and no renewal made (etcd-io/etcd #15247, "the etcd leader is
+  // stuck in handling raft Ready due to slow fdatasync"). The next acknowledgement after the
+  // write serves them.
+  if (reads_.empty() || !ctx().synced()) return;
+  const std::int64_t confirmed = majority_round();
   std::size_t kept = 0;
+  clears_.clear();
   for (std::size_t i = 0; i < reads_.size(); ++i) {
     PendingRead& read = reads_[i];
     if (read.round > confirmed) {
@@ -304,19 +330,107 @@ void StoreMember::serve_reads() {
       ++kept;
       continue;
     }
+    if (read.command.request.op == StoreOp::lease_keepalive) {
+      renew(std::move(read.command));
+      continue;
+    }
     // The leader's state machine has applied everything committed: its commit index is the
     // read index.
     out_.clear();
     StoreReply reply = disk_->store->apply(read.command.client, read.command.request, now(), out_);
-    const sim::StoreCommand& c = read.command;
-    if (c.member == ctx().self()) {
-      answer(c, std::move(reply));
-    } else {
-      if (ctx().traced()) trace_apply(c, reply);
-      ctx().reply(c.client, c.client_incarnation, sim::Payload(std::move(reply)));
-    }
+    reply_to(read.command, std::move(reply));
   }
   reads_.resize(kept);
+  // What waits for the next round sends it (etcd's read loop goes round again).
+  if (!reads_.empty() && confirmed >= round_) send_heartbeats();
+  for (LeaseId lease : clears_) propose_checkpoint(lease, Duration(0));
+}
+
+void StoreMember::renew(StoreCommand&& command) {
+  const LeaseId lease = command.request.lease;
+  const std::optional<LocalTime> deadline = disk_->store->lease_deadline(lease);
+  if (deadline && *deadline <= now()) {
+    // lessor.Renew: an expired lease "might be pending for revoking or going through quorum to
+    // be revoked. To be accurate, renew request must wait for the deletion to complete."
+    if (expired_renewals_.size() >= kMaxPending) expired_renewals_.erase(expired_renewals_.begin());
+    expired_renewals_.push_back(std::move(command));
+    return;
+  }
+  // lessor.Renew clears a checkpointed remainder through the log ("we limit the number of RAFT
+  // entries written per lease to a max of 2 per checkpoint interval"). Simplified: etcd waits
+  // for that entry to apply before it renews; here the renewal is at once and the entry follows.
+  if (config_->lease_checkpoint && disk_->store->has_checkpoint(lease)) clears_.push_back(lease);
+  out_.clear();
+  StoreReply reply = disk_->store->apply(command.client, command.request, now(), out_);
+  reply_to(command, std::move(reply));
+}
+
+void StoreMember::reply_to(const StoreCommand& command, StoreReply&& reply) {
+  if (command.member == ctx().self()) {
+    answer(command, std::move(reply));
+    return;
+  }
+  if (command.member == sim::kNoNode) return;  // a ZooKeeper follower's touch: answered there
+  // Forwarded by a follower: the leader answers the client itself (simplified).
+  if (ctx().traced()) trace_apply(command, reply);
+  ctx().reply(command.client, command.client_incarnation, sim::Payload(std::move(reply)));
+}
+
+void StoreMember::settle_expired_renewals() {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < expired_renewals_.size(); ++i) {
+    StoreCommand& c = expired_renewals_[i];
+    if (disk_->store->lease_deadline(c.request.lease)) {
+      if (kept != i) expired_renewals_[kept] = std::move(c);
+      ++kept;
+      continue;
+    }
+    StoreReply reply;
+    reply.id = c.request.id;
+    reply.op = c.request.op;
+    reply.error = StoreError::lease_not_found;
+    reply.succeeded = false;
+    reply.lease = c.request.lease;
+    reply.revision = disk_->store->revision();
+    reply_to(c, std::move(reply));
+  }
+  expired_renewals_.resize(kept);
+}
+
+void StoreMember::schedule_checkpoint(LeaseId lease, Duration remaining) {
+  if (!config_->lease_checkpoint) return;
+  // scheduleCheckpointIfNeeded: `lease.RemainingTTL() <= int64(le.checkpointInterval.Seconds())`
+  // schedules nothing; etcd counts both in whole seconds.
+  const Duration interval = config_->lease_checkpoint_interval;
+  if (remaining <= std::chrono::floor<std::chrono::seconds>(interval)) return;
+  checkpoints_.emplace_back(now() + interval, lease);
+}
+
+void StoreMember::propose_checkpoints() {
+  // lessor.checkpointScheduledLeases, after the revocations in the same loop (runLoop).
+  // Simplified: one entry per lease, where etcd batches up to 1000 in one LeaseCheckpointRequest.
+  while (!checkpoints_.empty() && checkpoints_.front().first <= now()) {
+    const LeaseId lease = checkpoints_.front().second;
+    checkpoints_.pop_front();
+    const std::optional<LocalTime> deadline = disk_->store->lease_deadline(lease);
+    const std::optional<Duration> ttl = disk_->store->lease_ttl(lease);
+    if (!deadline || !ttl) continue;
+    // findDueScheduledCheckpoints: remainingTTL = ceil(expiry - now) in seconds, and none when
+    // it is not below the lease's TTL.
+    const Duration remaining = std::chrono::ceil<std::chrono::seconds>(*deadline - now());
+    if (remaining >= *ttl || remaining <= Duration(0)) continue;
+    propose_checkpoint(lease, remaining);
+  }
+}
+
+void StoreMember::propose_checkpoint(LeaseId lease, Duration remaining) {
+  StoreCommand command;
+  command.kind = StoreCommand::Kind::checkpoint;
+  command.request.op = StoreOp::lease_keepalive;
+  command.request.lease = lease;
+  command.request.ttl = remaining;
+  command.member = ctx().self();
+  propose(std::move(command));
 }
 
 // ---- Replication ------------------------------------------------------------------------------
@@ -436,12 +550,17 @@ void StoreMember::apply(const LogEntry& entry, std::int64_t index) {
     // lease is refreshed, since the old leader's deadlines are not known here.
     if (core_.state() == raft::State::leader && entry.term == core_.term() && !promoted_) {
       promoted_ = true;
-      const std::size_t refreshed =
-          disk_->store->refresh_leases(now(), config_->promote_extend, config_->lease_checkpoint);
+      const std::size_t refreshed = disk_->store->refresh_leases(
+          now(), config_->promote_extend,
+          [&](LeaseId lease, Duration remaining) { schedule_checkpoint(lease, remaining); });
       if (ctx().traced()) {
         ctx().trace(sim::events::lease_refresh(ctx().self(), static_cast<std::int64_t>(refreshed),
                                                core_.term()));
       }
+      // The renewals that waited for the lessor: it is primary now.
+      std::vector<StoreCommand> waiting;
+      waiting.swap(unpromoted_renewals_);
+      for (StoreCommand& c : waiting) read_index(c);
     }
     publish(index);
     return;
@@ -451,18 +570,21 @@ void StoreMember::apply(const LogEntry& entry, std::int64_t index) {
     case StoreCommand::Kind::request: {
       StoreReply reply = disk_->store->apply(command.client, command.request, now(), out_);
       reply.term = entry.term;
+      // lessor.Grant schedules the new lease's first checkpoint on the primary.
+      if (command.request.op == StoreOp::lease_grant && reply.error == StoreError::none &&
+          promoted_ && core_.state() == raft::State::leader) {
+        schedule_checkpoint(reply.lease, reply.ttl);
+      }
       answer(command, std::move(reply));
       break;
     }
-    case StoreCommand::Kind::refused: {
-      StoreReply reply;
-      reply.id = command.request.id;
-      reply.op = command.request.op;
-      reply.error = StoreError::lease_not_found;
-      reply.succeeded = false;
-      reply.lease = command.request.lease;
-      reply.revision = disk_->store->revision();
-      answer(command, std::move(reply));
+    case StoreCommand::Kind::checkpoint: {
+      const LeaseId lease = command.request.lease;
+      // lessor.Checkpoint: the remainder on every member; the primary schedules the next one.
+      if (disk_->store->checkpoint_lease(lease, command.request.ttl) && promoted_ &&
+          core_.state() == raft::State::leader) {
+        schedule_checkpoint(lease, *disk_->store->remaining_ttl(lease));
+      }
       break;
     }
     case StoreCommand::Kind::lock_delayed: {
@@ -481,6 +603,7 @@ void StoreMember::apply(const LogEntry& entry, std::int64_t index) {
       std::erase(revoking_, command.request.lease);
       break;
   }
+  if (!expired_renewals_.empty()) settle_expired_renewals();
   publish(index);
 }
 
@@ -533,6 +656,7 @@ void StoreMember::check_expiry() {
     command.member = ctx().self();
     propose(std::move(command));
   }
+  propose_checkpoints();
 }
 
 // ---- Roles ------------------------------------------------------------------------------------
@@ -561,6 +685,11 @@ void StoreMember::on_leader_stop() {
   promoted_ = false;
   revoking_.clear();
   appended_at_.clear();
+  // lessor.Demote: renewals now answer ErrNotPrimary (their clients time out here), and the
+  // scheduled checkpoints are dropped.
+  unpromoted_renewals_.clear();
+  expired_renewals_.clear();
+  checkpoints_.clear();
 }
 
 void StoreMember::trace_role() {

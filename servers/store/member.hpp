@@ -12,14 +12,29 @@
 //   entry of its own term a read goes through the log;
 // - watches are the member's own (etcd serves watches from the member the client is connected to),
 //   and may resume from a revision this member still holds in its history;
+// - keepalives do not go through the log (etcd commit 2e157530, "keepalives don't go through
+//   raft"): only the leader's lessor renews (v3_server.go LeaseRenew; a follower forwards the
+//   renewal to it, and the leader answers the client itself, as for reads). Since etcd 3.5.8 the
+//   leader first confirms it still leads by a ReadIndex round (ensureLeadership, etcd-io/etcd
+//   #15247): a leader cut off from its majority renews nothing. Before its lessor is primary the
+//   renewal waits (ErrNotPrimary, retried by LeaseRenew); a lease already past its deadline is
+//   answered "lease not found" once its revocation has applied (lessor.Renew waits on revokec);
+// - reads and renewals share one ReadIndex round at a time: those that arrive while a round is
+//   out wait for the next (etcd's linearizableReadLoop);
 // - only the leader's lessor expires leases, on its own clock at its scan interval, by proposing
 //   their revocation; on promotion it refreshes every lease (lease/lessor.go Promote): deadline =
-//   now + extend (etcd: the election timeout) + the full TTL, or the TTL left with checkpoints;
+//   now + extend (etcd: the election timeout) + the remaining TTL, the last checkpoint's with
+//   lease_checkpoint, else the full TTL. Followers never see renewals, so without checkpoints a
+//   new leader cannot know how old a lease's last keepalive is;
+// - with lease_checkpoint, the leader checkpoints a lease's remaining TTL through the log every
+//   checkpoint interval, for leases whose remaining TTL is longer than the interval
+//   (scheduleCheckpointIfNeeded), and a renewal clears a set checkpoint through the log;
 // - the log and the applied state are on the member's disk (etcd's WAL and backend): a crash
 //   loses the unsynced tail of the log, and a restarted member keeps what it had applied.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -39,6 +54,8 @@ struct MemberConfig {
   // Promotion keeps each lease's remaining TTL (etcd's lease checkpointing, --experimental-
   // enable-lease-checkpoint) instead of granting a full one.
   bool lease_checkpoint = false;
+  // etcd's --experimental-lease-checkpoint-interval (default 5 minutes).
+  Duration lease_checkpoint_interval = std::chrono::minutes(5);
   Duration promote_extend{0};                 // etcd: the election timeout
   std::size_t max_entries_per_append = 64;    // etcd's MaxSizePerMsg, counted in entries
   std::size_t history_limit = kWatchHistory;  // changes kept for resuming watches
@@ -112,7 +129,19 @@ class StoreMember final : public sim::Process, private raft::Host {
   // Leader: a read to confirm by a heartbeat round (ReadIndex); false if it must use the log.
   // Takes the command (moved from) when it is a read to confirm; false leaves it untouched.
   bool read_index(sim::StoreCommand& command);
+  std::int64_t majority_round();  // the heartbeat round a majority has acknowledged
   void serve_reads();
+  // Leader, a confirmed renewal: renews and answers, or waits for the lease's revocation.
+  void renew(sim::StoreCommand&& command);
+  // Answers whoever waits for an answer to `command` (this member's client, or a client whose
+  // request another member forwarded); traces it.
+  void reply_to(const sim::StoreCommand& command, StoreReply&& reply);
+  // Leader, with lease_checkpoint: scheduleCheckpointIfNeeded, and the due checkpoints.
+  void schedule_checkpoint(LeaseId lease, Duration remaining);
+  void propose_checkpoints();
+  void propose_checkpoint(LeaseId lease, Duration remaining);
+  // Leader: renewals of leases past their deadline, answered once the lease is gone.
+  void settle_expired_renewals();
   void propose(sim::StoreCommand&& command);
   void wait_for(sim::Endpoint client, RequestId id);
   void send_append(raft::Member to);
@@ -159,6 +188,14 @@ class StoreMember final : public sim::Process, private raft::Host {
     std::int64_t round = 0;  // served once a majority has acknowledged this round
   };
   std::vector<PendingRead> reads_;
+  // Leader: renewals waiting for its lessor to become primary, and renewals of leases past their
+  // deadline waiting for the revocation. Bounded like pending_: their clients time out.
+  std::vector<sim::StoreCommand> unpromoted_renewals_;
+  std::vector<sim::StoreCommand> expired_renewals_;
+  // Leader, with lease_checkpoint: when each scheduled checkpoint is due, in order (the interval
+  // is one constant, so a queue in scheduling order is in time order: etcd's leaseCheckpointHeap).
+  std::deque<std::pair<sim::LocalTime, LeaseId>> checkpoints_;
+  std::vector<LeaseId> clears_;  // serve_reads: checkpoints its renewals clear
   // Requests this incarnation took and will answer, and when: the wait registry.
   struct Pending {
     sim::Endpoint client = sim::kNoNode;

@@ -255,6 +255,12 @@ std::optional<Duration> Store::session_ttl(LeaseId lease) const {
   return held->lease().ttl;
 }
 
+std::optional<Duration> Store::lease_ttl(LeaseId lease) const {
+  const auto* held = leases_.find(lease);
+  if (held == nullptr) return std::nullopt;
+  return held->lease().ttl;
+}
+
 std::optional<LocalTime> Store::next_lease_deadline() const {
   return leases_.next_deadline();
 }
@@ -549,19 +555,23 @@ bool Store::revoke_expired(LeaseId lease, LocalTime now, StoreOutput& out) {
   return true;
 }
 
-std::size_t Store::refresh_leases(LocalTime now, Duration extend, bool keep_remaining) {
-  // etcd lease/lessor.go: Promote refreshes each lease to now + extend + RemainingTTL, where
-  // RemainingTTL is the checkpointed remainder if there is one, else the whole TTL.
-  leases_.for_each([&](LeaseTable<Lease>::Held& held) {
-    const Lease& lease = held.lease();
-    Duration remaining = lease.ttl;
-    if (keep_remaining) remaining = std::clamp(held.deadline() - now, Duration(0), lease.ttl);
-    // A ZooKeeper session lands on a tick boundary, as every touch of it does (simplified: a new
-    // ZooKeeper leader re-adds each session with a full timeout from now, and no election
-    // timeout is added).
-    leases_.set_deadline(held, deadline_after(lease, now + extend, remaining));
-  });
-  return leases_.size();
+bool Store::checkpoint_lease(LeaseId lease, Duration remaining) {
+  auto* held = leases_.find(lease);
+  if (held == nullptr) return false;
+  held->lease().remaining = remaining;
+  return true;
+}
+
+std::optional<Duration> Store::remaining_ttl(LeaseId lease) const {
+  const auto* held = leases_.find(lease);
+  if (held == nullptr) return std::nullopt;
+  const Lease& l = held->lease();
+  return l.remaining > Duration(0) ? l.remaining : l.ttl;
+}
+
+bool Store::has_checkpoint(LeaseId lease) const {
+  const auto* held = leases_.find(lease);
+  return held != nullptr && held->lease().remaining > Duration(0);
 }
 
 }  // namespace electsim::servers

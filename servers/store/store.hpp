@@ -6,6 +6,7 @@
 // in etcd).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -56,8 +57,8 @@ struct StoreConfig {
 // How a member of a replicated store runs the same state machine. Every member applies every
 // committed entry; what depends on a member's own clock must not change what it applies.
 struct ReplicaMode {
-  // Keepalives renew without looking at the deadline: the leader judged it when it proposed
-  // (StoreCommand::Kind::refused), so every member answers alike.
+  // Keepalives renew without looking at the deadline: only the leader renews (keepalives do not
+  // go through the log), and it judged the deadline on its own clock first.
   bool leader_judges_keepalives = false;
   // Lock acquires are not refused for lock-delay here: the leader judged that before proposing
   // (StoreCommand::Kind::lock_delayed), on its own clock, as Consul's leader does.
@@ -161,11 +162,23 @@ class Store {
   bool lock_delayed(const StoreRequest& request, LocalTime now) const;
   // The end of the key's lock-delay, if one was ever set (Consul's KVSLockDelay).
   std::optional<LocalTime> lock_delay_until(std::string_view key) const;
-  // A new leader's lessor (etcd's Promote): every lease's deadline becomes now + extend + a full
-  // TTL, or + the TTL it has left on this member's clock with `keep_remaining` (etcd's lease
-  // checkpoints). Returns how many leases it refreshed.
-  std::size_t refresh_leases(LocalTime now, Duration extend, bool keep_remaining);
+  // A new leader's lessor (etcd's Promote): every lease's deadline becomes now + extend + its
+  // remaining TTL: the checkpointed one if set, else the full TTL. Returns how many leases it
+  // refreshed; `f(id, remaining)` sees each in id order.
+  template <typename F>
+  std::size_t refresh_leases(LocalTime now, Duration extend, F&& f);
+  std::size_t refresh_leases(LocalTime now, Duration extend) {
+    return refresh_leases(now, extend, [](LeaseId, Duration) {});
+  }
   std::size_t lease_count() const { return leases_.size(); }
+  // etcd's Lessor.Checkpoint: a committed checkpoint sets the lease's remaining TTL (0 clears
+  // it). False if the lease is gone.
+  bool checkpoint_lease(LeaseId lease, Duration remaining);
+  // etcd's Lease.getRemainingTTL: the checkpointed remainder if set, else the full TTL; unset
+  // for a lease that is gone.
+  std::optional<Duration> remaining_ttl(LeaseId lease) const;
+  // Whether a checkpointed remainder is set (etcd's Renew clears it through the log).
+  bool has_checkpoint(LeaseId lease) const;
 
   // The node's watch streams broke (it crashed or restarted): its watches are gone.
   void drop_watches_of(NodeId node);
@@ -179,6 +192,7 @@ class Store {
   std::optional<LocalTime> lease_deadline(LeaseId lease) const;
   // The granted timeout of a live ZooKeeper session (a lease granted with `session`).
   std::optional<Duration> session_ttl(LeaseId lease) const;
+  std::optional<Duration> lease_ttl(LeaseId lease) const;  // a live lease's granted TTL
   const StoreConfig& config() const { return config_; }
 
  private:
@@ -187,7 +201,8 @@ class Store {
     std::vector<std::string> keys;  // sorted: deletion order is deterministic
     Duration lock_delay{0};
     bool release_keys = false;
-    bool session = false;  // a ZooKeeper session: deadlines on tick boundaries
+    bool session = false;   // a ZooKeeper session: deadlines on tick boundaries
+    Duration remaining{0};  // etcd's remainingTTL: the last checkpoint's, 0 when unset
   };
   // A lease's deadline when touched at `now`: now + ttl, or for a session the tick boundary
   // after it (ExpiryQueue.update).
@@ -231,6 +246,27 @@ class Store {
   std::map<std::string, LocalTime, std::less<>> lock_delays_;
   ReplicaMode replica_;
   std::deque<HistoryEntry> history_;  // the last replica_.history_limit changes, oldest first
+  std::vector<LeaseId> refresh_scratch_;
 };
+
+template <typename F>
+std::size_t Store::refresh_leases(LocalTime now, Duration extend, F&& f) {
+  // etcd lease/lessor.go: Promote refreshes each lease to now + extend + getRemainingTTL().
+  // for_each goes by record position; the ids are visited in the order the caller needs below.
+  std::vector<LeaseId>& ids = refresh_scratch_;
+  ids.clear();
+  leases_.for_each([&](LeaseTable<Lease>::Held& held) {
+    const Lease& lease = held.lease();
+    const Duration remaining = lease.remaining > Duration(0) ? lease.remaining : lease.ttl;
+    // A ZooKeeper session lands on a tick boundary, as every touch of it does (simplified: a new
+    // ZooKeeper leader re-adds each session with a full timeout from now, and no election
+    // timeout is added).
+    leases_.set_deadline(held, deadline_after(lease, now + extend, remaining));
+    ids.push_back(held.id());
+  });
+  std::sort(ids.begin(), ids.end());
+  for (LeaseId id : ids) f(id, *remaining_ttl(id));
+  return leases_.size();
+}
 
 }  // namespace electsim::servers

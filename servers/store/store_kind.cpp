@@ -57,6 +57,7 @@ sim::StoreClientConfig add_cluster(const Services& services, WorldBuilder& build
   config->store = services.store;
   config->raft = r.raft;
   config->lease_checkpoint = r.lease_checkpoint;
+  config->lease_checkpoint_interval = r.lease_checkpoint_interval;
   config->promote_extend = r.promote_extend.value_or(r.raft.election_timeout_min);
   ELECTSIM_ASSERT(r.members <= sim::kMaxStoreMembers, "store members within the scenario limit");
   // The members know one another's addresses when they start, after every server is added.
@@ -149,12 +150,12 @@ void read_store_section(const nlohmann::json& v, const SectionContext& context,
                         params::Problems& problems, Services& services) {
   StoreConfig& store = services.store;
   ReplicationConfig& r = services.replication;
-  if (!check_object(
-          v, "/store",
-          {"min_ttl", "expiry_scan_interval", "members", "election_timeout", "heartbeat_interval",
-           "pre_vote", "check_quorum", "lease_checkpoint", "request_timeout", "clients", "ticks",
-           "tick_time", "expiry_scan_phase", "capacity", "shards"},
-          "the store section", problems)) {
+  if (!check_object(v, "/store",
+                    {"min_ttl", "expiry_scan_interval", "members", "election_timeout",
+                     "heartbeat_interval", "pre_vote", "check_quorum", "lease_checkpoint",
+                     "lease_checkpoint_interval", "request_timeout", "clients", "ticks",
+                     "tick_time", "expiry_scan_phase", "capacity", "shards"},
+                    "the store section", problems)) {
     return;
   }
   // Every duration of the store is a timer of its own (min_ttl bounds the lease timers), so each
@@ -253,6 +254,11 @@ void read_store_section(const nlohmann::json& v, const SectionContext& context,
   if (const json* value = member(v, "lease_checkpoint")) {
     if (auto b = read_bool(*value, "/store/lease_checkpoint", problems)) r.lease_checkpoint = *b;
   }
+  if (const json* value = member(v, "lease_checkpoint_interval")) {
+    if (auto d = read_server_timer(*value, "/store/lease_checkpoint_interval", problems)) {
+      r.lease_checkpoint_interval = *d;
+    }
+  }
   if (const json* value = member(v, "ticks")) {
     // etcd's members count every timer in ticks of --heartbeat-interval (raft.Config's
     // ElectionTick = election-timeout / heartbeat-interval, HeartbeatTick = 1).
@@ -316,6 +322,7 @@ std::string store_setting_default(std::string_view key) {
   if (key == "pre_vote") return on_off(r.raft.pre_vote);
   if (key == "check_quorum") return on_off(r.raft.check_quorum);
   if (key == "lease_checkpoint") return on_off(r.lease_checkpoint);
+  if (key == "lease_checkpoint_interval") return sim::format_duration(r.lease_checkpoint_interval);
   if (key == "request_timeout") return sim::format_duration(r.request_timeout);
   if (key == "capacity") return "unlimited";
   return "";
