@@ -319,17 +319,13 @@ void StoreMember::serve_reads() {
   // so no read index is confirmed and no renewal made (etcd-io/etcd #15247, "the etcd leader is
   // stuck in handling raft Ready due to slow fdatasync"). The next acknowledgement after the
   // write serves them.
-  if (reads_.empty() || !ctx().synced()) return;
+  if (reads_head_ == reads_.size() || !ctx().synced()) return;
   const std::int64_t confirmed = majority_round();
-  std::size_t kept = 0;
   clears_.clear();
-  for (std::size_t i = 0; i < reads_.size(); ++i) {
-    PendingRead& read = reads_[i];
-    if (read.round > confirmed) {
-      if (kept != i) reads_[kept] = std::move(read);
-      ++kept;
-      continue;
-    }
+  // Each read waits for the round after the latest when it came, so reads_ is in round order:
+  // the confirmed ones lead, and a call that confirms nothing looks at one.
+  while (reads_head_ < reads_.size() && reads_[reads_head_].round <= confirmed) {
+    PendingRead& read = reads_[reads_head_++];
     if (read.command.request.op == StoreOp::lease_keepalive) {
       renew(std::move(read.command));
       continue;
@@ -340,10 +336,20 @@ void StoreMember::serve_reads() {
     StoreReply reply = disk_->store->apply(read.command.client, read.command.request, now(), out_);
     reply_to(read.command, std::move(reply));
   }
-  reads_.resize(kept);
+  if (reads_head_ == reads_.size()) {
+    clear_reads();
+  } else if (reads_head_ >= 64 && reads_head_ * 2 >= reads_.size()) {
+    reads_.erase(reads_.begin(), reads_.begin() + static_cast<std::ptrdiff_t>(reads_head_));
+    reads_head_ = 0;
+  }
   // What waits for the next round sends it (etcd's read loop goes round again).
-  if (!reads_.empty() && confirmed >= round_) send_heartbeats();
+  if (reads_head_ < reads_.size() && confirmed >= round_) send_heartbeats();
   for (LeaseId lease : clears_) propose_checkpoint(lease, Duration(0));
+}
+
+void StoreMember::clear_reads() {
+  reads_.clear();
+  reads_head_ = 0;
 }
 
 void StoreMember::renew(StoreCommand&& command) {
@@ -669,7 +675,7 @@ void StoreMember::on_state_change() {
     progress_.reset(config_->members.size(), self_, log().last_index());
     appended_at_.clear();
     acked_round_.assign(config_->members.size(), 0);
-    reads_.clear();
+    clear_reads();
     log().append(LogEntry{core_.term(), nullptr});
     appended_at_.emplace_back(log().last_index(), now());
     log_changed();
@@ -681,7 +687,7 @@ void StoreMember::on_state_change() {
 void StoreMember::on_leader_stop() {
   // Reads not yet confirmed are dropped: their clients time out, as etcd's wait for a read index
   // does when the leader changes.
-  reads_.clear();
+  clear_reads();
   promoted_ = false;
   revoking_.clear();
   appended_at_.clear();

@@ -131,6 +131,7 @@ class StoreMember final : public sim::Process, private raft::Host {
   bool read_index(sim::StoreCommand& command);
   std::int64_t majority_round();  // the heartbeat round a majority has acknowledged
   void serve_reads();
+  void clear_reads();
   // Leader, a confirmed renewal: renews and answers, or waits for the lease's revocation.
   void renew(sim::StoreCommand&& command);
   // Answers whoever waits for an answer to `command` (this member's client, or a client whose
@@ -187,7 +188,8 @@ class StoreMember final : public sim::Process, private raft::Host {
     sim::StoreCommand command;
     std::int64_t round = 0;  // served once a majority has acknowledged this round
   };
-  std::vector<PendingRead> reads_;
+  std::vector<PendingRead> reads_;  // in round order, served from reads_head_ on
+  std::size_t reads_head_ = 0;
   // Leader: renewals waiting for its lessor to become primary, and renewals of leases past their
   // deadline waiting for the revocation. Bounded like pending_: their clients time out.
   std::vector<sim::StoreCommand> unpromoted_renewals_;
