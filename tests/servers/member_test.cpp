@@ -898,6 +898,23 @@ sim::StoreRequest keepalive_of(sim::LeaseId lease) {
   return r;
 }
 
+// Node k's client takes a lease through member k; its first reply is the grant's.
+sim::LeaseId take_lease(StoreCluster& c, std::size_t k, sim::Duration ttl,
+                        sim::Duration wait = 100ms) {
+  c.send(k, grant_of(ttl));
+  c.run_for(wait);
+  REQUIRE(c.replies(k).size() == 1);
+  return c.replies(k)[0].lease;
+}
+
+// Three members whose leader checkpoints leases every `interval` (with `on`).
+StoreSetup checkpointing(sim::Duration interval, bool on = true) {
+  StoreSetup setup;
+  setup.lease_checkpoint = on;
+  setup.checkpoint_interval = interval;
+  return setup;
+}
+
 std::size_t checkpoints_in(const std::vector<LogEntry>& log) {
   return static_cast<std::size_t>(std::count_if(log.begin(), log.end(), [](const LogEntry& e) {
     return e.command && e.command->kind == sim::StoreCommand::Kind::checkpoint;
@@ -912,10 +929,7 @@ TEST_CASE("store members: a keepalive renews on the leader alone and writes noth
   StoreCluster c(StoreSetup{});
   const std::size_t leader = c.run_until_leader();
   const std::size_t follower = c.others(leader).front();
-  c.send(leader, grant_of(10s));
-  c.run_for(100ms);
-  REQUIRE(c.replies(leader).size() == 1);
-  const sim::LeaseId lease = c.replies(leader)[0].lease;
+  const sim::LeaseId lease = take_lease(c, leader, 10s);
   c.run_for(2s);
   std::vector<std::size_t> lengths;
   std::vector<std::optional<sim::LocalTime>> before;
@@ -948,11 +962,8 @@ TEST_CASE("store members: a leader cut off from its majority renews nothing whil
   // 3.5.8 LeaseRenew first confirms leadership (ensureLeadership).
   StoreCluster c(StoreSetup{});
   const std::size_t leader = c.run_until_leader();
-  c.send(leader, grant_of(3s));
-  c.run_for(100ms);
-  REQUIRE(c.replies(leader).size() == 1);
-  const sim::LeaseId lease = c.replies(leader)[0].lease;
-  const sim::LocalTime granted = *c.up(leader).store().lease_deadline(lease);
+  const sim::LeaseId lease = take_lease(c, leader, 3s);
+  const sim::LocalTime before = *c.up(leader).store().lease_deadline(lease);
   c.partition({{leader}, c.others(leader)});
   c.send(leader, keepalive_of(lease));
   // Until check_quorum steps it down (an election timeout, 150ms at least) it believes it leads;
@@ -961,7 +972,7 @@ TEST_CASE("store members: a leader cut off from its majority renews nothing whil
     c.run_for(1ms);
     REQUIRE(c.up(leader).state() == raft::State::leader);
     CHECK(c.replies(leader).size() == 1);
-    CHECK(c.up(leader).store().lease_deadline(lease) == granted);
+    CHECK(c.up(leader).store().lease_deadline(lease) == before);
   }
 }
 
@@ -973,10 +984,7 @@ TEST_CASE(
   StoreCluster c(StoreSetup{});
   const std::size_t leader = c.run_until_leader();
   const std::size_t follower = c.others(leader).front();
-  c.send(leader, grant_of(2s));
-  c.run_for(20ms);
-  REQUIRE(c.replies(leader).size() == 1);
-  const sim::LeaseId lease = c.replies(leader)[0].lease;
+  const sim::LeaseId lease = take_lease(c, leader, 2s, 20ms);
   const sim::LocalTime deadline = *c.up(leader).store().lease_deadline(lease);
   // Just past the deadline on the leader's clock (the clocks are perfect here), before a scan has
   // proposed the revocation for certain.
@@ -999,10 +1007,7 @@ TEST_CASE("store members: renewals that arrive while a ReadIndex round is out sh
   // next round, which carries all of it.
   StoreCluster c(StoreSetup{});
   const std::size_t leader = c.run_until_leader();
-  c.send(leader, grant_of(10s));
-  c.run_for(100ms);
-  REQUIRE(c.replies(leader).size() == 1);
-  const sim::LeaseId lease = c.replies(leader)[0].lease;
+  const sim::LeaseId lease = take_lease(c, leader, 10s);
   // The same 50ms (one heartbeat interval) twice: quiet, then with twenty renewals at once.
   const std::uint64_t quiet_start = c.kernel().stats().events;
   c.run_for(50ms);
@@ -1024,15 +1029,9 @@ TEST_CASE(
     "checkpoints the remaining TTL the last one recorded") {
   const bool checkpoint = GENERATE(false, true);
   INFO("lease_checkpoint=" << checkpoint);
-  StoreSetup setup;
-  setup.lease_checkpoint = checkpoint;
-  setup.checkpoint_interval = 1s;
-  StoreCluster c(setup);
+  StoreCluster c(checkpointing(1s, checkpoint));
   const std::size_t leader = c.run_until_leader();
-  c.send(leader, grant_of(20s));
-  c.run_for(20ms);
-  REQUIRE(c.replies(leader).size() == 1);
-  const sim::LeaseId lease = c.replies(leader)[0].lease;
+  const sim::LeaseId lease = take_lease(c, leader, 20s, 20ms);
   // No renewals: the lease ages. Checkpoints come every second (after a scan), each recording
   // the whole seconds left, rounded up.
   c.run_for(5500ms);
@@ -1063,14 +1062,9 @@ TEST_CASE(
 TEST_CASE("store members: a renewal clears a checkpointed remainder through the log") {
   // lessor.Renew: "By applying a RAFT entry only when the remainingTTL is already set, we limit
   // the number of RAFT entries written per lease to a max of 2 per checkpoint interval."
-  StoreSetup setup;
-  setup.lease_checkpoint = true;
-  setup.checkpoint_interval = 1s;
-  StoreCluster c(setup);
+  StoreCluster c(checkpointing(1s));
   const std::size_t leader = c.run_until_leader();
-  c.send(leader, grant_of(20s));
-  c.run_for(20ms);
-  const sim::LeaseId lease = c.replies(leader)[0].lease;
+  const sim::LeaseId lease = take_lease(c, leader, 20s, 20ms);
   c.run_for(2500ms);
   for (std::size_t k = 0; k < c.size(); ++k) {
     INFO("member " << k);
@@ -1097,10 +1091,7 @@ TEST_CASE(
   setup.fsync = 1ms;
   StoreCluster c(setup);
   const std::size_t leader = c.run_until_leader();
-  c.send(leader, grant_of(10s));
-  c.run_for(100ms);
-  REQUIRE(c.replies(leader).size() == 1);
-  const sim::LeaseId lease = c.replies(leader)[0].lease;
+  const sim::LeaseId lease = take_lease(c, leader, 10s);
   const auto renewal = [&]() -> std::optional<sim::StoreReply> {
     for (const sim::StoreReply& r : c.replies(leader)) {
       if (r.op == sim::StoreOp::lease_keepalive) return r;
