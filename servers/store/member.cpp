@@ -366,8 +366,10 @@ void StoreMember::renew(StoreCommand&& command) {
   // entries written per lease to a max of 2 per checkpoint interval"). Simplified: etcd waits
   // for that entry to apply before it renews; here the renewal is at once and the entry follows.
   if (config_->lease_checkpoint && disk_->store->has_checkpoint(lease)) clears_.push_back(lease);
-  out_.clear();
-  StoreReply reply = disk_->store->apply(command.client, command.request, now(), out_);
+  // A renewal changes nothing a watcher sees; it has an output of its own, since it may be
+  // answered in the middle of apply(), whose out_ publish() has yet to send.
+  renewal_out_.clear();
+  StoreReply reply = disk_->store->apply(command.client, command.request, now(), renewal_out_);
   reply_to(command, std::move(reply));
 }
 
@@ -383,22 +385,16 @@ void StoreMember::reply_to(const StoreCommand& command, StoreReply&& reply) {
 }
 
 void StoreMember::settle_expired_renewals() {
+  // A renewal whose lease is gone now renews nothing: the store answers it lease_not_found.
   std::size_t kept = 0;
   for (std::size_t i = 0; i < expired_renewals_.size(); ++i) {
     StoreCommand& c = expired_renewals_[i];
-    if (disk_->store->lease_deadline(c.request.lease)) {
+    if (!disk_->store->lease_deadline(c.request.lease)) {
+      renew(std::move(c));
+    } else {
       if (kept != i) expired_renewals_[kept] = std::move(c);
       ++kept;
-      continue;
     }
-    StoreReply reply;
-    reply.id = c.request.id;
-    reply.op = c.request.op;
-    reply.error = StoreError::lease_not_found;
-    reply.succeeded = false;
-    reply.lease = c.request.lease;
-    reply.revision = disk_->store->revision();
-    reply_to(c, std::move(reply));
   }
   expired_renewals_.resize(kept);
 }

@@ -213,6 +213,7 @@ class StoreMember final : public sim::Process, private raft::Host {
   std::vector<std::pair<LeaseId, sim::Endpoint>> touched_;
   bool touch_timer_armed_ = false;
   StoreOutput out_;
+  StoreOutput renewal_out_;  // renew()'s, always empty
 };
 
 }  // namespace electsim::servers

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "servers/store/lease_table.hpp"
@@ -167,9 +168,6 @@ class Store {
   // refreshed; `f(id, remaining)` sees each in id order.
   template <typename F>
   std::size_t refresh_leases(LocalTime now, Duration extend, F&& f);
-  std::size_t refresh_leases(LocalTime now, Duration extend) {
-    return refresh_leases(now, extend, [](LeaseId, Duration) {});
-  }
   std::size_t lease_count() const { return leases_.size(); }
   // etcd's Lessor.Checkpoint: a committed checkpoint sets the lease's remaining TTL (0 clears
   // it). False if the lease is gone.
@@ -246,15 +244,15 @@ class Store {
   std::map<std::string, LocalTime, std::less<>> lock_delays_;
   ReplicaMode replica_;
   std::deque<HistoryEntry> history_;  // the last replica_.history_limit changes, oldest first
-  std::vector<LeaseId> refresh_scratch_;
+  std::vector<std::pair<LeaseId, Duration>> refresh_scratch_;  // refresh_leases
 };
 
 template <typename F>
 std::size_t Store::refresh_leases(LocalTime now, Duration extend, F&& f) {
   // etcd lease/lessor.go: Promote refreshes each lease to now + extend + getRemainingTTL().
-  // for_each goes by record position; the ids are visited in the order the caller needs below.
-  std::vector<LeaseId>& ids = refresh_scratch_;
-  ids.clear();
+  // for_each goes by record position, so the leases are handed to `f` sorted by id after it.
+  std::vector<std::pair<LeaseId, Duration>>& refreshed = refresh_scratch_;
+  refreshed.clear();
   leases_.for_each([&](LeaseTable<Lease>::Held& held) {
     const Lease& lease = held.lease();
     const Duration remaining = lease.remaining > Duration(0) ? lease.remaining : lease.ttl;
@@ -262,10 +260,10 @@ std::size_t Store::refresh_leases(LocalTime now, Duration extend, F&& f) {
     // ZooKeeper leader re-adds each session with a full timeout from now, and no election
     // timeout is added).
     leases_.set_deadline(held, deadline_after(lease, now + extend, remaining));
-    ids.push_back(held.id());
+    refreshed.emplace_back(held.id(), remaining);
   });
-  std::sort(ids.begin(), ids.end());
-  for (LeaseId id : ids) f(id, *remaining_ttl(id));
+  std::sort(refreshed.begin(), refreshed.end());
+  for (const auto& [id, remaining] : refreshed) f(id, remaining);
   return leases_.size();
 }
 
