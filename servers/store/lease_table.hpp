@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -106,24 +107,40 @@ class LeaseTable {
     return heap_.front().deadline;
   }
 
-  // Appends to `due` the live leases whose deadline is <= now, in id order. Only the heap's
-  // entries at or before `now` are visited: a later entry's subtree holds none.
-  void due(sim::LocalTime now, std::vector<sim::LeaseId>& due) const {
-    const std::size_t first = due.size();
+  // Appends to `due` the live leases whose deadline is <= now and that `skip(id)` does not pass
+  // over, at most `limit` of them, in id order. Past the limit the earliest deadlines go first
+  // (ties by id), as etcd's lessor takes expired leases from its heap (findExpiredLeases). Only
+  // the heap's entries at or before `now` are visited: a later entry's subtree holds none.
+  template <class Skip>
+  void due(sim::LocalTime now, std::size_t limit, Skip&& skip,
+           std::vector<sim::LeaseId>& due) const {
     std::vector<std::size_t>& stack = walk_;
+    std::vector<std::pair<sim::LocalTime, sim::LeaseId>>& found = found_;
     stack.clear();
+    found.clear();
     if (!heap_.empty()) stack.push_back(0);
     while (!stack.empty()) {
       const std::size_t i = stack.back();
       stack.pop_back();
       const Entry& e = heap_[i];
       if (e.deadline > now) continue;
-      if (is_live(e)) due.push_back(e.id);
+      if (is_live(e) && !skip(e.id)) found.emplace_back(e.deadline, e.id);
       for (const std::size_t child : {2 * i + 1, 2 * i + 2}) {
         if (child < heap_.size()) stack.push_back(child);
       }
     }
+    if (found.size() > limit) {
+      const auto cut = found.begin() + static_cast<std::ptrdiff_t>(limit);
+      std::nth_element(found.begin(), cut, found.end());
+      found.erase(cut, found.end());
+    }
+    const std::size_t first = due.size();
+    for (const auto& f : found) due.push_back(f.second);
     std::sort(due.begin() + static_cast<std::ptrdiff_t>(first), due.end());
+  }
+  void due(sim::LocalTime now, std::vector<sim::LeaseId>& due) const {
+    this->due(
+        now, std::numeric_limits<std::size_t>::max(), [](sim::LeaseId) { return false; }, due);
   }
 
   // Calls f(held) for each live lease, in the order of their records; f may set its deadline.
@@ -181,7 +198,9 @@ class LeaseTable {
   std::vector<std::uint32_t> free_;  // records no live lease holds
   sim::FlatIndex index_;             // lease id -> record
   std::vector<Entry> heap_;          // (deadline, id) of each filing; stale ones until they surface
-  mutable std::vector<std::size_t> walk_;  // due()'s stack, kept to save an allocation per call
+  // due()'s stack and finds, kept to save an allocation per call.
+  mutable std::vector<std::size_t> walk_;
+  mutable std::vector<std::pair<sim::LocalTime, sim::LeaseId>> found_;
 };
 
 }  // namespace electsim::servers

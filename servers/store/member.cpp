@@ -647,9 +647,11 @@ void StoreMember::check_expiry() {
   // etcd's lessor: only the primary (the promoted leader) revokes, at its checks.
   if (core_.state() != raft::State::leader || !promoted_) return;
   due_.clear();
-  disk_->store->due_leases(now(), due_);
+  // findExpiredLeases: at most revoke_limit() a check (etcd: leaseRevokeRate / 2 every 500ms), the
+  // earliest deadlines first; a lease whose revocation is under way is not proposed again (etcd
+  // looks at it again only after expiredLeaseRetryInterval, 3s).
+  disk_->store->due_leases(now(), revoking_, due_);
   for (LeaseId lease : due_) {
-    if (std::find(revoking_.begin(), revoking_.end(), lease) != revoking_.end()) continue;
     revoking_.push_back(lease);
     StoreCommand command;
     command.kind = StoreCommand::Kind::lease_expiry;

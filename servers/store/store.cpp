@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -221,6 +222,17 @@ Duration first_scan_after(const StoreConfig& config, Rng& rng) {
   ELECTSIM_ASSERT(interval.count() > 0, "scans only with a positive interval");
   if (!config.random_scan_phase) return interval;
   return Duration(rng.between(1, interval.count()));
+}
+
+std::size_t revoke_limit(const StoreConfig& config) {
+  const Duration interval = config.expiry_scan_interval;
+  if (interval.count() <= 0) return std::numeric_limits<std::size_t>::max();
+  // Both factors are range-checked when read; the product is capped at the lease limit, which no
+  // scan can exceed.
+  const double per_scan = static_cast<double>(config.lease_revoke_rate) *
+                          std::chrono::duration<double>(interval).count();
+  if (per_scan >= static_cast<double>(config.max_leases)) return config.max_leases;
+  return std::max<std::size_t>(1, static_cast<std::size_t>(per_scan));
 }
 
 std::string negotiated_timeout_text(const StoreRequest& request, const StoreReply& reply) {
@@ -533,8 +545,10 @@ StoreReply Store::apply(NodeId from, const StoreRequest& request, LocalTime now,
 void Store::expire_leases(LocalTime now, StoreOutput& out) {
   // Collected first: expiry erases from leases_. Leases expire in id order whatever their
   // deadlines.
-  std::vector<LeaseId> due;
-  due_leases(now, due);
+  std::vector<LeaseId>& due = expire_scratch_;
+  due.clear();
+  leases_.due(
+      now, revoke_limit(config_), [](LeaseId) { return false; }, due);
   for (LeaseId id : due) {
     end_lease_keys(id, true, now, out);
     leases_.erase(id);
@@ -542,9 +556,50 @@ void Store::expire_leases(LocalTime now, StoreOutput& out) {
   }
 }
 
-void Store::due_leases(LocalTime now, std::vector<LeaseId>& due) const {
-  // The deadline heap gives the due leases without visiting the others, in id order.
-  leases_.due(now, due);
+void Store::due_leases(LocalTime now, const std::vector<LeaseId>& skip,
+                       std::vector<LeaseId>& due) const {
+  // The deadline heap gives the due leases without visiting the others.
+  leases_.due(
+      now, revoke_limit(config_),
+      [&skip](LeaseId id) { return std::find(skip.begin(), skip.end(), id) != skip.end(); }, due);
+}
+
+void Store::spread_promoted_deadlines(LocalTime now) {
+  // etcd lease/lessor.go Promote: "adjust expiries in case of overlap". With leaseRevokeRate
+  // leases or more, they are taken in deadline order in windows of a second from the first
+  // deadline of each: the first three quarters of the rate in a window keep their deadline, and
+  // the k-th after them moves to the window's start plus k / (3/4 rate) seconds, "so piled up
+  // leases don't consume the entire revoke limit"; a lease past the window that grew opens the
+  // next one. Only etcd leases: a ZooKeeper session keeps its tick boundary. Ties in deadline are
+  // taken by id (etcd's sort leaves their order open).
+  std::vector<std::pair<LocalTime, LeaseId>>& order = spread_scratch_;
+  order.clear();
+  leases_.for_each([&](LeaseTable<Lease>::Held& held) {
+    if (!held.lease().session) order.emplace_back(held.deadline(), held.id());
+  });
+  if (order.empty() || order.size() < config_.lease_revoke_rate) return;  // no pile-up
+  std::sort(order.begin(), order.end());
+  const auto target =
+      static_cast<std::int64_t>(std::max<std::size_t>(1, 3 * config_.lease_revoke_rate / 4));
+  constexpr Duration kWindow = std::chrono::seconds(1);
+  Duration base = order.front().first - now;
+  Duration next = base + kWindow;
+  std::int64_t expires = 0;
+  for (const auto& [deadline, id] : order) {
+    const Duration remaining = deadline - now;
+    if (remaining > next) {
+      base = remaining;
+      next = base + kWindow;
+      expires = 1;
+      continue;
+    }
+    ++expires;
+    if (expires <= target) continue;
+    // etcd: refresh(delay + extend), which is the refreshed deadline plus delay.
+    const Duration delay = kWindow * expires / target - (remaining - base);
+    next = base + delay;
+    leases_.set_deadline(*leases_.find(id), deadline + delay);
+  }
 }
 
 bool Store::revoke_expired(LeaseId lease, LocalTime now, StoreOutput& out) {

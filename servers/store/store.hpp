@@ -39,6 +39,12 @@ struct StoreConfig {
   // (0, expiry_scan_interval], from the server's second stream, as a real lessor's loop starts
   // whenever its process did; false, exactly one interval after the (re)start (pinned).
   bool random_scan_phase = true;
+  // With scans, at most this many leases a second are revoked: rate x expiry_scan_interval at each
+  // scan, the earliest deadlines first; the rest wait for the next scans (etcd's
+  // leaseRevokeRate, 1000: its lessor takes at most 500 expired leases at each 500ms check). A new
+  // leader of a replicated store that holds this many leases or more spreads their deadlines
+  // (lessor.Promote). Without scans a lease expires at its deadline, however many do.
+  std::size_t lease_revoke_rate = 1000;
   // ZooKeeper's tickTime, for the leases that stand for ZooKeeper sessions (a lease_grant with
   // StoreRequest::session, the zookeeper protocol): the asked session timeout is negotiated into
   // [2, 20] x tick_time and the session expires on tick boundaries. Other leases ignore it.
@@ -124,6 +130,10 @@ LocalTime round_to_next_tick(LocalTime t, Duration tick_time);
 // real cluster has nothing to do with when a fault struck. expiry_scan_interval > 0.
 Duration first_scan_after(const StoreConfig& config, Rng& rng);
 
+// How many expired leases one scan takes: lease_revoke_rate x expiry_scan_interval, at least one;
+// without scans, no limit.
+std::size_t revoke_limit(const StoreConfig& config);
+
 // The store_apply trace's `negotiated_timeout` ("40s"): ZooKeeper's server logs "Established
 // session 0x... with negotiated timeout 40000 for client". Empty for anything but a granted
 // session.
@@ -142,8 +152,8 @@ class Store {
   // Applies one request from `from` at store-local time `now`.
   StoreReply apply(NodeId from, const StoreRequest& request, LocalTime now, StoreOutput& out);
 
-  // Expires every lease whose deadline is <= now: deletes its keys (one revision), notifies
-  // watchers.
+  // Expires the leases whose deadline is <= now, at most revoke_limit() of them, the earliest
+  // deadlines first: deletes their keys (one revision each), notifies watchers.
   void expire_leases(LocalTime now, StoreOutput& out);
 
   // Earliest deadline of a live lease, for scheduling the next exact expiry check.
@@ -151,9 +161,10 @@ class Store {
 
   // A replicated store's member (servers/store/member.hpp).
   void set_replica_mode(ReplicaMode mode) { replica_ = mode; }
-  // Appends to `due` the leases whose deadline is <= now, in id order, without revoking them:
-  // a leader proposes their revocation.
-  void due_leases(LocalTime now, std::vector<LeaseId>& due) const;
+  // Appends to `due` the leases whose deadline is <= now, except those in `skip` (the ones whose
+  // revocation is under way), at most revoke_limit() of them, earliest deadlines first, in id
+  // order, without revoking them: a leader proposes their revocation.
+  void due_leases(LocalTime now, const std::vector<LeaseId>& skip, std::vector<LeaseId>& due) const;
   // Revokes a lease whose TTL ran out (a committed lease_expiry entry): deletes its keys (one
   // revision), notifies watchers, records the expiry; lock-delays start at `now`. False if the
   // lease is gone already.
@@ -164,8 +175,9 @@ class Store {
   // The end of the key's lock-delay, if one was ever set (Consul's KVSLockDelay).
   std::optional<LocalTime> lock_delay_until(std::string_view key) const;
   // A new leader's lessor (etcd's Promote): every lease's deadline becomes now + extend + its
-  // remaining TTL: the checkpointed one if set, else the full TTL. Returns how many leases it
-  // refreshed; `f(id, remaining)` sees each in id order.
+  // remaining TTL: the checkpointed one if set, else the full TTL; with lease_revoke_rate leases
+  // or more, the deadlines that pile up are spread (spread_promoted_deadlines). Returns how many
+  // leases it refreshed; `f(id, remaining)` sees each in id order.
   template <typename F>
   std::size_t refresh_leases(LocalTime now, Duration extend, F&& f);
   std::size_t lease_count() const { return leases_.size(); }
@@ -202,6 +214,9 @@ class Store {
     bool session = false;   // a ZooKeeper session: deadlines on tick boundaries
     Duration remaining{0};  // etcd's remainingTTL: the last checkpoint's, 0 when unset
   };
+  // The rest of etcd's Promote, after every lease was refreshed at `now`: with lease_revoke_rate
+  // leases or more, no more than three quarters of that rate expire in any one second.
+  void spread_promoted_deadlines(LocalTime now);
   // A lease's deadline when touched at `now`: now + ttl, or for a session the tick boundary
   // after it (ExpiryQueue.update).
   LocalTime deadline_after(const Lease& lease, LocalTime now, Duration remaining) const;
@@ -245,6 +260,8 @@ class Store {
   ReplicaMode replica_;
   std::deque<HistoryEntry> history_;  // the last replica_.history_limit changes, oldest first
   std::vector<std::pair<LeaseId, Duration>> refresh_scratch_;  // refresh_leases
+  std::vector<LeaseId> expire_scratch_;                        // expire_leases
+  std::vector<std::pair<LocalTime, LeaseId>> spread_scratch_;  // spread_promoted_deadlines
 };
 
 template <typename F>
@@ -262,6 +279,7 @@ std::size_t Store::refresh_leases(LocalTime now, Duration extend, F&& f) {
     leases_.set_deadline(held, deadline_after(lease, now + extend, remaining));
     refreshed.emplace_back(held.id(), remaining);
   });
+  spread_promoted_deadlines(now);
   std::sort(refreshed.begin(), refreshed.end());
   for (const auto& [id, remaining] : refreshed) f(id, remaining);
   return leases_.size();

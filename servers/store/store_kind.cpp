@@ -1,6 +1,7 @@
 // The store as a kind of server (servers/registry.hpp): one logical server at the store's
 // address, or a replicated cluster of members running Raft as etcd does.
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -145,6 +146,8 @@ void read_capacity(const nlohmann::json& v, params::Problems& problems, Capacity
 // every 500ms; request_timeout follows etcdctl's --command-timeout (5s).
 // The choices of `expiry_scan_phase`: a random first scan, or one pinned to the (re)start.
 constexpr std::array<const char*, 2> kScanPhases = {"random", "start"};
+// The most leases a store revokes a second (lease_revoke_rate): ten times a fleet's lease limit.
+constexpr std::uint64_t kMaxRevokeRate = 1'000'000;
 
 void read_store_section(const nlohmann::json& v, const SectionContext& context,
                         params::Problems& problems, Services& services) {
@@ -154,7 +157,7 @@ void read_store_section(const nlohmann::json& v, const SectionContext& context,
                     {"min_ttl", "expiry_scan_interval", "members", "election_timeout",
                      "heartbeat_interval", "pre_vote", "check_quorum", "lease_checkpoint",
                      "lease_checkpoint_interval", "request_timeout", "clients", "ticks",
-                     "tick_time", "expiry_scan_phase", "capacity", "shards"},
+                     "tick_time", "expiry_scan_phase", "lease_revoke_rate", "capacity", "shards"},
                     "the store section", problems)) {
     return;
   }
@@ -219,6 +222,25 @@ void read_store_section(const nlohmann::json& v, const SectionContext& context,
       add_problem(problems, "/store/expiry_scan_phase", "one of " + joined(phases, true),
                   json_excerpt(*phase),
                   phase->is_string() ? did_you_mean(text, phases) : std::string());
+    }
+  }
+  if (const json* rate = member(v, "lease_revoke_rate")) {
+    // etcd's leaseRevokeRate (lessor.go, 1000): at most this many expired leases revoked a
+    // second, and the count past which a new leader spreads the leases' deadlines.
+    const auto n = as_unsigned(*rate);
+    if (!n || *n == 0 || *n > kMaxRevokeRate) {
+      add_problem(problems, "/store/lease_revoke_rate",
+                  fmt::format("a whole number of leases revoked a second from 1 to {} (etcd "
+                              "revokes at most 1000)",
+                              kMaxRevokeRate),
+                  json_excerpt(*rate));
+    } else if (store.expiry_scan_interval.count() == 0) {
+      add_problem(problems, "/store/lease_revoke_rate",
+                  "a store that scans for expired leases (expiry_scan_interval above 0, as etcd's "
+                  "\"500ms\"): without scans every lease expires exactly at its deadline",
+                  json_excerpt(*rate));
+    } else {
+      store.lease_revoke_rate = static_cast<std::size_t>(*n);
     }
   }
   r.raft.election_timeout_min = std::chrono::milliseconds(1000);
@@ -315,6 +337,7 @@ std::string store_setting_default(std::string_view key) {
                        sim::format_duration(replicated.store.expiry_scan_interval));
   }
   if (key == "expiry_scan_phase") return kScanPhases[store.random_scan_phase ? 0 : 1];
+  if (key == "lease_revoke_rate") return std::to_string(store.lease_revoke_rate);
   if (key == "members") return std::to_string(single.replication.members);
   if (key == "shards") return std::to_string(single.shards);
   if (key == "election_timeout") return sim::format_duration(r.raft.election_timeout_min);

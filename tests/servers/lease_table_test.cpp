@@ -87,6 +87,18 @@ TEST_CASE("lease table: agrees with a map and a set of deadlines") {
       }
       std::sort(expected.begin() + 1, expected.end());
       REQUIRE(due == expected);
+      // With a limit and leases passed over: the earliest deadlines of the rest, in id order.
+      const auto limit = static_cast<std::size_t>(rng.between(0, 8));
+      const auto odd = [](LeaseId id) { return id % 2 != 0; };
+      due.assign(1, -1);
+      table.due(cut, limit, odd, due);
+      expected.assign(1, -1);
+      for (const auto& [deadline, id] : deadlines) {
+        if (deadline > cut || expected.size() == limit + 1) break;
+        if (!odd(id)) expected.push_back(id);
+      }
+      std::sort(expected.begin() + 1, expected.end());
+      REQUIRE(due == expected);
     }
   }
   std::vector<LeaseId> visited;

@@ -1111,3 +1111,45 @@ TEST_CASE(
   REQUIRE(renewal().has_value());
   CHECK(renewal()->error == sim::StoreError::none);
 }
+
+TEST_CASE("store members: a leader revokes at most 500 expired leases at each 500ms check") {
+  // etcd's lessor: leaseRevokeRate / 2 = 500 leases at each check of its loop
+  // (revokeExpiredLeases), the rest at the next checks.
+  StoreCluster c(StoreSetup{});
+  const std::size_t leader = c.run_until_leader();
+  for (int i = 0; i < 1200; ++i) c.send(leader, grant_of(2s));
+  c.run_for(200ms);
+  REQUIRE(c.replies(leader).size() == 1200);
+  REQUIRE(c.up(leader).store().lease_count() == 1200);
+  std::vector<std::size_t> drops;
+  for (std::size_t held = 1200; held > 0 && drops.size() < 200;) {
+    c.run_for(20ms);
+    const std::size_t now_held = c.up(leader).store().lease_count();
+    if (now_held < held) drops.push_back(held - now_held);
+    held = now_held;
+  }
+  CHECK(c.up(leader).store().lease_count() == 0);
+  CHECK(drops == std::vector<std::size_t>{500, 500, 200});
+}
+
+TEST_CASE("store members: a new leader with a thousand leases or more spreads their deadlines") {
+  // lessor.Promote: the first 750 deadlines of a second stay, the k-th after them moves k / 750 s.
+  StoreCluster c(StoreSetup{});
+  const std::size_t leader = c.run_until_leader();
+  for (int i = 0; i < 1200; ++i) c.send(leader, grant_of(20s));
+  c.run_for(200ms);
+  REQUIRE(c.replies(leader).size() == 1200);
+  c.crash(leader);
+  c.run_for(2s);
+  const std::optional<std::size_t> next = c.leader();
+  REQUIRE(next.has_value());
+  std::vector<sim::LocalTime> deadlines;
+  for (const sim::StoreReply& r : c.replies(leader)) {
+    const auto deadline = c.up(*next).store().lease_deadline(r.lease);
+    REQUIRE(deadline.has_value());
+    deadlines.push_back(*deadline);
+  }
+  std::sort(deadlines.begin(), deadlines.end());
+  CHECK(std::count(deadlines.begin(), deadlines.end(), deadlines.front()) == 750);
+  CHECK(deadlines.back() - deadlines.front() == sim::Duration(1s) * 1200 / 750);
+}

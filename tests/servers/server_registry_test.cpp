@@ -35,6 +35,7 @@ TEST_CASE("the store's defaults are what its reader leaves when the section is s
   CHECK(default_of("store", "heartbeat_interval") == "100ms");
   CHECK(default_of("store", "expiry_scan_interval") == "0s, 500ms when replicated");
   CHECK(default_of("store", "request_timeout") == "5s");
+  CHECK(default_of("store", "lease_revoke_rate") == "1000");  // lessor.go's leaseRevokeRate
   CHECK(default_of("store", "pre_vote") == "true");
   CHECK(default_of("store", "no_such_setting").empty());
   // A choice's default is one of the words the section accepts.

@@ -4,6 +4,7 @@
 // Long on purpose: one case per rule of etcd's API the store models, all driven by the client here.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -899,4 +900,82 @@ TEST_CASE("store: a replica leaves the lock-delay judgement to its leader, but r
   // A committed acquire (the leader found no delay on its clock) applies here whatever this
   // member's clock says: every member applies the same entries alike.
   CHECK(c.send(acquire("lock", b)).succeeded);
+}
+
+TEST_CASE("store: with scans, a scan expires at most lease_revoke_rate x interval leases") {
+  // etcd's lessor takes at most leaseRevokeRate / 2 = 500 expired leases at each 500ms check,
+  // the earliest deadlines first; the rest wait for the next checks.
+  StoreConfig config;
+  config.expiry_scan_interval = 500ms;
+  Client c(config);
+  std::vector<LeaseId> late;   // granted first, expiring last
+  std::vector<LeaseId> early;  // granted last, expiring first
+  for (int i = 0; i < 700; ++i) late.push_back(c.send(grant(2s)).lease);
+  for (int i = 0; i < 500; ++i) early.push_back(c.send(grant(1s)).lease);
+  c.now = LocalTime(Duration(3s));
+  c.expire();
+  CHECK(c.out.expired_leases == early);
+  c.expire();
+  CHECK(c.out.expired_leases == std::vector<LeaseId>(late.begin(), late.begin() + 500));
+  c.expire();
+  CHECK(c.out.expired_leases == std::vector<LeaseId>(late.begin() + 500, late.end()));
+  c.expire();
+  CHECK(c.out.expired_leases.empty());
+
+  // A member asks which leases are due, passing over those it is revoking already.
+  for (int i = 0; i < 600; ++i) c.send(grant(1s));
+  c.now = LocalTime(Duration(5s));
+  std::vector<LeaseId> skip;
+  std::vector<LeaseId> due;
+  c.store.due_leases(c.now, skip, due);
+  REQUIRE(due.size() == 500);
+  skip = due;
+  due.clear();
+  c.store.due_leases(c.now, skip, due);
+  CHECK(due.size() == 100);
+  for (LeaseId id : due) CHECK(std::find(skip.begin(), skip.end(), id) == skip.end());
+
+  // The rate is the user's; without scans every due lease expires at once.
+  config.lease_revoke_rate = 10;
+  Client slow(config);
+  for (int i = 0; i < 20; ++i) slow.send(grant(1s));
+  slow.now = LocalTime(Duration(2s));
+  slow.expire();
+  CHECK(slow.out.expired_leases.size() == 5);
+  Client exact;
+  for (int i = 0; i < 1200; ++i) exact.send(grant(1s));
+  exact.now = LocalTime(Duration(2s));
+  exact.expire();
+  CHECK(exact.out.expired_leases.size() == 1200);
+}
+
+TEST_CASE("store: a promoted lessor spreads piled-up deadlines as etcd's Promote does") {
+  // lessor.Promote: with leaseRevokeRate (1000) leases or more, no more than three quarters of
+  // the rate keep a deadline in any one second; the k-th past them moves k / 750 s on.
+  const auto promoted = [](int count) {
+    Client c;
+    std::vector<LeaseId> leases;
+    for (int i = 0; i < count; ++i) leases.push_back(c.send(grant(10s)).lease);
+    const LeaseId later = c.send(grant(30s)).lease;
+    c.now = LocalTime(Duration(1s));
+    c.store.refresh_leases(c.now, 1s, [](LeaseId, Duration) {});
+    std::vector<Duration> deadlines;
+    for (LeaseId id : leases) deadlines.push_back(c.store.lease_deadline(id)->since_start());
+    // A lease far past the pile keeps its refreshed deadline: 1s + 1s + 30s.
+    CHECK(c.store.lease_deadline(later)->since_start() == 32s);
+    return deadlines;
+  };
+  const std::vector<Duration> few = promoted(998);  // 999 leases with the later one
+  CHECK(std::all_of(few.begin(), few.end(), [](Duration d) { return d == 12s; }));
+
+  const std::vector<Duration> pile = promoted(2000);
+  CHECK(std::count(pile.begin(), pile.end(), Duration(12s)) == 750);
+  CHECK(*std::max_element(pile.begin(), pile.end()) == 12s + Duration(1s) * 2000 / 750);
+  std::vector<Duration> sorted = pile;
+  std::sort(sorted.begin(), sorted.end());
+  std::ptrdiff_t busiest = 0;  // the most deadlines in a second from any deadline on
+  for (auto it = sorted.begin(); it != sorted.end(); ++it) {
+    busiest = std::max(busiest, std::lower_bound(it, sorted.end(), *it + 1s) - it);
+  }
+  CHECK(busiest == 750);
 }
