@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -149,6 +150,21 @@ constexpr std::array<const char*, 2> kScanPhases = {"random", "start"};
 // The most leases a store revokes a second (lease_revoke_rate): ten times a fleet's lease limit.
 constexpr std::uint64_t kMaxRevokeRate = 1'000'000;
 
+// A whole number from 1 to `max` of `what` at `pointer` (`why` says what it counts in etcd or in
+// a fleet), or a problem.
+std::optional<std::size_t> read_count(const nlohmann::json& value, const std::string& pointer,
+                                      std::uint64_t max, std::string_view what,
+                                      std::string_view why, params::Problems& problems) {
+  const auto n = as_unsigned(value);
+  if (!n || *n == 0 || *n > max) {
+    add_problem(problems, pointer,
+                fmt::format("a whole number of {} from 1 to {} ({})", what, max, why),
+                json_excerpt(value));
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(*n);
+}
+
 void read_store_section(const nlohmann::json& v, const SectionContext& context,
                         params::Problems& problems, Services& services) {
   StoreConfig& store = services.store;
@@ -172,26 +188,15 @@ void read_store_section(const nlohmann::json& v, const SectionContext& context,
     if (auto d = read_positive_duration(*value, "/store/tick_time", problems)) store.tick_time = *d;
   }
   if (const json* members = member(v, "members")) {
-    const auto n = as_unsigned(*members);
-    if (!n || *n == 0 || *n > sim::kMaxStoreMembers) {
-      add_problem(problems, "/store/members",
-                  fmt::format("a whole number of store members from 1 to {} (etcd runs 3 or 5)",
-                              sim::kMaxStoreMembers),
-                  json_excerpt(*members));
-    } else {
-      r.members = static_cast<std::size_t>(*n);
+    if (auto n = read_count(*members, "/store/members", sim::kMaxStoreMembers, "store members",
+                            "etcd runs 3 or 5", problems)) {
+      r.members = *n;
     }
   }
   if (const json* shards = member(v, "shards")) {
-    const auto n = as_unsigned(*shards);
-    if (!n || *n == 0 || *n > kMaxShards) {
-      add_problem(problems, "/store/shards",
-                  fmt::format("a whole number of independent store clusters from 1 to {} (a "
-                              "fleet's services are assigned to them by hash)",
-                              kMaxShards),
-                  json_excerpt(*shards));
-    } else {
-      services.shards = static_cast<std::size_t>(*n);
+    if (auto n = read_count(*shards, "/store/shards", kMaxShards, "independent store clusters",
+                            "a fleet's services are assigned to them by hash", problems)) {
+      services.shards = *n;
     }
   }
   const bool replicated = r.members > 1;
@@ -227,20 +232,15 @@ void read_store_section(const nlohmann::json& v, const SectionContext& context,
   if (const json* rate = member(v, "lease_revoke_rate")) {
     // etcd's leaseRevokeRate (lessor.go, 1000): at most this many expired leases revoked a
     // second, and the count past which a new leader spreads the leases' deadlines.
-    const auto n = as_unsigned(*rate);
-    if (!n || *n == 0 || *n > kMaxRevokeRate) {
-      add_problem(problems, "/store/lease_revoke_rate",
-                  fmt::format("a whole number of leases revoked a second from 1 to {} (etcd "
-                              "revokes at most 1000)",
-                              kMaxRevokeRate),
-                  json_excerpt(*rate));
-    } else if (store.expiry_scan_interval.count() == 0) {
+    const auto n = read_count(*rate, "/store/lease_revoke_rate", kMaxRevokeRate,
+                              "leases revoked a second", "etcd revokes at most 1000", problems);
+    if (n && store.expiry_scan_interval.count() == 0) {
       add_problem(problems, "/store/lease_revoke_rate",
                   "a store that scans for expired leases (expiry_scan_interval above 0, as etcd's "
                   "\"500ms\"): without scans every lease expires exactly at its deadline",
                   json_excerpt(*rate));
-    } else {
-      store.lease_revoke_rate = static_cast<std::size_t>(*n);
+    } else if (n) {
+      store.lease_revoke_rate = *n;
     }
   }
   r.raft.election_timeout_min = std::chrono::milliseconds(1000);

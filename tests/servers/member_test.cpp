@@ -907,6 +907,13 @@ sim::LeaseId take_lease(StoreCluster& c, std::size_t k, sim::Duration ttl,
   return c.replies(k)[0].lease;
 }
 
+// Node k's client takes `count` leases through member k at once.
+void grant_many(StoreCluster& c, std::size_t k, int count, sim::Duration ttl) {
+  for (int i = 0; i < count; ++i) c.send(k, grant_of(ttl));
+  c.run_for(200ms);
+  REQUIRE(c.replies(k).size() == static_cast<std::size_t>(count));
+}
+
 // Three members whose leader checkpoints leases every `interval` (with `on`).
 StoreSetup checkpointing(sim::Duration interval, bool on = true) {
   StoreSetup setup;
@@ -1117,9 +1124,7 @@ TEST_CASE("store members: a leader revokes at most 500 expired leases at each 50
   // (revokeExpiredLeases), the rest at the next checks.
   StoreCluster c(StoreSetup{});
   const std::size_t leader = c.run_until_leader();
-  for (int i = 0; i < 1200; ++i) c.send(leader, grant_of(2s));
-  c.run_for(200ms);
-  REQUIRE(c.replies(leader).size() == 1200);
+  grant_many(c, leader, 1200, 2s);
   REQUIRE(c.up(leader).store().lease_count() == 1200);
   std::vector<std::size_t> drops;
   for (std::size_t held = 1200; held > 0 && drops.size() < 200;) {
@@ -1136,9 +1141,7 @@ TEST_CASE("store members: a new leader with a thousand leases or more spreads th
   // lessor.Promote: the first 750 deadlines of a second stay, the k-th after them moves k / 750 s.
   StoreCluster c(StoreSetup{});
   const std::size_t leader = c.run_until_leader();
-  for (int i = 0; i < 1200; ++i) c.send(leader, grant_of(20s));
-  c.run_for(200ms);
-  REQUIRE(c.replies(leader).size() == 1200);
+  grant_many(c, leader, 1200, 20s);
   c.crash(leader);
   c.run_for(2s);
   const std::optional<std::size_t> next = c.leader();
