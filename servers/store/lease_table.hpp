@@ -15,7 +15,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -138,9 +137,10 @@ class LeaseTable {
     for (const auto& f : found) due.push_back(f.second);
     std::sort(due.begin() + static_cast<std::ptrdiff_t>(first), due.end());
   }
-  void due(sim::LocalTime now, std::vector<sim::LeaseId>& due) const {
+  // The same, passing over none.
+  void due(sim::LocalTime now, std::size_t limit, std::vector<sim::LeaseId>& due) const {
     this->due(
-        now, std::numeric_limits<std::size_t>::max(), [](sim::LeaseId) { return false; }, due);
+        now, limit, [](sim::LeaseId) { return false; }, due);
   }
 
   // Calls f(held) for each live lease, in the order of their records; f may set its deadline.

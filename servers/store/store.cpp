@@ -547,8 +547,7 @@ void Store::expire_leases(LocalTime now, StoreOutput& out) {
   // deadlines.
   std::vector<LeaseId>& due = expire_scratch_;
   due.clear();
-  leases_.due(
-      now, revoke_limit(config_), [](LeaseId) { return false; }, due);
+  leases_.due(now, revoke_limit(config_), due);
   for (LeaseId id : due) {
     end_lease_keys(id, true, now, out);
     leases_.erase(id);
@@ -577,7 +576,7 @@ void Store::spread_promoted_deadlines(LocalTime now) {
   leases_.for_each([&](LeaseTable<Lease>::Held& held) {
     if (!held.lease().session) order.emplace_back(held.deadline(), held.id());
   });
-  if (order.empty() || order.size() < config_.lease_revoke_rate) return;  // no pile-up
+  if (order.size() < config_.lease_revoke_rate) return;  // no pile-up (the rate is at least 1)
   std::sort(order.begin(), order.end());
   const auto target =
       static_cast<std::int64_t>(std::max<std::size_t>(1, 3 * config_.lease_revoke_rate / 4));

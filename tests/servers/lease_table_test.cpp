@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -26,6 +27,8 @@ namespace {
 struct Record {
   int value = 0;
 };
+
+constexpr std::size_t kAll = std::numeric_limits<std::size_t>::max();  // due() without a limit
 
 LocalTime at(std::int64_t ms) {
   return LocalTime(sim::Duration(std::chrono::milliseconds(ms)));
@@ -79,7 +82,7 @@ TEST_CASE("lease table: agrees with a map and a set of deadlines") {
     if (step % 97 == 0) {
       const LocalTime cut = at(now + rng.between(0, 100));
       std::vector<LeaseId> due{-1};  // what was there before stays first
-      table.due(cut, due);
+      table.due(cut, kAll, due);
       std::vector<LeaseId> expected{-1};
       for (const auto& [deadline, id] : deadlines) {
         if (deadline > cut) break;
@@ -117,7 +120,7 @@ TEST_CASE("lease table: renewing one lease forever keeps the heap bounded") {
   for (std::int64_t i = 0; i < 100000; ++i) table.set_deadline(*table.find(1), at(2000 + i));
   CHECK(table.next_deadline() == at(5));
   std::vector<LeaseId> due;
-  table.due(at(200000), due);
+  table.due(at(200000), kAll, due);
   CHECK(due == std::vector<LeaseId>{1, 2});
   table.erase(2);
   CHECK(table.next_deadline() == at(2000 + 99999));
