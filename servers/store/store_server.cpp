@@ -99,8 +99,11 @@ void StoreServer::on_command(sim::ProcessContext& ctx, sim::Command command) {
 
 void StoreServer::on_clock_change(sim::ProcessContext& ctx) {
   // Expiry is judged on the monotonic reading, which a step leaves alone but a drift change bends:
-  // look again now (with scans too). The timer armed before still fires, and finds nothing or
-  // something due.
+  // a store that times each deadline looks again now (the timer armed before still fires, and
+  // finds nothing or something due). One that scans reads the bent clock at its next scan, as a
+  // member does and as etcd's lessor, which looks every 500 ms whatever the clock did: a look
+  // now would revoke a second batch of up to lease_revoke_rate x interval leases before then.
+  if (store_.config().expiry_scan_interval.count() > 0) return;
   expiry_timer_ = sim::kNoTimer;
   ctx.set_timer(Duration(0), kExpiry);
 }

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,25 @@ json stepped_store(const std::string& protocol, int members) {
         {{"at", "20s"}, {"kind", "clock_step"}, {"target", target}, {"by", "1h"}});
   }
   return document;
+}
+
+// The times (ns from the start) of the store's lease expiries in `document`'s trace.
+std::vector<std::int64_t> expiry_times(const json& document, const std::string& name) {
+  const runner::LoadResult loaded = runner::load_scenario_json(document, "server-clocks.json");
+  for (const std::string& m : loaded.messages()) UNSCOPED_INFO(m);
+  REQUIRE(loaded.scenario.has_value());
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / name;
+  const runner::RunResult r =
+      runner::run_scenario(*loaded.scenario, runner::RunOptions{}.output("trace", path.string()));
+  REQUIRE(r.errors.empty());
+  std::vector<std::int64_t> times;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    const json e = json::parse(line);
+    if (e.value("ev", "") == "lease_expire") times.push_back(e["t"].get<std::int64_t>());
+  }
+  std::filesystem::remove(path);
+  return times;
 }
 
 }  // namespace
@@ -105,6 +126,35 @@ TEST_CASE("server clocks: a step of the database's clock leaves its TCP keepaliv
   REQUIRE(r.failovers[0].failover);
   CHECK(r.failovers[0].failover->count() > 30'000'000'000);
   CHECK(r.failovers[0].failover->count() < 36'000'000'000);
+}
+
+TEST_CASE(
+    "server clocks: a store that scans for expiries looks only at its scans, clock changes or "
+    "not") {
+  // etcd's lessor checks every 500 ms whatever its clock does. The leader's lease, left without
+  // keepalives at 20s, comes due some time after 26s; from 25s to 32s the store's clock steps every
+  // 10 ms, 5 ms off the scans' grid. Every expiry falls on a scan, the first one interval after
+  // the start (the phase pinned), none at a step.
+  json document = stepped_store("lease", 1);
+  document["protocol"]["ttl"] = "10s";
+  document["store"]["expiry_scan_interval"] = "500ms";
+  document["store"]["expiry_scan_phase"] = "start";
+  document["faults"] = json::array({{{"at", "20s"}, {"kind", "crash"}, {"target", "leader"}}});
+  for (int ms = 25'005; ms < 32'000; ms += 10) {
+    document["faults"].push_back({{"at", std::to_string(ms) + "ms"},
+                                  {"kind", "clock_step"},
+                                  {"target", "store"},
+                                  {"by", "1ms"}});
+  }
+  const std::vector<std::int64_t> times = expiry_times(document, "server-clocks-scan.jsonl");
+  // The dead leader's lease among them (the others are candidates' leases that lost a race).
+  CHECK(std::count_if(times.begin(), times.end(), [](std::int64_t t) {
+          return t > 26'000'000'000 && t <= 32'000'000'000;
+        }) == 1);
+  for (const std::int64_t t : times) {
+    INFO("expiry at " << t << " ns");
+    CHECK(t % 500'000'000 == 0);
+  }
 }
 
 TEST_CASE("server clocks: the first expiry scan after a (re)start falls at a drawn phase") {
