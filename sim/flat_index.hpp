@@ -4,6 +4,7 @@
 // outcome can depend on its order.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -71,6 +72,12 @@ class FlatIndex {
     slots_[gap] = Slot{};
     --size_;
     return true;
+  }
+
+  // Removes every key, keeping the slots for the next ones.
+  void clear() {
+    std::fill(slots_.begin(), slots_.end(), Slot{});
+    size_ = 0;
   }
 
  private:

@@ -602,7 +602,7 @@ void StoreMember::apply(const LogEntry& entry, std::int64_t index) {
     }
     case StoreCommand::Kind::lease_expiry:
       disk_->store->revoke_expired(command.request.lease, now(), out_);
-      std::erase(revoking_, command.request.lease);
+      revoking_.erase(static_cast<std::uint64_t>(command.request.lease));
       break;
   }
   if (!expired_renewals_.empty()) settle_expired_renewals();
@@ -652,7 +652,7 @@ void StoreMember::check_expiry() {
   // looks at it again only after expiredLeaseRetryInterval, 3s).
   disk_->store->due_leases(now(), revoking_, due_);
   for (LeaseId lease : due_) {
-    revoking_.push_back(lease);
+    revoking_.try_emplace(static_cast<std::uint64_t>(lease), 0);
     StoreCommand command;
     command.kind = StoreCommand::Kind::lease_expiry;
     command.request.op = StoreOp::lease_revoke;

@@ -43,6 +43,7 @@
 #include "raft/core.hpp"
 #include "raft/log.hpp"
 #include "servers/store/store.hpp"
+#include "sim/flat_index.hpp"
 #include "sim/process.hpp"
 
 namespace electsim::servers {
@@ -176,8 +177,10 @@ class StoreMember final : public sim::Process, private raft::Host {
   std::int64_t commit_ = 0;
   // The longest prefix of the log known to be on disk (all of it whenever the disk is idle).
   std::int64_t durable_ = 0;
-  bool promoted_ = false;          // the leader's lessor is primary (after its first entry applied)
-  std::vector<LeaseId> revoking_;  // expiries proposed, not yet applied
+  bool promoted_ = false;  // the leader's lessor is primary (after its first entry applied)
+  // Expiries proposed, not yet applied: as many as the user's lease_revoke_rate lets a few scans
+  // propose, so found by hash, never by a walk.
+  sim::FlatIndex revoking_;
   const sim::ReplicaMessage::Entries* incoming_ = nullptr;  // the entries of the AppendEntries
   std::int64_t incoming_round_ = 0;                         // and its heartbeat round
   // Leader: heartbeat rounds (ReadIndex) and the last round each member acknowledged.

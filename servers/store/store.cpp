@@ -555,12 +555,11 @@ void Store::expire_leases(LocalTime now, StoreOutput& out) {
   }
 }
 
-void Store::due_leases(LocalTime now, const std::vector<LeaseId>& skip,
-                       std::vector<LeaseId>& due) const {
+void Store::due_leases(LocalTime now, const sim::FlatIndex& skip, std::vector<LeaseId>& due) const {
   // The deadline heap gives the due leases without visiting the others.
   leases_.due(
       now, revoke_limit(config_),
-      [&skip](LeaseId id) { return std::find(skip.begin(), skip.end(), id) != skip.end(); }, due);
+      [&skip](LeaseId id) { return skip.find(static_cast<std::uint64_t>(id)).has_value(); }, due);
 }
 
 void Store::spread_promoted_deadlines(LocalTime now) {

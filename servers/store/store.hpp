@@ -20,6 +20,7 @@
 #include "servers/store/lease_table.hpp"
 #include "servers/store/service_queue.hpp"
 #include "sim/event.hpp"
+#include "sim/flat_index.hpp"
 #include "sim/ids.hpp"
 #include "sim/rng.hpp"
 #include "sim/store_types.hpp"
@@ -164,7 +165,7 @@ class Store {
   // Appends to `due` the leases whose deadline is <= now, except those in `skip` (the ones whose
   // revocation is under way), at most revoke_limit() of them, earliest deadlines first, in id
   // order, without revoking them: a leader proposes their revocation.
-  void due_leases(LocalTime now, const std::vector<LeaseId>& skip, std::vector<LeaseId>& due) const;
+  void due_leases(LocalTime now, const sim::FlatIndex& skip, std::vector<LeaseId>& due) const;
   // Revokes a lease whose TTL ran out (a committed lease_expiry entry): deletes its keys (one
   // revision), notifies watchers, records the expiry; lock-delays start at `now`. False if the
   // lease is gone already.

@@ -86,3 +86,15 @@ TEST_CASE("flat index: erasing keys in any order agrees with a map") {
   CHECK(index.size() == 0);
   CHECK_FALSE(index.find(0).has_value());
 }
+
+TEST_CASE("flat index: clear forgets every key and takes new ones") {
+  FlatIndex index;
+  for (std::uint64_t key = 1; key <= 100; ++key) index.try_emplace(key, 0);
+  REQUIRE(index.size() == 100);
+  index.clear();
+  CHECK(index.size() == 0);
+  for (std::uint64_t key = 1; key <= 100; ++key) CHECK_FALSE(index.find(key).has_value());
+  CHECK(index.try_emplace(42, 3) == std::pair<std::uint32_t, bool>{3, true});
+  CHECK(index.find(42) == std::optional<std::uint32_t>{3});
+  CHECK(index.size() == 1);
+}
