@@ -542,8 +542,10 @@ double largest_cache_mb() {
 int bench_fleet_scale(std::uint64_t seed) {
   const std::optional<double> lease = lease_yardstick(seed);
   if (!lease) return 2;
-  std::printf("fleet-scale  lease-5's median %.2f M events/s; the largest cache %.0f MB\n",
-              *lease / 1e6, largest_cache_mb());
+  const double cache_mb = largest_cache_mb();
+  const std::string cache = cache_mb > 0 ? fmt::format("{:.0f} MB", cache_mb) : "unknown";
+  std::printf("fleet-scale  lease-5's median %.2f M events/s; the largest cache %s\n", *lease / 1e6,
+              cache.c_str());
   std::printf("%-11s %8s %11s %12s %8s %10s %8s %8s\n", "fleet-scale", "services", "simulated s",
               "events", "wall s", "M events/s", "share", "peak MB");
   std::fflush(stdout);
