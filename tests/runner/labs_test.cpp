@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
@@ -14,6 +12,7 @@
 
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
+#include "tests/traced_run.hpp"
 
 using namespace electsim;
 
@@ -44,14 +43,7 @@ std::vector<nlohmann::json> traced(const std::string& file, std::optional<std::s
   o.variant = std::move(variant);
   runner::LoadResult loaded = runner::load_scenario_file(scenario(file), o);
   REQUIRE(loaded.scenario);
-  const std::filesystem::path path = std::filesystem::temp_directory_path() / name;
-  const runner::RunResult r =
-      runner::run_scenario(*loaded.scenario, runner::RunOptions{}.output("trace", path.string()));
-  REQUIRE(r.errors.empty());
-  std::vector<nlohmann::json> events;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) events.push_back(nlohmann::json::parse(line));
-  std::filesystem::remove(path);
+  std::vector<nlohmann::json> events = testing::traced_events(*loaded.scenario, name);
   REQUIRE(events.size() > 1);
   return events;
 }

@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +15,7 @@
 #include "runner/loader.hpp"
 #include "runner/run.hpp"
 #include "servers/store/store.hpp"
+#include "tests/traced_run.hpp"
 
 using namespace electsim;
 using nlohmann::json;
@@ -58,17 +57,10 @@ std::vector<std::int64_t> expiry_times(const json& document, const std::string& 
   const runner::LoadResult loaded = runner::load_scenario_json(document, "server-clocks.json");
   for (const std::string& m : loaded.messages()) UNSCOPED_INFO(m);
   REQUIRE(loaded.scenario.has_value());
-  const std::filesystem::path path = std::filesystem::temp_directory_path() / name;
-  const runner::RunResult r =
-      runner::run_scenario(*loaded.scenario, runner::RunOptions{}.output("trace", path.string()));
-  REQUIRE(r.errors.empty());
   std::vector<std::int64_t> times;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    const json e = json::parse(line);
+  for (const json& e : testing::traced_events(*loaded.scenario, name)) {
     if (e.value("ev", "") == "lease_expire") times.push_back(e["t"].get<std::int64_t>());
   }
-  std::filesystem::remove(path);
   return times;
 }
 
